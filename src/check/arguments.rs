@@ -1,0 +1,236 @@
+//! `unknown-argument`, `value-not-allowed`, `invalid-regex`.
+//!
+//! Why: a pattern over an argument the schema does not define, or comparing
+//! with a value the schema can never hold, can never match as intended — a
+//! typo that silently sends calls to a later variant. A regex that does not
+//! compile cannot be evaluated at all.
+
+use serde_json::{Map, Value};
+
+use crate::diagnostic::{Code, Diagnostic};
+use crate::ir::{ArgPath, Pred, PredKind, Server, Tool, Variant};
+use crate::regex_cache::compile_pattern;
+use crate::suggest;
+
+pub(super) fn check(server: &Server, schemas_ok: &[bool], diags: &mut Vec<Diagnostic>) {
+    for (tool, ok) in server.tools.iter().zip(schemas_ok) {
+        let validator = if *ok {
+            jsonschema::options()
+                .should_validate_formats(false)
+                .build(&tool.input_schema)
+                .ok()
+        } else {
+            None
+        };
+        for v in &tool.variants {
+            v.when.walk(&mut |path, pred| {
+                let known = *ok && check_path(tool, v, path, diags);
+                if let Some(pred) = pred {
+                    pred.walk(&mut |p| {
+                        if let PredKind::Pattern(re) = &p.kind
+                            && let Err(e) = compile_pattern(re)
+                        {
+                            diags.push(
+                                Diagnostic::new(Code::InvalidRegex, format!("invalid regex `{re}`: {e}"))
+                                    .at(p.loc.0)
+                                    .for_tool(&tool.name)
+                                    .for_variant(&v.name),
+                            );
+                        }
+                    });
+                    if known && let Some(validator) = &validator {
+                        check_values(tool, v, path, pred, validator, diags);
+                    }
+                }
+            });
+        }
+    }
+}
+
+/// Resolves a local `$ref` (`#/…`) once, or returns the schema itself.
+fn deref<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
+    let mut current = schema;
+    for _ in 0..16 {
+        match current.get("$ref").and_then(Value::as_str) {
+            Some(r) if r.starts_with('#') => match root.pointer(&r[1..]) {
+                Some(target) => current = target,
+                None => return current,
+            },
+            _ => return current,
+        }
+    }
+    current
+}
+
+/// The subschema an argument path names, following `properties` and local `$ref`s.
+pub fn lookup_subschema<'a>(root: &'a Value, segments: &[String]) -> Option<&'a Value> {
+    let mut schema = deref(root, root);
+    for seg in segments {
+        schema = deref(root, schema.get("properties")?.get(seg)?);
+    }
+    Some(schema)
+}
+
+/// The JSON types a schema's `type` keyword allows (`None`: unconstrained).
+pub fn schema_types(schema: &Value) -> Option<Vec<String>> {
+    match schema.get("type")? {
+        Value::String(s) => Some(vec![s.clone()]),
+        Value::Array(a) => Some(a.iter().filter_map(|t| t.as_str().map(str::to_string)).collect()),
+        _ => None,
+    }
+}
+
+/// Checks each segment exists; `false` (after a diagnostic) when one does not.
+fn check_path(tool: &Tool, v: &Variant, path: &ArgPath, diags: &mut Vec<Diagnostic>) -> bool {
+    let root = &tool.input_schema;
+    let mut schema = deref(root, root);
+    for (i, seg) in path.segments.iter().enumerate() {
+        let props = schema.get("properties").and_then(Value::as_object);
+        if let Some(next) = props.and_then(|p| p.get(seg)) {
+            schema = deref(root, next);
+            continue;
+        }
+        if open_to(schema, seg) {
+            return false;
+        }
+        let prefix = path.segments[..i].join(".");
+        let names: Vec<&str> = props.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
+        let full = |n: &str| if prefix.is_empty() { n.to_string() } else { format!("{prefix}.{n}") };
+        let help = suggest::closest(seg, names.iter().copied())
+            .map(|n| format!("did you mean `{}`?", full(n)))
+            .or_else(|| {
+                (!names.is_empty()).then(|| {
+                    format!(
+                        "the {} are {}",
+                        if prefix.is_empty() { "arguments".to_string() } else { format!("fields of `{prefix}`") },
+                        names.iter().map(|n| format!("`{}`", full(n))).collect::<Vec<_>>().join(", ")
+                    )
+                })
+            });
+        diags.push(
+            Diagnostic::new(
+                Code::UnknownArgument,
+                format!("tool `{}` has no argument `{}`", tool.name, full(seg)),
+            )
+            .labeled(path.loc.0, "not in the inputSchema")
+            .for_tool(&tool.name)
+            .for_variant(&v.name)
+            .with_help_opt(help),
+        );
+        return false;
+    }
+    true
+}
+
+/// Whether an object schema admits a property not in `properties`: an
+/// explicit `additionalProperties` schema or `true`, or a matching `patternProperties`.
+fn open_to(schema: &Value, name: &str) -> bool {
+    match schema.get("additionalProperties") {
+        Some(Value::Bool(true)) | Some(Value::Object(_)) => return true,
+        _ => {}
+    }
+    schema
+        .get("patternProperties")
+        .and_then(Value::as_object)
+        .is_some_and(|pp| pp.keys().any(|re| compile_pattern(re).is_ok_and(|r| r.is_match(name))))
+}
+
+fn check_values(
+    tool: &Tool,
+    v: &Variant,
+    path: &ArgPath,
+    pred: &Pred,
+    validator: &jsonschema::Validator,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let pointer: String = path.segments.iter().map(|s| format!("/{}", escape_pointer(s))).collect();
+    let subschema = lookup_subschema(&tool.input_schema, &path.segments);
+    pred.walk(&mut |p| {
+        let literals: Vec<&Value> = match &p.kind {
+            PredKind::Const(c) => vec![c],
+            PredKind::Enum(values) => values.iter().collect(),
+            PredKind::Type(types) => {
+                if let Some(allowed) = subschema.and_then(schema_types)
+                    && !types.iter().any(|t| allowed.iter().any(|a| types_overlap(t, a)))
+                {
+                    diags.push(
+                        Diagnostic::new(
+                            Code::ValueNotAllowed,
+                            format!(
+                                "argument `{path}` is {}, never {}",
+                                allowed.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(" or "),
+                                types.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(" or "),
+                            ),
+                        )
+                        .at(p.loc.0)
+                        .for_tool(&tool.name)
+                        .for_variant(&v.name),
+                    );
+                }
+                Vec::new()
+            }
+            _ => Vec::new(),
+        };
+        for literal in literals {
+            let instance = nest(&path.segments, literal.clone());
+            let problem = validator
+                .iter_errors(&instance)
+                .find(|e| e.instance_path().to_string().starts_with(&pointer))
+                .map(|e| e.to_string());
+            if let Some(problem) = problem {
+                let allowed = subschema
+                    .and_then(|s| s.get("enum"))
+                    .and_then(Value::as_array)
+                    .map(|e| e.iter().map(Value::to_string).collect::<Vec<_>>().join(", "));
+                let help = match (&allowed, literal.as_str()) {
+                    (Some(_), Some(s)) => {
+                        let names: Vec<String> = subschema
+                            .and_then(|s| s.get("enum"))
+                            .and_then(Value::as_array)
+                            .map(|e| e.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                            .unwrap_or_default();
+                        suggest::did_you_mean(s, names.iter().map(String::as_str))
+                            .or_else(|| allowed.as_ref().map(|a| format!("allowed values are {a}")))
+                    }
+                    (Some(a), None) => Some(format!("allowed values are {a}")),
+                    _ => None,
+                };
+                diags.push(
+                    Diagnostic::new(
+                        Code::ValueNotAllowed,
+                        format!("argument `{path}` can never be `{literal}`: {}", shorten(&problem)),
+                    )
+                    .at(p.loc.0)
+                    .for_tool(&tool.name)
+                    .for_variant(&v.name)
+                    .with_help_opt(help),
+                );
+            }
+        }
+    });
+}
+
+fn shorten(s: &str) -> String {
+    let line = s.lines().next().unwrap_or(s);
+    if line.chars().count() > 160 {
+        format!("{}…", line.chars().take(160).collect::<String>())
+    } else {
+        line.to_string()
+    }
+}
+
+fn types_overlap(a: &str, b: &str) -> bool {
+    a == b || matches!((a, b), ("integer", "number") | ("number", "integer"))
+}
+
+fn nest(segments: &[String], value: Value) -> Value {
+    segments.iter().rev().fold(value, |inner, seg| {
+        let mut map = Map::new();
+        map.insert(seg.clone(), inner);
+        Value::Object(map)
+    })
+}
+
+fn escape_pointer(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}

@@ -1,0 +1,19 @@
+//! Checks over the IR, one file per concern. Each adds diagnostics; none fails.
+
+mod arguments;
+mod bound;
+mod names;
+mod schema;
+
+use crate::diagnostic::Diagnostic;
+use crate::ir::Server;
+
+pub use arguments::{lookup_subschema, schema_types};
+
+/// Runs every check on a server.
+pub fn check_server(server: &Server, diags: &mut Vec<Diagnostic>) {
+    names::check(server, diags);
+    let schemas_ok = schema::check(server, diags);
+    arguments::check(server, &schemas_ok, diags);
+    bound::check(server, diags);
+}

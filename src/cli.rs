@@ -1,0 +1,268 @@
+//! Command-line interface: a thin wrapper over the library.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use mcp_resolve::diagnostic::{self, Severity};
+use mcp_resolve::emit::signature::{signature, to_pretty};
+use mcp_resolve::{Project, Resolver};
+use mcp_resolve_runtime::{Dialect, RpcError};
+use serde_json::Value;
+
+/// Compile MCP tool-resolution rules: check them, emit signatures, resolve calls.
+#[derive(Parser)]
+#[command(name = "mcp-resolve", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check rules files and report diagnostics.
+    Check {
+        /// Rules files, or directories of them.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+        /// Exit 1 on warnings too.
+        #[arg(long)]
+        deny_warnings: bool,
+    },
+    /// Emit the signature document of one server.
+    Signature {
+        /// Rules files, or directories of them (one server).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Write to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Print only the fingerprint.
+        #[arg(long)]
+        fingerprint_only: bool,
+    },
+    /// Resolve one call, printing the JSON-RPC result (or error) object.
+    Resolve {
+        /// Rules files, or directories of them (one server).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The tool name.
+        #[arg(long)]
+        tool: String,
+        /// The arguments, a JSON object.
+        #[arg(long)]
+        args: String,
+        /// The response shape.
+        #[arg(long, default_value = "extension", value_parser = parse_dialect)]
+        dialect: Dialect,
+        /// Say on standard error which variant matched and why.
+        #[arg(long)]
+        explain: bool,
+    },
+    /// Print the JSON Schema of the rules format (for editors).
+    Schema {
+        /// Write to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    /// Snippets with carets.
+    Human,
+    /// One JSON document.
+    Json,
+    /// GitHub Actions workflow annotations.
+    Github,
+}
+
+fn parse_dialect(s: &str) -> Result<Dialect, String> {
+    s.parse().map_err(|e: mcp_resolve_runtime::UnknownDialect| e.to_string())
+}
+
+const OK: u8 = 0;
+const FAILURE: u8 = 1;
+const USAGE: u8 = 2;
+
+/// Runs the command line; returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { USAGE } else { OK });
+        }
+    };
+    ExitCode::from(match cli.command {
+        Command::Check {
+            paths,
+            format,
+            deny_warnings,
+        } => check(&paths, format, deny_warnings),
+        Command::Signature {
+            paths,
+            output,
+            fingerprint_only,
+        } => signature_cmd(&paths, output.as_deref(), fingerprint_only),
+        Command::Resolve {
+            paths,
+            tool,
+            args,
+            dialect,
+            explain,
+        } => resolve(&paths, &tool, &args, dialect, explain),
+        Command::Schema { output } => write_output(output.as_deref(), &mcp_resolve::rules_schema::rules_schema()),
+    })
+}
+
+fn color_for(stream: &impl IsTerminal) -> bool {
+    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+fn load(paths: &[PathBuf]) -> Result<Project, u8> {
+    mcp_resolve::load(paths).map_err(|e| {
+        eprintln!("error: {e}");
+        USAGE
+    })
+}
+
+fn check(paths: &[PathBuf], format: Format, deny_warnings: bool) -> u8 {
+    let project = match load(paths) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let diags = &project.diagnostics;
+    let text = match format {
+        Format::Human => diagnostic::render_human(&project.sources, diags, color_for(&std::io::stdout())),
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&diagnostic::to_json(&project.sources, diags)).unwrap_or_default();
+            s.push('\n');
+            s
+        }
+        Format::Github => diagnostic::render_github(&project.sources, diags),
+    };
+    print!("{text}");
+    let failing = diags
+        .iter()
+        .any(|d| d.severity == Severity::Error || (deny_warnings && d.severity == Severity::Warning));
+    if failing { FAILURE } else { OK }
+}
+
+/// Loads and requires an error-free single server; prints diagnostics to stderr otherwise.
+fn load_clean(paths: &[PathBuf]) -> Result<Project, u8> {
+    let project = load(paths)?;
+    if project.has_errors() {
+        let errors: Vec<_> = project
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .cloned()
+            .collect();
+        eprint!("{}", diagnostic::render_human(&project.sources, &errors, color_for(&std::io::stderr())));
+        return Err(FAILURE);
+    }
+    if let Err(message) = project.single_server() {
+        eprintln!("error: {message}");
+        return Err(USAGE);
+    }
+    Ok(project)
+}
+
+fn signature_cmd(paths: &[PathBuf], output: Option<&Path>, fingerprint_only: bool) -> u8 {
+    let project = match load_clean(paths) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let Ok(server) = project.single_server() else {
+        return USAGE;
+    };
+    let mut diags = Vec::new();
+    let doc = signature(server, &mut diags);
+    if !diags.is_empty() {
+        eprint!("{}", diagnostic::render_human(&project.sources, &diags, color_for(&std::io::stderr())));
+        return FAILURE;
+    }
+    let text = if fingerprint_only {
+        format!("{}\n", doc.get("fingerprint").and_then(Value::as_str).unwrap_or_default())
+    } else {
+        to_pretty(&doc)
+    };
+    write_output(output, &text)
+}
+
+fn resolve(paths: &[PathBuf], tool: &str, args: &str, dialect: Dialect, explain: bool) -> u8 {
+    let project = match load_clean(paths) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let Ok(server) = project.single_server() else {
+        return USAGE;
+    };
+    let resolver = match Resolver::new(server) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return FAILURE;
+        }
+    };
+    let arguments: Result<Value, RpcError> = serde_json::from_str(args).map_err(|e| {
+        RpcError::invalid_params(format!("arguments are not valid JSON: {e}"))
+    });
+    let result = arguments.and_then(|a| {
+        if explain {
+            explain_steps(&resolver, tool, &a);
+        }
+        resolver.resolve_result(tool, &a, dialect)
+    });
+    let (value, code) = match result {
+        Ok(v) => (v, OK),
+        Err(e) => (e.to_json(), FAILURE),
+    };
+    println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
+    code
+}
+
+fn explain_steps(resolver: &Resolver<'_>, tool: &str, arguments: &Value) {
+    let Ok(steps) = resolver.explain(tool, arguments) else {
+        return;
+    };
+    let mut err = std::io::stderr().lock();
+    for step in &steps {
+        let verdict = if step.matched { "matches" } else { "does not match" };
+        let _ = writeln!(err, "variant `{}` {verdict}: {}", step.variant, step.condition);
+    }
+    if !steps.iter().any(|s| s.matched) {
+        let _ = writeln!(err, "no variant matches: the static annotations apply");
+    }
+}
+
+/// Writes to a file (through a temporary file and a rename, so a failed
+/// write never leaves a half-written file) or to standard output.
+fn write_output(output: Option<&Path>, text: &str) -> u8 {
+    let Some(path) = output else {
+        print!("{text}");
+        return OK;
+    };
+    if std::fs::read_to_string(path).is_ok_and(|old| old == text) {
+        return OK;
+    }
+    let tmp = path.with_extension(format!(
+        "{}.tmp{}",
+        path.extension().and_then(|e| e.to_str()).unwrap_or(""),
+        std::process::id()
+    ));
+    let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
+    match written {
+        Ok(()) => OK,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            eprintln!("error: cannot write `{}`: {e}", path.display());
+            USAGE
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! mcp-resolve: a compiler for MCP tool-resolution rules.
+//!
+//! Phases, data flowing one way: [`parse`] (YAML → AST with spans) →
+//! [`lower`] (AST → [`ir`]) → [`check`] (diagnostics) → [`emit`]
+//! (signature, `tools/list`), and [`resolve`] (the reference resolver).
+//! [`project`] drives them; the CLI only wraps the library.
+
+pub mod ast;
+pub mod check;
+pub mod diagnostic;
+pub mod emit;
+pub mod eval;
+pub mod hints;
+pub mod ir;
+pub mod lower;
+pub mod parse;
+pub mod project;
+pub mod regex_cache;
+pub mod resolve;
+pub mod rules_schema;
+pub mod source;
+pub mod suggest;
+
+pub use project::{LoadError, Project, load, load_str};
+pub use resolve::Resolver;

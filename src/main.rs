@@ -1,0 +1,6 @@
+//! The `mcp-resolve` command.
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
+}

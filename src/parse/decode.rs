@@ -1,0 +1,613 @@
+//! Decodes the YAML tree into the rules AST, collecting every problem.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::yaml::{YNode, YValue};
+use crate::ast::*;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::source::{FileId, Span, Spanned};
+use crate::suggest;
+
+const TOP_FIELDS: &[&str] = &["version", "server", "hints", "tools"];
+const SERVER_FIELDS: &[&str] = &["name", "version"];
+const HINT_FIELDS: &[&str] = &["worst", "default"];
+const TOOL_FIELDS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "inputSchema",
+    "inputSchemaFile",
+    "annotations",
+    "requiredScopes",
+    "variants",
+];
+const VARIANT_FIELDS: &[&str] = &["name", "when", "annotations", "requiredScopes"];
+/// The JSON Schema keywords a matcher mapping may use (SPEC §3.1), and `absent`.
+pub const MATCHER_KEYWORDS: &[&str] = &[
+    "const",
+    "enum",
+    "type",
+    "pattern",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "not",
+    "anyOf",
+    "allOf",
+    "absent",
+];
+
+/// Loads an `inputSchemaFile`: returns the schema or a message.
+pub type SchemaLoader<'a> = dyn FnMut(&Path) -> Result<Value, String> + 'a;
+
+/// Decodes one rules document.
+pub fn decode(
+    root: &YNode,
+    file: FileId,
+    load_schema: &mut SchemaLoader<'_>,
+    diags: &mut Vec<Diagnostic>,
+) -> RulesFile {
+    let mut d = Decoder { file, diags };
+    let mut rules = RulesFile {
+        file,
+        version: None,
+        server: None,
+        hints: Vec::new(),
+        tools: Vec::new(),
+    };
+    let Some(fields) = d.fields(root, "rules file", TOP_FIELDS) else {
+        return rules;
+    };
+    match fields.get("version") {
+        Some(v) => {
+            if let Some(n) = d.uint(v, "`version`") {
+                if n.value != 1 {
+                    d.error(
+                        Code::InvalidValue,
+                        format!("unsupported rules format version `{}`", n.value),
+                        n.span,
+                    )
+                    .help = Some("this compiler reads `version: 1`".into());
+                }
+                rules.version = Some(n);
+            }
+        }
+        None => d.missing("version", "rules file", root),
+    }
+    if let Some(server) = fields.get("server") {
+        rules.server = d.server(server);
+    }
+    if let Some(hints) = fields.get("hints") {
+        rules.hints = d.hints(hints);
+    }
+    match fields.get("tools") {
+        Some(tools) => {
+            if let Some(items) = d.seq(tools, "`tools`") {
+                rules.tools = items
+                    .iter()
+                    .filter_map(|t| d.tool(t, load_schema))
+                    .collect();
+            }
+        }
+        None => d.missing("tools", "rules file", root),
+    }
+    rules
+}
+
+/// The fields of one mapping, by name, in source order.
+struct Fields<'n> {
+    entries: Vec<(&'n str, &'n YNode, &'n YNode)>,
+}
+
+impl<'n> Fields<'n> {
+    fn get(&self, name: &str) -> Option<&'n YNode> {
+        self.entries
+            .iter()
+            .find(|(k, _, _)| *k == name)
+            .map(|(_, _, v)| *v)
+    }
+}
+
+struct Decoder<'d> {
+    file: FileId,
+    diags: &'d mut Vec<Diagnostic>,
+}
+
+impl Decoder<'_> {
+    fn span(&self, node: &YNode) -> Span {
+        Span::new(self.file, node.start, node.end)
+    }
+
+    fn error(&mut self, code: Code, message: String, span: Span) -> &mut Diagnostic {
+        self.diags.push(Diagnostic::new(code, message).at(span));
+        let last = self.diags.len() - 1;
+        &mut self.diags[last]
+    }
+
+    fn missing(&mut self, field: &str, what: &str, node: &YNode) {
+        let span = self.span(node);
+        self.error(
+            Code::MissingField,
+            format!("missing field `{field}` in {what}"),
+            Span::new(span.file, span.start, span.start),
+        );
+    }
+
+    fn wrong(&mut self, node: &YNode, expected: &str) {
+        let span = self.span(node);
+        self.error(
+            Code::InvalidValue,
+            format!("expected {expected}, found {}", node.value.kind()),
+            span,
+        );
+    }
+
+    /// A mapping with string keys, every key in `allowed`.
+    fn fields<'n>(&mut self, node: &'n YNode, what: &str, allowed: &[&str]) -> Option<Fields<'n>> {
+        let YValue::Map(entries) = &node.value else {
+            self.wrong(node, &format!("a mapping for {what}"));
+            return None;
+        };
+        let mut fields = Fields {
+            entries: Vec::new(),
+        };
+        for (k, v) in entries {
+            let YValue::String(key) = &k.value else {
+                self.wrong(k, "a string key");
+                continue;
+            };
+            if !allowed.contains(&key.as_str()) {
+                let help = suggest::did_you_mean(key, allowed.iter().copied()).unwrap_or_else(|| {
+                    format!(
+                        "{what} fields are {}",
+                        allowed
+                            .iter()
+                            .map(|a| format!("`{a}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                });
+                let span = self.span(k);
+                self.error(Code::UnknownField, format!("unknown field `{key}` in {what}"), span)
+                    .help = Some(help);
+                continue;
+            }
+            fields.entries.push((key.as_str(), k, v));
+        }
+        Some(fields)
+    }
+
+    fn seq<'n>(&mut self, node: &'n YNode, what: &str) -> Option<&'n [YNode]> {
+        match &node.value {
+            YValue::Seq(items) => Some(items),
+            _ => {
+                self.wrong(node, &format!("a sequence for {what}"));
+                None
+            }
+        }
+    }
+
+    fn string(&mut self, node: &YNode, what: &str) -> Option<Spanned<String>> {
+        match &node.value {
+            YValue::String(s) => Some(Spanned::new(s.clone(), self.span(node))),
+            // `version: 1.0` and friends: a plain scalar that YAML typed; keep its text.
+            YValue::Number(n) if what.contains("version") => {
+                Some(Spanned::new(n.to_string(), self.span(node)))
+            }
+            _ => {
+                self.wrong(node, &format!("a string for {what}"));
+                None
+            }
+        }
+    }
+
+    fn boolean(&mut self, node: &YNode, what: &str) -> Option<Spanned<bool>> {
+        match &node.value {
+            YValue::Bool(b) => Some(Spanned::new(*b, self.span(node))),
+            _ => {
+                self.wrong(node, &format!("`true` or `false` for {what}"));
+                None
+            }
+        }
+    }
+
+    fn uint(&mut self, node: &YNode, what: &str) -> Option<Spanned<u64>> {
+        match &node.value {
+            YValue::Number(n) if n.as_u64().is_some() => {
+                Some(Spanned::new(n.as_u64().unwrap_or(0), self.span(node)))
+            }
+            _ => {
+                self.wrong(node, &format!("a non-negative integer for {what}"));
+                None
+            }
+        }
+    }
+
+    fn number(&mut self, node: &YNode, what: &str) -> Option<Spanned<serde_json::Number>> {
+        match &node.value {
+            YValue::Number(n) => Some(Spanned::new(n.clone(), self.span(node))),
+            _ => {
+                self.wrong(node, &format!("a number for {what}"));
+                None
+            }
+        }
+    }
+
+    fn server(&mut self, node: &YNode) -> Option<ServerDecl> {
+        let fields = self.fields(node, "`server`", SERVER_FIELDS)?;
+        let name = match fields.get("name") {
+            Some(n) => self.string(n, "`server.name`"),
+            None => {
+                self.missing("name", "`server`", node);
+                None
+            }
+        };
+        let version = match fields.get("version") {
+            Some(v) => self.string(v, "`server.version`"),
+            None => {
+                self.missing("version", "`server`", node);
+                None
+            }
+        };
+        Some(ServerDecl {
+            name: name?,
+            version: version?,
+            span: self.span(node),
+        })
+    }
+
+    fn hints(&mut self, node: &YNode) -> Vec<HintDecl> {
+        let YValue::Map(entries) = &node.value else {
+            self.wrong(node, "a mapping of hint declarations for `hints`");
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (k, v) in entries {
+            let Some(name) = self.string(k, "a hint name") else {
+                continue;
+            };
+            let what = format!("hint `{}`", name.value);
+            let Some(fields) = self.fields(v, &what, HINT_FIELDS) else {
+                continue;
+            };
+            let worst = match fields.get("worst") {
+                Some(w) => self.boolean(w, "`worst`").map(|b| b.value),
+                None => {
+                    self.missing("worst", &what, v);
+                    None
+                }
+            };
+            let default = match fields.get("default") {
+                Some(w) => self.boolean(w, "`default`").map(|b| b.value),
+                None => {
+                    self.missing("default", &what, v);
+                    None
+                }
+            };
+            if let (Some(worst), Some(default)) = (worst, default) {
+                out.push(HintDecl {
+                    name,
+                    worst,
+                    default,
+                });
+            }
+        }
+        out
+    }
+
+    fn settings(&mut self, node: &YNode, what: &str) -> Vec<HintSetting> {
+        let YValue::Map(entries) = &node.value else {
+            self.wrong(node, &format!("a mapping of hints for {what}"));
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (k, v) in entries {
+            let Some(name) = self.string(k, "a hint name") else {
+                continue;
+            };
+            let Some(value) = self.boolean(v, &format!("`{}`", name.value)) else {
+                continue;
+            };
+            out.push(HintSetting { name, value });
+        }
+        out
+    }
+
+    fn scopes(&mut self, node: &YNode) -> Option<Vec<Spanned<String>>> {
+        let items = self.seq(node, "`requiredScopes`")?;
+        Some(
+            items
+                .iter()
+                .filter_map(|s| self.string(s, "a scope"))
+                .collect(),
+        )
+    }
+
+    fn tool(&mut self, node: &YNode, load_schema: &mut SchemaLoader<'_>) -> Option<ToolDecl> {
+        let fields = self.fields(node, "tool", TOOL_FIELDS)?;
+        let Some(name_node) = fields.get("name") else {
+            self.missing("name", "tool", node);
+            return None;
+        };
+        let name = self.string(name_node, "`name`")?;
+        let title = fields
+            .get("title")
+            .and_then(|t| self.string(t, "`title`"))
+            .map(|s| s.value);
+        let description = fields
+            .get("description")
+            .and_then(|t| self.string(t, "`description`"))
+            .map(|s| s.value);
+        let input_schema = match (fields.get("inputSchema"), fields.get("inputSchemaFile")) {
+            (Some(inline), None) => Some(SchemaSource::Inline(Spanned::new(
+                inline.to_json(),
+                self.span(inline),
+            ))),
+            (None, Some(path)) => {
+                let path = self.string(path, "`inputSchemaFile`")?;
+                let schema = match load_schema(Path::new(&path.value)) {
+                    Ok(schema) => Some(schema),
+                    Err(message) => {
+                        self.error(
+                            Code::Io,
+                            format!("cannot load `{}`: {message}", path.value),
+                            path.span,
+                        );
+                        None
+                    }
+                };
+                Some(SchemaSource::File { path, schema })
+            }
+            (Some(_), Some(file)) => {
+                let span = self.span(file);
+                self.error(
+                    Code::InvalidValue,
+                    "a tool has either `inputSchema` or `inputSchemaFile`, not both".into(),
+                    span,
+                );
+                None
+            }
+            (None, None) => {
+                self.missing("inputSchema", &format!("tool `{}`", name.value), node);
+                None
+            }
+        };
+        let annotations = fields
+            .get("annotations")
+            .map(|a| self.settings(a, "`annotations`"));
+        let required_scopes = fields.get("requiredScopes").and_then(|s| self.scopes(s));
+        let variants = fields.get("variants").map(|v| {
+            self.seq(v, "`variants`")
+                .map(|items| items.iter().filter_map(|i| self.variant(i)).collect())
+                .unwrap_or_default()
+        });
+        Some(ToolDecl {
+            name,
+            title,
+            description,
+            input_schema,
+            annotations,
+            required_scopes,
+            variants,
+            span: self.span(node),
+        })
+    }
+
+    fn variant(&mut self, node: &YNode) -> Option<VariantDecl> {
+        let fields = self.fields(node, "variant", VARIANT_FIELDS)?;
+        let Some(name_node) = fields.get("name") else {
+            self.missing("name", "variant", node);
+            return None;
+        };
+        let name = self.string(name_node, "`name`")?;
+        let when = match fields.get("when") {
+            None => When::Always(name.span),
+            Some(w) => self.when(w)?,
+        };
+        let annotations = fields
+            .get("annotations")
+            .map(|a| self.settings(a, "`annotations`"))
+            .unwrap_or_default();
+        let required_scopes = fields.get("requiredScopes").and_then(|s| self.scopes(s));
+        let start = node.start.min(name.span.start);
+        Some(VariantDecl {
+            span: Span::new(self.file, start, name.span.end),
+            name,
+            when,
+            annotations,
+            required_scopes,
+        })
+    }
+
+    fn when(&mut self, node: &YNode) -> Option<When> {
+        match &node.value {
+            YValue::String(s) => Some(When::Expr(Spanned::new(s.clone(), self.span(node)))),
+            YValue::Null => Some(When::Always(self.span(node))),
+            YValue::Map(entries) if entries.is_empty() => Some(When::Always(self.span(node))),
+            YValue::Map(_) => Some(When::Structured(vec![self.conjunction(node)?])),
+            YValue::Seq(items) => {
+                let mut conjunctions = Vec::new();
+                for item in items {
+                    conjunctions.push(self.conjunction(item)?);
+                }
+                Some(When::Structured(conjunctions))
+            }
+            _ => {
+                self.wrong(node, "a mapping, a sequence of mappings or an expression string for `when`");
+                None
+            }
+        }
+    }
+
+    fn conjunction(&mut self, node: &YNode) -> Option<Conjunction> {
+        let YValue::Map(entries) = &node.value else {
+            self.wrong(node, "a mapping of argument patterns");
+            return None;
+        };
+        let mut out = Vec::new();
+        let mut ok = true;
+        for (k, v) in entries {
+            let Some(path) = self.string(k, "an argument path") else {
+                ok = false;
+                continue;
+            };
+            match self.matcher(v) {
+                Some(m) => out.push((path, m)),
+                None => ok = false,
+            }
+        }
+        ok.then(|| Conjunction {
+            entries: out,
+            span: self.span(node),
+        })
+    }
+
+    fn matcher(&mut self, node: &YNode) -> Option<Matcher> {
+        if let YValue::Map(entries) = &node.value
+            && let Some((_, v)) = entries
+                .iter()
+                .find(|(k, _)| k.value == YValue::String("absent".into()))
+        {
+            if entries.len() > 1 {
+                let span = self.span(node);
+                self.error(
+                    Code::InvalidValue,
+                    "`absent` cannot be combined with other keywords".into(),
+                    span,
+                );
+                return None;
+            }
+            return self.boolean(v, "`absent`").map(Matcher::Absent);
+        }
+        self.value_matcher(node).map(Matcher::Value)
+    }
+
+    fn value_matcher(&mut self, node: &YNode) -> Option<ValueMatcher> {
+        let span = self.span(node);
+        match &node.value {
+            YValue::Seq(items) => {
+                let mut values = Vec::new();
+                for item in items {
+                    if matches!(item.value, YValue::Seq(_) | YValue::Map(_)) {
+                        self.wrong(item, "a scalar in a value list");
+                        return None;
+                    }
+                    values.push(item.to_json());
+                }
+                Some(ValueMatcher::Enum(Spanned::new(values, span)))
+            }
+            YValue::Map(_) => {
+                let fields = self.fields(node, "matcher", MATCHER_KEYWORDS)?;
+                if fields.entries.is_empty() {
+                    // `{}` holds for any present value.
+                    return Some(ValueMatcher::AllOf(Vec::new(), span));
+                }
+                let mut parts = Vec::new();
+                let mut ok = true;
+                for (key, _, value) in &fields.entries {
+                    match self.keyword(key, value) {
+                        Some(m) => parts.push(m),
+                        None => ok = false,
+                    }
+                }
+                if !ok {
+                    return None;
+                }
+                if parts.len() == 1 {
+                    parts.pop()
+                } else {
+                    Some(ValueMatcher::AllOf(parts, span))
+                }
+            }
+            _ => Some(ValueMatcher::Const(Spanned::new(node.to_json(), span))),
+        }
+    }
+
+    fn keyword(&mut self, key: &str, node: &YNode) -> Option<ValueMatcher> {
+        let span = self.span(node);
+        let what = format!("`{key}`");
+        Some(match key {
+            "const" => ValueMatcher::Const(Spanned::new(node.to_json(), span)),
+            "enum" => {
+                let items = self.seq(node, &what)?;
+                ValueMatcher::Enum(Spanned::new(items.iter().map(YNode::to_json).collect(), span))
+            }
+            "type" => {
+                let names = match &node.value {
+                    YValue::String(s) => vec![s.clone()],
+                    YValue::Seq(items) => items
+                        .iter()
+                        .filter_map(|i| self.string(i, "a type name"))
+                        .map(|s| s.value)
+                        .collect(),
+                    _ => {
+                        self.wrong(node, "a type name or a list of them");
+                        return None;
+                    }
+                };
+                for n in &names {
+                    if !JSON_TYPES.contains(&n.as_str()) {
+                        self.error(Code::InvalidValue, format!("unknown JSON Schema type `{n}`"), span)
+                            .help = suggest::did_you_mean(n, JSON_TYPES.iter().copied());
+                        return None;
+                    }
+                }
+                ValueMatcher::Type(Spanned::new(names, span))
+            }
+            "pattern" => ValueMatcher::Pattern(self.string(node, &what)?),
+            "minLength" => ValueMatcher::MinLength(self.uint(node, &what)?),
+            "maxLength" => ValueMatcher::MaxLength(self.uint(node, &what)?),
+            "minimum" => ValueMatcher::Minimum(self.number(node, &what)?),
+            "maximum" => ValueMatcher::Maximum(self.number(node, &what)?),
+            "exclusiveMinimum" => ValueMatcher::ExclusiveMinimum(self.number(node, &what)?),
+            "exclusiveMaximum" => ValueMatcher::ExclusiveMaximum(self.number(node, &what)?),
+            "not" => ValueMatcher::Not(Box::new(self.schema_matcher(node)?), span),
+            "anyOf" | "allOf" => {
+                let items = self.seq(node, &what)?;
+                let mut parts = Vec::new();
+                for item in items {
+                    parts.push(self.schema_matcher(item)?);
+                }
+                if key == "anyOf" {
+                    ValueMatcher::AnyOf(parts, span)
+                } else {
+                    ValueMatcher::AllOf(parts, span)
+                }
+            }
+            _ => return None,
+        })
+    }
+
+    /// Inside `not`/`anyOf`/`allOf` a subschema is a keyword mapping (scalars
+    /// are not schemas there, and `absent` has no meaning).
+    fn schema_matcher(&mut self, node: &YNode) -> Option<ValueMatcher> {
+        if !matches!(node.value, YValue::Map(_)) {
+            self.wrong(node, "a keyword mapping");
+            return None;
+        }
+        if let YValue::Map(entries) = &node.value
+            && let Some((k, _)) = entries
+                .iter()
+                .find(|(k, _)| k.value == YValue::String("absent".into()))
+        {
+            let span = self.span(k);
+            self.error(
+                Code::InvalidValue,
+                "`absent` is only allowed directly under an argument path".into(),
+                span,
+            );
+            return None;
+        }
+        self.value_matcher(node)
+    }
+}
+
+/// The JSON Schema type names.
+pub const JSON_TYPES: &[&str] = &[
+    "null", "boolean", "object", "array", "number", "integer", "string",
+];

@@ -1,0 +1,229 @@
+//! YAML to a span-carrying tree, through `serde-saphyr` (panic-free, with
+//! resource budgets against alias bombs), before the format is decoded.
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Number, Value};
+
+/// The largest rules or schema file the compiler reads, in bytes.
+pub const MAX_FILE_BYTES: usize = 8 * 1024 * 1024;
+
+/// A YAML node and the byte range it was written at.
+#[derive(Clone, Debug, PartialEq)]
+pub struct YNode {
+    /// The value.
+    pub value: YValue,
+    /// First byte.
+    pub start: usize,
+    /// One past the last byte.
+    pub end: usize,
+}
+
+/// A YAML value; mappings keep their keys' order and spans.
+#[derive(Clone, Debug, PartialEq)]
+pub enum YValue {
+    /// `null`, `~` or empty.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// A number.
+    Number(Number),
+    /// A string.
+    String(String),
+    /// A sequence.
+    Seq(Vec<YNode>),
+    /// A mapping, in source order.
+    Map(Vec<(YNode, YNode)>),
+}
+
+impl YValue {
+    /// What this kind of value is called in messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            YValue::Null => "null",
+            YValue::Bool(_) => "a boolean",
+            YValue::Number(_) => "a number",
+            YValue::String(_) => "a string",
+            YValue::Seq(_) => "a sequence",
+            YValue::Map(_) => "a mapping",
+        }
+    }
+}
+
+impl YNode {
+    /// The node as plain JSON (mapping keys become strings).
+    pub fn to_json(&self) -> Value {
+        match &self.value {
+            YValue::Null => Value::Null,
+            YValue::Bool(b) => Value::Bool(*b),
+            YValue::Number(n) => Value::Number(n.clone()),
+            YValue::String(s) => Value::String(s.clone()),
+            YValue::Seq(items) => Value::Array(items.iter().map(YNode::to_json).collect()),
+            YValue::Map(entries) => Value::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.key_string(), v.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The node as a mapping key.
+    pub fn key_string(&self) -> String {
+        match &self.value {
+            YValue::String(s) => s.clone(),
+            YValue::Null => "null".into(),
+            YValue::Bool(b) => b.to_string(),
+            YValue::Number(n) => n.to_string(),
+            _ => self.to_json().to_string(),
+        }
+    }
+}
+
+/// A YAML document that failed to parse.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct YamlError {
+    /// The parser's message, first line only.
+    pub message: String,
+    /// Byte offset of the error, when known.
+    pub offset: Option<usize>,
+    /// 1-based line and column, when known but no byte offset is.
+    pub line_col: Option<(usize, usize)>,
+}
+
+/// Parses one YAML document into a [`YNode`].
+pub fn parse(text: &str) -> Result<YNode, YamlError> {
+    if text.len() > MAX_FILE_BYTES {
+        return Err(YamlError {
+            message: format!(
+                "file is {} bytes, over the limit of {MAX_FILE_BYTES} bytes",
+                text.len()
+            ),
+            offset: None,
+            line_col: None,
+        });
+    }
+    if text.trim().is_empty() {
+        return Ok(YNode {
+            value: YValue::Null,
+            start: 0,
+            end: 0,
+        });
+    }
+    let options = serde_saphyr::options! {
+        with_snippet: false,
+    };
+    serde_saphyr::from_str_with_options::<YNode>(text, options).map_err(|e| {
+        let location = e.location();
+        let offset = location
+            .and_then(|l| l.span().byte_offset())
+            .and_then(|o| usize::try_from(o).ok());
+        let line_col = location.map(|l| (l.line() as usize, l.column() as usize));
+        let message = e.to_string();
+        let message = message.lines().next().unwrap_or("invalid YAML").to_string();
+        YamlError {
+            message: strip_location_suffix(&message),
+            offset,
+            line_col,
+        }
+    })
+}
+
+/// serde-saphyr appends `at line L column C`; diagnostics carry their own position.
+fn strip_location_suffix(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+impl<'de> Deserialize<'de> for YNode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let spanned = serde_saphyr::Spanned::<YValue>::deserialize(deserializer)?;
+        let span = spanned.referenced.span();
+        let start = span
+            .byte_offset()
+            .and_then(|o| usize::try_from(o).ok())
+            .unwrap_or(0);
+        let len = span
+            .byte_len()
+            .and_then(|o| usize::try_from(o).ok())
+            .unwrap_or(0);
+        Ok(YNode {
+            value: spanned.value,
+            start,
+            end: start + len,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for YValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(YValueVisitor)
+    }
+}
+
+struct YValueVisitor;
+
+impl<'de> Visitor<'de> for YValueVisitor {
+    type Value = YValue;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<YValue, E> {
+        Ok(YValue::Bool(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<YValue, E> {
+        Ok(YValue::Number(v.into()))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<YValue, E> {
+        Ok(YValue::Number(v.into()))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<YValue, E> {
+        Number::from_f64(v)
+            .map(YValue::Number)
+            .ok_or_else(|| E::custom("non-finite numbers are not allowed"))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<YValue, E> {
+        Ok(YValue::String(v.to_string()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<YValue, E> {
+        Ok(YValue::String(v))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<YValue, E> {
+        Ok(YValue::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<YValue, E> {
+        Ok(YValue::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<YValue, D::Error> {
+        YValue::deserialize(d)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<YValue, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<YNode>()? {
+            items.push(item);
+        }
+        Ok(YValue::Seq(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<YValue, A::Error> {
+        let mut entries = Vec::new();
+        while let Some((k, v)) = map.next_entry::<YNode, YNode>()? {
+            entries.push((k, v));
+        }
+        Ok(YValue::Map(entries))
+    }
+}

@@ -1,0 +1,193 @@
+//! Loading: paths to sources, ASTs and checked servers.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::ast::RulesFile;
+use crate::check::check_server;
+use crate::diagnostic::{self, Code, Diagnostic, Severity};
+use crate::ir::Server;
+use crate::parse::yaml::{self, MAX_FILE_BYTES};
+use crate::parse::decode;
+use crate::source::{SourceMap, Span};
+
+/// Extensions of rules files picked up from directories.
+pub const RULES_EXTENSIONS: &[&str] = &["yaml", "yml"];
+
+/// A compiled set of rules files.
+#[derive(Debug)]
+pub struct Project {
+    /// The text of every file, for diagnostics.
+    pub sources: SourceMap,
+    /// The decoded files.
+    pub files: Vec<RulesFile>,
+    /// The servers they declare, lowered and checked.
+    pub servers: Vec<Server>,
+    /// Every finding, sorted.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Every file read (rules and schema files), for `rerun-if-changed`.
+    pub inputs: Vec<PathBuf>,
+}
+
+/// A path that cannot be read at all.
+#[derive(Debug)]
+pub struct LoadError {
+    /// The path.
+    pub path: PathBuf,
+    /// Why.
+    pub message: String,
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot read `{}`: {}", self.path.display(), self.message)
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+impl Project {
+    /// Whether any finding is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(|d| d.severity == Severity::Error)
+    }
+
+    /// The single server of the project, or a message saying why there is not one.
+    pub fn single_server(&self) -> Result<&Server, String> {
+        match self.servers.as_slice() {
+            [one] => Ok(one),
+            [] => Err("no server found in the given rules files".into()),
+            many => Err(format!(
+                "the given rules files declare {} servers ({}); give the files of one server",
+                many.len(),
+                many.iter().map(|s| format!("`{}`", s.name)).collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
+}
+
+/// Expands directories (their rules files, sorted by name, not recursive).
+pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let entries = std::fs::read_dir(path).map_err(|e| LoadError {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            let mut found: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.is_file()
+                        && p.extension()
+                            .and_then(|e| e.to_str())
+                            .is_some_and(|e| RULES_EXTENSIONS.contains(&e))
+                })
+                .collect();
+            found.sort();
+            out.extend(found);
+        } else {
+            out.push(path.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Reads a file, refusing anything over [`MAX_FILE_BYTES`] before reading it.
+pub fn read_limited(path: &Path) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if meta.len() > MAX_FILE_BYTES as u64 {
+        return Err(format!(
+            "file is {} bytes, over the limit of {MAX_FILE_BYTES} bytes",
+            meta.len()
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    String::from_utf8(bytes).map_err(|_| "file is not valid UTF-8".to_string())
+}
+
+/// Loads, decodes, lowers and checks the rules files at `paths`.
+pub fn load(paths: &[PathBuf]) -> Result<Project, LoadError> {
+    let files = expand_paths(paths)?;
+    let mut project = Project {
+        sources: SourceMap::new(),
+        files: Vec::new(),
+        servers: Vec::new(),
+        diagnostics: Vec::new(),
+        inputs: Vec::new(),
+    };
+    if files.is_empty() {
+        return Err(LoadError {
+            path: paths.first().cloned().unwrap_or_default(),
+            message: "no rules files (`*.yaml`, `*.yml`) found".into(),
+        });
+    }
+    for path in files {
+        let text = read_limited(&path).map_err(|message| LoadError {
+            path: path.clone(),
+            message,
+        })?;
+        project.inputs.push(path.clone());
+        add_source(&mut project, path, text);
+    }
+    finish(&mut project);
+    Ok(project)
+}
+
+/// Compiles in-memory rules text (as if read from `path`): for tests and tools.
+pub fn load_str(path: &str, text: &str) -> Project {
+    let mut project = Project {
+        sources: SourceMap::new(),
+        files: Vec::new(),
+        servers: Vec::new(),
+        diagnostics: Vec::new(),
+        inputs: Vec::new(),
+    };
+    add_source(&mut project, PathBuf::from(path), text.to_string());
+    finish(&mut project);
+    project
+}
+
+fn add_source(project: &mut Project, path: PathBuf, text: String) {
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let file = project.sources.add(path, text);
+    let Some(source) = project.sources.get(file) else {
+        return;
+    };
+    match yaml::parse(&source.text) {
+        Ok(root) => {
+            let mut schema_files = Vec::new();
+            let mut loader = |rel: &Path| -> Result<Value, String> {
+                let full = base.join(rel);
+                let text = read_limited(&full)?;
+                schema_files.push(full.clone());
+                let node = yaml::parse(&text).map_err(|e| e.message)?;
+                Ok(node.to_json())
+            };
+            let rules = decode::decode(&root, file, &mut loader, &mut project.diagnostics);
+            project.inputs.extend(schema_files);
+            project.files.push(rules);
+        }
+        Err(e) => {
+            let offset = e
+                .offset
+                .or_else(|| e.line_col.map(|(l, c)| source.offset_of(l, c)))
+                .unwrap_or(0);
+            project.diagnostics.push(
+                Diagnostic::new(Code::Syntax, e.message.replace('`', "'"))
+                    .at(Span::new(file, offset, offset)),
+            );
+        }
+    }
+}
+
+fn finish(project: &mut Project) {
+    project.servers = crate::lower::lower(&project.files, &mut project.diagnostics);
+    for server in &project.servers {
+        check_server(server, &mut project.diagnostics);
+    }
+    diagnostic::sort(&mut project.diagnostics);
+}
