@@ -82,7 +82,8 @@ enum Format {
 }
 
 fn parse_dialect(s: &str) -> Result<Dialect, String> {
-    s.parse().map_err(|e: mcp_resolve_runtime::UnknownDialect| e.to_string())
+    s.parse()
+        .map_err(|e: mcp_resolve_runtime::UnknownDialect| e.to_string())
 }
 
 const OK: u8 = 0;
@@ -116,7 +117,10 @@ pub fn main() -> ExitCode {
             dialect,
             explain,
         } => resolve(&paths, &tool, &args, dialect, explain),
-        Command::Schema { output } => write_output(output.as_deref(), &mcp_resolve::rules_schema::rules_schema()),
+        Command::Schema { output } => write_output(
+            output.as_deref(),
+            &mcp_resolve::rules_schema::rules_schema(),
+        ),
     })
 }
 
@@ -138,18 +142,21 @@ fn check(paths: &[PathBuf], format: Format, deny_warnings: bool) -> u8 {
     };
     let diags = &project.diagnostics;
     let text = match format {
-        Format::Human => diagnostic::render_human(&project.sources, diags, color_for(&std::io::stdout())),
+        Format::Human => {
+            diagnostic::render_human(&project.sources, diags, color_for(&std::io::stdout()))
+        }
         Format::Json => {
-            let mut s = serde_json::to_string_pretty(&diagnostic::to_json(&project.sources, diags)).unwrap_or_default();
+            let mut s = serde_json::to_string_pretty(&diagnostic::to_json(&project.sources, diags))
+                .unwrap_or_default();
             s.push('\n');
             s
         }
         Format::Github => diagnostic::render_github(&project.sources, diags),
     };
     print!("{text}");
-    let failing = diags
-        .iter()
-        .any(|d| d.severity == Severity::Error || (deny_warnings && d.severity == Severity::Warning));
+    let failing = diags.iter().any(|d| {
+        d.severity == Severity::Error || (deny_warnings && d.severity == Severity::Warning)
+    });
     if failing { FAILURE } else { OK }
 }
 
@@ -163,7 +170,10 @@ fn load_clean(paths: &[PathBuf]) -> Result<Project, u8> {
             .filter(|d| d.severity == Severity::Error)
             .cloned()
             .collect();
-        eprint!("{}", diagnostic::render_human(&project.sources, &errors, color_for(&std::io::stderr())));
+        eprint!(
+            "{}",
+            diagnostic::render_human(&project.sources, &errors, color_for(&std::io::stderr()))
+        );
         return Err(FAILURE);
     }
     if let Err(message) = project.single_server() {
@@ -184,11 +194,19 @@ fn signature_cmd(paths: &[PathBuf], output: Option<&Path>, fingerprint_only: boo
     let mut diags = Vec::new();
     let doc = signature(server, &mut diags);
     if !diags.is_empty() {
-        eprint!("{}", diagnostic::render_human(&project.sources, &diags, color_for(&std::io::stderr())));
+        eprint!(
+            "{}",
+            diagnostic::render_human(&project.sources, &diags, color_for(&std::io::stderr()))
+        );
         return FAILURE;
     }
     let text = if fingerprint_only {
-        format!("{}\n", doc.get("fingerprint").and_then(Value::as_str).unwrap_or_default())
+        format!(
+            "{}\n",
+            doc.get("fingerprint")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        )
     } else {
         to_pretty(&doc)
     };
@@ -210,9 +228,8 @@ fn resolve(paths: &[PathBuf], tool: &str, args: &str, dialect: Dialect, explain:
             return FAILURE;
         }
     };
-    let arguments: Result<Value, RpcError> = serde_json::from_str(args).map_err(|e| {
-        RpcError::invalid_params(format!("arguments are not valid JSON: {e}"))
-    });
+    let arguments: Result<Value, RpcError> = serde_json::from_str(args)
+        .map_err(|e| RpcError::invalid_params(format!("arguments are not valid JSON: {e}")));
     let result = arguments.and_then(|a| {
         if explain {
             explain_steps(&resolver, tool, &a);
@@ -223,7 +240,10 @@ fn resolve(paths: &[PathBuf], tool: &str, args: &str, dialect: Dialect, explain:
         Ok(v) => (v, OK),
         Err(e) => (e.to_json(), FAILURE),
     };
-    println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&value).unwrap_or_default()
+    );
     code
 }
 
@@ -233,8 +253,16 @@ fn explain_steps(resolver: &Resolver<'_>, tool: &str, arguments: &Value) {
     };
     let mut err = std::io::stderr().lock();
     for step in &steps {
-        let verdict = if step.matched { "matches" } else { "does not match" };
-        let _ = writeln!(err, "variant `{}` {verdict}: {}", step.variant, step.condition);
+        let verdict = if step.matched {
+            "matches"
+        } else {
+            "does not match"
+        };
+        let _ = writeln!(
+            err,
+            "variant `{}` {verdict}: {}",
+            step.variant, step.condition
+        );
     }
     if !steps.iter().any(|s| s.matched) {
         let _ = writeln!(err, "no variant matches: the static annotations apply");

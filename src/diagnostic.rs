@@ -278,7 +278,10 @@ pub fn to_json(sources: &SourceMap, diagnostics: &[Diagnostic]) -> Value {
             m.insert("line".into(), json!(pos.as_ref().map(|p| p.line)));
             m.insert("column".into(), json!(pos.as_ref().map(|p| p.column)));
             m.insert("endLine".into(), json!(pos.as_ref().map(|p| p.end_line)));
-            m.insert("endColumn".into(), json!(pos.as_ref().map(|p| p.end_column)));
+            m.insert(
+                "endColumn".into(),
+                json!(pos.as_ref().map(|p| p.end_column)),
+            );
             m.insert("tool".into(), json!(d.tool));
             m.insert("variant".into(), json!(d.variant));
             m.insert("help".into(), json!(d.help));

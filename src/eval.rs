@@ -42,8 +42,12 @@ pub fn eval_pred(pred: &Pred, value: &Value, regexes: &Regexes) -> bool {
             Value::String(s) => regexes.get(re).is_some_and(|r| r.is_match(s)),
             _ => true,
         },
-        PredKind::MinLength(n) => value.as_str().is_none_or(|s| s.chars().count() as u64 >= *n),
-        PredKind::MaxLength(n) => value.as_str().is_none_or(|s| s.chars().count() as u64 <= *n),
+        PredKind::MinLength(n) => value
+            .as_str()
+            .is_none_or(|s| s.chars().count() as u64 >= *n),
+        PredKind::MaxLength(n) => value
+            .as_str()
+            .is_none_or(|s| s.chars().count() as u64 <= *n),
         PredKind::Minimum(n) => num_cmp(value, n, |o| o.is_ge()),
         PredKind::Maximum(n) => num_cmp(value, n, |o| o.is_le()),
         PredKind::ExclusiveMinimum(n) => num_cmp(value, n, |o| o.is_gt()),
@@ -71,7 +75,11 @@ pub fn has_type(value: &Value, t: &str) -> bool {
 }
 
 /// Compares a number with a bound; non-numbers pass (the keyword does not apply).
-fn num_cmp(value: &Value, bound: &serde_json::Number, ok: impl Fn(std::cmp::Ordering) -> bool) -> bool {
+fn num_cmp(
+    value: &Value,
+    bound: &serde_json::Number,
+    ok: impl Fn(std::cmp::Ordering) -> bool,
+) -> bool {
     match value {
         Value::Number(n) => compare_numbers(n, bound).is_some_and(ok),
         _ => true,
@@ -79,7 +87,10 @@ fn num_cmp(value: &Value, bound: &serde_json::Number, ok: impl Fn(std::cmp::Orde
 }
 
 /// Exact comparison of two JSON numbers (integers compare exactly, beyond f64 precision).
-pub fn compare_numbers(a: &serde_json::Number, b: &serde_json::Number) -> Option<std::cmp::Ordering> {
+pub fn compare_numbers(
+    a: &serde_json::Number,
+    b: &serde_json::Number,
+) -> Option<std::cmp::Ordering> {
     if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) {
         return Some(x.cmp(&y));
     }
@@ -99,12 +110,16 @@ pub fn compare_numbers(a: &serde_json::Number, b: &serde_json::Number) -> Option
 /// JSON Schema equality: numbers by value (`1 == 1.0`), objects by key set.
 pub fn json_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => compare_numbers(x, y) == Some(std::cmp::Ordering::Equal),
+        (Value::Number(x), Value::Number(y)) => {
+            compare_numbers(x, y) == Some(std::cmp::Ordering::Equal)
+        }
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_equal(a, b))
         }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
         }
         _ => a == b,
     }
@@ -118,12 +133,18 @@ mod tests {
     #[test]
     fn numbers_compare_by_value_and_exactly() {
         assert!(json_equal(&json!(1), &json!(1.0)));
-        assert!(!json_equal(&json!(9007199254740993u64), &json!(9007199254740992u64)));
+        assert!(!json_equal(
+            &json!(9007199254740993u64),
+            &json!(9007199254740992u64)
+        ));
         assert!(json_equal(&json!({"a": [1, 2.0]}), &json!({"a": [1.0, 2]})));
         assert!(has_type(&json!(2.0), "integer"));
         assert!(!has_type(&json!(2.5), "integer"));
         let big = serde_json::Number::from(u64::MAX);
         let neg = serde_json::Number::from(-1i64);
-        assert_eq!(compare_numbers(&big, &neg), Some(std::cmp::Ordering::Greater));
+        assert_eq!(
+            compare_numbers(&big, &neg),
+            Some(std::cmp::Ordering::Greater)
+        );
     }
 }

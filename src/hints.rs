@@ -158,7 +158,9 @@ pub fn violations(table: &HintTable, static_set: &HintSet, resolved: &HintSet) -
     if s(IDEMPOTENT) && !r(READ_ONLY) && !r(IDEMPOTENT) {
         out.push(Violation {
             hint: IDEMPOTENT,
-            reason: "the static annotations are idempotent, so a resolution that writes must be too".into(),
+            reason:
+                "the static annotations are idempotent, so a resolution that writes must be too"
+                    .into(),
         });
     }
     if !s(OPEN_WORLD) && r(OPEN_WORLD) {
@@ -182,7 +184,10 @@ pub fn violations(table: &HintTable, static_set: &HintSet, resolved: &HintSet) -
 }
 
 /// The tightest (least conservative) static set that bounds every set in `sets`.
-pub fn tightest_bound<'a>(table: &HintTable, sets: impl IntoIterator<Item = &'a HintSet>) -> HintSet {
+pub fn tightest_bound<'a>(
+    table: &HintTable,
+    sets: impl IntoIterator<Item = &'a HintSet>,
+) -> HintSet {
     let sets: Vec<&HintSet> = sets.into_iter().collect();
     if sets.is_empty() {
         return table.defaults();

@@ -103,7 +103,10 @@ pub struct Variant {
 impl Variant {
     /// The scope names.
     pub fn scopes(&self) -> Vec<String> {
-        self.required_scopes.iter().map(|(s, _)| s.clone()).collect()
+        self.required_scopes
+            .iter()
+            .map(|(s, _)| s.clone())
+            .collect()
     }
 }
 
@@ -213,7 +216,11 @@ impl fmt::Display for Cond {
             Cond::And(cs) if cs.is_empty() => f.write_str("true"),
             Cond::Or(cs) if cs.is_empty() => f.write_str("false"),
             Cond::And(cs) | Cond::Or(cs) => {
-                let op = if matches!(self, Cond::And(_)) { " && " } else { " || " };
+                let op = if matches!(self, Cond::And(_)) {
+                    " && "
+                } else {
+                    " || "
+                };
                 for (i, c) in cs.iter().enumerate() {
                     if i > 0 {
                         f.write_str(op)?;

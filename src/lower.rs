@@ -16,7 +16,10 @@ pub fn lower(files: &[RulesFile], diags: &mut Vec<Diagnostic>) -> Vec<Server> {
     let mut orphans = Vec::new();
     for file in files {
         match &file.server {
-            Some(decl) => match servers.iter_mut().find(|(s, _)| s.name.value == decl.name.value) {
+            Some(decl) => match servers
+                .iter_mut()
+                .find(|(s, _)| s.name.value == decl.name.value)
+            {
                 Some((first, group)) => {
                     if first.version.value != decl.version.value {
                         diags.push(
@@ -59,7 +62,11 @@ pub fn lower(files: &[RulesFile], diags: &mut Vec<Diagnostic>) -> Vec<Server> {
         .collect()
 }
 
-fn lower_server(decl: &ast::ServerDecl, files: &[&RulesFile], diags: &mut Vec<Diagnostic>) -> Server {
+fn lower_server(
+    decl: &ast::ServerDecl,
+    files: &[&RulesFile],
+    diags: &mut Vec<Diagnostic>,
+) -> Server {
     let mut hints = HintTable::default();
     let mut declared: Vec<&ast::HintDecl> = Vec::new();
     for hint in files.iter().flat_map(|f| &f.hints) {
@@ -87,7 +94,10 @@ fn lower_server(decl: &ast::ServerDecl, files: &[&RulesFile], diags: &mut Vec<Di
             diags.push(
                 Diagnostic::new(
                     Code::DuplicateHint,
-                    format!("hint `{}` is built in and cannot be redeclared", hint.name.value),
+                    format!(
+                        "hint `{}` is built in and cannot be redeclared",
+                        hint.name.value
+                    ),
                 )
                 .at(hint.name.span),
             );
@@ -122,15 +132,24 @@ fn lower_settings(
             Some(i) => out.push(Setting {
                 hint: i,
                 value: s.value.value,
-                loc: Loc(Span::new(s.name.span.file, s.name.span.start, s.value.span.end)),
+                loc: Loc(Span::new(
+                    s.name.span.file,
+                    s.name.span.start,
+                    s.value.span.end,
+                )),
             }),
             None => diags.push(
-                Diagnostic::new(Code::UnknownField, format!("unknown hint `{}`", s.name.value))
-                    .at(s.name.span)
-                    .for_tool(tool)
-                    .with_help(suggest::did_you_mean(&s.name.value, hints.names()).unwrap_or_else(
-                        || "declare extra hints under `hints:` at the top of the file".into(),
-                    )),
+                Diagnostic::new(
+                    Code::UnknownField,
+                    format!("unknown hint `{}`", s.name.value),
+                )
+                .at(s.name.span)
+                .for_tool(tool)
+                .with_help(
+                    suggest::did_you_mean(&s.name.value, hints.names()).unwrap_or_else(|| {
+                        "declare extra hints under `hints:` at the top of the file".into()
+                    }),
+                ),
             ),
         }
     }
@@ -145,7 +164,11 @@ fn apply(base: &HintSet, settings: &[Setting]) -> HintSet {
     set
 }
 
-fn lower_tool(tool: &ast::ToolDecl, hints: &HintTable, diags: &mut Vec<Diagnostic>) -> Option<Tool> {
+fn lower_tool(
+    tool: &ast::ToolDecl,
+    hints: &HintTable,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Tool> {
     let name = tool.name.value.clone();
     let (input_schema, schema_loc) = match &tool.input_schema {
         Some(ast::SchemaSource::Inline(s)) => (s.value.clone(), Loc(s.span)),
@@ -251,7 +274,9 @@ pub fn lower_when(when: &When, diags: &mut Vec<Diagnostic>) -> Cond {
                     "expression conditions are not supported by this version of mcp-resolve",
                 )
                 .at(text.span)
-                .with_help("write the condition in the structured form (a mapping of argument patterns)"),
+                .with_help(
+                    "write the condition in the structured form (a mapping of argument patterns)",
+                ),
             );
             Cond::Const(false)
         }

@@ -9,8 +9,8 @@ use crate::ast::RulesFile;
 use crate::check::check_server;
 use crate::diagnostic::{self, Code, Diagnostic, Severity};
 use crate::ir::Server;
-use crate::parse::yaml::{self, MAX_FILE_BYTES};
 use crate::parse::decode;
+use crate::parse::yaml::{self, MAX_FILE_BYTES};
 use crate::source::{SourceMap, Span};
 
 /// Extensions of rules files picked up from directories.
@@ -51,7 +51,9 @@ impl std::error::Error for LoadError {}
 impl Project {
     /// Whether any finding is an error.
     pub fn has_errors(&self) -> bool {
-        self.diagnostics.iter().any(|d| d.severity == Severity::Error)
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
     }
 
     /// The single server of the project, or a message saying why there is not one.
@@ -62,7 +64,10 @@ impl Project {
             many => Err(format!(
                 "the given rules files declare {} servers ({}); give the files of one server",
                 many.len(),
-                many.iter().map(|s| format!("`{}`", s.name)).collect::<Vec<_>>().join(", ")
+                many.iter()
+                    .map(|s| format!("`{}`", s.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )),
         }
     }

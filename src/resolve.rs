@@ -111,9 +111,17 @@ impl<'s> Resolver<'s> {
     }
 
     /// Resolves one call and shapes the JSON-RPC `result` for `dialect`.
-    pub fn resolve_result(&self, name: &str, arguments: &Value, dialect: Dialect) -> Result<Value, RpcError> {
+    pub fn resolve_result(
+        &self,
+        name: &str,
+        arguments: &Value,
+        dialect: Dialect,
+    ) -> Result<Value, RpcError> {
         let resolution = self.resolve(name, arguments)?;
-        let tool = self.server.tool(name).map(|t| tool_object(self.server, t, dialect));
+        let tool = self
+            .server
+            .tool(name)
+            .map(|t| tool_object(self.server, t, dialect));
         Ok(dialect.result(&tool.unwrap_or(Value::Null), &resolution))
     }
 

@@ -98,7 +98,7 @@ enum When {
 enum Matcher {
     Scalar(Scalar),
     List(Vec<Scalar>),
-    Keywords(Keywords),
+    Keywords(Box<Keywords>),
 }
 
 #[derive(Deserialize, JsonSchema)]

@@ -12,7 +12,10 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
 }
 
 /// `did you mean `x`?` for the closest candidate.
-pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
     closest(word, candidates).map(|c| format!("did you mean `{c}`?"))
 }
 
@@ -22,8 +25,14 @@ mod tests {
 
     #[test]
     fn suggests_near_misses_only() {
-        assert_eq!(closest("actoin", ["action", "path", "content"]), Some("action"));
-        assert_eq!(closest("readOnly", ["readOnlyHint", "openWorldHint"]), Some("readOnlyHint"));
+        assert_eq!(
+            closest("actoin", ["action", "path", "content"]),
+            Some("action")
+        );
+        assert_eq!(
+            closest("readOnly", ["readOnlyHint", "openWorldHint"]),
+            Some("readOnlyHint")
+        );
         assert_eq!(closest("zzz", ["action", "path"]), None);
     }
 }

@@ -31,10 +31,13 @@ pub(super) fn check(server: &Server, schemas_ok: &[bool], diags: &mut Vec<Diagno
                             && let Err(e) = compile_pattern(re)
                         {
                             diags.push(
-                                Diagnostic::new(Code::InvalidRegex, format!("invalid regex `{re}`: {e}"))
-                                    .at(p.loc.0)
-                                    .for_tool(&tool.name)
-                                    .for_variant(&v.name),
+                                Diagnostic::new(
+                                    Code::InvalidRegex,
+                                    format!("invalid regex `{re}`: {e}"),
+                                )
+                                .at(p.loc.0)
+                                .for_tool(&tool.name)
+                                .for_variant(&v.name),
                             );
                         }
                     });
@@ -75,7 +78,11 @@ pub fn lookup_subschema<'a>(root: &'a Value, segments: &[String]) -> Option<&'a 
 pub fn schema_types(schema: &Value) -> Option<Vec<String>> {
     match schema.get("type")? {
         Value::String(s) => Some(vec![s.clone()]),
-        Value::Array(a) => Some(a.iter().filter_map(|t| t.as_str().map(str::to_string)).collect()),
+        Value::Array(a) => Some(
+            a.iter()
+                .filter_map(|t| t.as_str().map(str::to_string))
+                .collect(),
+        ),
         _ => None,
     }
 }
@@ -94,16 +101,32 @@ fn check_path(tool: &Tool, v: &Variant, path: &ArgPath, diags: &mut Vec<Diagnost
             return false;
         }
         let prefix = path.segments[..i].join(".");
-        let names: Vec<&str> = props.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
-        let full = |n: &str| if prefix.is_empty() { n.to_string() } else { format!("{prefix}.{n}") };
+        let names: Vec<&str> = props
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let full = |n: &str| {
+            if prefix.is_empty() {
+                n.to_string()
+            } else {
+                format!("{prefix}.{n}")
+            }
+        };
         let help = suggest::closest(seg, names.iter().copied())
             .map(|n| format!("did you mean `{}`?", full(n)))
             .or_else(|| {
                 (!names.is_empty()).then(|| {
                     format!(
                         "the {} are {}",
-                        if prefix.is_empty() { "arguments".to_string() } else { format!("fields of `{prefix}`") },
-                        names.iter().map(|n| format!("`{}`", full(n))).collect::<Vec<_>>().join(", ")
+                        if prefix.is_empty() {
+                            "arguments".to_string()
+                        } else {
+                            format!("fields of `{prefix}`")
+                        },
+                        names
+                            .iter()
+                            .map(|n| format!("`{}`", full(n)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     )
                 })
             });
@@ -132,7 +155,10 @@ fn open_to(schema: &Value, name: &str) -> bool {
     schema
         .get("patternProperties")
         .and_then(Value::as_object)
-        .is_some_and(|pp| pp.keys().any(|re| compile_pattern(re).is_ok_and(|r| r.is_match(name))))
+        .is_some_and(|pp| {
+            pp.keys()
+                .any(|re| compile_pattern(re).is_ok_and(|r| r.is_match(name)))
+        })
 }
 
 fn check_values(
@@ -143,7 +169,11 @@ fn check_values(
     validator: &jsonschema::Validator,
     diags: &mut Vec<Diagnostic>,
 ) {
-    let pointer: String = path.segments.iter().map(|s| format!("/{}", escape_pointer(s))).collect();
+    let pointer: String = path
+        .segments
+        .iter()
+        .map(|s| format!("/{}", escape_pointer(s)))
+        .collect();
     let subschema = lookup_subschema(&tool.input_schema, &path.segments);
     pred.walk(&mut |p| {
         let literals: Vec<&Value> = match &p.kind {
@@ -151,15 +181,25 @@ fn check_values(
             PredKind::Enum(values) => values.iter().collect(),
             PredKind::Type(types) => {
                 if let Some(allowed) = subschema.and_then(schema_types)
-                    && !types.iter().any(|t| allowed.iter().any(|a| types_overlap(t, a)))
+                    && !types
+                        .iter()
+                        .any(|t| allowed.iter().any(|a| types_overlap(t, a)))
                 {
                     diags.push(
                         Diagnostic::new(
                             Code::ValueNotAllowed,
                             format!(
                                 "argument `{path}` is {}, never {}",
-                                allowed.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(" or "),
-                                types.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(" or "),
+                                allowed
+                                    .iter()
+                                    .map(|t| format!("`{t}`"))
+                                    .collect::<Vec<_>>()
+                                    .join(" or "),
+                                types
+                                    .iter()
+                                    .map(|t| format!("`{t}`"))
+                                    .collect::<Vec<_>>()
+                                    .join(" or "),
                             ),
                         )
                         .at(p.loc.0)
@@ -181,13 +221,23 @@ fn check_values(
                 let allowed = subschema
                     .and_then(|s| s.get("enum"))
                     .and_then(Value::as_array)
-                    .map(|e| e.iter().map(Value::to_string).collect::<Vec<_>>().join(", "));
+                    .map(|e| {
+                        e.iter()
+                            .map(Value::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    });
                 let help = match (&allowed, literal.as_str()) {
                     (Some(_), Some(s)) => {
                         let names: Vec<String> = subschema
                             .and_then(|s| s.get("enum"))
                             .and_then(Value::as_array)
-                            .map(|e| e.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                            .map(|e| {
+                                e.iter()
+                                    .filter_map(Value::as_str)
+                                    .map(str::to_string)
+                                    .collect()
+                            })
                             .unwrap_or_default();
                         suggest::did_you_mean(s, names.iter().map(String::as_str))
                             .or_else(|| allowed.as_ref().map(|a| format!("allowed values are {a}")))
@@ -198,7 +248,10 @@ fn check_values(
                 diags.push(
                     Diagnostic::new(
                         Code::ValueNotAllowed,
-                        format!("argument `{path}` can never be `{literal}`: {}", shorten(&problem)),
+                        format!(
+                            "argument `{path}` can never be `{literal}`: {}",
+                            shorten(&problem)
+                        ),
                     )
                     .at(p.loc.0)
                     .for_tool(&tool.name)

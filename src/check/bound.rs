@@ -90,7 +90,9 @@ fn meaningless(
         )
         .at(s.loc.0)
         .for_tool(&tool.name)
-        .with_help("a read-only tool modifies nothing; write `destructiveHint: false` or leave it out");
+        .with_help(
+            "a read-only tool modifies nothing; write `destructiveHint: false` or leave it out",
+        );
         if let Some(v) = variant {
             d = d.for_variant(v);
         }

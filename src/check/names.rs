@@ -22,10 +22,13 @@ pub(super) fn check(server: &Server, diags: &mut Vec<Diagnostic>) {
     for tool in &server.tools {
         if let Some(first) = tools.get(tool.name.as_str()) {
             diags.push(
-                Diagnostic::new(Code::DuplicateTool, format!("tool `{}` is defined twice", tool.name))
-                    .labeled(tool.name_loc.0, "defined again here")
-                    .with_related(first.0, "first defined here")
-                    .for_tool(&tool.name),
+                Diagnostic::new(
+                    Code::DuplicateTool,
+                    format!("tool `{}` is defined twice", tool.name),
+                )
+                .labeled(tool.name_loc.0, "defined again here")
+                .with_related(first.0, "first defined here")
+                .for_tool(&tool.name),
             );
         } else {
             tools.insert(&tool.name, tool.name_loc);
@@ -34,7 +37,10 @@ pub(super) fn check(server: &Server, diags: &mut Vec<Diagnostic>) {
             diags.push(
                 Diagnostic::new(
                     Code::InvalidToolName,
-                    format!("tool name `{}` is not 1–128 characters of `[A-Za-z0-9_.-]`", tool.name.escape_debug()),
+                    format!(
+                        "tool name `{}` is not 1–128 characters of `[A-Za-z0-9_.-]`",
+                        tool.name.escape_debug()
+                    ),
                 )
                 .at(tool.name_loc.0)
                 .for_tool(&tool.name)
@@ -47,7 +53,10 @@ pub(super) fn check(server: &Server, diags: &mut Vec<Diagnostic>) {
                 diags.push(
                     Diagnostic::new(
                         Code::DuplicateVariant,
-                        format!("variant `{}` of tool `{}` is defined twice", v.name, tool.name),
+                        format!(
+                            "variant `{}` of tool `{}` is defined twice",
+                            v.name, tool.name
+                        ),
                     )
                     .labeled(v.loc.0, "defined again here")
                     .with_related(first.0, "first defined here")

@@ -27,7 +27,11 @@ pub(super) fn check(server: &Server, diags: &mut Vec<Diagnostic>) -> Vec<bool> {
                 diags.push(
                     Diagnostic::new(
                         Code::InvalidSchema,
-                        format!("inputSchema of tool `{}` is not a valid JSON Schema: {}", tool.name, first_line(problem)),
+                        format!(
+                            "inputSchema of tool `{}` is not a valid JSON Schema: {}",
+                            tool.name,
+                            first_line(problem)
+                        ),
                     )
                     .at(tool.schema_loc.0)
                     .for_tool(&tool.name),

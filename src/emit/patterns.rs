@@ -77,22 +77,29 @@ fn dnf(cond: &Cond, negated: bool) -> Result<Dnf, usize> {
 
 /// `a.b.c` present with value schema `s`: a schema on `a`.
 fn test(path: &ArgPath, schema: Value) -> Lit {
-    let (first, rest) = path.segments.split_first().map_or(("", &[][..]), |(f, r)| (f.as_str(), r));
-    let schema = rest.iter().rev().fold(schema, |inner, seg| {
-        json!({ "type": "object", "properties": { seg: inner }, "required": [seg] })
-    });
+    let (first, rest) = path
+        .segments
+        .split_first()
+        .map_or(("", &[][..]), |(f, r)| (f.as_str(), r));
+    let schema = rest.iter().rev().fold(
+        schema,
+        |inner, seg| json!({ "type": "object", "properties": { seg: inner }, "required": [seg] }),
+    );
     Lit::Test(first.to_string(), schema)
 }
 
 /// `a.b.c` absent: `a` absent, or `a` present without `b.c`.
 fn absent(path: &ArgPath) -> Dnf {
-    let (first, rest) = path.segments.split_first().map_or(("", &[][..]), |(f, r)| (f.as_str(), r));
+    let (first, rest) = path
+        .segments
+        .split_first()
+        .map_or(("", &[][..]), |(f, r)| (f.as_str(), r));
     let mut out = vec![vec![Lit::Absent(first.to_string())]];
     if !rest.is_empty() {
-        let schema = rest
-            .iter()
-            .rev()
-            .fold(Value::Bool(false), |inner, seg| json!({ "properties": { seg: inner } }));
+        let schema = rest.iter().rev().fold(
+            Value::Bool(false),
+            |inner, seg| json!({ "properties": { seg: inner } }),
+        );
         out.push(vec![Lit::Test(first.to_string(), schema)]);
     }
     out
@@ -110,7 +117,9 @@ fn to_map(conj: &[Lit]) -> Option<Map<String, Value>> {
     names.dedup();
     let mut map = Map::new();
     for name in names {
-        let absent = conj.iter().any(|l| matches!(l, Lit::Absent(a) if a == name));
+        let absent = conj
+            .iter()
+            .any(|l| matches!(l, Lit::Absent(a) if a == name));
         let mut schemas: Vec<Value> = Vec::new();
         for l in conj {
             if let Lit::Test(a, s) = l
@@ -121,7 +130,9 @@ fn to_map(conj: &[Lit]) -> Option<Map<String, Value>> {
                 schemas.push(s.clone());
             }
         }
-        let present = conj.iter().any(|l| matches!(l, Lit::Test(a, _) if a == name));
+        let present = conj
+            .iter()
+            .any(|l| matches!(l, Lit::Test(a, _) if a == name));
         let schema = match (absent, present) {
             (true, true) => return None,
             (true, false) => Value::Bool(false),

@@ -162,19 +162,24 @@ impl Decoder<'_> {
                 continue;
             };
             if !allowed.contains(&key.as_str()) {
-                let help = suggest::did_you_mean(key, allowed.iter().copied()).unwrap_or_else(|| {
-                    format!(
-                        "{what} fields are {}",
-                        allowed
-                            .iter()
-                            .map(|a| format!("`{a}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                });
+                let help =
+                    suggest::did_you_mean(key, allowed.iter().copied()).unwrap_or_else(|| {
+                        format!(
+                            "{what} fields are {}",
+                            allowed
+                                .iter()
+                                .map(|a| format!("`{a}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    });
                 let span = self.span(k);
-                self.error(Code::UnknownField, format!("unknown field `{key}` in {what}"), span)
-                    .help = Some(help);
+                self.error(
+                    Code::UnknownField,
+                    format!("unknown field `{key}` in {what}"),
+                    span,
+                )
+                .help = Some(help);
                 continue;
             }
             fields.entries.push((key.as_str(), k, v));
@@ -438,7 +443,10 @@ impl Decoder<'_> {
                 Some(When::Structured(conjunctions))
             }
             _ => {
-                self.wrong(node, "a mapping, a sequence of mappings or an expression string for `when`");
+                self.wrong(
+                    node,
+                    "a mapping, a sequence of mappings or an expression string for `when`",
+                );
                 None
             }
         }
@@ -535,7 +543,10 @@ impl Decoder<'_> {
             "const" => ValueMatcher::Const(Spanned::new(node.to_json(), span)),
             "enum" => {
                 let items = self.seq(node, &what)?;
-                ValueMatcher::Enum(Spanned::new(items.iter().map(YNode::to_json).collect(), span))
+                ValueMatcher::Enum(Spanned::new(
+                    items.iter().map(YNode::to_json).collect(),
+                    span,
+                ))
             }
             "type" => {
                 let names = match &node.value {
@@ -552,8 +563,12 @@ impl Decoder<'_> {
                 };
                 for n in &names {
                     if !JSON_TYPES.contains(&n.as_str()) {
-                        self.error(Code::InvalidValue, format!("unknown JSON Schema type `{n}`"), span)
-                            .help = suggest::did_you_mean(n, JSON_TYPES.iter().copied());
+                        self.error(
+                            Code::InvalidValue,
+                            format!("unknown JSON Schema type `{n}`"),
+                            span,
+                        )
+                        .help = suggest::did_you_mean(n, JSON_TYPES.iter().copied());
                         return None;
                     }
                 }

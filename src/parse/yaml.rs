@@ -122,12 +122,28 @@ pub fn parse(text: &str) -> Result<YNode, YamlError> {
         let line_col = location.map(|l| (l.line() as usize, l.column() as usize));
         let message = e.to_string();
         let message = message.lines().next().unwrap_or("invalid YAML").to_string();
+        let message = if message.starts_with("budget breached") {
+            format!(
+                "document exceeds the YAML resource budget ({}); alias bombs and oversized documents are refused",
+                breach_kind(&message)
+            )
+        } else {
+            strip_location_suffix(&message)
+        };
         YamlError {
-            message: strip_location_suffix(&message),
+            message,
             offset,
             line_col,
         }
     })
+}
+
+/// `budget breached: Nodes { nodes: 250001 } at …` → `nodes: 250001`.
+fn breach_kind(message: &str) -> String {
+    match (message.find('{'), message.find('}')) {
+        (Some(a), Some(b)) if a < b => message[a + 1..b].trim().to_string(),
+        _ => "limit reached".to_string(),
+    }
 }
 
 /// serde-saphyr appends `at line L column C`; diagnostics carry their own position.

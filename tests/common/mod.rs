@@ -1,0 +1,41 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// Whether expected files should be rewritten (`MCP_RESOLVE_BLESS=1`).
+pub fn bless() -> bool {
+    std::env::var_os("MCP_RESOLVE_BLESS").is_some_and(|v| v != "0")
+}
+
+/// Compares `actual` with the file at `path`; rewrites it when blessing.
+pub fn expect_file(path: &Path, actual: &str) {
+    if bless() {
+        std::fs::write(path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(path)
+        .unwrap_or_else(|_| panic!("missing {}; run with MCP_RESOLVE_BLESS=1", path.display()));
+    if expected != actual {
+        panic!(
+            "{} is stale (run with MCP_RESOLVE_BLESS=1 to update)\n--- expected\n{expected}\n--- actual\n{actual}",
+            path.display()
+        );
+    }
+}
+
+/// Files with extension `ext` in `dir`, sorted.
+pub fn files(dir: &str, ext: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The compiled `mcp-resolve` binary.
+pub fn bin() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_mcp-resolve"))
+}
