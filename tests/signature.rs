@@ -1,0 +1,191 @@
+//! Signatures: committed outputs in sync, byte-identical runs, the fingerprint
+//! recomputed with a second JCS implementation, and host-side evaluation of
+//! `argumentPatterns` with an off-the-shelf JSON Schema validator agreeing with
+//! the resolver.
+
+mod common;
+
+use std::path::Path;
+
+use mcp_resolve::Resolver;
+use mcp_resolve::emit::signature::{signature, to_pretty};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+fn bundled() -> Vec<std::path::PathBuf> {
+    common::files("rules", "yaml")
+}
+
+fn signature_text(path: &Path) -> String {
+    let project = mcp_resolve::load(&[path.to_path_buf()]).unwrap();
+    assert!(!project.has_errors());
+    let mut diags = Vec::new();
+    let doc = signature(project.single_server().unwrap(), &mut diags);
+    assert!(diags.is_empty());
+    to_pretty(&doc)
+}
+
+#[test]
+fn committed_signatures_and_schema_are_up_to_date() {
+    for path in bundled() {
+        let stem = path.file_stem().unwrap().to_str().unwrap();
+        common::expect_file(
+            &Path::new("generated").join(format!("{stem}.signature.json")),
+            &signature_text(&path),
+        );
+    }
+    common::expect_file(
+        Path::new("generated/rules.schema.json"),
+        &mcp_resolve::rules_schema::rules_schema(),
+    );
+}
+
+#[test]
+fn signature_is_byte_identical_across_processes() {
+    for path in bundled() {
+        let run = || common::bin().arg("signature").arg(&path).output().unwrap();
+        let (a, b) = (run(), run());
+        assert!(a.status.success());
+        assert_eq!(a.stdout, b.stdout);
+        assert_eq!(String::from_utf8(a.stdout).unwrap(), signature_text(&path));
+    }
+}
+
+#[test]
+fn fingerprint_matches_an_independent_jcs_implementation() {
+    for path in bundled() {
+        let mut doc: Value = serde_json::from_str(&signature_text(&path)).unwrap();
+        let claimed = doc["fingerprint"].as_str().unwrap().to_string();
+        doc.as_object_mut().unwrap().remove("fingerprint");
+        let canonical = serde_jcs::to_string(&doc).unwrap();
+        let hex: String = Sha256::digest(canonical.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(claimed, format!("sha256:{hex}"), "{}", path.display());
+
+        let out = common::bin()
+            .args(["signature", "--fingerprint-only"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8(out.stdout).unwrap().trim(), claimed);
+    }
+}
+
+#[test]
+fn fingerprint_covers_annotation_values() {
+    let path = Path::new("rules/file-server.yaml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let fp = |t: &str| {
+        let p = mcp_resolve::load_str("x.yaml", t);
+        let mut d = Vec::new();
+        signature(&p.servers[0], &mut d)["fingerprint"].clone()
+    };
+    let changed = text.replacen("annotations: { destructiveHint: false }", "annotations: { destructiveHint: true }", 1);
+    assert_ne!(text, changed);
+    assert_ne!(fp(&text), fp(&changed));
+    // Formatting and comments are not part of the meaning.
+    let reformatted = format!("# a comment\n{}", text.replace("{ action: read }", "{action: read}"));
+    assert_eq!(fp(&text), fp(&reformatted));
+}
+
+/// The host-side recipe of docs/signature.md: validate the arguments against
+/// the tool's inputSchema; then the first `resolvedVariants` entry whose
+/// patterns all hold wins (a `false` pattern: the argument is absent; any
+/// other: present and valid); no entry: the static annotations.
+fn host_resolve(tool: &Value, arguments: &Value) -> Option<(Option<String>, Value)> {
+    let validator = jsonschema::validator_for(&tool["inputSchema"]).unwrap();
+    if !validator.is_valid(arguments) {
+        return None;
+    }
+    for entry in tool["resolvedVariants"].as_array().unwrap() {
+        let patterns = entry["when"]["argumentPatterns"].as_object().unwrap();
+        let required: Vec<&String> = patterns.iter().filter(|(_, s)| **s != json!(false)).map(|(k, _)| k).collect();
+        let schema = json!({ "type": "object", "properties": patterns, "required": required });
+        if jsonschema::validator_for(&schema).unwrap().is_valid(arguments) {
+            return Some((Some(entry["name"].as_str().unwrap().to_string()), entry["annotations"].clone()));
+        }
+    }
+    Some((None, tool["annotations"].clone()))
+}
+
+/// Argument objects built from a schema: enum values, boundary numbers,
+/// strings shaped for the bundled patterns, absent optional properties.
+fn candidates(schema: &Value, depth: usize) -> Vec<Value> {
+    let mut out = Vec::new();
+    if let Some(e) = schema.get("enum").and_then(Value::as_array) {
+        out.extend(e.iter().cloned());
+        out.push(json!("not-in-enum"));
+        return out;
+    }
+    match schema.get("type").and_then(Value::as_str) {
+        Some("string") => out.extend(
+            ["", "/repos/o/r", "/repos/o/r/issues", "/repos/o/r/issues/7/comments", "/repos/o/r/pulls/1/comments", "/user", "notes.md", "x"]
+                .map(Value::from),
+        ),
+        Some("boolean") => out.extend([json!(true), json!(false)]),
+        Some("integer") => out.extend([json!(0), json!(1), json!(10), json!(11), json!(200)]),
+        Some("number") => out.extend([json!(0), json!(6), json!(6.5), json!(9)]),
+        Some("object") if depth < 2 => {
+            let props = schema.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+            let mut objects = vec![Map::new()];
+            for (name, sub) in props {
+                let mut next = Vec::new();
+                for o in &objects {
+                    next.push(o.clone());
+                    for c in candidates(&sub, depth + 1) {
+                        let mut o = o.clone();
+                        o.insert(name.clone(), c);
+                        next.push(o);
+                    }
+                }
+                // Keep the product bounded but deterministic.
+                next.truncate(4000);
+                objects = next;
+            }
+            out.extend(objects.into_iter().map(Value::Object));
+        }
+        Some("object") => out.push(json!({})),
+        _ => out.extend([json!("s"), json!(1)]),
+    }
+    out
+}
+
+#[test]
+fn host_evaluation_of_argument_patterns_agrees_with_the_resolver() {
+    let mut compared = 0;
+    let mut seen_variants = std::collections::BTreeSet::new();
+    for path in bundled() {
+        let project = mcp_resolve::load(&[path.clone()]).unwrap();
+        let server = project.single_server().unwrap();
+        let resolver = Resolver::new(server).unwrap();
+        let mut diags = Vec::new();
+        let doc = signature(server, &mut diags);
+        for tool in doc["tools"].as_array().unwrap() {
+            if tool.get("resolvedVariants").is_none() {
+                continue;
+            }
+            let name = tool["name"].as_str().unwrap();
+            for args in candidates(&tool["inputSchema"], 0) {
+                let host = host_resolve(tool, &args);
+                let ours = resolver.resolve(name, &args);
+                match (host, ours) {
+                    (None, Err(e)) => assert_eq!(e.code, -32602),
+                    (Some((variant, annotations)), Ok(r)) => {
+                        assert_eq!(variant, r.variant, "{name} {args}");
+                        assert_eq!(annotations, r.annotations.complete_json(), "{name} {args}");
+                        seen_variants.insert(format!("{name}/{variant:?}"));
+                        compared += 1;
+                    }
+                    (h, o) => panic!("{name} {args}: host {h:?}, resolver {o:?}"),
+                }
+            }
+        }
+    }
+    assert!(compared > 500, "only {compared} valid argument objects");
+    // Every bundled variant, and the static fallback somewhere, was exercised.
+    for expected in ["manage_files/Some(\"overwrite\")", "github_api/Some(\"comment\")", "github_api/None", "filesystem/Some(\"delete-tree\")", "filesystem/Some(\"empty-append\")", "start_coding_agent/Some(\"offline-short\")", "get_repo_contents/Some(\"public\")"] {
+        assert!(seen_variants.contains(expected), "never resolved {expected}: {seen_variants:?}");
+    }
+}
