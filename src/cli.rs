@@ -53,7 +53,8 @@ enum Command {
         /// The tool name.
         #[arg(long)]
         tool: String,
-        /// The arguments, a JSON object.
+        /// The arguments, a JSON object; `-` reads them from standard input,
+        /// `@FILE` from a file.
         #[arg(long)]
         args: String,
         /// The response shape.
@@ -228,7 +229,14 @@ fn resolve(paths: &[PathBuf], tool: &str, args: &str, dialect: Dialect, explain:
             return FAILURE;
         }
     };
-    let arguments: Result<Value, RpcError> = serde_json::from_str(args)
+    let text = match read_args(args) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return USAGE;
+        }
+    };
+    let arguments: Result<Value, RpcError> = serde_json::from_str(&text)
         .map_err(|e| RpcError::invalid_params(format!("arguments are not valid JSON: {e}")));
     let result = arguments.and_then(|a| {
         if explain {
@@ -245,6 +253,21 @@ fn resolve(paths: &[PathBuf], tool: &str, args: &str, dialect: Dialect, explain:
         serde_json::to_string_pretty(&value).unwrap_or_default()
     );
     code
+}
+
+/// `--args`: inline JSON, `-` for standard input, `@FILE` for a file.
+fn read_args(args: &str) -> Result<String, String> {
+    if args == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text)
+            .map_err(|e| format!("cannot read arguments from standard input: {e}"))?;
+        Ok(text)
+    } else if let Some(path) = args.strip_prefix('@') {
+        mcp_resolve::project::read_limited(Path::new(path))
+            .map_err(|e| format!("cannot read `{path}`: {e}"))
+    } else {
+        Ok(args.to_string())
+    }
 }
 
 fn explain_steps(resolver: &Resolver<'_>, tool: &str, arguments: &Value) {

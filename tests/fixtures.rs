@@ -1,6 +1,7 @@
 //! Every invalid fixture renders exactly its expected diagnostics (code, file,
 //! line, column, message, help); every valid fixture and bundled rules file
 //! compiles without findings.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
@@ -36,7 +37,13 @@ fn every_diagnostic_code_has_a_fixture() {
         }
     }
     // Reported by the pattern-analysis engine, which is not part of this release.
-    let later = ["unreachable-variant", "non-exhaustive", "static-too-strict", "pattern-too-complex", "server-mismatch"];
+    let later = [
+        "unreachable-variant",
+        "non-exhaustive",
+        "static-too-strict",
+        "pattern-too-complex",
+        "server-mismatch",
+    ];
     let missing: Vec<&str> = Code::ALL
         .iter()
         .map(|c| c.as_str())
@@ -52,6 +59,10 @@ fn valid_fixtures_and_bundled_rules_have_no_findings() {
     for path in paths {
         let project = mcp_resolve::load(std::slice::from_ref(&path)).unwrap();
         let rendered = render_human(&project.sources, &project.diagnostics, false);
-        assert!(project.diagnostics.is_empty(), "{}:\n{rendered}", path.display());
+        assert!(
+            project.diagnostics.is_empty(),
+            "{}:\n{rendered}",
+            path.display()
+        );
     }
 }

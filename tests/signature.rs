@@ -2,6 +2,7 @@
 //! recomputed with a second JCS implementation, and host-side evaluation of
 //! `argumentPatterns` with an off-the-shelf JSON Schema validator agreeing with
 //! the resolver.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
@@ -82,11 +83,18 @@ fn fingerprint_covers_annotation_values() {
         let mut d = Vec::new();
         signature(&p.servers[0], &mut d)["fingerprint"].clone()
     };
-    let changed = text.replacen("annotations: { destructiveHint: false }", "annotations: { destructiveHint: true }", 1);
+    let changed = text.replacen(
+        "annotations: { destructiveHint: false }",
+        "annotations: { destructiveHint: true }",
+        1,
+    );
     assert_ne!(text, changed);
     assert_ne!(fp(&text), fp(&changed));
     // Formatting and comments are not part of the meaning.
-    let reformatted = format!("# a comment\n{}", text.replace("{ action: read }", "{action: read}"));
+    let reformatted = format!(
+        "# a comment\n{}",
+        text.replace("{ action: read }", "{action: read}")
+    );
     assert_eq!(fp(&text), fp(&reformatted));
 }
 
@@ -101,10 +109,20 @@ fn host_resolve(tool: &Value, arguments: &Value) -> Option<(Option<String>, Valu
     }
     for entry in tool["resolvedVariants"].as_array().unwrap() {
         let patterns = entry["when"]["argumentPatterns"].as_object().unwrap();
-        let required: Vec<&String> = patterns.iter().filter(|(_, s)| **s != json!(false)).map(|(k, _)| k).collect();
+        let required: Vec<&String> = patterns
+            .iter()
+            .filter(|(_, s)| **s != json!(false))
+            .map(|(k, _)| k)
+            .collect();
         let schema = json!({ "type": "object", "properties": patterns, "required": required });
-        if jsonschema::validator_for(&schema).unwrap().is_valid(arguments) {
-            return Some((Some(entry["name"].as_str().unwrap().to_string()), entry["annotations"].clone()));
+        if jsonschema::validator_for(&schema)
+            .unwrap()
+            .is_valid(arguments)
+        {
+            return Some((
+                Some(entry["name"].as_str().unwrap().to_string()),
+                entry["annotations"].clone(),
+            ));
         }
     }
     Some((None, tool["annotations"].clone()))
@@ -121,14 +139,27 @@ fn candidates(schema: &Value, depth: usize) -> Vec<Value> {
     }
     match schema.get("type").and_then(Value::as_str) {
         Some("string") => out.extend(
-            ["", "/repos/o/r", "/repos/o/r/issues", "/repos/o/r/issues/7/comments", "/repos/o/r/pulls/1/comments", "/user", "notes.md", "x"]
-                .map(Value::from),
+            [
+                "",
+                "/repos/o/r",
+                "/repos/o/r/issues",
+                "/repos/o/r/issues/7/comments",
+                "/repos/o/r/pulls/1/comments",
+                "/user",
+                "notes.md",
+                "x",
+            ]
+            .map(Value::from),
         ),
         Some("boolean") => out.extend([json!(true), json!(false)]),
         Some("integer") => out.extend([json!(0), json!(1), json!(10), json!(11), json!(200)]),
         Some("number") => out.extend([json!(0), json!(6), json!(6.5), json!(9)]),
         Some("object") if depth < 2 => {
-            let props = schema.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+            let props = schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
             let mut objects = vec![Map::new()];
             for (name, sub) in props {
                 let mut next = Vec::new();
@@ -157,7 +188,7 @@ fn host_evaluation_of_argument_patterns_agrees_with_the_resolver() {
     let mut compared = 0;
     let mut seen_variants = std::collections::BTreeSet::new();
     for path in bundled() {
-        let project = mcp_resolve::load(&[path.clone()]).unwrap();
+        let project = mcp_resolve::load(std::slice::from_ref(&path)).unwrap();
         let server = project.single_server().unwrap();
         let resolver = Resolver::new(server).unwrap();
         let mut diags = Vec::new();
@@ -185,7 +216,18 @@ fn host_evaluation_of_argument_patterns_agrees_with_the_resolver() {
     }
     assert!(compared > 500, "only {compared} valid argument objects");
     // Every bundled variant, and the static fallback somewhere, was exercised.
-    for expected in ["manage_files/Some(\"overwrite\")", "github_api/Some(\"comment\")", "github_api/None", "filesystem/Some(\"delete-tree\")", "filesystem/Some(\"empty-append\")", "start_coding_agent/Some(\"offline-short\")", "get_repo_contents/Some(\"public\")"] {
-        assert!(seen_variants.contains(expected), "never resolved {expected}: {seen_variants:?}");
+    for expected in [
+        "manage_files/Some(\"overwrite\")",
+        "github_api/Some(\"comment\")",
+        "github_api/None",
+        "filesystem/Some(\"delete-tree\")",
+        "filesystem/Some(\"empty-append\")",
+        "start_coding_agent/Some(\"offline-short\")",
+        "get_repo_contents/Some(\"public\")",
+    ] {
+        assert!(
+            seen_variants.contains(expected),
+            "never resolved {expected}: {seen_variants:?}"
+        );
     }
 }

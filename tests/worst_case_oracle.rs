@@ -1,10 +1,16 @@
 //! The conservative-bound check against an independent, table-driven oracle:
 //! every combination of absent/true/false for the four core hints on the
 //! static side and on the variant side (3^4 × 3^4 = 6,561 rule files).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use mcp_resolve::diagnostic::Code;
 
-const HINTS: [&str; 4] = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
+const HINTS: [&str; 4] = [
+    "readOnlyHint",
+    "destructiveHint",
+    "idempotentHint",
+    "openWorldHint",
+];
 /// MCP defaults, written out independently of the compiler's table.
 const DEFAULTS: [bool; 4] = [false, true, false, true];
 
@@ -37,13 +43,29 @@ struct Forbidden {
 
 const FORBIDDEN: &[Forbidden] = &[
     // static read-only, resolved not read-only
-    Forbidden { s: &[(0, true)], r: &[(0, false)], blame: 0 },
+    Forbidden {
+        s: &[(0, true)],
+        r: &[(0, false)],
+        blame: 0,
+    },
     // static writes but non-destructive; resolved writes destructively
-    Forbidden { s: &[(0, false), (1, false)], r: &[(0, false), (1, true)], blame: 1 },
+    Forbidden {
+        s: &[(0, false), (1, false)],
+        r: &[(0, false), (1, true)],
+        blame: 1,
+    },
     // static idempotent; resolved writes non-idempotently
-    Forbidden { s: &[(2, true)], r: &[(0, false), (2, false)], blame: 2 },
+    Forbidden {
+        s: &[(2, true)],
+        r: &[(0, false), (2, false)],
+        blame: 2,
+    },
     // static closed-world; resolved open-world
-    Forbidden { s: &[(3, false)], r: &[(3, true)], blame: 3 },
+    Forbidden {
+        s: &[(3, false)],
+        r: &[(3, true)],
+        blame: 3,
+    },
 ];
 
 fn matches(set: &[bool; 4], pattern: &[(usize, bool)]) -> bool {
@@ -74,7 +96,10 @@ fn worst_case_matches_the_oracle_on_every_combination() {
         );
         let rs = all_written();
         for (i, r) in rs.iter().enumerate() {
-            text.push_str(&format!("      - name: v{i}\n        when: {{ k: {i} }}\n        annotations: {}\n", yaml_map(r)));
+            text.push_str(&format!(
+                "      - name: v{i}\n        when: {{ k: {i} }}\n        annotations: {}\n",
+                yaml_map(r)
+            ));
         }
         let project = mcp_resolve::load_str("oracle.yaml", &text);
         for (i, r) in rs.iter().enumerate() {
@@ -152,7 +177,12 @@ tools:
         ]
     );
     // A static set already at the worst value admits every variant.
-    let relaxed = text.replace("agencyHint: false, privateHint: false, safeModeHint: true", "agencyHint: true, privateHint: true, safeModeHint: false").replace("requiredScopes: [a]", "requiredScopes: [a, b]");
+    let relaxed = text
+        .replace(
+            "agencyHint: false, privateHint: false, safeModeHint: true",
+            "agencyHint: true, privateHint: true, safeModeHint: false",
+        )
+        .replace("requiredScopes: [a]", "requiredScopes: [a, b]");
     let project = mcp_resolve::load_str("extra.yaml", &relaxed);
     assert!(project.diagnostics.is_empty(), "{:?}", project.diagnostics);
 }

@@ -1,0 +1,391 @@
+//! The command line end to end: exit codes, output formats, resolution.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::process::Output;
+
+use serde_json::{Value, json};
+
+fn run(args: &[&str]) -> Output {
+    common::bin().args(args).output().unwrap()
+}
+
+/// Runs with `--args -`, the arguments on standard input (for inputs over the
+/// OS limit on one command-line argument).
+fn run_stdin(args: &[&str], input: &str) -> Output {
+    use std::io::Write;
+    let mut child = common::bin()
+        .args(args)
+        .args(["--args", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_string();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+fn stdout_json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
+}
+
+#[test]
+fn check_bundled_rules_exits_zero() {
+    let o = run(&["check", "rules/"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let o = run(&["check", "rules/", "--format", "json"]);
+    assert_eq!(
+        stdout_json(&o)["summary"],
+        json!({"errors": 0, "warnings": 0, "infos": 0})
+    );
+}
+
+#[test]
+fn read_only_static_with_a_deleting_variant_is_a_worst_case_error() {
+    let o = run(&[
+        "check",
+        "tests/fixtures/invalid/worst-case.yaml",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let doc = stdout_json(&o);
+    let d = &doc["diagnostics"][0];
+    assert_eq!(d["code"], "worst-case");
+    assert_eq!(d["severity"], "error");
+    assert_eq!(d["variant"], "delete");
+    assert_eq!(d["tool"], "manage_files");
+    // `- name: delete` is on line 20; the variant's mapping starts at column 9.
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(20), Some(9))
+    );
+    assert_eq!(d["file"], "tests/fixtures/invalid/worst-case.yaml");
+    for key in ["message", "endLine", "endColumn", "help"] {
+        assert!(d.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(
+        doc["summary"],
+        json!({"errors": 1, "warnings": 0, "infos": 0})
+    );
+}
+
+#[test]
+fn warnings_fail_only_with_deny_warnings() {
+    let f = "tests/fixtures/invalid/invalid-tool-name.yaml";
+    assert_eq!(run(&["check", f]).status.code(), Some(0));
+    assert_eq!(run(&["check", f, "--deny-warnings"]).status.code(), Some(1));
+}
+
+#[test]
+fn github_format_emits_workflow_annotations() {
+    let o = run(&[
+        "check",
+        "tests/fixtures/invalid/unknown-argument.yaml",
+        "--format",
+        "github",
+    ]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(
+        text.lines().next().unwrap(),
+        "::error file=tests/fixtures/invalid/unknown-argument.yaml,line=18,col=17,endLine=18,endColumn=22,title=unknown-argument::tool `a` has no argument `acton`%0Ahelp: did you mean `action`?"
+    );
+}
+
+#[test]
+fn usage_and_io_errors_exit_two() {
+    assert_eq!(run(&["check", "no/such/file.yaml"]).status.code(), Some(2));
+    assert_eq!(run(&["check"]).status.code(), Some(2));
+    assert_eq!(run(&["frobnicate"]).status.code(), Some(2));
+    let o = run(&[
+        "resolve",
+        "rules/",
+        "--tool",
+        "manage_files",
+        "--args",
+        "{}",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "several servers: ambiguous");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("declare 5 servers"));
+}
+
+#[test]
+fn resolve_prints_the_extension_result() {
+    let o = run(&[
+        "resolve",
+        "rules/file-server.yaml",
+        "--tool",
+        "manage_files",
+        "--args",
+        r#"{"path":"a","action":"read"}"#,
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stdout_json(&o),
+        json!({"resultType": "complete", "name": "manage_files", "annotations": {
+            "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}})
+    );
+}
+
+#[test]
+fn resolve_sep1862_returns_the_whole_tool_with_scopes() {
+    let o = run(&[
+        "resolve",
+        "rules/file-server.yaml",
+        "--tool",
+        "manage_files",
+        "--dialect",
+        "sep1862",
+        "--args",
+        r#"{"path":"a","action":"append"}"#,
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let doc = stdout_json(&o);
+    let tool = &doc["tool"];
+    assert_eq!(tool["name"], "manage_files");
+    assert_eq!(tool["resolve"], true);
+    assert_eq!(tool["annotations"]["destructiveHint"], false);
+    assert_eq!(tool["annotations"]["agencyHint"], false);
+    assert_eq!(
+        tool["securitySchemes"],
+        json!([{"type": "oauth2", "scopes": ["files:write"]}])
+    );
+    assert!(tool["inputSchema"].is_object());
+
+    let o = run(&[
+        "resolve",
+        "rules/repo-contents.yaml",
+        "--tool",
+        "get_repo_contents",
+        "--dialect",
+        "sep1862",
+        "--args",
+        r#"{"owner":"o","repo":"r","visibility":"public"}"#,
+    ]);
+    assert_eq!(
+        stdout_json(&o)["tool"]["securitySchemes"],
+        json!([{"type": "noauth"}])
+    );
+    assert_eq!(stdout_json(&o)["tool"]["annotations"]["privateHint"], false);
+}
+
+#[test]
+fn resolve_annotations_dialect_and_explain() {
+    let o = run(&[
+        "resolve",
+        "rules/coding-agent.yaml",
+        "--tool",
+        "start_coding_agent",
+        "--dialect",
+        "annotations",
+        "--explain",
+        "--args",
+        r#"{"task":"t","mode":"execute"}"#,
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout_json(&o)["annotations"]["agencyHint"], true);
+    let stderr = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(
+        stderr,
+        "variant `dry-run` does not match: dryRun == true\n\
+         variant `plan` does not match: mode == \"plan\"\n\
+         variant `offline-short` does not match: mode == \"execute\" && maxSteps <= 10 && sandbox.network == false\n\
+         variant `execute` matches: mode == \"execute\"\n"
+    );
+}
+
+#[test]
+fn resolve_errors_are_json_rpc_error_objects() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "manage_files",
+            r#"{"path":"a","action":"nuke"}"#,
+            "invalid arguments",
+        ),
+        ("manage_files", r#"{"path":"a"}"#, "invalid arguments"),
+        ("manage_files", r#"["read"]"#, "must be an object"),
+        (
+            "manage_files",
+            r#"{"path": 1, "action": "read"}"#,
+            "invalid arguments",
+        ),
+        ("manage_files", "{not json", "not valid JSON"),
+        ("no_such_tool", "{}", "unknown tool"),
+    ];
+    for (tool, args, message) in cases {
+        let o = run(&[
+            "resolve",
+            "rules/file-server.yaml",
+            "--tool",
+            tool,
+            "--args",
+            args,
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{tool} {args}");
+        let err = stdout_json(&o);
+        assert_eq!(err["code"], -32602, "{tool} {args}");
+        assert!(err["message"].as_str().unwrap().contains(message), "{err}");
+    }
+    let o = run(&[
+        "resolve",
+        "rules/file-server.yaml",
+        "--tool",
+        "manage_files",
+        "--args",
+        r#"{"path":"a","action":"nuke"}"#,
+    ]);
+    assert_eq!(stdout_json(&o)["data"][0]["instancePath"], "/action");
+    // A tool without variants is not resolvable.
+    let o = run(&[
+        "resolve",
+        "rules/filesystem.yaml",
+        "--tool",
+        "stat",
+        "--args",
+        r#"{"path":"a"}"#,
+    ]);
+    assert!(
+        stdout_json(&o)["message"]
+            .as_str()
+            .unwrap()
+            .contains("not resolvable")
+    );
+}
+
+#[test]
+fn hostile_arguments_give_errors_not_panics() {
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let nested = format!(
+        "{{\"path\":\"a\",\"action\":\"read\",\"x\":{}1{}}}",
+        "{\"a\":".repeat(100),
+        "}".repeat(100)
+    );
+    let huge = format!(
+        "{{\"path\":\"{}\",\"action\":\"read\"}}",
+        "é".repeat(1 << 20)
+    );
+    const FILES: [&str; 5] = [
+        "resolve",
+        "rules/file-server.yaml",
+        "--tool",
+        "manage_files",
+        "--explain",
+    ];
+    for args in [&deep, &nested] {
+        let o = run_stdin(&FILES, args);
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(stdout_json(&o)["code"], -32602);
+    }
+    // A megabyte string is valid here: it resolves.
+    let o = run_stdin(&FILES, &huge);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout_json(&o)["annotations"]["readOnlyHint"], true);
+    // A megabyte string against a type error: the message is truncated.
+    let wrong = format!(
+        "{{\"path\":[\"{}\"],\"action\":\"read\"}}",
+        "x".repeat(1 << 20)
+    );
+    let o = run_stdin(&FILES, &wrong);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.len() < 4096, "error echoes the whole argument");
+}
+
+#[test]
+fn hostile_rules_files_are_refused_with_a_clear_error() {
+    let o = run(&["check", "tests/fixtures/invalid/alias-bomb.yaml"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("YAML resource budget"));
+
+    let dir = std::env::temp_dir().join(format!("mcp-resolve-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join("big.yaml");
+    let line = format!("# {}\n", "x".repeat(1000));
+    std::fs::write(&big, line.repeat(50 * 1024)).unwrap();
+    let o = run(&["check", big.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("over the limit"));
+}
+
+#[test]
+fn signature_refuses_rules_with_errors_and_writes_output_files() {
+    let o = run(&["signature", "tests/fixtures/invalid/worst-case.yaml"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("error[worst-case]"));
+
+    let dir = std::env::temp_dir().join(format!("mcp-resolve-out-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("sig.json");
+    let o = run(&[
+        "signature",
+        "rules/file-server.yaml",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let written = std::fs::read_to_string(&out).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        written,
+        std::fs::read_to_string("generated/file-server.signature.json").unwrap()
+    );
+}
+
+#[test]
+fn schema_command_prints_the_committed_schema_and_it_accepts_the_bundled_rules() {
+    let o = run(&["schema"]);
+    assert_eq!(o.status.code(), Some(0));
+    let committed = std::fs::read_to_string("generated/rules.schema.json").unwrap();
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), committed);
+    let schema: Value = serde_json::from_str(&committed).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let as_json = |path: &std::path::Path| -> Value {
+        let text = std::fs::read_to_string(path).unwrap();
+        mcp_resolve::parse::yaml::parse(&text).unwrap().to_json()
+    };
+    let mut valid = common::files("rules", "yaml");
+    valid.extend(common::files("tests/fixtures/valid", "yaml"));
+    for path in valid {
+        let doc = as_json(&path);
+        let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{}: {errors:?}", path.display());
+    }
+    for bad in [
+        "unknown-field",
+        "unknown-keyword",
+        "invalid-value",
+        "unsupported-version",
+        "unknown-hint",
+    ] {
+        let doc =
+            as_json(&std::path::Path::new("tests/fixtures/invalid").join(format!("{bad}.yaml")));
+        // `unknown-hint` is a hint name, which the schema leaves open (hints
+        // are declared per file); the rest the schema rejects like the compiler.
+        assert_eq!(validator.is_valid(&doc), bad == "unknown-hint", "{bad}");
+    }
+}
+
+#[test]
+fn help_lists_the_commands() {
+    let o = run(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    common::expect_file(
+        std::path::Path::new("tests/cli/help.txt"),
+        &String::from_utf8(o.stdout).unwrap(),
+    );
+}
