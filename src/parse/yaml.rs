@@ -111,8 +111,18 @@ pub fn parse(text: &str) -> Result<YNode, YamlError> {
             end: 0,
         });
     }
+    // Node and event budgets sized for the 8 MiB file limit (a 1,000-tool file
+    // has ~300,000 nodes); alias replay is capped far lower, since rules files
+    // have no use for large expansions and alias bombs live there.
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_nodes = 4_000_000;
+    budget.max_events = 8_000_000;
+    let mut aliases = serde_saphyr::options::AliasLimits::default();
+    aliases.max_total_replayed_events = 100_000;
     let options = serde_saphyr::options! {
         with_snippet: false,
+        budget: Some(budget),
+        alias_limits: aliases,
     };
     serde_saphyr::from_str_with_options::<YNode>(text, options).map_err(|e| {
         let location = e.location();
@@ -127,6 +137,9 @@ pub fn parse(text: &str) -> Result<YNode, YamlError> {
                 "document exceeds the YAML resource budget ({}); alias bombs and oversized documents are refused",
                 breach_kind(&message)
             )
+        } else if message.starts_with("alias replay limit exceeded") {
+            "YAML aliases expand past the limit of 100000 replayed events; alias bombs are refused"
+                .to_string()
         } else {
             strip_location_suffix(&message)
         };
@@ -148,7 +161,7 @@ fn breach_kind(message: &str) -> String {
 
 /// serde-saphyr appends `at line L column C`; diagnostics carry their own position.
 fn strip_location_suffix(message: &str) -> String {
-    match message.rfind(" at line ") {
+    match message.find(" at line ") {
         Some(i) => message[..i].to_string(),
         None => message.to_string(),
     }
