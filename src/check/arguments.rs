@@ -12,16 +12,13 @@ use crate::ir::{ArgPath, Pred, PredKind, Server, Tool, Variant};
 use crate::regex_cache::compile_pattern;
 use crate::suggest;
 
-pub(super) fn check(server: &Server, schemas_ok: &[bool], diags: &mut Vec<Diagnostic>) {
-    for (tool, ok) in server.tools.iter().zip(schemas_ok) {
-        let validator = if *ok {
-            jsonschema::options()
-                .should_validate_formats(false)
-                .build(&tool.input_schema)
-                .ok()
-        } else {
-            None
-        };
+pub(super) fn check(
+    server: &Server,
+    validators: &[Option<jsonschema::Validator>],
+    diags: &mut Vec<Diagnostic>,
+) {
+    for (tool, validator) in server.tools.iter().zip(validators) {
+        let ok = &validator.is_some();
         for v in &tool.variants {
             v.when.walk(&mut |path, pred| {
                 let known = *ok && check_path(tool, v, path, diags);

@@ -13,7 +13,7 @@ pub use arguments::{lookup_subschema, schema_types};
 /// Runs every check on a server.
 pub fn check_server(server: &Server, diags: &mut Vec<Diagnostic>) {
     names::check(server, diags);
-    let schemas_ok = schema::check(server, diags);
-    arguments::check(server, &schemas_ok, diags);
+    let validators = schema::check(server, diags);
+    arguments::check(server, &validators, diags);
     bound::check(server, diags);
 }

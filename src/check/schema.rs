@@ -4,24 +4,32 @@
 //! Why: resolution validates arguments against the full inputSchema; a schema
 //! that does not compile cannot be enforced, and MCP requires `type: object`.
 
-use mcp_resolve_runtime::ArgumentValidator;
 use serde_json::Value;
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::Server;
 
-/// Returns, per tool, whether its schema is usable by later checks.
-pub(super) fn check(server: &Server, diags: &mut Vec<Diagnostic>) -> Vec<bool> {
+/// Returns, per tool, its compiled validator when the schema is usable by later checks.
+pub(super) fn check(
+    server: &Server,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Option<jsonschema::Validator>> {
     server
         .tools
         .iter()
         .map(|tool| {
-            let problem = match ArgumentValidator::new(&tool.input_schema) {
-                Err(e) => Some(e),
+            let compiled = jsonschema::options()
+                .should_validate_formats(false)
+                .build(&tool.input_schema);
+            let (validator, problem) = match compiled {
+                Err(e) => (None, Some(e.to_string())),
                 Ok(_) if tool.input_schema.get("type") != Some(&Value::String("object".into())) => {
-                    Some("an inputSchema must have `type: object`".to_string())
+                    (
+                        None,
+                        Some("an inputSchema must have `type: object`".to_string()),
+                    )
                 }
-                Ok(_) => None,
+                Ok(v) => (Some(v), None),
             };
             if let Some(problem) = &problem {
                 diags.push(
@@ -37,7 +45,7 @@ pub(super) fn check(server: &Server, diags: &mut Vec<Diagnostic>) -> Vec<bool> {
                     .for_tool(&tool.name),
                 );
             }
-            problem.is_none()
+            validator
         })
         .collect()
 }
