@@ -174,17 +174,19 @@ fn add_source(project: &mut Project, path: PathBuf, text: String) {
             };
             let rules = decode::decode(&root, file, &mut loader, &mut project.diagnostics);
             project.inputs.extend(schema_files);
-            project.files.push(rules);
+            // A document that is not a mapping has been reported; it declares nothing.
+            if matches!(root.value, yaml::YValue::Map(_)) {
+                project.files.push(rules);
+            }
         }
         Err(e) => {
             let offset = e
                 .offset
                 .or_else(|| e.line_col.map(|(l, c)| source.offset_of(l, c)))
                 .unwrap_or(0);
-            project.diagnostics.push(
-                Diagnostic::new(Code::Syntax, e.message.replace('`', "'"))
-                    .at(Span::new(file, offset, offset)),
-            );
+            project
+                .diagnostics
+                .push(Diagnostic::new(Code::Syntax, e.message).at(Span::new(file, offset, offset)));
         }
     }
 }

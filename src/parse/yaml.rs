@@ -137,6 +137,9 @@ pub fn parse(text: &str) -> Result<YNode, YamlError> {
                 "document exceeds the YAML resource budget ({}); alias bombs and oversized documents are refused",
                 breach_kind(&message)
             )
+        } else if let Some(rest) = message.strip_prefix("duplicate mapping key: ") {
+            let key = rest.split(", set DuplicateKeyPolicy").next().unwrap_or(rest);
+            format!("duplicate key `{}`", strip_location_suffix(key))
         } else if message.starts_with("alias replay limit exceeded") {
             "YAML aliases expand past the limit of 100000 replayed events; alias bombs are refused"
                 .to_string()
