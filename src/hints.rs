@@ -85,13 +85,13 @@ impl HintTable {
     /// A complete set as runtime [`Annotations`].
     pub fn to_annotations(&self, set: &HintSet) -> Annotations {
         Annotations {
-            read_only: set.0[READ_ONLY],
-            destructive: set.0[DESTRUCTIVE],
-            idempotent: set.0[IDEMPOTENT],
-            open_world: set.0[OPEN_WORLD],
+            read_only: set.get(READ_ONLY),
+            destructive: set.get(DESTRUCTIVE),
+            idempotent: set.get(IDEMPOTENT),
+            open_world: set.get(OPEN_WORLD),
             extra: self.defs[AGENCY..]
                 .iter()
-                .zip(&set.0[AGENCY..])
+                .zip(set.0.iter().skip(AGENCY))
                 .map(|(d, v)| (d.name.clone(), *v))
                 .collect(),
         }

@@ -19,6 +19,15 @@ pub fn did_you_mean<'a>(
     closest(word, candidates).map(|c| format!("did you mean `{c}`?"))
 }
 
+/// Items in backticks, joined: `` `a`, `b` ``.
+pub fn backticked<S: AsRef<str>>(items: impl IntoIterator<Item = S>, separator: &str) -> String {
+    items
+        .into_iter()
+        .map(|i| format!("`{}`", i.as_ref()))
+        .collect::<Vec<_>>()
+        .join(separator)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

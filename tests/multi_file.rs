@@ -98,7 +98,8 @@ fn a_condition_that_expands_past_the_limit_is_reported_not_emitted() {
         "version: 1\nserver: {{ name: s, version: '1' }}\ntools:\n  - name: t\n    inputSchema: {{ type: object, properties: {{ {} }} }}\n    variants:\n      - name: big\n        when:\n",
         props.join(", ")
     );
-    // A structured `when` is one OR of ANDs, so build the product by listing it.
+    // A structured `when` is an OR of ANDs and cannot multiply out; the
+    // product below is what negated expressions produce, so set it on the IR.
     text.push_str("          - { p0: 1 }\n");
     let project = mcp_resolve::load_str("big.yaml", &text);
     assert!(project.diagnostics.is_empty());

@@ -187,16 +187,8 @@ fn check_values(
                             Code::ValueNotAllowed,
                             format!(
                                 "argument `{path}` is {}, never {}",
-                                allowed
-                                    .iter()
-                                    .map(|t| format!("`{t}`"))
-                                    .collect::<Vec<_>>()
-                                    .join(" or "),
-                                types
-                                    .iter()
-                                    .map(|t| format!("`{t}`"))
-                                    .collect::<Vec<_>>()
-                                    .join(" or "),
+                                suggest::backticked(&allowed, " or "),
+                                suggest::backticked(types, " or "),
                             ),
                         )
                         .at(p.loc.0)

@@ -164,14 +164,7 @@ impl Decoder<'_> {
             if !allowed.contains(&key.as_str()) {
                 let help =
                     suggest::did_you_mean(key, allowed.iter().copied()).unwrap_or_else(|| {
-                        format!(
-                            "{what} fields are {}",
-                            allowed
-                                .iter()
-                                .map(|a| format!("`{a}`"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
+                        format!("{what} fields are {}", suggest::backticked(allowed, ", "))
                     });
                 let span = self.span(k);
                 self.error(
