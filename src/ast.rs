@@ -118,8 +118,10 @@ pub enum When {
     Always(Span),
     /// A mapping (one conjunction) or a sequence of mappings (a disjunction).
     Structured(Vec<Conjunction>),
-    /// An expression string (lowered by the expression front end).
-    Expr(Spanned<String>),
+    /// An expression (a YAML string, or a `.rules` `when` clause).
+    Expr(Expr),
+    /// An expression that did not parse (already reported): matches nothing.
+    Invalid(Span),
 }
 
 /// One mapping of a structured `when`: every entry must hold.
@@ -187,4 +189,108 @@ impl ValueMatcher {
             ValueMatcher::Not(_, s) | ValueMatcher::AnyOf(_, s) | ValueMatcher::AllOf(_, s) => *s,
         }
     }
+}
+
+/// A `when` expression (SPEC §4), as written: CEL syntax, nothing resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    /// What it is.
+    pub kind: ExprKind,
+    /// Where it was written (in the file, also inside a YAML string).
+    pub span: Span,
+}
+
+/// The shapes of [`Expr`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// `a || b || …` (two or more).
+    Or(Vec<Expr>),
+    /// `a && b && …` (two or more).
+    And(Vec<Expr>),
+    /// `!e`.
+    Not(Box<Expr>),
+    /// `-e`.
+    Neg(Box<Expr>),
+    /// `lhs op rhs`; chains (`a < b < c`) are kept to be refused.
+    Rel(Box<Expr>, Vec<(RelOp, Span, Expr)>),
+    /// A bare identifier (an argument name).
+    Ident(String),
+    /// `e.name`.
+    Select(Box<Expr>, Spanned<String>),
+    /// `name(args)` or `receiver.name(args)`.
+    Call {
+        /// The receiver of a method call.
+        receiver: Option<Box<Expr>>,
+        /// The function name.
+        name: Spanned<String>,
+        /// The arguments.
+        args: Vec<Expr>,
+    },
+    /// A literal scalar.
+    Lit(Lit),
+    /// `[a, b]`.
+    List(Vec<Expr>),
+    /// `{k: v}`.
+    Map(Vec<(Expr, Expr)>),
+}
+
+/// The relational operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelOp {
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `in`
+    In,
+}
+
+impl RelOp {
+    /// The operator as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RelOp::Eq => "==",
+            RelOp::Ne => "!=",
+            RelOp::Lt => "<",
+            RelOp::Le => "<=",
+            RelOp::Gt => ">",
+            RelOp::Ge => ">=",
+            RelOp::In => "in",
+        }
+    }
+
+    /// The operator with its operands swapped (`3 < a` is `a > 3`).
+    pub fn flipped(self) -> RelOp {
+        match self {
+            RelOp::Lt => RelOp::Gt,
+            RelOp::Le => RelOp::Ge,
+            RelOp::Gt => RelOp::Lt,
+            RelOp::Ge => RelOp::Le,
+            other => other,
+        }
+    }
+}
+
+/// A literal scalar. Integers keep their magnitude unsigned so that
+/// `-9223372036854775808` can be written; `Neg` applies the sign.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Lit {
+    /// `null`
+    Null,
+    /// `true`, `false`
+    Bool(bool),
+    /// An integer literal (without its sign).
+    Int(u64),
+    /// A floating-point literal (without its sign).
+    Float(f64),
+    /// A string literal, decoded.
+    Str(String),
 }

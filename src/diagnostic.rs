@@ -67,6 +67,8 @@ codes! {
     Io = "io", Error;
     /// A pattern names an argument the inputSchema lacks.
     UnknownArgument = "unknown-argument", Error;
+    /// An expression that parses but is outside the supported CEL subset.
+    InvalidExpression = "invalid-expression", Error;
     /// A literal the argument's schema can never hold.
     ValueNotAllowed = "value-not-allowed", Error;
     /// A pattern that does not compile.

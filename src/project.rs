@@ -9,12 +9,17 @@ use crate::ast::RulesFile;
 use crate::check::check_server;
 use crate::diagnostic::{self, Code, Diagnostic, Severity};
 use crate::ir::Server;
-use crate::parse::decode;
 use crate::parse::yaml::{self, MAX_FILE_BYTES};
+use crate::parse::{decode, dsl};
 use crate::source::{SourceMap, Span};
 
 /// Extensions of rules files picked up from directories.
-pub const RULES_EXTENSIONS: &[&str] = &["yaml", "yml"];
+pub const RULES_EXTENSIONS: &[&str] = &["yaml", "yml", "rules"];
+
+/// Whether a path is in the `.rules` syntax (anything else is read as YAML).
+pub fn is_dsl(path: &Path) -> bool {
+    path.extension().and_then(|e| e.to_str()) == Some("rules")
+}
 
 /// A compiled set of rules files.
 #[derive(Debug)]
@@ -127,7 +132,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Project, LoadError> {
     if files.is_empty() {
         return Err(LoadError {
             path: paths.first().cloned().unwrap_or_default(),
-            message: "no rules files (`*.yaml`, `*.yml`) found".into(),
+            message: "no rules files (`*.yaml`, `*.yml`, `*.rules`) found".into(),
         });
     }
     for path in files {
@@ -158,21 +163,34 @@ pub fn load_str(path: &str, text: &str) -> Project {
 
 fn add_source(project: &mut Project, path: PathBuf, text: String) {
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let dsl = is_dsl(&path);
     let file = project.sources.add(path, text);
     let Some(source) = project.sources.get(file) else {
         return;
     };
+    let mut schema_files = Vec::new();
+    let mut loader = |rel: &Path| -> Result<Value, String> {
+        let full = base.join(rel);
+        let text = read_limited(&full)?;
+        schema_files.push(full.clone());
+        let node = yaml::parse(&text).map_err(|e| e.message)?;
+        Ok(node.to_json())
+    };
+    if dsl {
+        let rules = dsl::parse(&source.text, file, &mut loader, &mut project.diagnostics);
+        project.inputs.extend(schema_files);
+        project.files.extend(rules);
+        return;
+    }
     match yaml::parse(&source.text) {
         Ok(root) => {
-            let mut schema_files = Vec::new();
-            let mut loader = |rel: &Path| -> Result<Value, String> {
-                let full = base.join(rel);
-                let text = read_limited(&full)?;
-                schema_files.push(full.clone());
-                let node = yaml::parse(&text).map_err(|e| e.message)?;
-                Ok(node.to_json())
-            };
-            let rules = decode::decode(&root, file, &mut loader, &mut project.diagnostics);
+            let rules = decode::decode(
+                &root,
+                file,
+                &source.text,
+                &mut loader,
+                &mut project.diagnostics,
+            );
             project.inputs.extend(schema_files);
             // A document that is not a mapping has been reported; it declares nothing.
             if matches!(root.value, yaml::YValue::Map(_)) {

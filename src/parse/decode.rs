@@ -49,10 +49,11 @@ pub type SchemaLoader<'a> = dyn FnMut(&Path) -> Result<Value, String> + 'a;
 pub fn decode(
     root: &YNode,
     file: FileId,
+    text: &str,
     load_schema: &mut SchemaLoader<'_>,
     diags: &mut Vec<Diagnostic>,
 ) -> RulesFile {
-    let mut d = Decoder { file, diags };
+    let mut d = Decoder { file, text, diags };
     let mut rules = RulesFile {
         file,
         version: None,
@@ -115,7 +116,103 @@ impl<'n> Fields<'n> {
 
 struct Decoder<'d> {
     file: FileId,
+    text: &'d str,
     diags: &'d mut Vec<Diagnostic>,
+}
+
+/// Decodes a matcher subschema (a keyword mapping, as under `not`): the
+/// argument of `satisfies()` in the expression language.
+pub fn schema_matcher(
+    node: &YNode,
+    file: FileId,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<ValueMatcher> {
+    Decoder {
+        file,
+        text: "",
+        diags,
+    }
+    .schema_matcher(node)
+}
+
+/// For each byte offset in a YAML string's value (and one past its end), the
+/// file offset it was written at. `raw` is the scalar's source text starting
+/// at `start`. Escapes in double quotes map to the escape; lines found
+/// verbatim map exactly; anything else maps to the scalar's start.
+pub fn string_offsets(raw: &str, start: usize, value: &str) -> Vec<usize> {
+    if let Some(body) = raw.strip_prefix('"')
+        && let Some(map) = double_quoted_offsets(body, start + 1, value)
+    {
+        return map;
+    }
+    let mut map = vec![start; value.len() + 1];
+    let mut cursor = 0;
+    let mut at = 0;
+    for line in value.split_inclusive('\n') {
+        let content = line.trim_end_matches('\n');
+        if let Some(found) = raw.get(cursor..).and_then(|r| r.find(content)) {
+            let base = cursor + found;
+            for i in 0..=content.len() {
+                map[at + i] = start + base + i;
+            }
+            cursor = base + content.len();
+        }
+        at += line.len();
+    }
+    if let (Some(last), Some(prev)) = (map.last().copied(), value.len().checked_sub(1)) {
+        if last == start && prev < map.len() {
+            map[value.len()] = map[prev] + 1;
+        }
+    }
+    map
+}
+
+fn double_quoted_offsets(body: &str, start: usize, value: &str) -> Option<Vec<usize>> {
+    let mut map = Vec::with_capacity(value.len() + 1);
+    let mut decoded = String::new();
+    let mut chars = body.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let ch = match c {
+            '"' => break,
+            '\\' => {
+                let (_, e) = chars.next()?;
+                let digits = match e {
+                    'x' => 2,
+                    'u' => 4,
+                    'U' => 8,
+                    _ => 0,
+                };
+                if digits > 0 {
+                    let mut v = 0u32;
+                    for _ in 0..digits {
+                        v = v * 16 + chars.next()?.1.to_digit(16)?;
+                    }
+                    char::from_u32(v)?
+                } else {
+                    match e {
+                        'n' => '\n',
+                        't' | '\t' => '\t',
+                        'r' => '\r',
+                        '0' => '\0',
+                        '"' | '\\' | '/' | ' ' => e,
+                        _ => return None,
+                    }
+                }
+            }
+            '\n' | '\r' => return None,
+            c => c,
+        };
+        for _ in 0..ch.len_utf8() {
+            map.push(start + i);
+        }
+        decoded.push(ch);
+        map.last().copied()?;
+    }
+    if decoded != value {
+        return None;
+    }
+    map.push(map.last().map_or(start, |l| l + 1));
+    Some(map)
 }
 
 impl Decoder<'_> {
@@ -424,7 +521,24 @@ impl Decoder<'_> {
 
     fn when(&mut self, node: &YNode) -> Option<When> {
         match &node.value {
-            YValue::String(s) => Some(When::Expr(Spanned::new(s.clone(), self.span(node)))),
+            YValue::String(s) => {
+                let raw = self.text.get(node.start..node.end).unwrap_or("");
+                let offsets = string_offsets(raw, node.start, s);
+                let map = |i: usize| {
+                    offsets
+                        .get(i)
+                        .or(offsets.last())
+                        .copied()
+                        .unwrap_or(node.start)
+                };
+                match super::expr::parse_expression(s, self.file, &map) {
+                    Ok(expr) => Some(When::Expr(expr)),
+                    Err(d) => {
+                        self.diags.push(d);
+                        Some(When::Invalid(self.span(node)))
+                    }
+                }
+            }
             YValue::Null => Some(When::Always(self.span(node))),
             YValue::Map(entries) if entries.is_empty() => Some(When::Always(self.span(node))),
             YValue::Map(_) => Some(When::Structured(vec![self.conjunction(node)?])),

@@ -1,3 +1,6 @@
 //! Front ends: text to AST with spans.
 pub mod decode;
+pub mod dsl;
+pub mod expr;
+pub mod grammar;
 pub mod yaml;

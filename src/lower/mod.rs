@@ -10,6 +10,8 @@ use crate::ir::*;
 use crate::source::Span;
 use crate::suggest;
 
+pub mod expr;
+
 /// Groups `files` by the server they declare and lowers each group.
 pub fn lower(files: &[RulesFile], diags: &mut Vec<Diagnostic>) -> Vec<Server> {
     let mut servers: Vec<(ast::ServerDecl, Vec<&RulesFile>)> = Vec::new();
@@ -202,7 +204,7 @@ fn lower_tool(
         variants.push(Variant {
             name: v.name.value.clone(),
             loc: Loc(v.span),
-            when: lower_when(&v.when, diags),
+            when: lower_when(&v.when, &input_schema, diags),
             overrides,
             annotations,
             required_scopes,
@@ -241,10 +243,11 @@ fn lower_tool(
     })
 }
 
-/// Lowers a `when` condition.
-pub fn lower_when(when: &When, diags: &mut Vec<Diagnostic>) -> Cond {
+/// Lowers a `when` condition; expressions are typed against `schema`.
+pub fn lower_when(when: &When, schema: &serde_json::Value, diags: &mut Vec<Diagnostic>) -> Cond {
     match when {
         When::Always(_) => Cond::Const(true),
+        When::Invalid(_) => Cond::Const(false),
         When::Structured(conjunctions) => {
             let mut any: Vec<Cond> = conjunctions
                 .iter()
@@ -254,32 +257,22 @@ pub fn lower_when(when: &When, diags: &mut Vec<Diagnostic>) -> Cond {
                         .iter()
                         .map(|(path, m)| lower_entry(path, m))
                         .collect();
-                    if all.len() == 1 {
-                        all.pop().unwrap_or(Cond::Const(true))
-                    } else {
-                        Cond::And(all)
+                    match all.len() {
+                        0 => Cond::Const(true),
+                        1 => all.pop().unwrap_or(Cond::Const(true)),
+                        _ => Cond::And(all),
                     }
                 })
                 .collect();
-            if any.len() == 1 {
-                any.pop().unwrap_or(Cond::Const(false))
-            } else {
-                Cond::Or(any)
+            match any.len() {
+                0 => Cond::Const(false),
+                1 => any.pop().unwrap_or(Cond::Const(false)),
+                _ => Cond::Or(any),
             }
         }
-        When::Expr(text) => {
-            diags.push(
-                Diagnostic::new(
-                    Code::Syntax,
-                    "expression conditions are not supported by this version of mcp-resolve",
-                )
-                .at(text.span)
-                .with_help(
-                    "write the condition in the structured form (a mapping of argument patterns)",
-                ),
-            );
-            Cond::Const(false)
-        }
+        When::Expr(e) => expr::Lowerer { schema, diags }
+            .cond(e)
+            .unwrap_or(Cond::Const(false)),
     }
 }
 

@@ -1,0 +1,775 @@
+//! Expressions to the IR, and the IR back to expressions (for `convert`).
+//!
+//! Each CEL atom becomes one JSON Schema keyword on one argument, the same
+//! [`Cond::Test`] the structured form produces. Where CEL and JSON Schema
+//! differ on values of another type (`a < 3` is false for a string in CEL
+//! but holds vacuously under `exclusiveMaximum`), a `type` guard is added,
+//! unless the argument's schema already pins its type.
+
+use serde_json::{Map, Number, Value};
+
+use crate::ast::{Expr, ExprKind, Lit, RelOp};
+use crate::check::{lookup_subschema, schema_types};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::ir::{ArgPath, Cond, Loc, Pred, PredKind};
+use crate::lower::lower_pred;
+use crate::parse::decode;
+use crate::parse::yaml::{YNode, YValue};
+use crate::source::{FileId, Span, Spanned};
+use crate::suggest;
+
+/// The functions and methods of the language.
+pub const FUNCTIONS: &[&str] = &[
+    "has",
+    "size",
+    "startsWith",
+    "endsWith",
+    "contains",
+    "matches",
+    "satisfies",
+];
+
+/// Lowers expressions against one tool's inputSchema.
+pub struct Lowerer<'a> {
+    /// The tool's inputSchema.
+    pub schema: &'a Value,
+    /// Where problems go.
+    pub diags: &'a mut Vec<Diagnostic>,
+}
+
+enum Operand {
+    String,
+    Number,
+}
+
+impl Lowerer<'_> {
+    fn err(&mut self, span: Span, message: impl Into<String>, help: Option<String>) {
+        let mut d = Diagnostic::new(Code::InvalidExpression, message).at(span);
+        d.help = help;
+        self.diags.push(d);
+    }
+
+    /// Lowers a condition; `None` after reporting a problem.
+    pub fn cond(&mut self, e: &Expr) -> Option<Cond> {
+        match &e.kind {
+            ExprKind::Or(parts) | ExprKind::And(parts) => {
+                // A part in error (reported) stands in as `false`, so the
+                // other parts are still checked.
+                let out: Vec<Cond> = parts
+                    .iter()
+                    .map(|p| self.cond(p).unwrap_or(Cond::Const(false)))
+                    .collect();
+                Some(if matches!(e.kind, ExprKind::Or(_)) {
+                    Cond::Or(out)
+                } else {
+                    Cond::And(out)
+                })
+            }
+            ExprKind::Not(inner) => Some(Cond::Not(Box::new(self.cond(inner)?))),
+            ExprKind::Lit(Lit::Bool(b)) => Some(Cond::Const(*b)),
+            ExprKind::Ident(_) | ExprKind::Select(..) => {
+                // A bare boolean argument: `options.force`.
+                let path = self.path(e)?;
+                let lit = Pred {
+                    kind: PredKind::Const(Value::Bool(true)),
+                    loc: Loc(e.span),
+                };
+                Some(Cond::Test(path, lit))
+            }
+            ExprKind::Call {
+                receiver,
+                name,
+                args,
+            } => self.call(e, receiver.as_deref(), name, args),
+            ExprKind::Rel(lhs, rest) => {
+                let [(op, op_span, rhs)] = rest.as_slice() else {
+                    let span = rest.get(1).map_or(e.span, |r| r.1);
+                    self.err(
+                        span,
+                        "comparisons do not chain",
+                        Some("join them with `&&`: `a > 1 && a < 5`".into()),
+                    );
+                    return None;
+                };
+                self.relation(e.span, lhs, *op, *op_span, rhs)
+            }
+            ExprKind::Lit(_) | ExprKind::Neg(_) | ExprKind::List(_) | ExprKind::Map(_) => {
+                self.err(
+                    e.span,
+                    format!("expected a condition, found {}", describe(e)),
+                    Some("compare an argument with it, for example `action == \"read\"`".into()),
+                );
+                None
+            }
+        }
+    }
+
+    /// An argument path: an identifier and `.field` selections.
+    fn path(&mut self, e: &Expr) -> Option<ArgPath> {
+        let mut segments = Vec::new();
+        let mut cur = e;
+        loop {
+            match &cur.kind {
+                ExprKind::Ident(name) => {
+                    segments.push(name.clone());
+                    break;
+                }
+                ExprKind::Select(base, name) => {
+                    segments.push(name.value.clone());
+                    cur = base;
+                }
+                _ => {
+                    self.err(
+                        cur.span,
+                        format!("expected an argument, found {}", describe(cur)),
+                        None,
+                    );
+                    return None;
+                }
+            }
+        }
+        segments.reverse();
+        Some(ArgPath {
+            segments,
+            loc: Loc(e.span),
+        })
+    }
+
+    /// How an operator applies to the argument at `path`: with no guard
+    /// when its schema admits only `want`'s type, else guarded by `type`.
+    fn guarded(&self, path: &ArgPath, want: Operand, kinds: Vec<Pred>, span: Span) -> Pred {
+        let types = lookup_subschema(self.schema, &path.segments).and_then(schema_types);
+        let pinned = types.as_ref().is_some_and(|ts| {
+            !ts.is_empty()
+                && ts.iter().all(|t| match want {
+                    Operand::String => t == "string",
+                    Operand::Number => t == "number" || t == "integer",
+                })
+        });
+        let mut kinds = kinds;
+        if pinned {
+            if kinds.len() == 1 {
+                return kinds.remove(0);
+            }
+            return Pred {
+                kind: PredKind::AllOf(kinds),
+                loc: Loc(span),
+            };
+        }
+        let ty = match want {
+            Operand::String => "string",
+            Operand::Number => "number",
+        };
+        let mut all = vec![Pred {
+            kind: PredKind::Type(vec![ty.into()]),
+            loc: Loc(span),
+        }];
+        all.extend(kinds);
+        Pred {
+            kind: PredKind::AllOf(all),
+            loc: Loc(span),
+        }
+    }
+
+    fn call(
+        &mut self,
+        e: &Expr,
+        receiver: Option<&Expr>,
+        name: &Spanned<String>,
+        args: &[Expr],
+    ) -> Option<Cond> {
+        let n = name.value.as_str();
+        match (n, receiver, args) {
+            ("has", None, [arg]) => Some(Cond::Present(self.path(arg)?)),
+            ("startsWith" | "endsWith" | "contains" | "matches", Some(r), [arg]) => {
+                let path = self.path(r)?;
+                let Some(Value::String(s)) = self.literal(arg) else {
+                    self.err(arg.span, format!("`{n}` takes a string literal"), None);
+                    return None;
+                };
+                let pattern = match n {
+                    "startsWith" => format!("^{}", regex::escape(&s)),
+                    "endsWith" => format!("{}$", regex::escape(&s)),
+                    "contains" => regex::escape(&s),
+                    _ => s,
+                };
+                let kind = Pred {
+                    kind: PredKind::Pattern(pattern),
+                    loc: Loc(arg.span),
+                };
+                Some(Cond::Test(
+                    path.clone(),
+                    self.guarded(&path, Operand::String, vec![kind], e.span),
+                ))
+            }
+            ("satisfies", Some(r), [arg]) => {
+                let path = self.path(r)?;
+                let node = self.yaml(arg)?;
+                let m = decode::schema_matcher(&node, e.span.file, self.diags)?;
+                Some(Cond::Test(path, lower_pred(&m)))
+            }
+            ("size", _, _) => {
+                self.err(
+                    e.span,
+                    "`size()` must be compared with an integer",
+                    Some("for example `size(path) > 3`".into()),
+                );
+                None
+            }
+            _ if FUNCTIONS.contains(&n) => {
+                let form = match n {
+                    "has" => "`has(a.b)`",
+                    "satisfies" => "`a.satisfies({\"minimum\": 1})`",
+                    _ => "`a.startsWith(\"x\")` (a method with one string argument)",
+                };
+                self.err(
+                    e.span,
+                    format!("wrong use of `{n}`"),
+                    Some(format!("write {form}")),
+                );
+                None
+            }
+            _ => {
+                let help =
+                    suggest::did_you_mean(n, FUNCTIONS.iter().copied()).unwrap_or_else(|| {
+                        format!("the functions are {}", suggest::backticked(FUNCTIONS, ", "))
+                    });
+                self.err(name.span, format!("unknown function `{n}`"), Some(help));
+                None
+            }
+        }
+    }
+
+    fn relation(
+        &mut self,
+        span: Span,
+        lhs: &Expr,
+        op: RelOp,
+        op_span: Span,
+        rhs: &Expr,
+    ) -> Option<Cond> {
+        // `size(a) op n`, either way round.
+        if let Some(arg) = size_arg(lhs) {
+            return self.size(span, arg, op, rhs);
+        }
+        if let Some(arg) = size_arg(rhs)
+            && op != RelOp::In
+        {
+            return self.size(span, arg, op.flipped(), lhs);
+        }
+        let (arg, op, lit) = if is_path(lhs) {
+            (lhs, op, rhs)
+        } else if is_path(rhs) && op != RelOp::In {
+            (rhs, op.flipped(), lhs)
+        } else {
+            self.err(
+                span,
+                "a comparison needs an argument on one side and a literal on the other",
+                Some("for example `action == \"read\"` or `size(path) > 3`".into()),
+            );
+            return None;
+        };
+        let path = self.path(arg)?;
+        let value = self.literal(lit)?;
+        let loc = Loc(lit.span);
+        let pred = match op {
+            RelOp::Eq => Pred {
+                kind: PredKind::Const(value),
+                loc,
+            },
+            RelOp::Ne => Pred {
+                kind: PredKind::Not(Box::new(Pred {
+                    kind: PredKind::Const(value),
+                    loc,
+                })),
+                loc: Loc(span),
+            },
+            RelOp::In => {
+                let Value::Array(items) = value else {
+                    self.err(
+                        lit.span,
+                        "`in` needs a list literal",
+                        Some("`action in [\"read\", \"list\"]`".into()),
+                    );
+                    return None;
+                };
+                Pred {
+                    kind: PredKind::Enum(items),
+                    loc,
+                }
+            }
+            RelOp::Lt | RelOp::Le | RelOp::Gt | RelOp::Ge => {
+                let Value::Number(n) = value else {
+                    let help = if value.is_string() {
+                        "ordering compares numbers; for strings use `startsWith`, `matches` or `in`"
+                    } else {
+                        "ordering compares numbers"
+                    };
+                    self.err(
+                        lit.span,
+                        format!("`{}` needs a number, found `{value}`", op.as_str()),
+                        Some(help.into()),
+                    );
+                    return None;
+                };
+                let kind = match op {
+                    RelOp::Lt => PredKind::ExclusiveMaximum(n),
+                    RelOp::Le => PredKind::Maximum(n),
+                    RelOp::Gt => PredKind::ExclusiveMinimum(n),
+                    _ => PredKind::Minimum(n),
+                };
+                self.guarded(&path, Operand::Number, vec![Pred { kind, loc }], span)
+            }
+        };
+        let _ = op_span;
+        Some(Cond::Test(path, pred))
+    }
+
+    fn size(&mut self, span: Span, arg: &Expr, op: RelOp, lit: &Expr) -> Option<Cond> {
+        let path = self.path(arg)?;
+        let n = match self.literal(lit)? {
+            Value::Number(n) if n.as_i64().is_some() || n.as_u64().is_some() => n
+                .as_i64()
+                .map(i128::from)
+                .or(n.as_u64().map(i128::from))
+                .unwrap_or(0),
+            other => {
+                self.err(
+                    lit.span,
+                    format!("`size()` is compared with an integer, found `{other}`"),
+                    None,
+                );
+                return None;
+            }
+        };
+        let loc = Loc(lit.span);
+        let len = |k: fn(u64) -> PredKind, v: i128| Pred {
+            kind: k(u64::try_from(v.max(0)).unwrap_or(u64::MAX)),
+            loc,
+        };
+        let never = Pred {
+            kind: PredKind::AnyOf(Vec::new()),
+            loc,
+        };
+        let kinds = match op {
+            RelOp::Ge => vec![len(PredKind::MinLength, n)],
+            RelOp::Gt => vec![len(PredKind::MinLength, n + 1)],
+            RelOp::Le if n < 0 => vec![never],
+            RelOp::Le => vec![len(PredKind::MaxLength, n)],
+            RelOp::Lt if n <= 0 => vec![never],
+            RelOp::Lt => vec![len(PredKind::MaxLength, n - 1)],
+            RelOp::Eq if n < 0 => vec![never],
+            RelOp::Eq => vec![len(PredKind::MinLength, n), len(PredKind::MaxLength, n)],
+            RelOp::Ne if n < 0 => vec![Pred {
+                kind: PredKind::AllOf(Vec::new()),
+                loc,
+            }],
+            RelOp::Ne => vec![Pred {
+                kind: PredKind::Not(Box::new(Pred {
+                    kind: PredKind::AllOf(vec![
+                        len(PredKind::MinLength, n),
+                        len(PredKind::MaxLength, n),
+                    ]),
+                    loc,
+                })),
+                loc,
+            }],
+            RelOp::In => {
+                self.err(
+                    span,
+                    "`size()` cannot be used with `in`",
+                    Some("compare it: `size(a) >= 1 && size(a) <= 3`".into()),
+                );
+                return None;
+            }
+        };
+        Some(Cond::Test(
+            path.clone(),
+            self.guarded(&path, Operand::String, kinds, span),
+        ))
+    }
+
+    /// A literal's JSON value; `None` after reporting a non-literal.
+    pub fn literal(&mut self, e: &Expr) -> Option<Value> {
+        match &e.kind {
+            ExprKind::Lit(l) => Some(match l {
+                Lit::Null => Value::Null,
+                Lit::Bool(b) => Value::Bool(*b),
+                Lit::Int(n) => Value::Number(Number::from(*n)),
+                Lit::Float(f) => Value::Number(Number::from_f64(*f)?),
+                Lit::Str(s) => Value::String(s.clone()),
+            }),
+            ExprKind::Neg(inner) => match self.literal(inner)? {
+                Value::Number(n) => {
+                    if let Some(u) = n.as_u64() {
+                        if u <= i64::MAX as u64 + 1 {
+                            Some(Value::Number(Number::from(
+                                (u as i128).wrapping_neg() as i64
+                            )))
+                        } else {
+                            self.err(e.span, "integer out of range", None);
+                            None
+                        }
+                    } else if let Some(i) = n.as_i64() {
+                        Some(Value::Number(Number::from(i.unsigned_abs())))
+                    } else {
+                        Some(Value::Number(Number::from_f64(-n.as_f64()?)?))
+                    }
+                }
+                _ => {
+                    self.err(e.span, "`-` applies to numbers", None);
+                    None
+                }
+            },
+            ExprKind::List(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for i in items {
+                    out.push(self.literal(i)?);
+                }
+                Some(Value::Array(out))
+            }
+            ExprKind::Map(entries) => {
+                let mut out = Map::new();
+                for (k, v) in entries {
+                    let Value::String(key) = self.literal(k)? else {
+                        self.err(k.span, "map keys are strings", None);
+                        return None;
+                    };
+                    out.insert(key, self.literal(v)?);
+                }
+                Some(Value::Object(out))
+            }
+            _ => {
+                self.err(
+                    e.span,
+                    format!("expected a literal, found {}", describe(e)),
+                    Some("compare an argument with a constant".into()),
+                );
+                None
+            }
+        }
+    }
+
+    /// A map literal as a span-carrying YAML-like node, for the matcher decoder.
+    fn yaml(&mut self, e: &Expr) -> Option<YNode> {
+        let value = match &e.kind {
+            ExprKind::Map(entries) => {
+                let mut out = Vec::with_capacity(entries.len());
+                for (k, v) in entries {
+                    let Value::String(key) = self.literal(k)? else {
+                        self.err(k.span, "map keys are strings", None);
+                        return None;
+                    };
+                    let knode = YNode {
+                        value: YValue::String(key),
+                        start: k.span.start,
+                        end: k.span.end,
+                    };
+                    out.push((knode, self.yaml(v)?));
+                }
+                YValue::Map(out)
+            }
+            ExprKind::List(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for i in items {
+                    out.push(self.yaml(i)?);
+                }
+                YValue::Seq(out)
+            }
+            _ => match self.literal(e)? {
+                Value::Null => YValue::Null,
+                Value::Bool(b) => YValue::Bool(b),
+                Value::Number(n) => YValue::Number(n),
+                Value::String(s) => YValue::String(s),
+                _ => return None,
+            },
+        };
+        Some(YNode {
+            value,
+            start: e.span.start,
+            end: e.span.end,
+        })
+    }
+}
+
+fn is_path(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Ident(_) => true,
+        ExprKind::Select(base, _) => is_path(base),
+        _ => false,
+    }
+}
+
+/// `size(x)` or `x.size()`: the `x`.
+fn size_arg(e: &Expr) -> Option<&Expr> {
+    match &e.kind {
+        ExprKind::Call {
+            receiver: None,
+            name,
+            args,
+        } if name.value == "size" && args.len() == 1 => args.first(),
+        ExprKind::Call {
+            receiver: Some(r),
+            name,
+            args,
+        } if name.value == "size" && args.is_empty() => Some(r),
+        _ => None,
+    }
+}
+
+fn describe(e: &Expr) -> &'static str {
+    match &e.kind {
+        ExprKind::Lit(Lit::Str(_)) => "a string",
+        ExprKind::Lit(Lit::Null) => "`null`",
+        ExprKind::Lit(Lit::Bool(_)) => "a boolean",
+        ExprKind::Lit(_) | ExprKind::Neg(_) => "a number",
+        ExprKind::List(_) => "a list",
+        ExprKind::Map(_) => "a map",
+        ExprKind::Call { .. } => "a call",
+        ExprKind::Rel(..) => "a comparison",
+        ExprKind::Not(_) | ExprKind::And(_) | ExprKind::Or(_) => "a condition",
+        ExprKind::Ident(_) | ExprKind::Select(..) => "an argument",
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The IR back to an expression.
+
+fn at() -> Span {
+    Span::new(FileId(0), 0, 0)
+}
+
+fn mk(kind: ExprKind) -> Expr {
+    Expr { kind, span: at() }
+}
+
+fn path_expr(path: &ArgPath) -> Expr {
+    let mut segments = path.segments.iter();
+    let first = segments.next().cloned().unwrap_or_default();
+    let mut e = mk(ExprKind::Ident(first));
+    for s in segments {
+        e = mk(ExprKind::Select(Box::new(e), Spanned::new(s.clone(), at())));
+    }
+    e
+}
+
+/// A JSON value as a literal expression.
+pub fn value_expr(v: &Value) -> Expr {
+    match v {
+        Value::Null => mk(ExprKind::Lit(Lit::Null)),
+        Value::Bool(b) => mk(ExprKind::Lit(Lit::Bool(*b))),
+        Value::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                mk(ExprKind::Lit(Lit::Int(u)))
+            } else if let Some(i) = n.as_i64() {
+                mk(ExprKind::Neg(Box::new(mk(ExprKind::Lit(Lit::Int(
+                    i.unsigned_abs(),
+                ))))))
+            } else {
+                let f = n.as_f64().unwrap_or(0.0);
+                if f.is_sign_negative() {
+                    mk(ExprKind::Neg(Box::new(mk(ExprKind::Lit(Lit::Float(-f))))))
+                } else {
+                    mk(ExprKind::Lit(Lit::Float(f)))
+                }
+            }
+        }
+        Value::String(s) => mk(ExprKind::Lit(Lit::Str(s.clone()))),
+        Value::Array(items) => mk(ExprKind::List(items.iter().map(value_expr).collect())),
+        Value::Object(m) => mk(ExprKind::Map(
+            m.iter()
+                .map(|(k, v)| (mk(ExprKind::Lit(Lit::Str(k.clone()))), value_expr(v)))
+                .collect(),
+        )),
+    }
+}
+
+/// A predicate as the keyword mapping the structured form would write.
+pub fn matcher_json(p: &Pred) -> Value {
+    let one = |k: &str, v: Value| Value::Object(Map::from_iter([(k.to_string(), v)]));
+    match &p.kind {
+        PredKind::Const(v) => one("const", v.clone()),
+        PredKind::Enum(vs) => one("enum", Value::Array(vs.clone())),
+        PredKind::Type(ts) if ts.len() == 1 => one("type", Value::String(ts[0].clone())),
+        PredKind::Type(ts) => one(
+            "type",
+            Value::Array(ts.iter().cloned().map(Value::String).collect()),
+        ),
+        PredKind::Pattern(r) => one("pattern", Value::String(r.clone())),
+        PredKind::MinLength(n) => one("minLength", Value::from(*n)),
+        PredKind::MaxLength(n) => one("maxLength", Value::from(*n)),
+        PredKind::Minimum(n) => one("minimum", Value::Number(n.clone())),
+        PredKind::Maximum(n) => one("maximum", Value::Number(n.clone())),
+        PredKind::ExclusiveMinimum(n) => one("exclusiveMinimum", Value::Number(n.clone())),
+        PredKind::ExclusiveMaximum(n) => one("exclusiveMaximum", Value::Number(n.clone())),
+        PredKind::Not(inner) => one("not", matcher_json(inner)),
+        PredKind::AllOf(ps) if ps.is_empty() => Value::Object(Map::new()),
+        PredKind::AnyOf(ps) => one("anyOf", Value::Array(ps.iter().map(matcher_json).collect())),
+        PredKind::AllOf(ps) => one("allOf", Value::Array(ps.iter().map(matcher_json).collect())),
+    }
+}
+
+/// The condition as an expression that lowers (against `schema`) to an IR
+/// equal to `cond`: CEL sugar where some sugar does, `satisfies()` where
+/// only a JSON Schema keyword says it.
+pub fn cond_expr(cond: &Cond, schema: &Value) -> Expr {
+    match cond {
+        Cond::Const(b) => mk(ExprKind::Lit(Lit::Bool(*b))),
+        Cond::And(cs) if cs.is_empty() => mk(ExprKind::Lit(Lit::Bool(true))),
+        Cond::Or(cs) if cs.is_empty() => mk(ExprKind::Lit(Lit::Bool(false))),
+        Cond::And(cs) if cs.len() == 1 => cond_expr(&cs[0], schema),
+        Cond::Or(cs) if cs.len() == 1 => cond_expr(&cs[0], schema),
+        Cond::And(cs) => mk(ExprKind::And(
+            cs.iter().map(|c| cond_expr(c, schema)).collect(),
+        )),
+        Cond::Or(cs) => mk(ExprKind::Or(
+            cs.iter().map(|c| cond_expr(c, schema)).collect(),
+        )),
+        Cond::Not(c) => mk(ExprKind::Not(Box::new(cond_expr(c, schema)))),
+        Cond::Present(p) => call(None, "has", vec![path_expr(p)]),
+        Cond::Test(p, pred) => {
+            let target = Cond::Test(p.clone(), pred.clone());
+            for candidate in sugar(p, pred) {
+                let mut scratch = Vec::new();
+                let lowered = Lowerer {
+                    schema,
+                    diags: &mut scratch,
+                }
+                .cond(&candidate);
+                if lowered.as_ref() == Some(&target) {
+                    return candidate;
+                }
+            }
+            call(
+                Some(path_expr(p)),
+                "satisfies",
+                vec![value_expr(&matcher_json(pred))],
+            )
+        }
+    }
+}
+
+fn call(receiver: Option<Expr>, name: &str, args: Vec<Expr>) -> Expr {
+    mk(ExprKind::Call {
+        receiver: receiver.map(Box::new),
+        name: Spanned::new(name.to_string(), at()),
+        args,
+    })
+}
+
+fn rel(lhs: Expr, op: RelOp, rhs: Expr) -> Expr {
+    mk(ExprKind::Rel(Box::new(lhs), vec![(op, at(), rhs)]))
+}
+
+/// Candidate CEL spellings of `path` tested by `pred`, best first.
+fn sugar(path: &ArgPath, pred: &Pred) -> Vec<Expr> {
+    let a = || path_expr(path);
+    // Strip a `type` guard: the lowering decides whether it comes back.
+    let core: Vec<&Pred> = match &pred.kind {
+        PredKind::AllOf(ps)
+            if ps
+                .first()
+                .is_some_and(|p| matches!(p.kind, PredKind::Type(_))) =>
+        {
+            ps[1..].iter().collect()
+        }
+        PredKind::AllOf(ps) if ps.len() == 2 => ps.iter().collect(),
+        _ => vec![pred],
+    };
+    let mut out = Vec::new();
+    match core.as_slice() {
+        [one] => match &one.kind {
+            PredKind::Const(Value::Bool(true)) => out.push(a()),
+            PredKind::Const(v) => out.push(rel(a(), RelOp::Eq, value_expr(v))),
+            PredKind::Not(inner) => {
+                if let PredKind::Const(v) = &inner.kind {
+                    out.push(rel(a(), RelOp::Ne, value_expr(v)));
+                }
+                if let PredKind::AllOf(ps) = &inner.kind
+                    && let [min, _] = ps.as_slice()
+                    && let PredKind::MinLength(n) = min.kind
+                {
+                    out.push(rel(
+                        call(None, "size", vec![a()]),
+                        RelOp::Ne,
+                        value_expr(&Value::from(n)),
+                    ));
+                }
+            }
+            PredKind::Enum(vs) => {
+                out.push(rel(a(), RelOp::In, value_expr(&Value::Array(vs.clone()))))
+            }
+            PredKind::Pattern(r) => {
+                let plain = unescape(r.trim_start_matches('^').trim_end_matches('$'));
+                let s = |v: &str| vec![value_expr(&Value::String(v.to_string()))];
+                if r.starts_with('^') && !r.ends_with('$') {
+                    out.push(call(Some(a()), "startsWith", s(&plain)));
+                }
+                if r.ends_with('$') && !r.starts_with('^') {
+                    out.push(call(Some(a()), "endsWith", s(&plain)));
+                }
+                out.push(call(Some(a()), "contains", s(&plain)));
+                out.push(call(Some(a()), "matches", s(r)));
+            }
+            PredKind::MinLength(n) => out.push(rel(
+                call(None, "size", vec![a()]),
+                RelOp::Ge,
+                value_expr(&Value::from(*n)),
+            )),
+            PredKind::MaxLength(n) => out.push(rel(
+                call(None, "size", vec![a()]),
+                RelOp::Le,
+                value_expr(&Value::from(*n)),
+            )),
+            PredKind::Minimum(n) => {
+                out.push(rel(a(), RelOp::Ge, value_expr(&Value::Number(n.clone()))))
+            }
+            PredKind::Maximum(n) => {
+                out.push(rel(a(), RelOp::Le, value_expr(&Value::Number(n.clone()))))
+            }
+            PredKind::ExclusiveMinimum(n) => {
+                out.push(rel(a(), RelOp::Gt, value_expr(&Value::Number(n.clone()))))
+            }
+            PredKind::ExclusiveMaximum(n) => {
+                out.push(rel(a(), RelOp::Lt, value_expr(&Value::Number(n.clone()))))
+            }
+            PredKind::AnyOf(ps) if ps.is_empty() => {
+                out.push(rel(
+                    call(None, "size", vec![a()]),
+                    RelOp::Lt,
+                    value_expr(&Value::from(0)),
+                ));
+            }
+            _ => {}
+        },
+        [min, max] => {
+            if let (PredKind::MinLength(x), PredKind::MaxLength(y)) = (&min.kind, &max.kind)
+                && x == y
+            {
+                out.push(rel(
+                    call(None, "size", vec![a()]),
+                    RelOp::Eq,
+                    value_expr(&Value::from(*x)),
+                ));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Undoes `regex::escape` (the result is checked by re-lowering).
+fn unescape(r: &str) -> String {
+    let mut out = String::with_capacity(r.len());
+    let mut chars = r.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(n) = chars.next() {
+                out.push(n);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
