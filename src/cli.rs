@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use mcp_resolve::diagnostic::{self, Severity};
 use mcp_resolve::emit::signature::{signature, to_pretty};
+use mcp_resolve::format::{FormatError, Syntax, format_file};
 use mcp_resolve::{Project, Resolver};
 use mcp_resolve_runtime::{Dialect, RpcError};
 use serde_json::Value;
@@ -64,6 +65,34 @@ enum Command {
         #[arg(long)]
         explain: bool,
     },
+    /// Print rules files in canonical form (either syntax), or check or
+    /// rewrite them in place.
+    Fmt {
+        /// Rules files, or directories of them (`.yaml`, `.yml`, `.rules`).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Exit 1 if any file is not in canonical form; change nothing.
+        #[arg(long, conflicts_with = "write")]
+        check: bool,
+        /// Rewrite files in place (a file with errors is never touched).
+        #[arg(long)]
+        write: bool,
+    },
+    /// Convert a rules file between YAML and the `.rules` syntax.
+    Convert {
+        /// The rules file to convert.
+        input: PathBuf,
+        /// Write here; the syntax follows its extension. Refuses to replace
+        /// an existing file unless `--force`.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// The syntax to print (default: from `-o`, else the other one).
+        #[arg(long, value_enum)]
+        to: Option<SyntaxArg>,
+        /// Replace an existing output file.
+        #[arg(long)]
+        force: bool,
+    },
     /// Print the JSON Schema of the rules format (for editors).
     Schema {
         /// Write to this file instead of standard output.
@@ -80,6 +109,14 @@ enum Format {
     Json,
     /// GitHub Actions workflow annotations.
     Github,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SyntaxArg {
+    /// YAML.
+    Yaml,
+    /// The `.rules` syntax.
+    Rules,
 }
 
 fn parse_dialect(s: &str) -> Result<Dialect, String> {
@@ -118,11 +155,131 @@ pub fn main() -> ExitCode {
             dialect,
             explain,
         } => resolve(&paths, &tool, &args, dialect, explain),
+        Command::Fmt {
+            paths,
+            check,
+            write,
+        } => fmt_cmd(&paths, check, write),
+        Command::Convert {
+            input,
+            output,
+            to,
+            force,
+        } => convert_cmd(&input, output.as_deref(), to, force),
         Command::Schema { output } => write_output(
             output.as_deref(),
             &mcp_resolve::rules_schema::rules_schema(),
         ),
     })
+}
+
+fn fmt_cmd(paths: &[PathBuf], check: bool, write: bool) -> u8 {
+    let files = match mcp_resolve::project::expand_paths(paths) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return USAGE;
+        }
+    };
+    if !check && !write && files.len() != 1 {
+        eprintln!(
+            "error: `fmt` prints one file; give `--check` or `--write` to work on {} files",
+            files.len()
+        );
+        return USAGE;
+    }
+    let mut status = OK;
+    for path in &files {
+        let text = match mcp_resolve::project::read_limited(path) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: cannot read `{}`: {e}", path.display());
+                status = USAGE;
+                continue;
+            }
+        };
+        let formatted = match format_file(path, &text, Syntax::of(path)) {
+            Ok(f) => f,
+            Err(e) => {
+                report_format_error(path, &e);
+                status = status.max(FAILURE);
+                continue;
+            }
+        };
+        if check {
+            if formatted != text {
+                eprintln!("not canonical: {}", path.display());
+                status = status.max(FAILURE);
+            }
+        } else if write {
+            if formatted != text {
+                let code = write_output(Some(path), &formatted);
+                if code != OK {
+                    status = code;
+                }
+            }
+        } else {
+            print!("{formatted}");
+        }
+    }
+    status
+}
+
+fn report_format_error(path: &Path, e: &FormatError) {
+    match e {
+        FormatError::Invalid(rendered) => {
+            eprint!("{rendered}");
+            eprintln!(
+                "error: `{}` has errors; it was not formatted",
+                path.display()
+            );
+        }
+        FormatError::Internal(message) => {
+            eprintln!(
+                "error: internal error formatting `{}`: {message}",
+                path.display()
+            );
+        }
+    }
+}
+
+fn convert_cmd(input: &Path, output: Option<&Path>, to: Option<SyntaxArg>, force: bool) -> u8 {
+    let target = match (to, output) {
+        (Some(SyntaxArg::Yaml), _) => Syntax::Yaml,
+        (Some(SyntaxArg::Rules), _) => Syntax::Rules,
+        (None, Some(out)) => Syntax::of(out),
+        (None, None) => match Syntax::of(input) {
+            Syntax::Yaml => Syntax::Rules,
+            Syntax::Rules => Syntax::Yaml,
+        },
+    };
+    if let Some(out) = output {
+        if out.exists() && !force {
+            eprintln!(
+                "error: `{}` exists; give `--force` to replace it",
+                out.display()
+            );
+            return USAGE;
+        }
+        if std::fs::canonicalize(out).ok() == std::fs::canonicalize(input).ok() && out.exists() {
+            eprintln!("error: the output is the input; use `fmt --write` to format in place");
+            return USAGE;
+        }
+    }
+    let text = match mcp_resolve::project::read_limited(input) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read `{}`: {e}", input.display());
+            return USAGE;
+        }
+    };
+    match format_file(input, &text, target) {
+        Ok(out) => write_output(output, &out),
+        Err(e) => {
+            report_format_error(input, &e);
+            FAILURE
+        }
+    }
 }
 
 fn color_for(stream: &impl IsTerminal) -> bool {

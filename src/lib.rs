@@ -10,6 +10,7 @@ pub mod check;
 pub mod diagnostic;
 pub mod emit;
 pub mod eval;
+pub mod format;
 pub mod hints;
 pub mod ir;
 pub mod lower;

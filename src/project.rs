@@ -161,7 +161,33 @@ pub fn load_str(path: &str, text: &str) -> Project {
     project
 }
 
+/// Stack for the front end's thread: the grammar is recursive descent, and
+/// unoptimized builds need several megabytes at the nesting limits. Only the
+/// pages used are ever committed.
+const PARSE_STACK: usize = 64 * 1024 * 1024;
+
 fn add_source(project: &mut Project, path: PathBuf, text: String) {
+    let ran = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("mcp-resolve-parse".into())
+            .stack_size(PARSE_STACK)
+            .spawn_scoped(scope, || {
+                add_source_here(project, path.clone(), text.clone())
+            })
+            .map(|handle| handle.join().is_ok())
+    });
+    match ran {
+        Ok(true) => {}
+        // No thread to be had: parse here, within the nesting limits anyway.
+        Err(_) => add_source_here(project, path, text),
+        Ok(false) => project.diagnostics.push(Diagnostic::new(
+            Code::Io,
+            format!("internal error while reading `{}`", path.display()),
+        )),
+    }
+}
+
+fn add_source_here(project: &mut Project, path: PathBuf, text: String) {
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let dsl = is_dsl(&path);
     let file = project.sources.add(path, text);

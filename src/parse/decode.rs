@@ -159,10 +159,11 @@ pub fn string_offsets(raw: &str, start: usize, value: &str) -> Vec<usize> {
         }
         at += line.len();
     }
-    if let (Some(last), Some(prev)) = (map.last().copied(), value.len().checked_sub(1)) {
-        if last == start && prev < map.len() {
-            map[value.len()] = map[prev] + 1;
-        }
+    if let (Some(last), Some(prev)) = (map.last().copied(), value.len().checked_sub(1))
+        && last == start
+        && prev < map.len()
+    {
+        map[value.len()] = map[prev] + 1;
     }
     map
 }
@@ -206,7 +207,6 @@ fn double_quoted_offsets(body: &str, start: usize, value: &str) -> Option<Vec<us
             map.push(start + i);
         }
         decoded.push(ch);
-        map.last().copied()?;
     }
     if decoded != value {
         return None;

@@ -39,7 +39,7 @@ pub fn parse(
 ) -> Option<RulesFile> {
     grammar::set_limits();
     let identity = |i: usize| i.min(text.len());
-    if let Err(d) = grammar::check_nesting(text, file, &identity) {
+    if let Err(d) = grammar::check_nesting(text, grammar::MAX_FILE_NESTING, file, &identity) {
         diags.push(d);
         return None;
     }

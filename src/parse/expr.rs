@@ -1,6 +1,9 @@
 //! The expression front end: text (a YAML `when:` string or a `.rules`
 //! `when` clause) to an [`Expr`] with file spans, and back to canonical text.
 
+// A parse fails once, with one diagnostic: its size does not matter.
+#![allow(clippy::result_large_err)]
+
 use std::fmt::{self, Write as _};
 
 use pest::Parser as _;
@@ -18,7 +21,7 @@ pub const MAX_CHAIN: usize = 64;
 /// the file, so that errors point into a YAML string where it was written.
 pub fn parse_expression(text: &str, file: FileId, map: OffsetMap<'_>) -> Result<Expr, Diagnostic> {
     grammar::set_limits();
-    grammar::check_nesting(text, file, map)?;
+    grammar::check_nesting(text, grammar::MAX_EXPR_NESTING, file, map)?;
     let mut pairs = Grammar::parse(Rule::expression, text)
         .map_err(|e| grammar::syntax_error(&e, text, file, map))?;
     let top = pairs

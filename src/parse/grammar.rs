@@ -2,6 +2,9 @@
 //! turning a pest error into a diagnostic, and the nesting limit that keeps
 //! the recursive-descent parser's stack bounded on hostile input.
 
+// A parse fails once, with one diagnostic: its size does not matter.
+#![allow(clippy::result_large_err)]
+
 use std::num::NonZeroUsize;
 use std::sync::Once;
 
@@ -16,9 +19,13 @@ use crate::source::{FileId, Span};
 #[grammar = "../grammar/rules.pest"]
 pub struct Grammar;
 
-/// Brackets (`(`, `[`, `{`) may nest this deep, in expressions and in
-/// `.rules` files (inline JSON included).
-pub const MAX_NESTING: usize = 100;
+/// Brackets (`(`, `[`, `{`) may nest this deep in an expression. pest
+/// descends recursively, several rules per level; this bound keeps a parse
+/// well inside a 2 MiB thread stack, even unoptimized.
+pub const MAX_EXPR_NESTING: usize = 32;
+
+/// Brackets may nest this deep in a `.rules` file (inline JSON included).
+pub const MAX_FILE_NESTING: usize = 64;
 
 /// Bounds pest's work on any one input (it counts rule calls), once per
 /// process. With [`MAX_NESTING`] and the file size limit this is never
@@ -31,9 +38,14 @@ pub fn set_limits() {
 /// Maps an offset in the parsed text to an offset in the file.
 pub type OffsetMap<'a> = &'a dyn Fn(usize) -> usize;
 
-/// Refuses text that nests brackets deeper than [`MAX_NESTING`], skipping
-/// string literals (CEL and JSON quoting) and `//` comments.
-pub fn check_nesting(text: &str, file: FileId, map: OffsetMap<'_>) -> Result<(), Diagnostic> {
+/// Refuses text that nests brackets deeper than `max`, skipping string
+/// literals (CEL and JSON quoting) and `//` comments.
+pub fn check_nesting(
+    text: &str,
+    max: usize,
+    file: FileId,
+    map: OffsetMap<'_>,
+) -> Result<(), Diagnostic> {
     let bytes = text.as_bytes();
     let mut depth = 0usize;
     let mut i = 0;
@@ -41,10 +53,10 @@ pub fn check_nesting(text: &str, file: FileId, map: OffsetMap<'_>) -> Result<(),
         match bytes[i] {
             b'(' | b'[' | b'{' => {
                 depth += 1;
-                if depth > MAX_NESTING {
+                if depth > max {
                     return Err(Diagnostic::new(
                         Code::Syntax,
-                        format!("brackets nest more than {MAX_NESTING} deep"),
+                        format!("brackets nest more than {max} deep"),
                     )
                     .at(Span::new(file, map(i), map(i + 1)))
                     .with_help("split the condition, or flatten the schema"));
@@ -138,7 +150,8 @@ fn describe(rule: Rule) -> Option<&'static str> {
             "an expression"
         }
         Rule::primary | Rule::paren | Rule::global_call => "an expression",
-        Rule::literal | Rule::float | Rule::int | Rule::bool_lit | Rule::null_lit => "a literal",
+        Rule::literal | Rule::float | Rule::int | Rule::null_lit => "a literal",
+        Rule::bool_lit => "`true` or `false`",
         Rule::string | Rule::string_body | Rule::raw_body => "a string",
         Rule::ident | Rule::plain_ident | Rule::quoted_ident => "an argument name",
         Rule::list => "`[`",
@@ -193,6 +206,9 @@ pub fn token_at(text: &str, pos: usize) -> &str {
     };
     let end = if first.is_alphanumeric() || first == '_' {
         rest.find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len())
+    } else if "&|=!<>".contains(first) {
+        rest.find(|c: char| !"&|=!<>".contains(c))
             .unwrap_or(rest.len())
     } else if first == '"' || first == '\'' {
         rest.find(['\n', '\r']).unwrap_or(rest.len()).min(60)

@@ -1,0 +1,335 @@
+//! Canonical printing of rules files in either syntax: `fmt` and `convert`.
+//!
+//! Printing goes from the AST, so a file keeps its choices (structured or
+//! expression `when`, `inputSchemaFile`); comments are carried over, each
+//! before the item that followed it (or at the end of the line it ended).
+//! [`format_file`] re-reads what it printed and refuses to return it unless
+//! it compiles to the same IR as the input.
+
+mod rules;
+mod yaml;
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::diagnostic::{Code, Diagnostic, Severity};
+use crate::parse::yaml::{YNode, YValue};
+use crate::project;
+
+/// The two syntaxes of a rules file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Syntax {
+    /// YAML (`.yaml`, `.yml`).
+    Yaml,
+    /// The standalone DSL (`.rules`).
+    Rules,
+}
+
+impl Syntax {
+    /// The syntax of a path, by extension.
+    pub fn of(path: &Path) -> Syntax {
+        if project::is_dsl(path) {
+            Syntax::Rules
+        } else {
+            Syntax::Yaml
+        }
+    }
+}
+
+/// Why a file could not be formatted.
+#[derive(Debug)]
+pub enum FormatError {
+    /// The file has front-end errors (it is never rewritten then); rendered.
+    Invalid(String),
+    /// The printed text would not mean the same: a bug, reported as such.
+    Internal(String),
+}
+
+/// Codes that mean the front end did not read everything the file says.
+const FRONT_END: &[Code] = &[
+    Code::Syntax,
+    Code::UnknownField,
+    Code::MissingField,
+    Code::InvalidValue,
+    Code::Io,
+];
+
+/// Formats `text` (read from `path`) canonically in syntax `to`.
+pub fn format_file(path: &Path, text: &str, to: Syntax) -> Result<String, FormatError> {
+    let from = Syntax::of(path);
+    let name = path.to_string_lossy();
+    let before = project::load_str(&name, text);
+    let blocking: Vec<Diagnostic> = before
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error && FRONT_END.contains(&d.code))
+        .cloned()
+        .collect();
+    if !blocking.is_empty() {
+        return Err(FormatError::Invalid(crate::diagnostic::render_human(
+            &before.sources,
+            &blocking,
+            false,
+        )));
+    }
+    let Some(rules) = before.files.first() else {
+        return Err(FormatError::Internal("the file declares nothing".into()));
+    };
+    let comments = match from {
+        Syntax::Yaml => yaml_comments(text),
+        Syntax::Rules => rules_comments(text),
+    };
+    let out = match to {
+        Syntax::Yaml => yaml::print(rules, text, comments),
+        Syntax::Rules => rules::print(rules, text, comments),
+    };
+    // The output must compile to the same IR (spans aside) as the input.
+    let out_name = match (from, to) {
+        (a, b) if a == b => name.to_string(),
+        (_, Syntax::Rules) => path.with_extension("rules").to_string_lossy().into_owned(),
+        (_, Syntax::Yaml) => path.with_extension("yaml").to_string_lossy().into_owned(),
+    };
+    let after = project::load_str(&out_name, &out);
+    if after.servers != before.servers || after.files.len() != before.files.len() {
+        let detail = after
+            .diagnostics
+            .iter()
+            .find(|d| d.severity == Severity::Error)
+            .map(|d| format!(": {}: {}", d.code, d.message))
+            .unwrap_or_default();
+        return Err(FormatError::Internal(format!(
+            "the formatted text does not compile to the same rules{detail}; the file was not changed"
+        )));
+    }
+    Ok(out)
+}
+
+/// A comment in the input, to be carried to the output.
+#[derive(Clone, Debug)]
+pub struct Comment {
+    /// Byte offset of its marker.
+    pub offset: usize,
+    /// The text after the marker, trimmed at the end.
+    pub text: String,
+    /// Whether it is alone on its line (else it trails code).
+    pub own_line: bool,
+}
+
+fn comment_at(text: &str, start: usize, marker: usize) -> Comment {
+    let end = text[start..].find('\n').map_or(text.len(), |e| start + e);
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    Comment {
+        offset: start,
+        text: text[start + marker..end].trim_end().to_string(),
+        own_line: text[line_start..start].trim().is_empty(),
+    }
+}
+
+/// `#` comments of a YAML file: a `#` at a line start or after blank space,
+/// outside every scalar the parser saw.
+fn yaml_comments(text: &str) -> Vec<Comment> {
+    let mut scalars = Vec::new();
+    if let Ok(root) = crate::parse::yaml::parse(text) {
+        collect_scalars(&root, &mut scalars);
+    }
+    scalars.sort_unstable();
+    let inside = |p: usize| {
+        let i = scalars.partition_point(|&(s, _)| s <= p);
+        i > 0 && scalars[i - 1].1 > p
+    };
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'#'
+            && (i == 0 || matches!(bytes[i - 1], b' ' | b'\t' | b'\n'))
+            && !inside(i)
+        {
+            let c = comment_at(text, i, 1);
+            i = text[i..].find('\n').map_or(text.len(), |e| i + e);
+            out.push(c);
+            continue;
+        }
+        i += 1;
+    }
+    out
+}
+
+fn collect_scalars(node: &YNode, out: &mut Vec<(usize, usize)>) {
+    match &node.value {
+        YValue::Seq(items) => items.iter().for_each(|n| collect_scalars(n, out)),
+        YValue::Map(entries) => {
+            for (k, v) in entries {
+                collect_scalars(k, out);
+                collect_scalars(v, out);
+            }
+        }
+        _ => out.push((node.start, node.end)),
+    }
+}
+
+/// `//` comments of a `.rules` file, outside strings and quoted names.
+fn rules_comments(text: &str) -> Vec<Comment> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                out.push(comment_at(text, i, 2));
+                i = text[i..].find('\n').map_or(text.len(), |e| i + e);
+                continue;
+            }
+            q @ (b'"' | b'\'' | b'`') => {
+                let triple =
+                    q != b'`' && bytes.get(i + 1) == Some(&q) && bytes.get(i + 2) == Some(&q);
+                let raw = i > 0 && matches!(bytes[i - 1], b'r' | b'R');
+                i += if triple { 3 } else { 1 };
+                while i < bytes.len() {
+                    if bytes[i] == b'\\' && !raw {
+                        i += 2;
+                        continue;
+                    }
+                    if bytes[i] == q
+                        && (!triple
+                            || (bytes.get(i + 1) == Some(&q) && bytes.get(i + 2) == Some(&q)))
+                    {
+                        i += if triple { 3 } else { 1 };
+                        break;
+                    }
+                    if bytes[i] == b'\n' && !triple {
+                        break;
+                    }
+                    i += 1;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Builds output line by line, placing comments at the first line printed
+/// for code that came after them.
+struct Out<'a> {
+    buf: String,
+    source: &'a str,
+    comments: Vec<Comment>,
+    next: usize,
+    marker: &'static str,
+}
+
+impl<'a> Out<'a> {
+    fn new(source: &'a str, comments: Vec<Comment>, marker: &'static str) -> Self {
+        Out {
+            buf: String::new(),
+            source,
+            comments,
+            next: 0,
+            marker,
+        }
+    }
+
+    fn blank(&mut self) {
+        if !self.buf.is_empty() && !self.buf.ends_with("\n\n") {
+            self.buf.push('\n');
+        }
+    }
+
+    /// A line for code written at `anchor` in the source (if known).
+    fn line(&mut self, indent: usize, text: &str, anchor: Option<usize>) {
+        if let Some(at) = anchor {
+            while let Some(c) = self.comments.get(self.next) {
+                if c.offset >= at {
+                    break;
+                }
+                let c = c.clone();
+                self.next += 1;
+                self.push_comment(indent, &c);
+            }
+        }
+        for _ in 0..indent {
+            self.buf.push(' ');
+        }
+        self.buf.push_str(text);
+        if let Some(at) = anchor {
+            let line_end = self.source[at.min(self.source.len())..]
+                .find('\n')
+                .map_or(self.source.len(), |e| at + e);
+            let mut trailing = Vec::new();
+            while let Some(c) = self.comments.get(self.next) {
+                if c.offset >= line_end || c.own_line {
+                    break;
+                }
+                trailing.push(c.text.trim().to_string());
+                self.next += 1;
+            }
+            if !trailing.is_empty() {
+                self.buf.push_str("  ");
+                self.buf.push_str(self.marker);
+                self.buf.push(' ');
+                self.buf.push_str(&trailing.join(" "));
+            }
+        }
+        self.buf.push('\n');
+    }
+
+    fn push_comment(&mut self, indent: usize, c: &Comment) {
+        for _ in 0..indent {
+            self.buf.push(' ');
+        }
+        self.buf.push_str(self.marker);
+        let body = c.text.strip_prefix(' ').unwrap_or(&c.text);
+        if !body.is_empty() {
+            self.buf.push(' ');
+            self.buf.push_str(body);
+        }
+        self.buf.push('\n');
+    }
+
+    fn finish(mut self) -> String {
+        let rest: Vec<Comment> = self.comments[self.next..].to_vec();
+        if !rest.is_empty() {
+            self.blank();
+        }
+        for c in rest {
+            self.push_comment(0, &c);
+        }
+        while self.buf.ends_with("\n\n") {
+            self.buf.pop();
+        }
+        self.buf
+    }
+}
+
+/// Whether a JSON value prints on one line within `width` characters.
+fn inline_len(v: &Value) -> Option<usize> {
+    match v {
+        Value::Array(items) => {
+            let mut n = 2;
+            for i in items {
+                n += inline_len(i)? + 2;
+            }
+            Some(n)
+        }
+        Value::Object(m) => {
+            let mut n = 4;
+            for (k, v) in m {
+                if matches!(v, Value::Object(o) if !o.is_empty()) {
+                    // One level of nesting at most on a line.
+                    if let Value::Object(o) = v
+                        && o.values().any(|x| x.is_object() || x.is_array())
+                    {
+                        return None;
+                    }
+                }
+                n += k.len() + 4 + inline_len(v)?;
+            }
+            Some(n)
+        }
+        other => Some(other.to_string().len()),
+    }
+}
