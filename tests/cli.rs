@@ -168,7 +168,7 @@ fn resolve_sep1862_returns_the_whole_tool_with_scopes() {
 
     let o = run(&[
         "resolve",
-        "rules/repo-contents.yaml",
+        "rules/repo-contents.rules",
         "--tool",
         "get_repo_contents",
         "--dialect",

@@ -56,6 +56,9 @@ fn every_diagnostic_code_has_a_fixture() {
 fn valid_fixtures_and_bundled_rules_have_no_findings() {
     let mut paths = common::files("tests/fixtures/valid", "yaml");
     paths.extend(common::files("rules", "yaml"));
+    paths.extend(common::files("rules", "rules"));
+    paths.extend(common::files("tests/fixtures/forms", "yaml"));
+    paths.extend(common::files("tests/fixtures/forms", "rules"));
     for path in paths {
         let project = mcp_resolve::load(std::slice::from_ref(&path)).unwrap();
         let rendered = render_human(&project.sources, &project.diagnostics, false);

@@ -14,7 +14,10 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 fn bundled() -> Vec<std::path::PathBuf> {
-    common::files("rules", "yaml")
+    let mut files = common::files("rules", "yaml");
+    files.extend(common::files("rules", "rules"));
+    files.sort();
+    files
 }
 
 fn signature_text(path: &Path) -> String {

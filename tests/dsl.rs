@@ -1,0 +1,320 @@
+//! The expression language and the `.rules` syntax end to end: the three ways
+//! of writing a server agree byte for byte, `convert` round-trips every
+//! bundled file, and `fmt` is canonical, idempotent and never touches a file
+//! it cannot read.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use mcp_resolve::emit::signature::{signature, to_pretty};
+use mcp_resolve::format::{FormatError, Syntax, format_file};
+
+fn signature_of(path: &str, text: &str) -> String {
+    let project = mcp_resolve::load_str(path, text);
+    let errors: Vec<_> = project
+        .diagnostics
+        .iter()
+        .map(|d| d.message.clone())
+        .collect();
+    assert!(!project.has_errors(), "{path}: {errors:?}");
+    let mut diags = Vec::new();
+    let doc = signature(project.single_server().unwrap(), &mut diags);
+    assert!(diags.is_empty());
+    to_pretty(&doc)
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn structured_expression_and_rules_forms_give_byte_identical_signatures() {
+    let dir = Path::new("tests/fixtures/forms");
+    let structured = signature_of(
+        "tests/fixtures/forms/storage.structured.yaml",
+        &read(&dir.join("storage.structured.yaml")),
+    );
+    let expr = signature_of(
+        "tests/fixtures/forms/storage.expr.yaml",
+        &read(&dir.join("storage.expr.yaml")),
+    );
+    let rules = signature_of(
+        "tests/fixtures/forms/storage.rules",
+        &read(&dir.join("storage.rules")),
+    );
+    assert_eq!(structured, expr);
+    assert_eq!(structured, rules);
+    // And the same through the CLI, as bytes.
+    let outputs: Vec<Vec<u8>> = [
+        "storage.structured.yaml",
+        "storage.expr.yaml",
+        "storage.rules",
+    ]
+    .iter()
+    .map(|f| {
+        let o = common::bin()
+            .arg("signature")
+            .arg(dir.join(f))
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        o.stdout
+    })
+    .collect();
+    assert_eq!(outputs[0], outputs[1]);
+    assert_eq!(outputs[0], outputs[2]);
+}
+
+fn bundled() -> Vec<PathBuf> {
+    let mut files = common::files("rules", "yaml");
+    files.extend(common::files("rules", "rules"));
+    files.extend(common::files("tests/fixtures/forms", "yaml"));
+    files.extend(common::files("tests/fixtures/forms", "rules"));
+    files.sort();
+    files
+}
+
+/// `convert` to the other syntax and back: equal IR, byte-identical
+/// signatures, and the printed forms are fixed points of `fmt`.
+#[test]
+fn convert_round_trips_every_bundled_file() {
+    for path in bundled() {
+        let text = read(&path);
+        let from = Syntax::of(&path);
+        let other = match from {
+            Syntax::Yaml => Syntax::Rules,
+            Syntax::Rules => Syntax::Yaml,
+        };
+        let ext = |s: Syntax| if s == Syntax::Yaml { "yaml" } else { "rules" };
+        let there = format_file(&path, &text, other).unwrap();
+        let there_path = path.with_extension(format!("converted.{}", ext(other)));
+        let back = format_file(&there_path, &there, from).unwrap();
+
+        let original = mcp_resolve::load_str(&path.to_string_lossy(), &text);
+        let converted = mcp_resolve::load_str(&there_path.to_string_lossy(), &there);
+        let returned = mcp_resolve::load_str(&path.to_string_lossy(), &back);
+        assert_eq!(original.servers, converted.servers, "{}", path.display());
+        assert_eq!(original.servers, returned.servers, "{}", path.display());
+        let sig = signature_of(&path.to_string_lossy(), &text);
+        assert_eq!(sig, signature_of(&there_path.to_string_lossy(), &there));
+        assert_eq!(sig, signature_of(&path.to_string_lossy(), &back));
+        // Converting twice changes nothing more.
+        assert_eq!(
+            format_file(&path, &back, other).unwrap(),
+            there,
+            "{}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn bundled_files_are_canonical_and_fmt_is_idempotent() {
+    for path in bundled() {
+        let text = read(&path);
+        let once = format_file(&path, &text, Syntax::of(&path)).unwrap();
+        let twice = format_file(&path, &once, Syntax::of(&path)).unwrap();
+        assert_eq!(once, twice, "{} is not idempotent", path.display());
+        if path.starts_with("rules") {
+            assert_eq!(
+                once,
+                text,
+                "{} is not canonical; run `mcp-resolve fmt --write rules/`",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn comments_survive_fmt_and_convert() {
+    let path = Path::new("tests/fixtures/forms/storage.structured.yaml");
+    let text = read(path);
+    let as_rules = format_file(path, &text, Syntax::Rules).unwrap();
+    for line in text.lines().filter_map(|l| l.trim().strip_prefix('#')) {
+        assert!(
+            as_rules.contains(&format!("//{line}")),
+            "lost comment {line:?}:\n{as_rules}"
+        );
+    }
+    let rules_path = Path::new("tests/fixtures/forms/storage.rules");
+    let rules_text = read(rules_path);
+    let as_yaml = format_file(rules_path, &rules_text, Syntax::Yaml).unwrap();
+    assert!(
+        as_yaml.contains("# a recursive read is a listing\n"),
+        "{as_yaml}"
+    );
+    assert!(as_yaml.contains("# The storage server"), "{as_yaml}");
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcp-resolve-dsl-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn fmt_check_and_write() {
+    let dir = scratch("fmt");
+    let messy = dir.join("messy.rules");
+    let original = "version 1 server s version \"1\"\n// keep me\ntool t { inputSchema {\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}}}\nvariant v when a==\"x\"&&size(a)>1 { annotations {readOnlyHint:true} } }\n";
+    std::fs::write(&messy, original).unwrap();
+
+    let o = common::bin()
+        .args(["fmt", "--check"])
+        .arg(&messy)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not canonical"));
+    assert_eq!(read(&messy), original, "--check must not write");
+
+    let o = common::bin().arg("fmt").arg(&messy).output().unwrap();
+    assert!(o.status.success());
+    let printed = String::from_utf8(o.stdout).unwrap();
+    assert!(printed.contains("// keep me\ntool t {"), "{printed}");
+    assert!(
+        printed.contains("variant v when a == \"x\" && size(a) > 1 {"),
+        "{printed}"
+    );
+
+    let o = common::bin()
+        .args(["fmt", "--write"])
+        .arg(&messy)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert_eq!(read(&messy), printed);
+    let o = common::bin()
+        .args(["fmt", "--check"])
+        .arg(&messy)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn fmt_write_never_touches_a_file_with_errors() {
+    let dir = scratch("broken");
+    for (name, text) in [
+        (
+            "broken.rules",
+            "version 1\nserver s version \"1\"\ntool t {\n  titel \"x\"\n}\n",
+        ),
+        (
+            "broken.yaml",
+            "version: 1\nserver: { name: s, version: '1' }\ntools:\n  - name: t\n    inputSchema: { type: object }\n    variants:\n      - name: v\n        when: 'a =='\n",
+        ),
+        (
+            "unknown.yaml",
+            "version: 1\nserver: { name: s, version: '1' }\ntools:\n  - name: t\n    inptSchema: {}\n",
+        ),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let o = common::bin()
+            .args(["fmt", "--write"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("was not formatted"),
+            "{name}"
+        );
+        assert_eq!(read(&path), text, "{name} was changed");
+        match format_file(&path, text, Syntax::of(&path)) {
+            Err(FormatError::Invalid(rendered)) => {
+                assert!(rendered.contains("error["), "{rendered}")
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn convert_writes_the_other_syntax_and_refuses_to_overwrite() {
+    let dir = scratch("convert");
+    let out = dir.join("file-server.rules");
+    let o = common::bin()
+        .args(["convert", "rules/file-server.yaml", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let written = read(&out);
+    assert!(written.contains("variant overwrite when action in [\"replace\", \"delete\"] {"));
+
+    std::fs::write(&out, "mine").unwrap();
+    let o = common::bin()
+        .args(["convert", "rules/file-server.yaml", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        read(&out),
+        "mine",
+        "an existing file was replaced without --force"
+    );
+    let o = common::bin()
+        .args(["convert", "rules/file-server.yaml", "--force", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert_eq!(read(&out), written);
+
+    // Back to YAML on standard output, and the signature agrees.
+    let o = common::bin()
+        .args(["convert", "--to", "yaml"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let yaml = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(
+        signature_of("back.yaml", &yaml),
+        signature_of(
+            "rules/file-server.yaml",
+            &read(Path::new("rules/file-server.yaml"))
+        )
+    );
+}
+
+#[test]
+fn directories_mixing_both_syntaxes_are_one_project() {
+    let o = common::bin().args(["check", "rules/"]).output().unwrap();
+    assert!(o.status.success());
+    let project = mcp_resolve::load(&[PathBuf::from("rules")]).unwrap();
+    assert!(project.files.len() >= 5);
+    assert!(
+        project
+            .inputs
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "rules"))
+    );
+    assert!(
+        project
+            .inputs
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "yaml"))
+    );
+    let o = common::bin()
+        .args([
+            "resolve",
+            "rules/repo-contents.rules",
+            "--tool",
+            "get_repo_contents",
+            "--args",
+        ])
+        .arg(r#"{"owner":"o","repo":"r","visibility":"public"}"#)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["annotations"]["readOnlyHint"], true);
+}
