@@ -38,6 +38,9 @@ impl Rng {
     fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
         &xs[self.below(xs.len())]
     }
+    fn word(&mut self, xs: &'static [&'static str]) -> &'static str {
+        xs[self.below(xs.len())]
+    }
 }
 
 const STRINGS: &[&str] = &[
@@ -87,17 +90,17 @@ fn atom(r: &mut Rng) -> (String, String) {
     let ipath = *r.pick(&["i", "o.y"]);
     let ops = ["==", "!=", "<", "<=", ">", ">="];
     let ours = match r.below(13) {
-        0 => format!("{spath} == {}", lit_str(*r.pick(STRINGS))),
-        1 => format!("{spath} != {}", lit_str(*r.pick(STRINGS))),
+        0 => format!("{spath} == {}", lit_str(r.word(STRINGS))),
+        1 => format!("{spath} != {}", lit_str(r.word(STRINGS))),
         2 => format!(
             "{spath} in [{}, {}]",
-            lit_str(*r.pick(STRINGS)),
-            lit_str(*r.pick(STRINGS))
+            lit_str(r.word(STRINGS)),
+            lit_str(r.word(STRINGS))
         ),
-        3 => format!("{spath}.startsWith({})", lit_str(*r.pick(STRINGS))),
-        4 => format!("{spath}.endsWith({})", lit_str(*r.pick(STRINGS))),
-        5 => format!("{spath}.contains({})", lit_str(*r.pick(STRINGS))),
-        6 => format!("{spath}.matches({})", lit_str(*r.pick(PATTERNS))),
+        3 => format!("{spath}.startsWith({})", lit_str(r.word(STRINGS))),
+        4 => format!("{spath}.endsWith({})", lit_str(r.word(STRINGS))),
+        5 => format!("{spath}.contains({})", lit_str(r.word(STRINGS))),
+        6 => format!("{spath}.matches({})", lit_str(r.word(PATTERNS))),
         7 => format!("size({spath}) {} {}", r.pick(&ops), r.pick(INTS)),
         8 => format!("{ipath} {} {}", r.pick(&ops), r.pick(INTS)),
         9 => format!("{ipath} in [{}, {}]", r.pick(INTS), r.pick(INTS)),
@@ -105,7 +108,7 @@ fn atom(r: &mut Rng) -> (String, String) {
         11 => (*r.pick(&["b", "!b", "b == true", "b != false", "has(o.x)", "has(s)"])).to_string(),
         _ => format!(
             "{} {} {spath}",
-            lit_str(*r.pick(STRINGS)),
+            lit_str(r.word(STRINGS)),
             r.pick(&["==", "!="])
         ),
     };
