@@ -181,28 +181,8 @@ fn rules_comments(text: &str) -> Vec<Comment> {
                 i = text[i..].find('\n').map_or(text.len(), |e| i + e);
                 continue;
             }
-            q @ (b'"' | b'\'' | b'`') => {
-                let triple =
-                    q != b'`' && bytes.get(i + 1) == Some(&q) && bytes.get(i + 2) == Some(&q);
-                let raw = i > 0 && matches!(bytes[i - 1], b'r' | b'R');
-                i += if triple { 3 } else { 1 };
-                while i < bytes.len() {
-                    if bytes[i] == b'\\' && !raw {
-                        i += 2;
-                        continue;
-                    }
-                    if bytes[i] == q
-                        && (!triple
-                            || (bytes.get(i + 1) == Some(&q) && bytes.get(i + 2) == Some(&q)))
-                    {
-                        i += if triple { 3 } else { 1 };
-                        break;
-                    }
-                    if bytes[i] == b'\n' && !triple {
-                        break;
-                    }
-                    i += 1;
-                }
+            b'"' | b'\'' | b'`' => {
+                i = crate::parse::grammar::skip_quoted(bytes, i);
                 continue;
             }
             _ => {}

@@ -69,28 +69,8 @@ pub fn check_nesting(
                 }
                 continue;
             }
-            q @ (b'"' | b'\'' | b'`') => {
-                let triple =
-                    q != b'`' && bytes.get(i + 1) == Some(&q) && bytes.get(i + 2) == Some(&q);
-                let raw = i > 0 && matches!(bytes[i - 1], b'r' | b'R');
-                i += if triple { 3 } else { 1 };
-                while i < bytes.len() {
-                    if bytes[i] == b'\\' && !raw {
-                        i += 2;
-                        continue;
-                    }
-                    if bytes[i] == q
-                        && (!triple
-                            || (bytes.get(i + 1) == Some(&q) && bytes.get(i + 2) == Some(&q)))
-                    {
-                        i += if triple { 3 } else { 1 };
-                        break;
-                    }
-                    if bytes[i] == b'\n' && !triple {
-                        break;
-                    }
-                    i += 1;
-                }
+            b'"' | b'\'' | b'`' => {
+                i = skip_quoted(bytes, i);
                 continue;
             }
             _ => {}
@@ -98,6 +78,32 @@ pub fn check_nesting(
         i += 1;
     }
     Ok(())
+}
+
+/// The offset just past the quoted string (CEL or JSON quoting, or a
+/// backticked name) that starts at `i`; at most to the end of its line
+/// unless triple-quoted.
+pub fn skip_quoted(bytes: &[u8], mut i: usize) -> usize {
+    let q = bytes[i];
+    let triple = q != b'`' && bytes.get(i + 1) == Some(&q) && bytes.get(i + 2) == Some(&q);
+    let raw = i > 0 && matches!(bytes[i - 1], b'r' | b'R');
+    i += if triple { 3 } else { 1 };
+    while i < bytes.len() {
+        if bytes[i] == b'\\' && !raw {
+            i += 2;
+            continue;
+        }
+        if bytes[i] == q
+            && (!triple || (bytes.get(i + 1) == Some(&q) && bytes.get(i + 2) == Some(&q)))
+        {
+            return i + if triple { 3 } else { 1 };
+        }
+        if bytes[i] == b'\n' && !triple {
+            break;
+        }
+        i += 1;
+    }
+    i.min(bytes.len())
 }
 
 /// A pest error as a `syntax` diagnostic at the right place in the file.
