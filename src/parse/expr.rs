@@ -549,25 +549,11 @@ fn write_expr(out: &mut String, e: &Expr) {
                 out.push('.');
             }
             out.push_str(&name.value);
-            out.push('(');
-            for (i, a) in args.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_expr(out, a);
-            }
-            out.push(')');
+            write_list(out, '(', args, ')');
         }
         ExprKind::Lit(lit) => write_lit(out, lit),
         ExprKind::List(items) => {
-            out.push('[');
-            for (i, a) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_expr(out, a);
-            }
-            out.push(']');
+            write_list(out, '[', items, ']');
         }
         ExprKind::Map(entries) => {
             out.push('{');
@@ -582,6 +568,17 @@ fn write_expr(out: &mut String, e: &Expr) {
             out.push('}');
         }
     }
+}
+
+fn write_list(out: &mut String, open: char, items: &[Expr], close: char) {
+    out.push(open);
+    for (i, a) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        write_expr(out, a);
+    }
+    out.push(close);
 }
 
 fn write_lit(out: &mut String, lit: &Lit) {
