@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use mcp_resolve::builder::display_source;
+use mcp_resolve::codegen;
 use mcp_resolve::diagnostic::{self, Severity};
 use mcp_resolve::emit::signature::{signature, to_pretty};
 use mcp_resolve::format::{FormatError, Syntax, format_file};
@@ -45,6 +47,20 @@ enum Command {
         /// Print only the fingerprint.
         #[arg(long)]
         fingerprint_only: bool,
+    },
+    /// Generate the Rust resolver of one server (the file the build.rs
+    /// `Builder` writes).
+    Generate {
+        /// Rules files, or directories of them (one server).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Write to this file (only when its content changes) instead of
+        /// standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// The path generated code names the runtime crate by.
+        #[arg(long, default_value = "::mcp_resolve_runtime")]
+        runtime_path: String,
     },
     /// Resolve one call, printing the JSON-RPC result (or error) object.
     Resolve {
@@ -148,6 +164,11 @@ pub fn main() -> ExitCode {
             output,
             fingerprint_only,
         } => signature_cmd(&paths, output.as_deref(), fingerprint_only),
+        Command::Generate {
+            paths,
+            output,
+            runtime_path,
+        } => generate_cmd(&paths, output.as_deref(), runtime_path),
         Command::Resolve {
             paths,
             tool,
@@ -369,6 +390,27 @@ fn signature_cmd(paths: &[PathBuf], output: Option<&Path>, fingerprint_only: boo
         to_pretty(&doc)
     };
     write_output(output, &text)
+}
+
+fn generate_cmd(paths: &[PathBuf], output: Option<&Path>, runtime_path: String) -> u8 {
+    let project = match load_clean(paths) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let Ok(server) = project.single_server() else {
+        return USAGE;
+    };
+    let options = codegen::Options {
+        runtime_path,
+        sources: project.inputs.iter().map(|p| display_source(p)).collect(),
+    };
+    match codegen::generate(server, &options) {
+        Ok(code) => write_output(output, &code),
+        Err(e) => {
+            eprintln!("error: {e}");
+            FAILURE
+        }
+    }
 }
 
 fn resolve(paths: &[PathBuf], tool: &str, args: &str, dialect: Dialect, explain: bool) -> u8 {

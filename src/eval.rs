@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use mcp_resolve_runtime::json::{self, Num};
+use mcp_resolve_runtime::pattern::pattern_matches;
 use regex::Regex;
 use serde_json::Value;
 
@@ -37,114 +39,18 @@ pub fn eval_pred(pred: &Pred, value: &Value, regexes: &Regexes) -> bool {
         PredKind::Const(c) => json_equal(c, value),
         PredKind::Enum(vs) => vs.iter().any(|c| json_equal(c, value)),
         PredKind::Type(ts) => ts.iter().any(|t| has_type(value, t)),
-        PredKind::Pattern(re) => match value {
-            // A pattern that did not compile is reported by the checker; it matches nothing.
-            Value::String(s) => regexes.get(re).is_some_and(|r| r.is_match(s)),
-            _ => true,
-        },
-        PredKind::MinLength(n) => value
-            .as_str()
-            .is_none_or(|s| s.chars().count() as u64 >= *n),
-        PredKind::MaxLength(n) => value
-            .as_str()
-            .is_none_or(|s| s.chars().count() as u64 <= *n),
-        PredKind::Minimum(n) => num_cmp(value, n, |o| o.is_ge()),
-        PredKind::Maximum(n) => num_cmp(value, n, |o| o.is_le()),
-        PredKind::ExclusiveMinimum(n) => num_cmp(value, n, |o| o.is_gt()),
-        PredKind::ExclusiveMaximum(n) => num_cmp(value, n, |o| o.is_lt()),
+        // A pattern that did not compile is reported by the checker; it matches nothing.
+        PredKind::Pattern(re) => pattern_matches(regexes.get(re), value),
+        PredKind::MinLength(n) => json::min_length(value, *n),
+        PredKind::MaxLength(n) => json::max_length(value, *n),
+        PredKind::Minimum(n) => json::minimum(value, Num::of(n)),
+        PredKind::Maximum(n) => json::maximum(value, Num::of(n)),
+        PredKind::ExclusiveMinimum(n) => json::exclusive_minimum(value, Num::of(n)),
+        PredKind::ExclusiveMaximum(n) => json::exclusive_maximum(value, Num::of(n)),
         PredKind::Not(p) => !eval_pred(p, value, regexes),
         PredKind::AnyOf(ps) => ps.iter().any(|p| eval_pred(p, value, regexes)),
         PredKind::AllOf(ps) => ps.iter().all(|p| eval_pred(p, value, regexes)),
     }
 }
 
-/// JSON Schema's `type` test (`integer` is any number with a zero fraction).
-pub fn has_type(value: &Value, t: &str) -> bool {
-    match (t, value) {
-        ("null", Value::Null)
-        | ("boolean", Value::Bool(_))
-        | ("string", Value::String(_))
-        | ("array", Value::Array(_))
-        | ("object", Value::Object(_))
-        | ("number", Value::Number(_)) => true,
-        ("integer", Value::Number(n)) => {
-            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
-        }
-        _ => false,
-    }
-}
-
-/// Compares a number with a bound; non-numbers pass (the keyword does not apply).
-fn num_cmp(
-    value: &Value,
-    bound: &serde_json::Number,
-    ok: impl Fn(std::cmp::Ordering) -> bool,
-) -> bool {
-    match value {
-        Value::Number(n) => compare_numbers(n, bound).is_some_and(ok),
-        _ => true,
-    }
-}
-
-/// Exact comparison of two JSON numbers (integers compare exactly, beyond f64 precision).
-pub fn compare_numbers(
-    a: &serde_json::Number,
-    b: &serde_json::Number,
-) -> Option<std::cmp::Ordering> {
-    if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) {
-        return Some(x.cmp(&y));
-    }
-    if let (Some(x), Some(y)) = (a.as_u64(), b.as_u64()) {
-        return Some(x.cmp(&y));
-    }
-    // Mixed signs with one beyond i64: the sign decides.
-    if a.as_u64().is_some() && b.as_i64().is_some_and(|y| y < 0) {
-        return Some(std::cmp::Ordering::Greater);
-    }
-    if b.as_u64().is_some() && a.as_i64().is_some_and(|x| x < 0) {
-        return Some(std::cmp::Ordering::Less);
-    }
-    a.as_f64()?.partial_cmp(&b.as_f64()?)
-}
-
-/// JSON Schema equality: numbers by value (`1 == 1.0`), objects by key set.
-pub fn json_equal(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            compare_numbers(x, y) == Some(std::cmp::Ordering::Equal)
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_equal(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
-        }
-        _ => a == b,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn numbers_compare_by_value_and_exactly() {
-        assert!(json_equal(&json!(1), &json!(1.0)));
-        assert!(!json_equal(
-            &json!(9007199254740993u64),
-            &json!(9007199254740992u64)
-        ));
-        assert!(json_equal(&json!({"a": [1, 2.0]}), &json!({"a": [1.0, 2]})));
-        assert!(has_type(&json!(2.0), "integer"));
-        assert!(!has_type(&json!(2.5), "integer"));
-        let big = serde_json::Number::from(u64::MAX);
-        let neg = serde_json::Number::from(-1i64);
-        assert_eq!(
-            compare_numbers(&big, &neg),
-            Some(std::cmp::Ordering::Greater)
-        );
-    }
-}
+pub use mcp_resolve_runtime::json::{compare_numbers, has_type, json_equal};

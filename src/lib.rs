@@ -6,7 +6,9 @@
 //! [`project`] drives them; the CLI only wraps the library.
 
 pub mod ast;
+pub mod builder;
 pub mod check;
+pub mod codegen;
 pub mod diagnostic;
 pub mod emit;
 pub mod eval;
@@ -22,5 +24,6 @@ pub mod rules_schema;
 pub mod source;
 pub mod suggest;
 
+pub use builder::Builder;
 pub use project::{LoadError, Project, load, load_str};
 pub use resolve::Resolver;

@@ -1,25 +1,4 @@
-//! Regex compilation with limits, shared by checks and the resolver.
+//! Regex compilation with limits, shared by checks, the resolver and
+//! generated code (the implementation lives in the runtime crate).
 
-use regex::{Regex, RegexBuilder};
-
-/// The compiled-size limit for one pattern: hostile patterns fail to compile
-/// instead of exhausting memory.
-pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
-
-/// Compiles a JSON Schema `pattern` (an unanchored search).
-pub fn compile_pattern(pattern: &str) -> Result<Regex, String> {
-    RegexBuilder::new(pattern)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .dfa_size_limit(REGEX_SIZE_LIMIT)
-        .build()
-        .map_err(|e| match e {
-            regex::Error::Syntax(s) => s
-                .lines()
-                .rev()
-                .find(|l| l.starts_with("error: "))
-                .map(|l| l.trim_start_matches("error: ").to_string())
-                .unwrap_or(s),
-            regex::Error::CompiledTooBig(n) => format!("compiled pattern exceeds {n} bytes"),
-            other => other.to_string(),
-        })
-}
+pub use mcp_resolve_runtime::pattern::{REGEX_SIZE_LIMIT, compile_pattern};

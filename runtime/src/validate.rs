@@ -25,21 +25,36 @@ impl ArgumentValidator {
             .map_err(|e| e.to_string())
     }
 
+    /// Compiles a schema given as JSON text (as generated code holds it).
+    pub fn from_json(schema: &str) -> Result<Self, String> {
+        let schema: Value = serde_json::from_str(schema).map_err(|e| e.to_string())?;
+        Self::new(&schema)
+    }
+
     /// Checks `arguments` against the schema: `-32602` with the validation
     /// errors in `data` when they do not conform.
     pub fn validate(&self, tool: &str, arguments: &Value) -> Result<(), RpcError> {
-        if !arguments.is_object() {
+        self.validate_object(tool, arguments).map(|_| ())
+    }
+
+    /// Like [`ArgumentValidator::validate`], returning the arguments object.
+    pub fn validate_object<'a>(
+        &self,
+        tool: &str,
+        arguments: &'a Value,
+    ) -> Result<&'a Map<String, Value>, RpcError> {
+        let Value::Object(object) = arguments else {
             return Err(RpcError::invalid_params(format!(
                 "arguments for tool {tool} must be an object"
             )));
-        }
+        };
         if depth_exceeds(arguments, MAX_ARGUMENT_DEPTH) {
             return Err(RpcError::invalid_params(format!(
                 "arguments for tool {tool} nest deeper than {MAX_ARGUMENT_DEPTH} levels"
             )));
         }
         if self.validator.is_valid(arguments) {
-            return Ok(());
+            return Ok(object);
         }
         let errors: Vec<Value> = self
             .validator
@@ -60,6 +75,23 @@ impl ArgumentValidator {
             message: format!("invalid arguments for tool {tool}"),
             data: Some(Value::Array(errors)),
         })
+    }
+}
+
+/// Validates `arguments` with a validator compiled lazily from generated code:
+/// a schema that failed to compile is `-32603`, never a panic.
+pub fn validate_with<'a>(
+    validator: &Result<ArgumentValidator, String>,
+    tool: &str,
+    arguments: &'a Value,
+) -> Result<&'a Map<String, Value>, RpcError> {
+    match validator {
+        Ok(v) => v.validate_object(tool, arguments),
+        Err(e) => Err(RpcError {
+            code: RpcError::INTERNAL_ERROR,
+            message: format!("the inputSchema of tool {tool} does not compile: {e}"),
+            data: None,
+        }),
     }
 }
 

@@ -1,0 +1,244 @@
+//! JSON Schema value semantics shared by the library resolver and generated
+//! code: numeric comparison by value (exact for integers), `const`/`enum`
+//! equality, `type` tests and string lengths in characters.
+
+use std::cmp::Ordering;
+
+use serde_json::{Number, Value};
+
+/// A JSON number, in the representation `serde_json` holds it in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Num {
+    /// An integer that fits `i64`.
+    Int(i64),
+    /// An integer above `i64::MAX`.
+    UInt(u64),
+    /// Anything else.
+    Float(f64),
+}
+
+impl Num {
+    /// The representation of a `serde_json` number.
+    pub fn of(n: &Number) -> Num {
+        if let Some(i) = n.as_i64() {
+            Num::Int(i)
+        } else if let Some(u) = n.as_u64() {
+            Num::UInt(u)
+        } else {
+            Num::Float(n.as_f64().unwrap_or(f64::NAN))
+        }
+    }
+
+    /// Compares two numbers by value: integers exactly (beyond `f64`
+    /// precision), everything else as `f64`. `None` only for NaN.
+    pub fn compare(self, other: Num) -> Option<Ordering> {
+        match (self, other) {
+            (Num::Int(a), Num::Int(b)) => Some(a.cmp(&b)),
+            (Num::UInt(a), Num::UInt(b)) => Some(a.cmp(&b)),
+            // A `UInt` is above every `i64`.
+            (Num::UInt(_), Num::Int(_)) => Some(Ordering::Greater),
+            (Num::Int(_), Num::UInt(_)) => Some(Ordering::Less),
+            (a, b) => a.as_f64().partial_cmp(&b.as_f64()),
+        }
+    }
+
+    fn as_f64(self) -> f64 {
+        match self {
+            Num::Int(i) => i as f64,
+            Num::UInt(u) => u as f64,
+            Num::Float(f) => f,
+        }
+    }
+}
+
+/// Compares two JSON numbers by value.
+pub fn compare_numbers(a: &Number, b: &Number) -> Option<Ordering> {
+    Num::of(a).compare(Num::of(b))
+}
+
+/// How `value` compares with `bound`, when it is a number.
+fn number_cmp(value: &Value, bound: Num) -> Option<Ordering> {
+    match value {
+        Value::Number(n) => Num::of(n).compare(bound),
+        _ => None,
+    }
+}
+
+/// `minimum`: numbers at least `bound`; other values pass.
+pub fn minimum(value: &Value, bound: Num) -> bool {
+    !value.is_number() || number_cmp(value, bound).is_some_and(Ordering::is_ge)
+}
+
+/// `maximum`: numbers at most `bound`; other values pass.
+pub fn maximum(value: &Value, bound: Num) -> bool {
+    !value.is_number() || number_cmp(value, bound).is_some_and(Ordering::is_le)
+}
+
+/// `exclusiveMinimum`: numbers above `bound`; other values pass.
+pub fn exclusive_minimum(value: &Value, bound: Num) -> bool {
+    !value.is_number() || number_cmp(value, bound).is_some_and(Ordering::is_gt)
+}
+
+/// `exclusiveMaximum`: numbers below `bound`; other values pass.
+pub fn exclusive_maximum(value: &Value, bound: Num) -> bool {
+    !value.is_number() || number_cmp(value, bound).is_some_and(Ordering::is_lt)
+}
+
+/// Whether `value` is a number equal to `n` by value (`1 == 1.0`).
+pub fn number_equals(value: &Value, n: Num) -> bool {
+    number_cmp(value, n) == Some(Ordering::Equal)
+}
+
+/// JSON Schema equality: numbers by value, arrays element-wise, objects by
+/// key set and values.
+pub fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => compare_numbers(x, y) == Some(Ordering::Equal),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_equal(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// JSON Schema's `integer`: any number with a zero fraction.
+pub fn is_integer(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => {
+            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        _ => false,
+    }
+}
+
+/// JSON Schema's `type` test for one type name.
+pub fn has_type(value: &Value, t: &str) -> bool {
+    match t {
+        "null" => value.is_null(),
+        "boolean" => value.is_boolean(),
+        "string" => value.is_string(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        "number" => value.is_number(),
+        "integer" => is_integer(value),
+        _ => false,
+    }
+}
+
+/// `minLength`: strings of at least `n` characters; other values pass.
+pub fn min_length(value: &Value, n: u64) -> bool {
+    match value {
+        // Every character takes at least one byte.
+        Value::String(s) => s.chars().count() as u64 >= n,
+        _ => true,
+    }
+}
+
+/// `maxLength`: strings of at most `n` characters; other values pass.
+pub fn max_length(value: &Value, n: u64) -> bool {
+    match value {
+        Value::String(s) => (s.len() as u64) <= n || s.chars().count() as u64 <= n,
+        _ => true,
+    }
+}
+
+/// A JSON value known when the code was generated: `const` and `enum`
+/// members that are not a plain string, boolean or null.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Const {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// A number.
+    Num(Num),
+    /// A string.
+    Str(&'static str),
+    /// An array.
+    Array(&'static [Const]),
+    /// An object, by key.
+    Object(&'static [(&'static str, Const)]),
+}
+
+impl Const {
+    /// Whether `value` equals this constant as JSON Schema `const` defines it.
+    pub fn matches(&self, value: &Value) -> bool {
+        match (self, value) {
+            (Const::Null, Value::Null) => true,
+            (Const::Bool(a), Value::Bool(b)) => a == b,
+            (Const::Num(n), Value::Number(_)) => number_equals(value, *n),
+            (Const::Str(a), Value::String(b)) => a == b,
+            (Const::Array(items), Value::Array(values)) => {
+                items.len() == values.len() && items.iter().zip(values).all(|(c, v)| c.matches(v))
+            }
+            (Const::Object(fields), Value::Object(map)) => {
+                fields.len() == map.len()
+                    && fields
+                        .iter()
+                        .all(|(k, c)| map.get(*k).is_some_and(|v| c.matches(v)))
+            }
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_compare_by_value_and_exactly() {
+        assert!(json_equal(&json!(1), &json!(1.0)));
+        assert!(!json_equal(
+            &json!(9007199254740993u64),
+            &json!(9007199254740992u64)
+        ));
+        assert!(json_equal(&json!({"a": [1, 2.0]}), &json!({"a": [1.0, 2]})));
+        assert!(has_type(&json!(2.0), "integer"));
+        assert!(!has_type(&json!(2.5), "integer"));
+        let big = Number::from(u64::MAX);
+        let neg = Number::from(-1i64);
+        assert_eq!(compare_numbers(&big, &neg), Some(Ordering::Greater));
+        assert_eq!(compare_numbers(&neg, &big), Some(Ordering::Less));
+    }
+
+    #[test]
+    fn bounds_hold_vacuously_for_other_types() {
+        assert!(minimum(&json!("x"), Num::Int(3)));
+        assert!(!minimum(&json!(2), Num::Int(3)));
+        assert!(exclusive_maximum(&json!(2.5), Num::Int(3)));
+        assert!(!exclusive_maximum(&json!(3.0), Num::Int(3)));
+        assert!(maximum(&json!(u64::MAX), Num::UInt(u64::MAX)));
+        assert!(!exclusive_minimum(&json!(-1), Num::Float(-0.5)));
+    }
+
+    #[test]
+    fn lengths_count_characters() {
+        assert!(min_length(&json!("éé"), 2));
+        assert!(!min_length(&json!("é"), 2));
+        assert!(max_length(&json!("éé"), 2));
+        assert!(!max_length(&json!("ééé"), 2));
+        assert!(min_length(&json!(5), 9));
+    }
+
+    #[test]
+    fn constants_compare_like_json_equal() {
+        static FIELDS: [(&str, Const); 2] = [
+            ("a", Const::Array(&[Const::Num(Num::Int(1)), Const::Null])),
+            ("b", Const::Str("x")),
+        ];
+        let c = Const::Object(&FIELDS);
+        assert!(c.matches(&json!({"b": "x", "a": [1.0, null]})));
+        assert!(!c.matches(&json!({"b": "x", "a": [1.0, null], "c": 1})));
+        assert!(!c.matches(&json!({"b": "x", "a": [2, null]})));
+        assert!(Const::Num(Num::Float(2.0)).matches(&json!(2)));
+        assert!(!Const::Bool(true).matches(&json!(1)));
+    }
+}

@@ -1,0 +1,271 @@
+//! The build.rs entry point (SPEC §9), in the style of `prost-build`:
+//!
+//! ```no_run
+//! // build.rs, in `fn main()`:
+//! mcp_resolve::Builder::new()
+//!     .rules("rules/server.yaml")
+//!     .compile()
+//!     .unwrap_or_else(|e| {
+//!         e.emit_cargo_errors();
+//!         std::process::exit(1)
+//!     });
+//! ```
+//!
+//! and in the crate: `mod resolve { include!(concat!(env!("OUT_DIR"), "/server_resolve.rs")); }`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::codegen::{self, Options};
+use crate::diagnostic::{self, Severity};
+use crate::project::{self, Project};
+
+/// Generates a resolver from rules files at build time.
+#[derive(Clone, Debug)]
+pub struct Builder {
+    rules: Vec<PathBuf>,
+    out_dir: Option<PathBuf>,
+    out_file: Option<PathBuf>,
+    runtime_path: String,
+    cargo_instructions: bool,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder::new()
+    }
+}
+
+/// One problem, located when it comes from a rules file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// `file:line:column`, when known.
+    pub location: Option<String>,
+    /// What is wrong, on one line (`error[code]: message` for diagnostics).
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.location {
+            Some(at) => write!(f, "{at}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+/// Why [`Builder::compile`] failed: every problem found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    /// The problems, in file order.
+    pub problems: Vec<Problem>,
+}
+
+impl Error {
+    fn one(message: impl Into<String>) -> Self {
+        Error {
+            problems: vec![Problem {
+                location: None,
+                message: message.into(),
+            }],
+        }
+    }
+
+    /// Prints each problem as a `cargo::error=` line (`file:line:col: message`),
+    /// which Cargo shows as a build error.
+    pub fn emit_cargo_errors(&self) {
+        for p in &self.problems {
+            println!("cargo::error={}", one_line(&p.to_string()));
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, p) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{p}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Cargo instructions are one line each.
+fn one_line(s: &str) -> String {
+    s.replace(['\r', '\n'], " ")
+}
+
+impl Builder {
+    /// A builder with no rules, writing to `$OUT_DIR`.
+    pub fn new() -> Self {
+        Builder {
+            rules: Vec::new(),
+            out_dir: None,
+            out_file: None,
+            runtime_path: codegen::Options::default().runtime_path,
+            cargo_instructions: true,
+        }
+    }
+
+    /// Adds a rules file, or a directory of them. Relative paths are relative
+    /// to the working directory (the crate's root in a build script).
+    pub fn rules(mut self, path: impl AsRef<Path>) -> Self {
+        self.rules.push(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Where to write (default: `$OUT_DIR`).
+    pub fn out_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.out_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// The file to write, relative to the output directory unless absolute
+    /// (default: `<stem>_resolve.rs`, `<stem>` being the first rules file's
+    /// name without its extension).
+    pub fn out_file(mut self, file: impl AsRef<Path>) -> Self {
+        self.out_file = Some(file.as_ref().to_path_buf());
+        self
+    }
+
+    /// The path generated code uses for the runtime crate (default
+    /// `::mcp_resolve_runtime`), for crates that re-export it.
+    pub fn runtime_path(mut self, path: impl Into<String>) -> Self {
+        self.runtime_path = path.into();
+        self
+    }
+
+    /// Whether to print `cargo:rerun-if-changed` and `cargo::warning` lines
+    /// (default `true`; turn off outside build scripts).
+    pub fn cargo_instructions(mut self, on: bool) -> Self {
+        self.cargo_instructions = on;
+        self
+    }
+
+    /// The path [`Builder::compile`] writes to.
+    pub fn output_path(&self) -> Result<PathBuf, Error> {
+        let file = match &self.out_file {
+            Some(f) => f.clone(),
+            None => {
+                let stem = self
+                    .rules
+                    .first()
+                    .and_then(|p| p.file_stem())
+                    .and_then(|s| s.to_str())
+                    .ok_or_else(|| Error::one("no rules files given to the builder"))?;
+                PathBuf::from(format!("{stem}_resolve.rs"))
+            }
+        };
+        if file.is_absolute() {
+            return Ok(file);
+        }
+        let dir = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => std::env::var_os("OUT_DIR")
+                .map(PathBuf::from)
+                .ok_or_else(|| {
+                    Error::one("OUT_DIR is not set: call the builder from build.rs, or set out_dir")
+                })?,
+        };
+        Ok(dir.join(file))
+    }
+
+    /// Compiles the rules and returns the generated code without writing it.
+    pub fn generate(&self) -> Result<String, Error> {
+        if self.rules.is_empty() {
+            return Err(Error::one("no rules files given to the builder"));
+        }
+        if self.cargo_instructions {
+            for path in &self.rules {
+                println!("cargo:rerun-if-changed={}", path.display());
+            }
+        }
+        let project = project::load(&self.rules).map_err(|e| Error::one(e.to_string()))?;
+        if self.cargo_instructions {
+            for path in &project.inputs {
+                if !self.rules.contains(path) {
+                    println!("cargo:rerun-if-changed={}", path.display());
+                }
+            }
+            for d in &project.diagnostics {
+                if d.severity == Severity::Warning {
+                    println!(
+                        "cargo::warning={}",
+                        one_line(&problem(&project, d).to_string())
+                    );
+                }
+            }
+        }
+        if project.has_errors() {
+            return Err(Error {
+                problems: project
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.severity == Severity::Error)
+                    .map(|d| problem(&project, d))
+                    .collect(),
+            });
+        }
+        let server = project.single_server().map_err(Error::one)?;
+        let options = Options {
+            runtime_path: self.runtime_path.clone(),
+            sources: project.inputs.iter().map(|p| display_source(p)).collect(),
+        };
+        codegen::generate(server, &options).map_err(Error::one)
+    }
+
+    /// Compiles the rules and writes the resolver (only when its content
+    /// changed, so dependent code is not rebuilt needlessly). Returns the path.
+    pub fn compile(&self) -> Result<PathBuf, Error> {
+        let out = self.output_path()?;
+        let code = self.generate()?;
+        write_if_changed(&out, &code)
+            .map_err(|e| Error::one(format!("cannot write `{}`: {e}", out.display())))?;
+        Ok(out)
+    }
+}
+
+fn problem(project: &Project, d: &diagnostic::Diagnostic) -> Problem {
+    let location = diagnostic::position(&project.sources, d)
+        .map(|p| format!("{}:{}:{}", p.file, p.line, p.column));
+    let mut message = format!(
+        "{}[{}]: {}",
+        d.severity.as_str(),
+        d.code.as_str(),
+        d.message
+    );
+    if let Some(help) = &d.help {
+        message.push_str(&format!(" (help: {help})"));
+    }
+    Problem { location, message }
+}
+
+/// How an input is named in the generated header: by its file name, so the
+/// output is the same whichever directory the rules are given from.
+pub fn display_source(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Writes through a temporary file and a rename; leaves an identical file alone.
+pub fn write_if_changed(path: &Path, text: &str) -> std::io::Result<()> {
+    if std::fs::read(path).is_ok_and(|old| old == text.as_bytes()) {
+        return Ok(());
+    }
+    if let Some(dir) = path.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension(format!("rs.tmp{}", std::process::id()));
+    let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}

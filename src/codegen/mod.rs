@@ -1,0 +1,400 @@
+//! Rust code generation (SPEC §9): the file `mcp-resolve generate` prints and
+//! the build.rs [`Builder`](crate::Builder) writes.
+//!
+//! The file is built as tokens with `quote` (string literals escaped by
+//! construction, whatever a tool name or pattern contains), parsed with `syn`
+//! (so it is valid Rust before it is written) and printed with `prettyplease`.
+//! Matching is compiled: a perfect-hash dispatch on the tool name, then one
+//! function per tool that validates the arguments and tests each variant's
+//! condition directly. Every response is precomputed text.
+
+mod matching;
+pub mod phf;
+
+use mcp_resolve_runtime::{CODEGEN_VERSION, Dialect, Resolution};
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+use serde_json::Value;
+
+use crate::emit::signature::{signature, to_pretty};
+use crate::emit::tools::{tool_object, tools_list};
+use crate::hints::HintSet;
+use crate::ir::{Server, Tool};
+use matching::{Code, Matcher};
+
+/// What the generated file refers to and says about itself.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The path generated code names the runtime crate by.
+    pub runtime_path: String,
+    /// The input files (rules and schemas), as the header names them.
+    pub sources: Vec<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            runtime_path: "::mcp_resolve_runtime".into(),
+            sources: Vec::new(),
+        }
+    }
+}
+
+/// Generates the resolver for `server`. Fails when the signature cannot be
+/// written (a condition too large for argument patterns) or the runtime path
+/// is not a Rust path.
+pub fn generate(server: &Server, options: &Options) -> Result<String, String> {
+    let rt: syn::Path = syn::parse_str(&options.runtime_path)
+        .map_err(|e| format!("runtime path `{}`: {e}", options.runtime_path))?;
+    let rt = quote!(#rt);
+
+    let mut diags = Vec::new();
+    let doc = signature(server, &mut diags);
+    if let Some(d) = diags.first() {
+        return Err(d.message.clone());
+    }
+    let signature_text = to_pretty(&doc);
+    let fingerprint = doc
+        .get("fingerprint")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+
+    let names: Vec<&str> = server.tools.iter().map(|t| t.name.as_str()).collect();
+    let table = phf::build(&names).ok_or("tool names repeat")?;
+
+    let version = Literal::u32_unsuffixed(CODEGEN_VERSION);
+    let server_name = &server.name;
+    let server_version = &server.version;
+    let signature_lit = text_literal(&signature_text);
+    let tool_count = Literal::usize_unsuffixed(names.len());
+    let lists = Dialect::ALL
+        .map(|d| text_literal(&serde_json::to_string(&tools_list(server, d)).unwrap_or_default()));
+    let [list_ext, list_sep, list_ann] = lists;
+
+    let seed = Literal::u64_unsuffixed(table.seed);
+    let displacements = table.displacements.iter().map(|(d1, d2)| {
+        let (d1, d2) = (Literal::u32_unsuffixed(*d1), Literal::u32_unsuffixed(*d2));
+        quote!((#d1, #d2))
+    });
+    let slot_names = table.order.iter().map(|&i| names[i]);
+    let arms = table.order.iter().enumerate().map(|(slot, &i)| {
+        let slot = Literal::usize_unsuffixed(slot);
+        let tool = &server.tools[i];
+        if tool.resolvable {
+            let f = format_ident!("tool_{}", i);
+            quote!(::core::option::Option::Some(#slot) => #f(arguments),)
+        } else {
+            quote!(::core::option::Option::Some(#slot) => ::core::result::Result::Err(#rt::RpcError::not_resolvable(name)),)
+        }
+    });
+    let tool_fns = server
+        .tools
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.resolvable)
+        .map(|(i, t)| tool_fn(server, t, i, &rt));
+
+    let tokens = quote! {
+        const _: () = ::core::assert!(
+            #rt::CODEGEN_VERSION == #version,
+            "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
+        );
+
+        /// The server's name, as in `serverInfo`.
+        #[allow(dead_code)]
+        pub const SERVER_NAME: &str = #server_name;
+
+        /// The server's version, as in `serverInfo`.
+        #[allow(dead_code)]
+        pub const SERVER_VERSION: &str = #server_version;
+
+        /// The signature document's fingerprint (`sha256:` of its JCS form).
+        #[allow(dead_code)]
+        pub const FINGERPRINT: &str = #fingerprint;
+
+        /// The signature document, exactly as `mcp-resolve signature` writes it.
+        #[allow(dead_code)]
+        pub const SIGNATURE_JSON: &str = #signature_lit;
+
+        /// Every tool name, in declaration order.
+        #[allow(dead_code)]
+        pub const TOOL_NAMES: [&str; #tool_count] = [#(#names),*];
+
+        /// The `tools/list` result for `dialect`, as JSON text: the static
+        /// (conservative) annotations and the dialect's resolvable markers.
+        #[allow(dead_code)]
+        pub fn tools_list_json(dialect: #rt::Dialect) -> &'static str {
+            match dialect {
+                #rt::Dialect::Extension => #list_ext,
+                #rt::Dialect::Sep1862 => #list_sep,
+                #rt::Dialect::Annotations => #list_ann,
+            }
+        }
+
+        /// Resolves a call: `-32602` for an unknown or non-resolvable tool and
+        /// for arguments that are not a valid object for its `inputSchema`;
+        /// otherwise the first variant whose condition holds, or the static
+        /// annotations when none does.
+        #[allow(dead_code)]
+        pub fn resolve(
+            name: &str,
+            arguments: &#rt::serde_json::Value,
+        ) -> ::core::result::Result<&'static #rt::Resolved, #rt::RpcError> {
+            match INDEX.get(name) {
+                #(#arms)*
+                _ => ::core::result::Result::Err(#rt::RpcError::unknown_tool(name)),
+            }
+        }
+
+        /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
+        #[allow(dead_code)]
+        pub fn resolve_json(
+            name: &str,
+            arguments: &#rt::serde_json::Value,
+            dialect: #rt::Dialect,
+        ) -> ::core::result::Result<&'static str, #rt::RpcError> {
+            resolve(name, arguments).map(|resolved| resolved.result_json(dialect))
+        }
+
+        #[allow(dead_code)]
+        static INDEX: #rt::index::NameIndex = #rt::index::NameIndex {
+            seed: #seed,
+            displacements: &[#(#displacements),*],
+            names: &[#(#slot_names),*],
+        };
+
+        #(#tool_fns)*
+    };
+
+    let file: syn::File =
+        syn::parse2(tokens).map_err(|e| format!("generated code does not parse: {e}"))?;
+    let mut out = header(server, &fingerprint, &options.sources);
+    out.push_str(&prettyplease::unparse(&file));
+    // What is written must parse too, not only the tokens it was printed from.
+    syn::parse_file(&out).map_err(|e| format!("generated code does not parse back: {e}"))?;
+    Ok(out)
+}
+
+fn header(server: &Server, fingerprint: &str, sources: &[String]) -> String {
+    let clean = |s: &str| s.escape_debug().to_string();
+    let mut h = String::new();
+    h.push_str("// @generated by mcp-resolve. Do not edit: change the rules and regenerate\n");
+    h.push_str("// (`mcp-resolve generate`, or `mcp_resolve::Builder` in build.rs).\n");
+    h.push_str("//\n");
+    h.push_str(&format!(
+        "// Server: {} {}\n",
+        clean(&server.name),
+        clean(&server.version)
+    ));
+    for s in sources {
+        h.push_str(&format!("// Input: {}\n", clean(s)));
+    }
+    h.push_str(&format!("// Signature: {fingerprint}\n"));
+    h.push_str("//\n");
+    h.push_str(
+        "// Use: `resolve(name, &arguments)` → `&'static Resolved` (variant, annotations,\n",
+    );
+    h.push_str("// scopes, and each dialect's response via `result_json`), or `RpcError`.\n\n");
+    h
+}
+
+/// The function resolving one tool.
+fn tool_fn(server: &Server, tool: &Tool, index: usize, rt: &TokenStream) -> TokenStream {
+    let f = format_ident!("tool_{}", index);
+    let name = &tool.name;
+    let schema = text_literal(&serde_json::to_string(&tool.input_schema).unwrap_or_default());
+
+    // Outcomes: each variant, then the static fallback.
+    let mut outcomes: Vec<TokenStream> = tool
+        .variants
+        .iter()
+        .map(|v| {
+            let resolution = Resolution {
+                tool: tool.name.clone(),
+                variant: Some(v.name.clone()),
+                annotations: server.hints.to_annotations(&v.annotations),
+                required_scopes: v.scopes(),
+            };
+            outcome(server, tool, &resolution, &v.annotations, rt)
+        })
+        .collect();
+    let fallback = Resolution {
+        tool: tool.name.clone(),
+        variant: None,
+        annotations: server.hints.to_annotations(&tool.annotations),
+        required_scopes: tool.required_scopes.clone(),
+    };
+    outcomes.push(outcome(server, tool, &fallback, &tool.annotations, rt));
+    let outcome_count = Literal::usize_unsuffixed(outcomes.len());
+
+    // Checks, in order, until one always holds.
+    let mut matcher = Matcher::new(rt);
+    let mut checks = Vec::new();
+    let mut tail = Literal::usize_unsuffixed(tool.variants.len());
+    for (i, v) in tool.variants.iter().enumerate() {
+        let k = Literal::usize_unsuffixed(i);
+        match matcher.cond(&v.when) {
+            Code::Const(false) => {}
+            Code::Const(true) => {
+                tail = k;
+                break;
+            }
+            Code::Atom(ts) | Code::And(ts) | Code::Or(ts) => checks.push(quote! {
+                if #ts {
+                    return ::core::result::Result::Ok(&OUTCOMES[#k]);
+                }
+            }),
+        }
+    }
+    let regexes = matcher.regexes.iter().enumerate().map(|(i, re)| {
+        let id = format_ident!("RE_{}", i);
+        quote! {
+            static #id: ::std::sync::LazyLock<::core::option::Option<#rt::regex::Regex>> =
+                ::std::sync::LazyLock::new(|| #rt::pattern::compile_pattern(#re).ok());
+        }
+    });
+    let locals = (0..matcher.paths.len()).map(|i| {
+        let id = format_ident!("arg_{}", i);
+        let lookup = matcher.lookup(i);
+        quote!(let #id = #lookup;)
+    });
+    let validate = if matcher.paths.is_empty() {
+        quote!(#rt::validate_with(&SCHEMA, #name, arguments)?;)
+    } else {
+        quote!(let args = #rt::validate_with(&SCHEMA, #name, arguments)?;)
+    };
+
+    let mut doc = vec![format!(" Resolves tool `{}`.", doc_text(&tool.name))];
+    for v in &tool.variants {
+        doc.push(String::new());
+        doc.push(format!(
+            " Variant `{}`: `{}`",
+            doc_text(&v.name),
+            doc_text(&v.when.to_string())
+        ));
+    }
+    // The conditions keep the rules' own boolean structure; clippy's
+    // suggestions to simplify it are for the rules' author, not the build.
+    quote! {
+        #(#[doc = #doc])*
+        #[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+        fn #f(
+            arguments: &#rt::serde_json::Value,
+        ) -> ::core::result::Result<&'static #rt::Resolved, #rt::RpcError> {
+            static SCHEMA: ::std::sync::LazyLock<
+                ::core::result::Result<#rt::ArgumentValidator, ::std::string::String>,
+            > = ::std::sync::LazyLock::new(|| #rt::ArgumentValidator::from_json(#schema));
+            static OUTCOMES: [#rt::Resolved; #outcome_count] = [#(#outcomes),*];
+            #(#regexes)*
+            #validate
+            #(#locals)*
+            #(#checks)*
+            ::core::result::Result::Ok(&OUTCOMES[#tail])
+        }
+    }
+}
+
+/// User text on one doc line: control characters escaped (each line is its
+/// own `///` comment, so nothing can end it early).
+fn doc_text(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// One `Resolved` value, with every dialect's response precomputed.
+fn outcome(
+    server: &Server,
+    tool: &Tool,
+    resolution: &Resolution,
+    set: &HintSet,
+    rt: &TokenStream,
+) -> TokenStream {
+    let tool_name = &tool.name;
+    let variant = match &resolution.variant {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    };
+    let a = &resolution.annotations;
+    let (read_only, destructive, idempotent, open_world) =
+        (a.read_only, a.destructive, a.idempotent, a.open_world);
+    let extra = server
+        .hints
+        .defs()
+        .iter()
+        .enumerate()
+        .skip(crate::hints::AGENCY)
+        .map(|(i, d)| {
+            let (n, v) = (&d.name, set.get(i));
+            quote!((#n, #v))
+        });
+    let scopes = &resolution.required_scopes;
+    let results = Dialect::ALL.map(|d| {
+        let tool_json = tool_object(server, tool, d);
+        text_literal(&serde_json::to_string(&d.result(&tool_json, resolution)).unwrap_or_default())
+    });
+    let [r_ext, r_sep, r_ann] = results;
+    quote! {
+        #rt::Resolved {
+            tool: #tool_name,
+            variant: #variant,
+            annotations: #rt::StaticAnnotations {
+                read_only: #read_only,
+                destructive: #destructive,
+                idempotent: #idempotent,
+                open_world: #open_world,
+                extra: &[#(#extra),*],
+            },
+            required_scopes: &[#(#scopes),*],
+            results: [#r_ext, #r_sep, #r_ann],
+        }
+    }
+}
+
+/// A string literal for JSON text: raw (readable) when it can be, escaped otherwise.
+fn text_literal(text: &str) -> Literal {
+    if !text.contains('\r') {
+        let mut hashes = 0;
+        let mut run: Option<usize> = None;
+        for c in text.chars() {
+            run = match (c, run) {
+                ('"', _) => Some(0),
+                ('#', Some(n)) => Some(n + 1),
+                _ => None,
+            };
+            if let Some(n) = run {
+                hashes = hashes.max(n + 1);
+            }
+        }
+        let fence = "#".repeat(hashes);
+        if let Ok(lit) = format!("r{fence}\"{text}\"{fence}").parse::<Literal>() {
+            return lit;
+        }
+    }
+    Literal::string(text)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn raw_literals_survive_quotes_and_hashes() {
+        for text in ["plain", "a\"b", "\"#", "x\"##y", "", "\"", "#", "new\nline"] {
+            let lit = text_literal(text);
+            let parsed: syn::LitStr = syn::parse2(quote!(#lit)).unwrap();
+            assert_eq!(parsed.value(), text);
+        }
+        let cr = text_literal("a\rb");
+        let parsed: syn::LitStr = syn::parse2(quote!(#cr)).unwrap();
+        assert_eq!(parsed.value(), "a\rb");
+    }
+}
