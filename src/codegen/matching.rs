@@ -74,7 +74,23 @@ impl<'a> Matcher<'a> {
         ts
     }
 
+    /// Compiles a condition. Locals and regexes registered for code that
+    /// then folds to a constant are released, so none is left unused.
     pub fn cond(&mut self, cond: &Cond) -> Code {
+        let mark = (self.paths.len(), self.regexes.len());
+        let code = self.cond_inner(cond);
+        self.release_if_const(&code, mark);
+        code
+    }
+
+    fn release_if_const(&mut self, code: &Code, (paths, regexes): (usize, usize)) {
+        if matches!(code, Code::Const(_)) {
+            self.paths.truncate(paths);
+            self.regexes.truncate(regexes);
+        }
+    }
+
+    fn cond_inner(&mut self, cond: &Cond) -> Code {
         match cond {
             Cond::Const(b) => Code::Const(*b),
             Cond::And(cs) => {
@@ -113,11 +129,23 @@ impl<'a> Matcher<'a> {
 
     /// A predicate over `v: &Value`.
     fn pred(&mut self, pred: &Pred) -> Code {
+        let mark = (self.paths.len(), self.regexes.len());
+        let code = self.pred_inner(pred);
+        self.release_if_const(&code, mark);
+        code
+    }
+
+    fn pred_inner(&mut self, pred: &Pred) -> Code {
         let rt = self.rt;
         match &pred.kind {
             PredKind::Const(c) => const_check(rt, c),
             PredKind::Enum(values) => {
-                let strings: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
+                let mut strings: Vec<&str> = Vec::new();
+                for s in values.iter().filter_map(Value::as_str) {
+                    if !strings.contains(&s) {
+                        strings.push(s);
+                    }
+                }
                 let mut parts = Vec::new();
                 if !strings.is_empty() {
                     parts.push(Code::Atom(quote!(
@@ -187,6 +215,8 @@ fn join(parts: Vec<Code>, and: bool) -> Code {
             // `x && false` / `x || true`: the whole is that constant.
             Code::Const(b) if b != and => return Code::Const(b),
             Code::Const(_) => {}
+            // `x || x` is `x` (and clippy's `eq_op` would reject it).
+            other if kept.iter().any(|k| same(k, &other)) => {}
             other => kept.push(other),
         }
     }
@@ -209,6 +239,15 @@ fn join(parts: Vec<Code>, and: bool) -> Code {
                 Code::Or(quote!(#(#operands)||*))
             }
         }
+    }
+}
+
+fn same(a: &Code, b: &Code) -> bool {
+    match (a, b) {
+        (Code::Atom(x), Code::Atom(y))
+        | (Code::And(x), Code::And(y))
+        | (Code::Or(x), Code::Or(y)) => x.to_string() == y.to_string(),
+        _ => false,
     }
 }
 
@@ -324,6 +363,7 @@ impl LiteralPattern {
     fn code(&self) -> Code {
         let text = &self.text;
         let test = match (self.start, self.end) {
+            (true, true) if text.is_empty() => quote!(s.is_empty()),
             (true, true) => quote!(s == #text),
             _ if text.is_empty() => return Code::Const(true),
             (true, false) => quote!(s.starts_with(#text)),

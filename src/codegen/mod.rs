@@ -88,6 +88,8 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, String> {
             quote!(::core::option::Option::Some(#slot) => ::core::result::Result::Err(#rt::RpcError::not_resolvable(name)),)
         }
     });
+    // With no resolvable tool, the arguments are never looked at.
+    let unused = (!server.tools.iter().any(|t| t.resolvable)).then(|| quote!(let _ = arguments;));
     let tool_fns = server
         .tools
         .iter()
@@ -141,6 +143,7 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, String> {
             name: &str,
             arguments: &#rt::serde_json::Value,
         ) -> ::core::result::Result<&'static #rt::Resolved, #rt::RpcError> {
+            #unused
             match INDEX.get(name) {
                 #(#arms)*
                 _ => ::core::result::Result::Err(#rt::RpcError::unknown_tool(name)),

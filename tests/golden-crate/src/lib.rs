@@ -45,3 +45,17 @@ pub mod built {
 pub fn built_file(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("OUT_DIR")).join(name)
 }
+
+/// Resolvers `build.rs` generated for random rule sets (see
+/// `tests/differential.rs`).
+pub mod random {
+    /// A generated `resolve` function.
+    pub type ResolveFn =
+        fn(
+            &str,
+            &mcp_resolve_runtime::serde_json::Value,
+        )
+            -> Result<&'static mcp_resolve_runtime::Resolved, mcp_resolve_runtime::RpcError>;
+
+    include!(concat!(env!("OUT_DIR"), "/random_sets.rs"));
+}

@@ -67,7 +67,12 @@ fn all() -> Vec<Generated> {
             ],
             true
         ),
-        generated!(goldens::repo_contents, "rules/repo-contents.rules", &[], false),
+        generated!(
+            goldens::repo_contents,
+            "rules/repo-contents.rules",
+            &[],
+            false
+        ),
         generated!(built::file_server, "rules/file-server.yaml", &[], true),
         generated!(
             built::hostile,
@@ -266,7 +271,13 @@ fn generated_resolvers_agree_with_the_library() {
             }
         }
         // Unknown tools, near misses included.
-        for name in ["", "unknown", "manage_file", "manage_files ", "MANAGE_FILES"] {
+        for name in [
+            "",
+            "unknown",
+            "manage_file",
+            "manage_files ",
+            "MANAGE_FILES",
+        ] {
             if !g.tool_names.contains(&name) {
                 let err = (g.resolve)(name, &json!({})).unwrap_err();
                 assert_eq!(err, RpcError::unknown_tool(name));
