@@ -245,6 +245,35 @@ pub fn resolve(
         }
     }
 }
+/// Like [`resolve`], for arguments the caller has already validated
+/// against the tool's `inputSchema` (by deserializing them into a
+/// typed struct, say): the schema is not checked again. Arguments
+/// that do not conform resolve to whatever their values match.
+#[allow(dead_code)]
+pub fn resolve_validated(
+    name: &str,
+    arguments: &::mcp_resolve_runtime::serde_json::Map<
+        ::std::string::String,
+        ::mcp_resolve_runtime::serde_json::Value,
+    >,
+) -> ::core::result::Result<
+    &'static ::mcp_resolve_runtime::Resolved,
+    ::mcp_resolve_runtime::RpcError,
+> {
+    match INDEX.get(name) {
+        ::core::option::Option::Some(0) => {
+            ::core::result::Result::Err(
+                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
+            )
+        }
+        ::core::option::Option::Some(1) => ::core::result::Result::Ok(match_0(arguments)),
+        _ => {
+            ::core::result::Result::Err(
+                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+            )
+        }
+    }
+}
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
 pub fn resolve_json(
@@ -260,16 +289,8 @@ static INDEX: ::mcp_resolve_runtime::index::NameIndex = ::mcp_resolve_runtime::i
     displacements: &[(0, 0)],
     names: &["agent_status", "start_coding_agent"],
 };
-/// Resolves tool `start_coding_agent`.
-///
-/// Variant `dry-run`: `dryRun == true`
-///
-/// Variant `plan`: `mode == "plan"`
-///
-/// Variant `offline-short`: `mode == "execute" && maxSteps <= 10 && sandbox.network == false`
-///
-/// Variant `execute`: `mode == "execute"`
-#[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+/// Validates the arguments of tool `start_coding_agent` against its `inputSchema`, then matches them.
+#[allow(dead_code)]
 fn tool_0(
     arguments: &::mcp_resolve_runtime::serde_json::Value,
 ) -> ::core::result::Result<
@@ -284,6 +305,29 @@ fn tool_0(
     > = ::std::sync::LazyLock::new(|| ::mcp_resolve_runtime::ArgumentValidator::from_json(
         r#"{"type":"object","properties":{"task":{"type":"string","minLength":1,"maxLength":4000},"mode":{"type":"string","enum":["plan","execute"]},"maxSteps":{"type":"integer","minimum":1,"maximum":200},"dryRun":{"type":"boolean"},"sandbox":{"type":"object","properties":{"network":{"type":"boolean"}},"required":["network"]}},"required":["task","mode"]}"#,
     ));
+    let args = ::mcp_resolve_runtime::validate_with(
+        &SCHEMA,
+        "start_coding_agent",
+        arguments,
+    )?;
+    ::core::result::Result::Ok(match_0(args))
+}
+/// Matches the (validated) arguments of tool `start_coding_agent`.
+///
+/// Variant `dry-run`: `dryRun == true`
+///
+/// Variant `plan`: `mode == "plan"`
+///
+/// Variant `offline-short`: `mode == "execute" && maxSteps <= 10 && sandbox.network == false`
+///
+/// Variant `execute`: `mode == "execute"`
+#[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+fn match_0(
+    args: &::mcp_resolve_runtime::serde_json::Map<
+        ::std::string::String,
+        ::mcp_resolve_runtime::serde_json::Value,
+    >,
+) -> &'static ::mcp_resolve_runtime::Resolved {
     static OUTCOMES: [::mcp_resolve_runtime::Resolved; 5] = [
         ::mcp_resolve_runtime::Resolved {
             tool: "start_coding_agent",
@@ -371,11 +415,6 @@ fn tool_0(
             ],
         },
     ];
-    let args = ::mcp_resolve_runtime::validate_with(
-        &SCHEMA,
-        "start_coding_agent",
-        arguments,
-    )?;
     let arg_0 = args.get("dryRun");
     let arg_1 = args.get("mode");
     let arg_2 = args.get("maxSteps");
@@ -385,14 +424,14 @@ fn tool_0(
             ::core::matches!(v, ::mcp_resolve_runtime::serde_json::Value::Bool(true))
         })
     {
-        return ::core::result::Result::Ok(&OUTCOMES[0]);
+        return &OUTCOMES[0];
     }
     if arg_1
         .is_some_and(|v| {
             ::core::matches!(v.as_str(), ::core::option::Option::Some("plan"))
         })
     {
-        return ::core::result::Result::Ok(&OUTCOMES[1]);
+        return &OUTCOMES[1];
     }
     if arg_1
         .is_some_and(|v| {
@@ -410,14 +449,14 @@ fn tool_0(
                 )
             })
     {
-        return ::core::result::Result::Ok(&OUTCOMES[2]);
+        return &OUTCOMES[2];
     }
     if arg_1
         .is_some_and(|v| {
             ::core::matches!(v.as_str(), ::core::option::Option::Some("execute"))
         })
     {
-        return ::core::result::Result::Ok(&OUTCOMES[3]);
+        return &OUTCOMES[3];
     }
-    ::core::result::Result::Ok(&OUTCOMES[4])
+    &OUTCOMES[4]
 }

@@ -183,6 +183,30 @@ pub fn resolve(
         }
     }
 }
+/// Like [`resolve`], for arguments the caller has already validated
+/// against the tool's `inputSchema` (by deserializing them into a
+/// typed struct, say): the schema is not checked again. Arguments
+/// that do not conform resolve to whatever their values match.
+#[allow(dead_code)]
+pub fn resolve_validated(
+    name: &str,
+    arguments: &::mcp_resolve_runtime::serde_json::Map<
+        ::std::string::String,
+        ::mcp_resolve_runtime::serde_json::Value,
+    >,
+) -> ::core::result::Result<
+    &'static ::mcp_resolve_runtime::Resolved,
+    ::mcp_resolve_runtime::RpcError,
+> {
+    match INDEX.get(name) {
+        ::core::option::Option::Some(0) => ::core::result::Result::Ok(match_0(arguments)),
+        _ => {
+            ::core::result::Result::Err(
+                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+            )
+        }
+    }
+}
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
 pub fn resolve_json(
@@ -198,14 +222,8 @@ static INDEX: ::mcp_resolve_runtime::index::NameIndex = ::mcp_resolve_runtime::i
     displacements: &[(0, 0)],
     names: &["manage_files"],
 };
-/// Resolves tool `manage_files`.
-///
-/// Variant `read`: `action == "read"`
-///
-/// Variant `append`: `action == "append"`
-///
-/// Variant `overwrite`: `action in ["replace","delete"]`
-#[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+/// Validates the arguments of tool `manage_files` against its `inputSchema`, then matches them.
+#[allow(dead_code)]
 fn tool_0(
     arguments: &::mcp_resolve_runtime::serde_json::Value,
 ) -> ::core::result::Result<
@@ -220,6 +238,23 @@ fn tool_0(
     > = ::std::sync::LazyLock::new(|| ::mcp_resolve_runtime::ArgumentValidator::from_json(
         r#"{"type":"object","properties":{"path":{"type":"string","minLength":1},"action":{"type":"string","enum":["read","append","replace","delete"]},"content":{"type":"string"}},"required":["path","action"],"additionalProperties":false}"#,
     ));
+    let args = ::mcp_resolve_runtime::validate_with(&SCHEMA, "manage_files", arguments)?;
+    ::core::result::Result::Ok(match_0(args))
+}
+/// Matches the (validated) arguments of tool `manage_files`.
+///
+/// Variant `read`: `action == "read"`
+///
+/// Variant `append`: `action == "append"`
+///
+/// Variant `overwrite`: `action in ["replace","delete"]`
+#[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+fn match_0(
+    args: &::mcp_resolve_runtime::serde_json::Map<
+        ::std::string::String,
+        ::mcp_resolve_runtime::serde_json::Value,
+    >,
+) -> &'static ::mcp_resolve_runtime::Resolved {
     static OUTCOMES: [::mcp_resolve_runtime::Resolved; 4] = [
         ::mcp_resolve_runtime::Resolved {
             tool: "manage_files",
@@ -290,21 +325,20 @@ fn tool_0(
             ],
         },
     ];
-    let args = ::mcp_resolve_runtime::validate_with(&SCHEMA, "manage_files", arguments)?;
     let arg_0 = args.get("action");
     if arg_0
         .is_some_and(|v| {
             ::core::matches!(v.as_str(), ::core::option::Option::Some("read"))
         })
     {
-        return ::core::result::Result::Ok(&OUTCOMES[0]);
+        return &OUTCOMES[0];
     }
     if arg_0
         .is_some_and(|v| {
             ::core::matches!(v.as_str(), ::core::option::Option::Some("append"))
         })
     {
-        return ::core::result::Result::Ok(&OUTCOMES[1]);
+        return &OUTCOMES[1];
     }
     if arg_0
         .is_some_and(|v| {
@@ -313,7 +347,7 @@ fn tool_0(
             )
         })
     {
-        return ::core::result::Result::Ok(&OUTCOMES[2]);
+        return &OUTCOMES[2];
     }
-    ::core::result::Result::Ok(&OUTCOMES[3])
+    &OUTCOMES[3]
 }

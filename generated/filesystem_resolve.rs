@@ -302,6 +302,35 @@ pub fn resolve(
         }
     }
 }
+/// Like [`resolve`], for arguments the caller has already validated
+/// against the tool's `inputSchema` (by deserializing them into a
+/// typed struct, say): the schema is not checked again. Arguments
+/// that do not conform resolve to whatever their values match.
+#[allow(dead_code)]
+pub fn resolve_validated(
+    name: &str,
+    arguments: &::mcp_resolve_runtime::serde_json::Map<
+        ::std::string::String,
+        ::mcp_resolve_runtime::serde_json::Value,
+    >,
+) -> ::core::result::Result<
+    &'static ::mcp_resolve_runtime::Resolved,
+    ::mcp_resolve_runtime::RpcError,
+> {
+    match INDEX.get(name) {
+        ::core::option::Option::Some(0) => ::core::result::Result::Ok(match_0(arguments)),
+        ::core::option::Option::Some(1) => {
+            ::core::result::Result::Err(
+                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
+            )
+        }
+        _ => {
+            ::core::result::Result::Err(
+                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+            )
+        }
+    }
+}
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
 pub fn resolve_json(
@@ -317,20 +346,8 @@ static INDEX: ::mcp_resolve_runtime::index::NameIndex = ::mcp_resolve_runtime::i
     displacements: &[(0, 0)],
     names: &["filesystem", "stat"],
 };
-/// Resolves tool `filesystem`.
-///
-/// Variant `read`: `operation == "read"`
-///
-/// Variant `append`: `operation == "append" && content has length >= 1`
-///
-/// Variant `empty-append`: `(operation == "append" && !has(content)) || (operation == "append" && content == "")`
-///
-/// Variant `overwrite`: `operation == "overwrite"`
-///
-/// Variant `delete-tree`: `operation == "delete" && options.recursive == true`
-///
-/// Variant `delete`: `operation == "delete"`
-#[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+/// Validates the arguments of tool `filesystem` against its `inputSchema`, then matches them.
+#[allow(dead_code)]
 fn tool_0(
     arguments: &::mcp_resolve_runtime::serde_json::Value,
 ) -> ::core::result::Result<
@@ -345,6 +362,29 @@ fn tool_0(
     > = ::std::sync::LazyLock::new(|| ::mcp_resolve_runtime::ArgumentValidator::from_json(
         r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"operation":{"type":"string","enum":["read","append","overwrite","delete"]},"path":{"type":"string","minLength":1},"content":{"type":"string"},"options":{"type":"object","properties":{"recursive":{"type":"boolean"},"followSymlinks":{"type":"boolean"}},"additionalProperties":false}},"required":["operation","path"],"additionalProperties":false}"#,
     ));
+    let args = ::mcp_resolve_runtime::validate_with(&SCHEMA, "filesystem", arguments)?;
+    ::core::result::Result::Ok(match_0(args))
+}
+/// Matches the (validated) arguments of tool `filesystem`.
+///
+/// Variant `read`: `operation == "read"`
+///
+/// Variant `append`: `operation == "append" && content has length >= 1`
+///
+/// Variant `empty-append`: `(operation == "append" && !has(content)) || (operation == "append" && content == "")`
+///
+/// Variant `overwrite`: `operation == "overwrite"`
+///
+/// Variant `delete-tree`: `operation == "delete" && options.recursive == true`
+///
+/// Variant `delete`: `operation == "delete"`
+#[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+fn match_0(
+    args: &::mcp_resolve_runtime::serde_json::Map<
+        ::std::string::String,
+        ::mcp_resolve_runtime::serde_json::Value,
+    >,
+) -> &'static ::mcp_resolve_runtime::Resolved {
     static OUTCOMES: [::mcp_resolve_runtime::Resolved; 7] = [
         ::mcp_resolve_runtime::Resolved {
             tool: "filesystem",
@@ -466,7 +506,6 @@ fn tool_0(
             ],
         },
     ];
-    let args = ::mcp_resolve_runtime::validate_with(&SCHEMA, "filesystem", arguments)?;
     let arg_0 = args.get("operation");
     let arg_1 = args.get("content");
     let arg_2 = args.get("options").and_then(|v| v.get("recursive"));
@@ -475,14 +514,14 @@ fn tool_0(
             ::core::matches!(v.as_str(), ::core::option::Option::Some("read"))
         })
     {
-        return ::core::result::Result::Ok(&OUTCOMES[0]);
+        return &OUTCOMES[0];
     }
     if arg_0
         .is_some_and(|v| {
             ::core::matches!(v.as_str(), ::core::option::Option::Some("append"))
         }) && arg_1.is_some_and(|v| ::mcp_resolve_runtime::json::min_length(v, 1))
     {
-        return ::core::result::Result::Ok(&OUTCOMES[1]);
+        return &OUTCOMES[1];
     }
     if (arg_0
         .is_some_and(|v| {
@@ -497,14 +536,14 @@ fn tool_0(
                     ::core::matches!(v.as_str(), ::core::option::Option::Some(""))
                 }))
     {
-        return ::core::result::Result::Ok(&OUTCOMES[2]);
+        return &OUTCOMES[2];
     }
     if arg_0
         .is_some_and(|v| {
             ::core::matches!(v.as_str(), ::core::option::Option::Some("overwrite"))
         })
     {
-        return ::core::result::Result::Ok(&OUTCOMES[3]);
+        return &OUTCOMES[3];
     }
     if arg_0
         .is_some_and(|v| {
@@ -515,14 +554,14 @@ fn tool_0(
                 ::core::matches!(v, ::mcp_resolve_runtime::serde_json::Value::Bool(true))
             })
     {
-        return ::core::result::Result::Ok(&OUTCOMES[4]);
+        return &OUTCOMES[4];
     }
     if arg_0
         .is_some_and(|v| {
             ::core::matches!(v.as_str(), ::core::option::Option::Some("delete"))
         })
     {
-        return ::core::result::Result::Ok(&OUTCOMES[5]);
+        return &OUTCOMES[5];
     }
-    ::core::result::Result::Ok(&OUTCOMES[6])
+    &OUTCOMES[6]
 }

@@ -236,6 +236,30 @@ pub fn resolve(
         }
     }
 }
+/// Like [`resolve`], for arguments the caller has already validated
+/// against the tool's `inputSchema` (by deserializing them into a
+/// typed struct, say): the schema is not checked again. Arguments
+/// that do not conform resolve to whatever their values match.
+#[allow(dead_code)]
+pub fn resolve_validated(
+    name: &str,
+    arguments: &::mcp_resolve_runtime::serde_json::Map<
+        ::std::string::String,
+        ::mcp_resolve_runtime::serde_json::Value,
+    >,
+) -> ::core::result::Result<
+    &'static ::mcp_resolve_runtime::Resolved,
+    ::mcp_resolve_runtime::RpcError,
+> {
+    match INDEX.get(name) {
+        ::core::option::Option::Some(0) => ::core::result::Result::Ok(match_0(arguments)),
+        _ => {
+            ::core::result::Result::Err(
+                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+            )
+        }
+    }
+}
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
 pub fn resolve_json(
@@ -251,18 +275,8 @@ static INDEX: ::mcp_resolve_runtime::index::NameIndex = ::mcp_resolve_runtime::i
     displacements: &[(0, 0)],
     names: &["github_api"],
 };
-/// Resolves tool `github_api`.
-///
-/// Variant `read`: `method == "GET"`
-///
-/// Variant `create-issue`: `method == "POST" && path matches "^/repos/[^/]+/[^/]+/issues$"`
-///
-/// Variant `comment`: `method == "POST" && path matches "^/repos/[^/]+/[^/]+/issues/[0-9]+/comments$" or matches "^/repos/[^/]+/[^/]+/pulls/[0-9]+/comments$"`
-///
-/// Variant `delete-repository`: `method == "DELETE" && path matches "^/repos/[^/]+/[^/]+$"`
-///
-/// Variant `delete`: `method == "DELETE"`
-#[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+/// Validates the arguments of tool `github_api` against its `inputSchema`, then matches them.
+#[allow(dead_code)]
 fn tool_0(
     arguments: &::mcp_resolve_runtime::serde_json::Value,
 ) -> ::core::result::Result<
@@ -277,6 +291,27 @@ fn tool_0(
     > = ::std::sync::LazyLock::new(|| ::mcp_resolve_runtime::ArgumentValidator::from_json(
         r#"{"type":"object","properties":{"method":{"type":"string","enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string","pattern":"^/"},"body":{"type":"object"}},"required":["method","path"]}"#,
     ));
+    let args = ::mcp_resolve_runtime::validate_with(&SCHEMA, "github_api", arguments)?;
+    ::core::result::Result::Ok(match_0(args))
+}
+/// Matches the (validated) arguments of tool `github_api`.
+///
+/// Variant `read`: `method == "GET"`
+///
+/// Variant `create-issue`: `method == "POST" && path matches "^/repos/[^/]+/[^/]+/issues$"`
+///
+/// Variant `comment`: `method == "POST" && path matches "^/repos/[^/]+/[^/]+/issues/[0-9]+/comments$" or matches "^/repos/[^/]+/[^/]+/pulls/[0-9]+/comments$"`
+///
+/// Variant `delete-repository`: `method == "DELETE" && path matches "^/repos/[^/]+/[^/]+$"`
+///
+/// Variant `delete`: `method == "DELETE"`
+#[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+fn match_0(
+    args: &::mcp_resolve_runtime::serde_json::Map<
+        ::std::string::String,
+        ::mcp_resolve_runtime::serde_json::Value,
+    >,
+) -> &'static ::mcp_resolve_runtime::Resolved {
     static OUTCOMES: [::mcp_resolve_runtime::Resolved; 6] = [
         ::mcp_resolve_runtime::Resolved {
             tool: "github_api",
@@ -408,7 +443,6 @@ fn tool_0(
     > = ::std::sync::LazyLock::new(|| {
         ::mcp_resolve_runtime::pattern::compile_pattern("^/repos/[^/]+/[^/]+$").ok()
     });
-    let args = ::mcp_resolve_runtime::validate_with(&SCHEMA, "github_api", arguments)?;
     let arg_0 = args.get("method");
     let arg_1 = args.get("path");
     if arg_0
@@ -416,7 +450,7 @@ fn tool_0(
             ::core::matches!(v.as_str(), ::core::option::Option::Some("GET"))
         })
     {
-        return ::core::result::Result::Ok(&OUTCOMES[0]);
+        return &OUTCOMES[0];
     }
     if arg_0
         .is_some_and(|v| {
@@ -428,7 +462,7 @@ fn tool_0(
                 v,
             ))
     {
-        return ::core::result::Result::Ok(&OUTCOMES[1]);
+        return &OUTCOMES[1];
     }
     if arg_0
         .is_some_and(|v| {
@@ -440,7 +474,7 @@ fn tool_0(
                     || ::mcp_resolve_runtime::pattern::pattern_matches(RE_2.as_ref(), v)
             })
     {
-        return ::core::result::Result::Ok(&OUTCOMES[2]);
+        return &OUTCOMES[2];
     }
     if arg_0
         .is_some_and(|v| {
@@ -452,14 +486,14 @@ fn tool_0(
                 v,
             ))
     {
-        return ::core::result::Result::Ok(&OUTCOMES[3]);
+        return &OUTCOMES[3];
     }
     if arg_0
         .is_some_and(|v| {
             ::core::matches!(v.as_str(), ::core::option::Option::Some("DELETE"))
         })
     {
-        return ::core::result::Result::Ok(&OUTCOMES[4]);
+        return &OUTCOMES[4];
     }
-    ::core::result::Result::Ok(&OUTCOMES[5])
+    &OUTCOMES[5]
 }

@@ -163,6 +163,30 @@ pub fn resolve(
         }
     }
 }
+/// Like [`resolve`], for arguments the caller has already validated
+/// against the tool's `inputSchema` (by deserializing them into a
+/// typed struct, say): the schema is not checked again. Arguments
+/// that do not conform resolve to whatever their values match.
+#[allow(dead_code)]
+pub fn resolve_validated(
+    name: &str,
+    arguments: &::mcp_resolve_runtime::serde_json::Map<
+        ::std::string::String,
+        ::mcp_resolve_runtime::serde_json::Value,
+    >,
+) -> ::core::result::Result<
+    &'static ::mcp_resolve_runtime::Resolved,
+    ::mcp_resolve_runtime::RpcError,
+> {
+    match INDEX.get(name) {
+        ::core::option::Option::Some(0) => ::core::result::Result::Ok(match_0(arguments)),
+        _ => {
+            ::core::result::Result::Err(
+                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+            )
+        }
+    }
+}
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
 pub fn resolve_json(
@@ -178,12 +202,8 @@ static INDEX: ::mcp_resolve_runtime::index::NameIndex = ::mcp_resolve_runtime::i
     displacements: &[(0, 0)],
     names: &["get_repo_contents"],
 };
-/// Resolves tool `get_repo_contents`.
-///
-/// Variant `public`: `visibility == "public"`
-///
-/// Variant `private`: `visibility == "private"`
-#[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+/// Validates the arguments of tool `get_repo_contents` against its `inputSchema`, then matches them.
+#[allow(dead_code)]
 fn tool_0(
     arguments: &::mcp_resolve_runtime::serde_json::Value,
 ) -> ::core::result::Result<
@@ -198,6 +218,25 @@ fn tool_0(
     > = ::std::sync::LazyLock::new(|| ::mcp_resolve_runtime::ArgumentValidator::from_json(
         r#"{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"path":{"type":"string","default":""},"ref":{"type":"string"},"visibility":{"type":"string","enum":["public","private"]}},"required":["owner","repo","visibility"]}"#,
     ));
+    let args = ::mcp_resolve_runtime::validate_with(
+        &SCHEMA,
+        "get_repo_contents",
+        arguments,
+    )?;
+    ::core::result::Result::Ok(match_0(args))
+}
+/// Matches the (validated) arguments of tool `get_repo_contents`.
+///
+/// Variant `public`: `visibility == "public"`
+///
+/// Variant `private`: `visibility == "private"`
+#[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+fn match_0(
+    args: &::mcp_resolve_runtime::serde_json::Map<
+        ::std::string::String,
+        ::mcp_resolve_runtime::serde_json::Value,
+    >,
+) -> &'static ::mcp_resolve_runtime::Resolved {
     static OUTCOMES: [::mcp_resolve_runtime::Resolved; 3] = [
         ::mcp_resolve_runtime::Resolved {
             tool: "get_repo_contents",
@@ -251,25 +290,20 @@ fn tool_0(
             ],
         },
     ];
-    let args = ::mcp_resolve_runtime::validate_with(
-        &SCHEMA,
-        "get_repo_contents",
-        arguments,
-    )?;
     let arg_0 = args.get("visibility");
     if arg_0
         .is_some_and(|v| {
             ::core::matches!(v.as_str(), ::core::option::Option::Some("public"))
         })
     {
-        return ::core::result::Result::Ok(&OUTCOMES[0]);
+        return &OUTCOMES[0];
     }
     if arg_0
         .is_some_and(|v| {
             ::core::matches!(v.as_str(), ::core::option::Option::Some("private"))
         })
     {
-        return ::core::result::Result::Ok(&OUTCOMES[1]);
+        return &OUTCOMES[1];
     }
-    ::core::result::Result::Ok(&OUTCOMES[2])
+    &OUTCOMES[2]
 }

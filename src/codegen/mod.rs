@@ -90,6 +90,16 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, String> {
     });
     // With no resolvable tool, the arguments are never looked at.
     let unused = (!server.tools.iter().any(|t| t.resolvable)).then(|| quote!(let _ = arguments;));
+    let validated_arms = table.order.iter().enumerate().map(|(slot, &i)| {
+        let slot = Literal::usize_unsuffixed(slot);
+        let tool = &server.tools[i];
+        if tool.resolvable {
+            let f = format_ident!("match_{}", i);
+            quote!(::core::option::Option::Some(#slot) => ::core::result::Result::Ok(#f(arguments)),)
+        } else {
+            quote!(::core::option::Option::Some(#slot) => ::core::result::Result::Err(#rt::RpcError::not_resolvable(name)),)
+        }
+    });
     let tool_fns = server
         .tools
         .iter()
@@ -146,6 +156,22 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, String> {
             #unused
             match INDEX.get(name) {
                 #(#arms)*
+                _ => ::core::result::Result::Err(#rt::RpcError::unknown_tool(name)),
+            }
+        }
+
+        /// Like [`resolve`], for arguments the caller has already validated
+        /// against the tool's `inputSchema` (by deserializing them into a
+        /// typed struct, say): the schema is not checked again. Arguments
+        /// that do not conform resolve to whatever their values match.
+        #[allow(dead_code)]
+        pub fn resolve_validated(
+            name: &str,
+            arguments: &#rt::serde_json::Map<::std::string::String, #rt::serde_json::Value>,
+        ) -> ::core::result::Result<&'static #rt::Resolved, #rt::RpcError> {
+            #unused
+            match INDEX.get(name) {
+                #(#validated_arms)*
                 _ => ::core::result::Result::Err(#rt::RpcError::unknown_tool(name)),
             }
         }
@@ -245,7 +271,7 @@ fn tool_fn(server: &Server, tool: &Tool, index: usize, rt: &TokenStream) -> Toke
             }
             Code::Atom(ts) | Code::And(ts) | Code::Or(ts) => checks.push(quote! {
                 if #ts {
-                    return ::core::result::Result::Ok(&OUTCOMES[#k]);
+                    return &OUTCOMES[#k];
                 }
             }),
         }
@@ -262,13 +288,18 @@ fn tool_fn(server: &Server, tool: &Tool, index: usize, rt: &TokenStream) -> Toke
         let lookup = matcher.lookup(i);
         quote!(let #id = #lookup;)
     });
-    let validate = if matcher.paths.is_empty() {
-        quote!(#rt::validate_with(&SCHEMA, #name, arguments)?;)
+    // Without argument tests the map is not looked at.
+    let args = if matcher.paths.is_empty() {
+        format_ident!("_args")
     } else {
-        quote!(let args = #rt::validate_with(&SCHEMA, #name, arguments)?;)
+        format_ident!("args")
     };
+    let m = format_ident!("match_{}", index);
 
-    let mut doc = vec![format!(" Resolves tool `{}`.", doc_text(&tool.name))];
+    let mut doc = vec![format!(
+        " Matches the (validated) arguments of tool `{}`.",
+        doc_text(&tool.name)
+    )];
     for v in &tool.variants {
         doc.push(String::new());
         doc.push(format!(
@@ -277,23 +308,35 @@ fn tool_fn(server: &Server, tool: &Tool, index: usize, rt: &TokenStream) -> Toke
             doc_text(&v.when.to_string())
         ));
     }
+    let validate_doc = format!(
+        " Validates the arguments of tool `{}` against its `inputSchema`, then matches them.",
+        doc_text(&tool.name)
+    );
     // The conditions keep the rules' own boolean structure; clippy's
     // suggestions to simplify it are for the rules' author, not the build.
     quote! {
-        #(#[doc = #doc])*
-        #[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+        #[doc = #validate_doc]
+        #[allow(dead_code)]
         fn #f(
             arguments: &#rt::serde_json::Value,
         ) -> ::core::result::Result<&'static #rt::Resolved, #rt::RpcError> {
             static SCHEMA: ::std::sync::LazyLock<
                 ::core::result::Result<#rt::ArgumentValidator, ::std::string::String>,
             > = ::std::sync::LazyLock::new(|| #rt::ArgumentValidator::from_json(#schema));
+            let args = #rt::validate_with(&SCHEMA, #name, arguments)?;
+            ::core::result::Result::Ok(#m(args))
+        }
+
+        #(#[doc = #doc])*
+        #[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+        fn #m(
+            #args: &#rt::serde_json::Map<::std::string::String, #rt::serde_json::Value>,
+        ) -> &'static #rt::Resolved {
             static OUTCOMES: [#rt::Resolved; #outcome_count] = [#(#outcomes),*];
             #(#regexes)*
-            #validate
             #(#locals)*
             #(#checks)*
-            ::core::result::Result::Ok(&OUTCOMES[#tail])
+            &OUTCOMES[#tail]
         }
     }
 }

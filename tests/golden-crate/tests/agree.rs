@@ -14,11 +14,13 @@ use mcp_resolve_runtime::{Dialect, Resolved, RpcError};
 use serde_json::{Map, Value, json};
 
 type ResolveFn = fn(&str, &Value) -> Result<&'static Resolved, RpcError>;
+type ValidatedFn = fn(&str, &Map<String, Value>) -> Result<&'static Resolved, RpcError>;
 type ListFn = fn(Dialect) -> &'static str;
 
 struct Generated {
     rules: &'static str,
     resolve: ResolveFn,
+    resolve_validated: ValidatedFn,
     tools_list: ListFn,
     signature: &'static str,
     fingerprint: &'static str,
@@ -35,6 +37,7 @@ macro_rules! generated {
         Generated {
             rules: $rules,
             resolve: m::resolve,
+            resolve_validated: m::resolve_validated,
             tools_list: m::tools_list_json,
             signature: m::SIGNATURE_JSON,
             fingerprint: m::FINGERPRINT,
@@ -196,6 +199,9 @@ fn check_outcome(
     match (&ours, &lib) {
         (Ok(ours), Ok(lib)) => {
             assert_eq!(&ours.to_resolution(), lib, "{} {name} {args}", g.rules);
+            // Valid arguments resolve the same without the schema check.
+            let validated = (g.resolve_validated)(name, args.as_object().unwrap()).unwrap();
+            assert_eq!(validated, *ours);
             for d in Dialect::ALL {
                 let text: Value = serde_json::from_str(ours.result_json(d)).unwrap();
                 assert_eq!(
