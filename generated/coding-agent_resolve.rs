@@ -231,13 +231,13 @@ pub fn resolve(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match INDEX.get(name) {
-        ::core::option::Option::Some(0) => {
+    match slot(name) {
+        ::core::option::Option::Some(0) => tool_0(arguments),
+        ::core::option::Option::Some(1) => {
             ::core::result::Result::Err(
                 ::mcp_resolve_runtime::RpcError::not_resolvable(name),
             )
         }
-        ::core::option::Option::Some(1) => tool_0(arguments),
         _ => {
             ::core::result::Result::Err(
                 ::mcp_resolve_runtime::RpcError::unknown_tool(name),
@@ -260,13 +260,13 @@ pub fn resolve_validated(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match INDEX.get(name) {
-        ::core::option::Option::Some(0) => {
+    match slot(name) {
+        ::core::option::Option::Some(0) => ::core::result::Result::Ok(match_0(arguments)),
+        ::core::option::Option::Some(1) => {
             ::core::result::Result::Err(
                 ::mcp_resolve_runtime::RpcError::not_resolvable(name),
             )
         }
-        ::core::option::Option::Some(1) => ::core::result::Result::Ok(match_0(arguments)),
         _ => {
             ::core::result::Result::Err(
                 ::mcp_resolve_runtime::RpcError::unknown_tool(name),
@@ -283,12 +283,15 @@ pub fn resolve_json(
 ) -> ::core::result::Result<&'static str, ::mcp_resolve_runtime::RpcError> {
     resolve(name, arguments).map(|resolved| resolved.result_json(dialect))
 }
-#[allow(dead_code)]
-static INDEX: ::mcp_resolve_runtime::index::NameIndex = ::mcp_resolve_runtime::index::NameIndex {
-    seed: 1,
-    displacements: &[(0, 0)],
-    names: &["agent_status", "start_coding_agent"],
-};
+/// The slot of a tool name: its place in [`TOOL_NAMES`].
+#[inline]
+fn slot(name: &str) -> ::core::option::Option<usize> {
+    match name {
+        "start_coding_agent" => ::core::option::Option::Some(0),
+        "agent_status" => ::core::option::Option::Some(1),
+        _ => ::core::option::Option::None,
+    }
+}
 /// Validates the arguments of tool `start_coding_agent` against its `inputSchema`, then matches them.
 #[allow(dead_code)]
 fn tool_0(
@@ -322,6 +325,7 @@ fn tool_0(
 ///
 /// Variant `execute`: `mode == "execute"`
 #[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[inline]
 fn match_0(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,

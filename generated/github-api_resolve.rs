@@ -227,7 +227,7 @@ pub fn resolve(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match INDEX.get(name) {
+    match slot(name) {
         ::core::option::Option::Some(0) => tool_0(arguments),
         _ => {
             ::core::result::Result::Err(
@@ -251,7 +251,7 @@ pub fn resolve_validated(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match INDEX.get(name) {
+    match slot(name) {
         ::core::option::Option::Some(0) => ::core::result::Result::Ok(match_0(arguments)),
         _ => {
             ::core::result::Result::Err(
@@ -269,12 +269,14 @@ pub fn resolve_json(
 ) -> ::core::result::Result<&'static str, ::mcp_resolve_runtime::RpcError> {
     resolve(name, arguments).map(|resolved| resolved.result_json(dialect))
 }
-#[allow(dead_code)]
-static INDEX: ::mcp_resolve_runtime::index::NameIndex = ::mcp_resolve_runtime::index::NameIndex {
-    seed: 0,
-    displacements: &[(0, 0)],
-    names: &["github_api"],
-};
+/// The slot of a tool name: its place in [`TOOL_NAMES`].
+#[inline]
+fn slot(name: &str) -> ::core::option::Option<usize> {
+    match name {
+        "github_api" => ::core::option::Option::Some(0),
+        _ => ::core::option::Option::None,
+    }
+}
 /// Validates the arguments of tool `github_api` against its `inputSchema`, then matches them.
 #[allow(dead_code)]
 fn tool_0(
@@ -306,6 +308,7 @@ fn tool_0(
 ///
 /// Variant `delete`: `method == "DELETE"`
 #[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[inline]
 fn match_0(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,

@@ -154,7 +154,7 @@ pub fn resolve(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match INDEX.get(name) {
+    match slot(name) {
         ::core::option::Option::Some(0) => tool_0(arguments),
         _ => {
             ::core::result::Result::Err(
@@ -178,7 +178,7 @@ pub fn resolve_validated(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match INDEX.get(name) {
+    match slot(name) {
         ::core::option::Option::Some(0) => ::core::result::Result::Ok(match_0(arguments)),
         _ => {
             ::core::result::Result::Err(
@@ -196,12 +196,14 @@ pub fn resolve_json(
 ) -> ::core::result::Result<&'static str, ::mcp_resolve_runtime::RpcError> {
     resolve(name, arguments).map(|resolved| resolved.result_json(dialect))
 }
-#[allow(dead_code)]
-static INDEX: ::mcp_resolve_runtime::index::NameIndex = ::mcp_resolve_runtime::index::NameIndex {
-    seed: 0,
-    displacements: &[(0, 0)],
-    names: &["get_repo_contents"],
-};
+/// The slot of a tool name: its place in [`TOOL_NAMES`].
+#[inline]
+fn slot(name: &str) -> ::core::option::Option<usize> {
+    match name {
+        "get_repo_contents" => ::core::option::Option::Some(0),
+        _ => ::core::option::Option::None,
+    }
+}
 /// Validates the arguments of tool `get_repo_contents` against its `inputSchema`, then matches them.
 #[allow(dead_code)]
 fn tool_0(
@@ -231,6 +233,7 @@ fn tool_0(
 ///
 /// Variant `private`: `visibility == "private"`
 #[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[inline]
 fn match_0(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,

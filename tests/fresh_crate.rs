@@ -134,7 +134,10 @@ debug = 0
 fn cases() -> Vec<(&'static str, Value)> {
     vec![
         ("manage_files", json!({"path": "a", "action": "read"})),
-        ("manage_files", json!({"path": "a", "action": "append", "content": "x"})),
+        (
+            "manage_files",
+            json!({"path": "a", "action": "append", "content": "x"}),
+        ),
         ("manage_files", json!({"path": "a", "action": "replace"})),
         ("manage_files", json!({"path": "a", "action": "delete"})),
         ("manage_files", json!({"path": "", "action": "read"})),
@@ -146,10 +149,7 @@ fn cases() -> Vec<(&'static str, Value)> {
 }
 
 fn run(dir: &Path) -> (String, Vec<Value>) {
-    let input: String = cases()
-        .iter()
-        .map(|(t, a)| format!("{t}\t{a}\n"))
-        .collect();
+    let input: String = cases().iter().map(|(t, a)| format!("{t}\t{a}\n")).collect();
     let out = cargo(dir, &["run", "--quiet"], &input);
     assert!(
         out.status.success(),
@@ -169,10 +169,12 @@ fn expected(rules: &Path) -> Vec<Value> {
     let resolver = Resolver::new(server).unwrap();
     cases()
         .iter()
-        .map(|(t, a)| match resolver.resolve_result(t, a, Dialect::Extension) {
-            Ok(v) => v,
-            Err(e) => e.to_json(),
-        })
+        .map(
+            |(t, a)| match resolver.resolve_result(t, a, Dialect::Extension) {
+                Ok(v) => v,
+                Err(e) => e.to_json(),
+            },
+        )
         .collect()
 }
 
@@ -254,7 +256,10 @@ fn a_fresh_crate_builds_with_the_builder_and_resolves_like_the_library() {
         .unwrap();
     let (_, values) = run(&dir);
     assert_eq!(values, expected(&rules));
-    assert_eq!(std::fs::metadata(&generated).unwrap().modified().unwrap(), before);
+    assert_eq!(
+        std::fs::metadata(&generated).unwrap().modified().unwrap(),
+        before
+    );
 
     // 3. Changing the rules changes the resolver (rerun-if-changed works).
     let changed = text.replace(
@@ -288,7 +293,8 @@ fn a_fresh_crate_builds_with_the_builder_and_resolves_like_the_library() {
         .unwrap()
         + 1;
     assert!(
-        stderr.contains(&format!("rules/server.yaml:{line}:")) && stderr.contains("error[unknown-field]"),
+        stderr.contains(&format!("rules/server.yaml:{line}:"))
+            && stderr.contains("error[unknown-field]"),
         "{stderr}"
     );
     assert!(stderr.contains("did you mean `readOnlyHint`"), "{stderr}");

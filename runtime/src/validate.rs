@@ -108,20 +108,17 @@ fn truncate(message: &str) -> String {
     format!("{}…", &message[..end])
 }
 
-/// Whether `value` nests deeper than `limit`, checked without recursion.
+/// Whether `value` nests deeper than `limit`. Recursion is bounded by
+/// `limit` itself, and nothing is allocated (this runs on every call).
 fn depth_exceeds(value: &Value, limit: usize) -> bool {
-    let mut stack = vec![(value, 1usize)];
-    while let Some((v, depth)) = stack.pop() {
-        if depth > limit {
-            return true;
-        }
-        match v {
-            Value::Array(items) => stack.extend(items.iter().map(|i| (i, depth + 1))),
-            Value::Object(map) => stack.extend(map.values().map(|i| (i, depth + 1))),
-            _ => {}
-        }
+    if limit == 0 {
+        return true;
     }
-    false
+    match value {
+        Value::Array(items) => items.iter().any(|i| depth_exceeds(i, limit - 1)),
+        Value::Object(map) => map.values().any(|i| depth_exceeds(i, limit - 1)),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -139,6 +136,20 @@ mod tests {
         let err = v.validate("t", &deep).unwrap_err();
         assert_eq!(err.code, RpcError::INVALID_PARAMS);
         assert!(err.message.contains("nest deeper"));
+    }
+
+    #[test]
+    fn depth_counts_the_outermost_value_as_one() {
+        let mut v = json!(1);
+        for _ in 0..3 {
+            v = json!([v]);
+        }
+        // [[[1]]]: four levels.
+        assert!(!depth_exceeds(&v, 4));
+        assert!(depth_exceeds(&v, 3));
+        assert!(!depth_exceeds(&json!({"a": []}), 2));
+        assert!(depth_exceeds(&json!({"a": []}), 1));
+        assert!(!depth_exceeds(&json!({}), 1));
     }
 
     #[test]

@@ -40,6 +40,9 @@ impl Default for Options {
     }
 }
 
+/// Up to this many tools, dispatch is a `match` on the name.
+pub const LINEAR_DISPATCH_MAX: usize = 8;
+
 /// Generates the resolver for `server`. Fails when the signature cannot be
 /// written (a condition too large for argument patterns) or the runtime path
 /// is not a Rust path.
@@ -62,6 +65,14 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, String> {
 
     let names: Vec<&str> = server.tools.iter().map(|t| t.name.as_str()).collect();
     let table = phf::build(&names).ok_or("tool names repeat")?;
+    // A few names are found fastest by a `match` (a length check, then a
+    // compare, per name); beyond that the perfect hash keeps dispatch flat.
+    let linear = names.len() <= LINEAR_DISPATCH_MAX;
+    let order: Vec<usize> = if linear {
+        (0..names.len()).collect()
+    } else {
+        table.order.clone()
+    };
 
     let version = Literal::u32_unsuffixed(CODEGEN_VERSION);
     let server_name = &server.name;
@@ -77,8 +88,8 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, String> {
         let (d1, d2) = (Literal::u32_unsuffixed(*d1), Literal::u32_unsuffixed(*d2));
         quote!((#d1, #d2))
     });
-    let slot_names = table.order.iter().map(|&i| names[i]);
-    let arms = table.order.iter().enumerate().map(|(slot, &i)| {
+    let slot_names = order.iter().map(|&i| names[i]);
+    let arms = order.iter().enumerate().map(|(slot, &i)| {
         let slot = Literal::usize_unsuffixed(slot);
         let tool = &server.tools[i];
         if tool.resolvable {
@@ -90,7 +101,7 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, String> {
     });
     // With no resolvable tool, the arguments are never looked at.
     let unused = (!server.tools.iter().any(|t| t.resolvable)).then(|| quote!(let _ = arguments;));
-    let validated_arms = table.order.iter().enumerate().map(|(slot, &i)| {
+    let validated_arms = order.iter().enumerate().map(|(slot, &i)| {
         let slot = Literal::usize_unsuffixed(slot);
         let tool = &server.tools[i];
         if tool.resolvable {
@@ -100,6 +111,36 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, String> {
             quote!(::core::option::Option::Some(#slot) => ::core::result::Result::Err(#rt::RpcError::not_resolvable(name)),)
         }
     });
+    let slot_fn = if linear {
+        let arms = names.iter().enumerate().map(|(i, n)| {
+            let i = Literal::usize_unsuffixed(i);
+            quote!(#n => ::core::option::Option::Some(#i),)
+        });
+        quote! {
+            /// The slot of a tool name: its place in [`TOOL_NAMES`].
+            #[inline]
+            fn slot(name: &str) -> ::core::option::Option<usize> {
+                match name {
+                    #(#arms)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+        }
+    } else {
+        quote! {
+            /// The slot of a tool name, through a perfect hash built when
+            /// this file was generated.
+            #[inline]
+            fn slot(name: &str) -> ::core::option::Option<usize> {
+                static INDEX: #rt::index::NameIndex = #rt::index::NameIndex {
+                    seed: #seed,
+                    displacements: &[#(#displacements),*],
+                    names: &[#(#slot_names),*],
+                };
+                INDEX.get(name)
+            }
+        }
+    };
     let tool_fns = server
         .tools
         .iter()
@@ -154,7 +195,7 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, String> {
             arguments: &#rt::serde_json::Value,
         ) -> ::core::result::Result<&'static #rt::Resolved, #rt::RpcError> {
             #unused
-            match INDEX.get(name) {
+            match slot(name) {
                 #(#arms)*
                 _ => ::core::result::Result::Err(#rt::RpcError::unknown_tool(name)),
             }
@@ -170,7 +211,7 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, String> {
             arguments: &#rt::serde_json::Map<::std::string::String, #rt::serde_json::Value>,
         ) -> ::core::result::Result<&'static #rt::Resolved, #rt::RpcError> {
             #unused
-            match INDEX.get(name) {
+            match slot(name) {
                 #(#validated_arms)*
                 _ => ::core::result::Result::Err(#rt::RpcError::unknown_tool(name)),
             }
@@ -186,12 +227,7 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, String> {
             resolve(name, arguments).map(|resolved| resolved.result_json(dialect))
         }
 
-        #[allow(dead_code)]
-        static INDEX: #rt::index::NameIndex = #rt::index::NameIndex {
-            seed: #seed,
-            displacements: &[#(#displacements),*],
-            names: &[#(#slot_names),*],
-        };
+        #slot_fn
 
         #(#tool_fns)*
     };
@@ -329,6 +365,7 @@ fn tool_fn(server: &Server, tool: &Tool, index: usize, rt: &TokenStream) -> Toke
 
         #(#[doc = #doc])*
         #[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+        #[inline]
         fn #m(
             #args: &#rt::serde_json::Map<::std::string::String, #rt::serde_json::Value>,
         ) -> &'static #rt::Resolved {

@@ -298,11 +298,17 @@ fn schema(rng: &mut Rng) -> String {
 }
 
 /// One rule set, as YAML text.
-pub fn rule_set(rng: &mut Rng, index: usize) -> String {
+pub fn rule_set(rng: &mut Rng, index: usize, large: bool) -> String {
     let mut out = format!(
         "# generated rule set {index}\nversion: 1\nserver: {{ name: gen-{index}, version: 0.1.0 }}\ntools:\n"
     );
-    let tools = 1 + rng.below(4);
+    // Small servers dispatch by `match`; large ones, more than
+    // `LINEAR_DISPATCH_MAX` tools, by perfect hash.
+    let tools = if large {
+        9 + rng.below(6)
+    } else {
+        1 + rng.below(4)
+    };
     for t in 0..tools {
         let name = format!(
             "{}{}",

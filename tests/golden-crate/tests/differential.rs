@@ -152,6 +152,7 @@ fn generated_code_matches_the_library_resolver() {
         SETS.len()
     );
     let mut rng = Rng(SEED ^ 0xa5a5);
+    let mut hashed = 0;
     let mut cases = 0usize;
     let mut outcomes: BTreeMap<&str, usize> = BTreeMap::new();
     for (path, resolve) in SETS {
@@ -164,6 +165,9 @@ fn generated_code_matches_the_library_resolver() {
             .iter()
             .map(|t| (t.name.clone(), t.input_schema.clone(), t.resolvable))
             .collect();
+        if tools.len() > mcp_resolve::codegen::LINEAR_DISPATCH_MAX {
+            hashed += 1;
+        }
         tools.push(("unknown".into(), json!({}), false));
         for (name, schema, resolvable) in &tools {
             let per_tool = if *resolvable { 240 } else { 8 };
@@ -210,6 +214,9 @@ fn generated_code_matches_the_library_resolver() {
         SETS.len()
     );
     assert!(cases >= 10_000, "only {cases} cases");
+    // Both dispatch strategies are exercised.
+    assert!(hashed >= 3, "only {hashed} sets dispatch by perfect hash");
+    assert!(hashed + 3 <= SETS.len(), "too few sets dispatch by `match`");
     // Not vacuous: every kind of outcome is common.
     for kind in ["variant", "static", "error"] {
         assert!(

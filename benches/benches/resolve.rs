@@ -1,0 +1,122 @@
+//! Generated resolvers against a hand-written `match` and the library
+//! resolver, all in one run; dispatch cost at 10, 1,000 and 10,000 tools.
+//! `cargo bench -p mcp-resolve-benches`; figures in docs/performance.md.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use mcp_resolve::Resolver;
+use mcp_resolve_benches::{file_server, hand, synthetic};
+use mcp_resolve_runtime::Dialect;
+use serde_json::{Value, json};
+
+fn calls() -> Vec<(&'static str, Value)> {
+    vec![
+        ("read", json!({"path": "notes.md", "action": "read"})),
+        (
+            "append",
+            json!({"path": "notes.md", "action": "append", "content": "x"}),
+        ),
+        ("delete", json!({"path": "notes.md", "action": "delete"})),
+    ]
+}
+
+fn matching(c: &mut Criterion) {
+    let mut group = c.benchmark_group("matching");
+    for (label, args) in calls() {
+        let map = args.as_object().unwrap().clone();
+        // Same answers first: the comparison is only fair if they agree.
+        assert_eq!(
+            hand::matching("manage_files", &map),
+            Some(
+                file_server::resolve_validated("manage_files", &map)
+                    .unwrap()
+                    .result_json(Dialect::Extension)
+            )
+        );
+        group.bench_function(format!("hand-written/{label}"), |b| {
+            b.iter(|| hand::matching(black_box("manage_files"), black_box(&map)))
+        });
+        group.bench_function(format!("generated/{label}"), |b| {
+            b.iter(|| {
+                file_server::resolve_validated(black_box("manage_files"), black_box(&map))
+                    .map(|r| r.result_json(Dialect::Extension))
+            })
+        });
+    }
+    group.finish();
+}
+
+fn full(c: &mut Criterion) {
+    let project = mcp_resolve::load(&["../rules/file-server.yaml".into()]).unwrap();
+    let server = project.single_server().unwrap();
+    let resolver = Resolver::new(server).unwrap();
+    let mut group = c.benchmark_group("full");
+    for (label, args) in calls() {
+        assert_eq!(
+            hand::full("manage_files", &args),
+            file_server::resolve_json("manage_files", &args, Dialect::Extension).ok()
+        );
+        group.bench_function(format!("hand-written/{label}"), |b| {
+            b.iter(|| hand::full(black_box("manage_files"), black_box(&args)))
+        });
+        group.bench_function(format!("generated/{label}"), |b| {
+            b.iter(|| {
+                file_server::resolve_json(
+                    black_box("manage_files"),
+                    black_box(&args),
+                    Dialect::Extension,
+                )
+            })
+        });
+        group.bench_function(format!("library/{label}"), |b| {
+            b.iter(|| {
+                resolver
+                    .resolve_result(
+                        black_box("manage_files"),
+                        black_box(&args),
+                        Dialect::Extension,
+                    )
+                    .map(|v| serde_json::to_string(&v).unwrap_or_default())
+            })
+        });
+    }
+    group.finish();
+}
+
+fn dispatch(c: &mut Criterion) {
+    let args = json!({"action": "read"});
+    let map = args.as_object().unwrap().clone();
+    let mut group = c.benchmark_group("dispatch");
+    type Validated =
+        fn(
+            &str,
+            &serde_json::Map<String, Value>,
+        )
+            -> Result<&'static mcp_resolve_runtime::Resolved, mcp_resolve_runtime::RpcError>;
+    let sizes: [(usize, Validated); 3] = [
+        (10, synthetic::tools_10::resolve_validated),
+        (1_000, synthetic::tools_1000::resolve_validated),
+        (10_000, synthetic::tools_10000::resolve_validated),
+    ];
+    for (n, resolve) in sizes {
+        // The last resolvable tool.
+        let name = format!("tool_{}", (n - 1) / 100 * 100);
+        assert_eq!(resolve(&name, &map).unwrap().variant, Some("read"));
+        group.bench_function(format!("{n}-tools/hit"), |b| {
+            b.iter(|| resolve(black_box(&name), black_box(&map)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    targets = matching, full, dispatch
+}
+criterion_main!(benches);
