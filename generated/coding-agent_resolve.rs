@@ -202,7 +202,7 @@ pub const SIGNATURE_JSON: &str = r#"{
 "#;
 /// Every tool name, in declaration order.
 #[allow(dead_code)]
-pub const TOOL_NAMES: [&str; 2] = ["start_coding_agent", "agent_status"];
+pub static TOOL_NAMES: [&str; 2] = ["start_coding_agent", "agent_status"];
 /// The `tools/list` result for `dialect`, as JSON text: the static
 /// (conservative) annotations and the dialect's resolvable markers.
 #[allow(dead_code)]

@@ -259,7 +259,7 @@ pub const SIGNATURE_JSON: &str = r#"{
 "#;
 /// Every tool name, in declaration order.
 #[allow(dead_code)]
-pub const TOOL_NAMES: [&str; 2] = ["filesystem", "stat"];
+pub static TOOL_NAMES: [&str; 2] = ["filesystem", "stat"];
 /// The `tools/list` result for `dialect`, as JSON text: the static
 /// (conservative) annotations and the dialect's resolvable markers.
 #[allow(dead_code)]

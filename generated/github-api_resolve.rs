@@ -198,7 +198,7 @@ pub const SIGNATURE_JSON: &str = r#"{
 "#;
 /// Every tool name, in declaration order.
 #[allow(dead_code)]
-pub const TOOL_NAMES: [&str; 1] = ["github_api"];
+pub static TOOL_NAMES: [&str; 1] = ["github_api"];
 /// The `tools/list` result for `dialect`, as JSON text: the static
 /// (conservative) annotations and the dialect's resolvable markers.
 #[allow(dead_code)]

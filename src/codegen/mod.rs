@@ -172,7 +172,7 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, String> {
 
         /// Every tool name, in declaration order.
         #[allow(dead_code)]
-        pub const TOOL_NAMES: [&str; #tool_count] = [#(#names),*];
+        pub static TOOL_NAMES: [&str; #tool_count] = [#(#names),*];
 
         /// The `tools/list` result for `dialect`, as JSON text: the static
         /// (conservative) annotations and the dialect's resolvable markers.
