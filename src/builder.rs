@@ -262,7 +262,11 @@ pub fn write_if_changed(path: &Path, text: &str) -> std::io::Result<()> {
     {
         std::fs::create_dir_all(dir)?;
     }
-    let tmp = path.with_extension(format!("rs.tmp{}", std::process::id()));
+    let tmp = path.with_extension(format!(
+        "{}.tmp{}",
+        path.extension().and_then(|e| e.to_str()).unwrap_or(""),
+        std::process::id()
+    ));
     let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);

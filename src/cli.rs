@@ -498,19 +498,10 @@ fn write_output(output: Option<&Path>, text: &str) -> u8 {
         print!("{text}");
         return OK;
     };
-    if std::fs::read_to_string(path).is_ok_and(|old| old == text) {
-        return OK;
-    }
-    let tmp = path.with_extension(format!(
-        "{}.tmp{}",
-        path.extension().and_then(|e| e.to_str()).unwrap_or(""),
-        std::process::id()
-    ));
-    let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
+    let written = mcp_resolve::builder::write_if_changed(path, text);
     match written {
         Ok(()) => OK,
         Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
             eprintln!("error: cannot write `{}`: {e}", path.display());
             USAGE
         }
