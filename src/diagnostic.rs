@@ -99,6 +99,8 @@ codes! {
     NonExhaustive = "non-exhaustive", Info;
     /// Static annotations more conservative than any reachable call needs.
     StaticTooStrict = "static-too-strict", Info;
+    /// Pattern analysis hit a size limit or its search budget.
+    AnalysisInconclusive = "analysis-inconclusive", Info;
 }
 
 impl fmt::Display for Code {

@@ -5,6 +5,7 @@
 //! (signature, `tools/list`), and [`resolve`] (the reference resolver).
 //! [`project`] drives them; the CLI only wraps the library.
 
+pub mod analysis;
 pub mod ast;
 pub mod builder;
 pub mod check;

@@ -240,5 +240,11 @@ fn finish(project: &mut Project) {
     for server in &project.servers {
         check_server(server, &mut project.diagnostics);
     }
+    // Like rustc's match checking, pattern analysis runs on rules that check.
+    if crate::analysis::should_run(&project.diagnostics) {
+        for server in &mut project.servers {
+            crate::analysis::analyze_server(server, &mut project.diagnostics);
+        }
+    }
     diagnostic::sort(&mut project.diagnostics);
 }

@@ -204,14 +204,15 @@ fn build_output(dir: &Path) -> String {
 }
 
 fn generated_file(dir: &Path) -> PathBuf {
+    // The newest one: the target directory is kept between runs, and a
+    // changed dependency graph gives the build script a new directory.
     let build = dir.join("target/debug/build");
-    for entry in std::fs::read_dir(build).unwrap() {
-        let path = entry.unwrap().path().join("out/server_resolve.rs");
-        if path.is_file() {
-            return path;
-        }
-    }
-    panic!("no server_resolve.rs under {}", dir.display());
+    std::fs::read_dir(build)
+        .unwrap()
+        .map(|entry| entry.unwrap().path().join("out/server_resolve.rs"))
+        .filter(|path| path.is_file())
+        .max_by_key(|path| std::fs::metadata(path).unwrap().modified().unwrap())
+        .unwrap_or_else(|| panic!("no server_resolve.rs under {}", dir.display()))
 }
 
 #[test]

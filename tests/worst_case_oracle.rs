@@ -129,10 +129,10 @@ fn worst_case_matches_the_oracle_on_every_combination() {
             rejected += usize::from(!expected.is_empty());
         }
         assert!(
-            project
-                .diagnostics
-                .iter()
-                .all(|d| matches!(d.code, Code::WorstCase | Code::MeaninglessHint)),
+            project.diagnostics.iter().all(|d| matches!(
+                d.code,
+                Code::WorstCase | Code::MeaninglessHint | Code::NonExhaustive
+            )),
             "unexpected diagnostics for static {s:?}"
         );
     }
@@ -184,7 +184,13 @@ tools:
         )
         .replace("requiredScopes: [a]", "requiredScopes: [a, b]");
     let project = mcp_resolve::load_str("extra.yaml", &relaxed);
-    assert!(project.diagnostics.is_empty(), "{:?}", project.diagnostics);
+    let codes: Vec<Code> = project.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(
+        codes,
+        vec![Code::NonExhaustive],
+        "{:?}",
+        project.diagnostics
+    );
 }
 
 #[test]
@@ -200,7 +206,8 @@ tools:
       - { name: b, when: { k: 2 }, annotations: { agencyHint: true }, requiredScopes: [w] }
 "#;
     let project = mcp_resolve::load_str("derived.yaml", text);
-    assert!(project.diagnostics.is_empty());
+    let codes: Vec<Code> = project.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, vec![Code::NonExhaustive]);
     let server = &project.servers[0];
     let tool = &server.tools[0];
     let json = server.hints.to_json(&tool.annotations);
@@ -210,4 +217,46 @@ tools:
         serde_json::json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true, "agencyHint": true})
     );
     assert_eq!(tool.required_scopes, vec!["r".to_string(), "w".to_string()]);
+}
+
+#[test]
+fn derived_static_annotations_of_an_exhaustive_tool_bound_only_the_variants() {
+    // Every integer is < 0, 0..=10 or > 10: no call falls back to the defaults,
+    // so the derived set is the tightest bound of the variants alone.
+    let text = r#"
+version: 1
+server: { name: s, version: "1" }
+tools:
+  - name: t
+    inputSchema: { type: object, properties: { k: { type: integer } }, required: [k] }
+    variants:
+      - { name: low, when: { k: { exclusiveMaximum: 0 } }, annotations: { readOnlyHint: true, openWorldHint: false } }
+      - { name: mid, when: { k: { minimum: 0, maximum: 10 } }, annotations: { readOnlyHint: true, openWorldHint: false } }
+      - { name: high, when: { k: { exclusiveMinimum: 10 } }, annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false } }
+"#;
+    let project = mcp_resolve::load_str("derived.yaml", text);
+    assert!(project.diagnostics.is_empty(), "{:?}", project.diagnostics);
+    let server = &project.servers[0];
+    let json = server.hints.to_json(&server.tools[0].annotations);
+    assert_eq!(
+        json,
+        serde_json::json!({"readOnlyHint": false, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false, "agencyHint": false})
+    );
+    // One integer left uncovered (k == 0 excluded): back to the core defaults.
+    let gap = text.replace(
+        "minimum: 0, maximum: 10",
+        "exclusiveMinimum: 0, maximum: 10",
+    );
+    let project = mcp_resolve::load_str("derived.yaml", &gap);
+    let d = &project.diagnostics[0];
+    assert_eq!(d.code, Code::NonExhaustive);
+    assert!(
+        d.help.as_deref().unwrap_or("").contains(r#"`{"k":0}`"#),
+        "{d:?}"
+    );
+    let server = &project.servers[0];
+    assert_eq!(
+        server.hints.to_json(&server.tools[0].annotations)["destructiveHint"],
+        true
+    );
 }

@@ -1,0 +1,337 @@
+//! Pattern matrices over region sets, and the usefulness search of Maranget's
+//! "Warnings for pattern matching" (the algorithm behind rustc's match
+//! checking), with region sets in place of constructors.
+//!
+//! A *row* has one cell per column: the set of that column's regions it
+//! accepts. A condition becomes a disjunction of rows (its DNF; negation of a
+//! single-column test is a complement, so it stays exact). A row `q` is
+//! *useful* against a matrix `P` when some vector of regions lies in `q` and
+//! in no row of `P`. The search splits the first column into the classes of
+//! regions that the rows of `P` cannot tell apart — the analogue of splitting
+//! a type into its constructors, or a range into the sub-ranges its patterns
+//! delimit — specializes `P` to the rows containing each class, and recurses.
+//! Rows that leave a column unconstrained form a single class, so arguments a
+//! pattern does not mention cost nothing.
+
+use super::Inconclusive;
+use crate::ir::Cond;
+
+/// A set of regions of one column.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Bits(Vec<u64>);
+
+impl Bits {
+    /// No region of a column with `n` regions.
+    pub fn empty(n: usize) -> Bits {
+        Bits(vec![0; n.div_ceil(64)])
+    }
+
+    /// Every region of a column with `n` regions.
+    pub fn full(n: usize) -> Bits {
+        let mut b = Bits::empty(n);
+        (0..n).for_each(|i| b.insert(i));
+        b
+    }
+
+    /// Adds region `i`.
+    pub fn insert(&mut self, i: usize) {
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+
+    /// Whether region `i` is in.
+    pub fn contains(&self, i: usize) -> bool {
+        self.0[i / 64] & (1 << (i % 64)) != 0
+    }
+
+    /// Whether no region is in.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|w| *w == 0)
+    }
+
+    /// The regions in both.
+    pub fn and(&self, other: &Bits) -> Bits {
+        Bits(self.0.iter().zip(&other.0).map(|(a, b)| a & b).collect())
+    }
+
+    /// The regions in `self` and not in `other`.
+    pub fn minus(&self, other: &Bits) -> Bits {
+        Bits(self.0.iter().zip(&other.0).map(|(a, b)| a & !b).collect())
+    }
+
+    /// Whether some region is in both.
+    pub fn intersects(&self, other: &Bits) -> bool {
+        self.0.iter().zip(&other.0).any(|(a, b)| a & b != 0)
+    }
+
+    /// The regions in, in order.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(w, &word)| {
+            (0..64)
+                .filter(move |b| word & (1 << b) != 0)
+                .map(move |b| w * 64 + b)
+        })
+    }
+}
+
+/// One conjunction: a region set per column.
+pub type Row = Vec<Bits>;
+
+/// Work counter; every search step and every row built costs one unit.
+pub struct Budget {
+    left: u64,
+}
+
+impl Budget {
+    /// A budget of `units`.
+    pub fn new(units: u64) -> Budget {
+        Budget { left: units }
+    }
+
+    /// Spends `n` units, failing once none are left.
+    pub fn spend(&mut self, n: u64) -> Result<(), Inconclusive> {
+        match self.left.checked_sub(n) {
+            Some(left) => {
+                self.left = left;
+                Ok(())
+            }
+            None => Err(Inconclusive(
+                "the search budget ran out before the analysis finished".to_string(),
+            )),
+        }
+    }
+}
+
+/// How each atom of a condition maps to a column's regions.
+pub trait Atoms {
+    /// Number of regions per column.
+    fn widths(&self) -> &[usize];
+    /// For an argument test or presence test: its column and the regions where it holds.
+    fn atom(&mut self, cond: &Cond) -> Result<(usize, Bits), Inconclusive>;
+}
+
+/// The rows of `cond` (negated when `negate`), in disjunctive normal form.
+pub fn dnf(
+    cond: &Cond,
+    negate: bool,
+    atoms: &mut dyn Atoms,
+    budget: &mut Budget,
+    max_rows: usize,
+) -> Result<Vec<Row>, Inconclusive> {
+    let full_row =
+        |atoms: &dyn Atoms| -> Row { atoms.widths().iter().map(|&n| Bits::full(n)).collect() };
+    let rows = match cond {
+        Cond::Const(b) => {
+            if *b != negate {
+                vec![full_row(atoms)]
+            } else {
+                Vec::new()
+            }
+        }
+        Cond::Not(c) => dnf(c, !negate, atoms, budget, max_rows)?,
+        Cond::Present(_) | Cond::Test(..) => {
+            let (col, bits) = atoms.atom(cond)?;
+            let width = atoms.widths()[col];
+            let bits = if negate {
+                Bits::full(width).minus(&bits)
+            } else {
+                bits
+            };
+            if bits.is_empty() {
+                Vec::new()
+            } else {
+                let mut row = full_row(atoms);
+                row[col] = bits;
+                vec![row]
+            }
+        }
+        Cond::And(cs) | Cond::Or(cs) => {
+            // And under no negation, or Or under negation, is a product.
+            let product = matches!(cond, Cond::And(_)) != negate;
+            if product {
+                let mut acc = vec![full_row(atoms)];
+                for c in cs {
+                    let part = dnf(c, negate, atoms, budget, max_rows)?;
+                    let mut next = Vec::new();
+                    for a in &acc {
+                        for p in &part {
+                            budget.spend(1)?;
+                            let row: Row = a.iter().zip(p).map(|(x, y)| x.and(y)).collect();
+                            if row.iter().all(|b| !b.is_empty()) && !next.contains(&row) {
+                                next.push(row);
+                            }
+                        }
+                    }
+                    if next.len() > max_rows {
+                        return Err(too_many(max_rows));
+                    }
+                    acc = next;
+                    if acc.is_empty() {
+                        break;
+                    }
+                }
+                acc
+            } else {
+                let mut acc: Vec<Row> = Vec::new();
+                for c in cs {
+                    for row in dnf(c, negate, atoms, budget, max_rows)? {
+                        if !acc.contains(&row) {
+                            acc.push(row);
+                        }
+                    }
+                    if acc.len() > max_rows {
+                        return Err(too_many(max_rows));
+                    }
+                }
+                acc
+            }
+        }
+    };
+    Ok(rows)
+}
+
+fn too_many(max_rows: usize) -> Inconclusive {
+    Inconclusive(format!(
+        "a condition expands to more than {max_rows} alternatives"
+    ))
+}
+
+/// What a usefulness search found.
+pub enum Found {
+    /// A vector of regions, one per column, that `accept` approved.
+    Witness,
+    /// No vector: `rejected` counts candidates the caller's check turned down.
+    Nothing { rejected: u32 },
+}
+
+/// Searches for a vector of regions in `q` and in no row of `matrix` that
+/// `accept` approves; candidates `accept` turns down are skipped.
+pub fn useful(
+    matrix: &[&Row],
+    q: &Row,
+    budget: &mut Budget,
+    accept: &mut dyn FnMut(&[usize]) -> bool,
+) -> Result<Found, Inconclusive> {
+    let mut search = Search {
+        q,
+        budget,
+        accept,
+        partial: Vec::with_capacity(q.len()),
+        rejected: 0,
+    };
+    if search.go(matrix.to_vec(), 0)? {
+        Ok(Found::Witness)
+    } else {
+        Ok(Found::Nothing {
+            rejected: search.rejected,
+        })
+    }
+}
+
+struct Search<'a, 'b> {
+    q: &'a Row,
+    budget: &'b mut Budget,
+    accept: &'b mut dyn FnMut(&[usize]) -> bool,
+    partial: Vec<usize>,
+    rejected: u32,
+}
+
+impl<'r> Search<'_, '_> {
+    fn go(&mut self, rows: Vec<&'r Row>, col: usize) -> Result<bool, Inconclusive> {
+        self.budget.spend(1 + rows.len() as u64)?;
+        if col == self.q.len() {
+            if !rows.is_empty() {
+                return Ok(false);
+            }
+            if (self.accept)(&self.partial) {
+                return Ok(true);
+            }
+            self.rejected += 1;
+            // A rejected candidate costs as much as a small search.
+            self.budget.spend(64)?;
+            return Ok(false);
+        }
+        let cell = &self.q[col];
+        let live: Vec<&'r Row> = rows
+            .into_iter()
+            .filter(|r| r[col].intersects(cell))
+            .collect();
+        // Group the cell's regions by the rows containing them: one class each.
+        let mut classes: Vec<(usize, Vec<usize>)> = Vec::new();
+        let mut index: std::collections::HashMap<Vec<usize>, usize> = Default::default();
+        for region in cell.iter() {
+            let members: Vec<usize> = (0..live.len())
+                .filter(|&k| live[k][col].contains(region))
+                .collect();
+            if !index.contains_key(&members) {
+                index.insert(members.clone(), classes.len());
+                classes.push((region, members));
+            }
+        }
+        self.budget.spend(classes.len() as u64)?;
+        // Classes covered by fewer rows first: they are likelier to be useful.
+        classes.sort_by_key(|(region, members)| (members.len(), *region));
+        for (region, members) in classes {
+            let sub: Vec<&'r Row> = members.iter().map(|&k| live[k]).collect();
+            self.partial.push(region);
+            if self.go(sub, col + 1)? {
+                return Ok(true);
+            }
+            self.partial.pop();
+        }
+        Ok(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn cell(n: usize, regions: &[usize]) -> Bits {
+        let mut b = Bits::empty(n);
+        regions.iter().for_each(|&i| b.insert(i));
+        b
+    }
+
+    #[test]
+    fn finds_the_uncovered_corner() {
+        // Two columns of two regions; rows cover (0,*) and (1,0).
+        let r1 = vec![cell(2, &[0]), cell(2, &[0, 1])];
+        let r2 = vec![cell(2, &[1]), cell(2, &[0])];
+        let q = vec![Bits::full(2), Bits::full(2)];
+        let mut budget = Budget::new(1000);
+        let mut seen = Vec::new();
+        let found = useful(&[&r1, &r2], &q, &mut budget, &mut |w| {
+            seen = w.to_vec();
+            true
+        })
+        .unwrap();
+        assert!(matches!(found, Found::Witness));
+        assert_eq!(seen, vec![1, 1]);
+        let r3 = vec![cell(2, &[1]), cell(2, &[1])];
+        assert!(matches!(
+            useful(&[&r1, &r2, &r3], &q, &mut budget, &mut |_| true).unwrap(),
+            Found::Nothing { rejected: 0 }
+        ));
+    }
+
+    #[test]
+    fn rejected_candidates_are_counted_and_the_budget_is_enforced() {
+        let q = vec![Bits::full(3)];
+        let mut budget = Budget::new(10_000);
+        assert!(matches!(
+            useful(&[], &q, &mut budget, &mut |_| false).unwrap(),
+            Found::Nothing { rejected: 1 }
+        ));
+        let mut tiny = Budget::new(1);
+        assert!(
+            useful(
+                &[],
+                &vec![Bits::full(3), Bits::full(3)],
+                &mut tiny,
+                &mut |_| true
+            )
+            .is_err()
+        );
+    }
+}

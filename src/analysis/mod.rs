@@ -1,0 +1,702 @@
+//! Pattern analysis (SPEC §6 and §3.2): which variants can never be selected,
+//! whether every call matches some variant, and how tight the static
+//! annotations could be.
+//!
+//! Each argument path the patterns mention becomes a column whose values are
+//! split into regions ([`domain`]); each `when` becomes rows of region sets
+//! ([`matrix::dnf`]); Maranget's usefulness search ([`matrix::useful`])
+//! answers every question:
+//! - variant *i* is reachable iff one of its rows is useful against the rows
+//!   of the variants before it;
+//! - the tool is exhaustive iff the all-accepting row is useful against no
+//!   row of any variant.
+//!
+//! Two kinds of rows join every matrix as if they were earlier variants:
+//! rows describing impossible combinations (`options.force` present while
+//! `options` is absent or not an object; a required property missing from a
+//! present object), so no witness needs them.
+//!
+//! Soundness. The domains over-approximate the inputSchema ([`schema`]), so
+//! "unreachable" and "exhaustive" are proofs. "Non-exhaustive" is only claimed
+//! with an argument object that the real validator accepts and the resolver's
+//! evaluator sends to no variant. Whenever a size limit or the search budget
+//! is hit, the tool's analysis is *inconclusive*: nothing is claimed, and
+//! derived static annotations keep the core defaults.
+
+mod domain;
+mod matrix;
+mod schema;
+mod strings;
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+
+use mcp_resolve_runtime::ArgumentValidator;
+use serde_json::{Map, Value};
+
+use crate::diagnostic::{Code, Diagnostic, Severity};
+use crate::eval::{Regexes, eval_cond, eval_pred};
+use crate::hints::{HintSet, HintTable, tightest_bound};
+use crate::ir::{Cond, Pred, Server, Tool};
+use domain::{Column, Env};
+use matrix::{Atoms, Bits, Budget, Found, Row};
+
+pub use strings::{DFA_SIZE_LIMIT, MAX_PRODUCT_STATES};
+
+/// Why an analysis gave up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inconclusive(pub String);
+
+/// The bounds on one tool's analysis.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Regions one argument may split into.
+    pub max_regions: usize,
+    /// Rows (alternatives) one condition may expand to.
+    pub max_rows: usize,
+    /// Search steps per tool.
+    pub budget: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_regions: 512,
+            max_rows: 2048,
+            budget: 1_000_000,
+        }
+    }
+}
+
+/// How one variant fares.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reach {
+    /// Some call resolves to it.
+    Reachable,
+    /// Every call it matches resolves to an earlier variant.
+    Unreachable {
+        /// The earlier variants that together cover it (indices, minimal).
+        covered_by: Vec<usize>,
+        /// A call it matches, and the earlier variant that call resolves to.
+        example: Option<(Value, usize)>,
+    },
+    /// Its condition holds for no valid argument object.
+    Empty,
+}
+
+/// Whether every valid call matches some variant.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Coverage {
+    /// Proven.
+    Exhaustive,
+    /// This valid argument object matches no variant.
+    Missing(Value),
+}
+
+/// The analysis of one resolvable tool.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ToolAnalysis {
+    /// Completed.
+    Done {
+        /// Per variant, in order.
+        reach: Vec<Reach>,
+        /// Exhaustiveness.
+        coverage: Coverage,
+    },
+    /// A limit was hit, or no checked example could be built.
+    Inconclusive(String),
+}
+
+impl ToolAnalysis {
+    /// Whether every call is proven to match a variant.
+    pub fn is_exhaustive(&self) -> bool {
+        matches!(
+            self,
+            ToolAnalysis::Done {
+                coverage: Coverage::Exhaustive,
+                ..
+            }
+        )
+    }
+}
+
+/// Analyzes tools; reuse one for a server so patterns compile once.
+#[derive(Default)]
+pub struct Analyzer {
+    env: Env,
+}
+
+impl Analyzer {
+    /// An analyzer with the default limits.
+    pub fn new() -> Analyzer {
+        Analyzer::default()
+    }
+
+    /// An analyzer with other limits.
+    pub fn with_limits(limits: Limits) -> Analyzer {
+        Analyzer {
+            env: Env {
+                limits,
+                ..Env::default()
+            },
+        }
+    }
+
+    /// Analyzes one resolvable tool (`None` for a plain static tool).
+    pub fn analyze_tool(&mut self, tool: &Tool) -> Option<ToolAnalysis> {
+        if !tool.resolvable {
+            return None;
+        }
+        Some(match self.try_tool(tool) {
+            Ok(a) => a,
+            Err(Inconclusive(why)) => ToolAnalysis::Inconclusive(why),
+        })
+    }
+
+    fn try_tool(&mut self, tool: &Tool) -> Result<ToolAnalysis, Inconclusive> {
+        let validator = ArgumentValidator::new(&tool.input_schema)
+            .map_err(|e| Inconclusive(format!("the inputSchema does not compile: {e}")))?;
+        let root = &tool.input_schema;
+        let limits = self.env.limits;
+        let mut budget = Budget::new(limits.budget);
+
+        // Columns: every mentioned path, parents before children.
+        let mut paths: Vec<Vec<String>> = Vec::new();
+        let mut preds: HashMap<Vec<String>, Vec<&Pred>> = HashMap::new();
+        for v in &tool.variants {
+            v.when.walk(&mut |path, pred| {
+                for end in 1..=path.segments.len() {
+                    let prefix = path.segments[..end].to_vec();
+                    if !paths.contains(&prefix) {
+                        paths.push(prefix);
+                    }
+                }
+                let entry = preds.entry(path.segments.clone()).or_default();
+                if let Some(p) = pred {
+                    entry.push(p);
+                }
+            });
+        }
+        paths.sort_by_key(Vec::len);
+        let mut columns = Vec::new();
+        for path in &paths {
+            let ps = preds.get(path).map(Vec::as_slice).unwrap_or_default();
+            columns.push(self.env.column(root, path, ps)?);
+        }
+
+        let base = self
+            .env
+            .minimal(root, root, 0)?
+            .unwrap_or_else(|| Value::Object(Map::new()));
+        let mut atoms = ToolAtoms {
+            widths: columns.iter().map(|c| c.regions.len()).collect(),
+            columns: &columns,
+            regexes: &self.env.regexes,
+        };
+        let mut rows: Vec<Vec<Row>> = Vec::new();
+        for v in &tool.variants {
+            rows.push(matrix::dnf(
+                &v.when,
+                false,
+                &mut atoms,
+                &mut budget,
+                limits.max_rows,
+            )?);
+        }
+        let impossible = impossible_rows(root, &columns, &atoms.widths);
+
+        let regexes = &self.env.regexes;
+        let check = Checker {
+            tool,
+            validator: &validator,
+            regexes,
+            columns: &columns,
+            root,
+        };
+
+        let mut reach = Vec::new();
+        for i in 0..tool.variants.len() {
+            let earlier: Vec<&Row> = impossible
+                .iter()
+                .chain(rows[..i].iter().flatten())
+                .collect();
+            if any_useful(&earlier, &rows[i], &mut budget)? {
+                reach.push(Reach::Reachable);
+                continue;
+            }
+            let alone: Vec<&Row> = impossible.iter().collect();
+            if !any_useful(&alone, &rows[i], &mut budget)? {
+                reach.push(Reach::Empty);
+                continue;
+            }
+            // Earlier variants that share a call with it, then a minimal cover.
+            let mut cover: Vec<usize> = (0..i)
+                .filter(|&k| {
+                    rows[k].iter().any(|a| {
+                        rows[i]
+                            .iter()
+                            .any(|b| a.iter().zip(b).all(|(x, y)| x.intersects(y)))
+                    })
+                })
+                .collect();
+            for k in cover.clone().into_iter().rev() {
+                let trial: Vec<usize> = cover.iter().copied().filter(|&c| c != k).collect();
+                let matrix: Vec<&Row> = impossible
+                    .iter()
+                    .chain(trial.iter().flat_map(|&c| &rows[c]))
+                    .collect();
+                if !any_useful(&matrix, &rows[i], &mut budget)? {
+                    cover = trial;
+                }
+            }
+            let mut example = None;
+            for row in &rows[i] {
+                let found = matrix::useful(&alone, row, &mut budget, &mut |choice| match check
+                    .build(&base, choice)
+                {
+                    Some(obj)
+                        if check.valid(&obj)
+                            && eval_cond(&tool.variants[i].when, &obj, regexes) =>
+                    {
+                        match check.first_match(&obj) {
+                            Some(j) if j < i => {
+                                example = Some((obj, j));
+                                true
+                            }
+                            _ => false,
+                        }
+                    }
+                    _ => false,
+                })?;
+                if matches!(found, Found::Witness) {
+                    break;
+                }
+            }
+            reach.push(Reach::Unreachable {
+                covered_by: cover,
+                example,
+            });
+        }
+
+        let all: Vec<&Row> = impossible.iter().chain(rows.iter().flatten()).collect();
+        let everything: Row = atoms.widths.iter().map(|&n| Bits::full(n)).collect();
+        let mut missing = None;
+        let found = matrix::useful(&all, &everything, &mut budget, &mut |choice| match check
+            .build(&base, choice)
+        {
+            Some(obj) if check.valid(&obj) && check.first_match(&obj).is_none() => {
+                missing = Some(obj);
+                true
+            }
+            _ => false,
+        })?;
+        let coverage = match (found, missing) {
+            (Found::Witness, Some(obj)) => Coverage::Missing(obj),
+            (Found::Nothing { rejected: 0 }, _) => Coverage::Exhaustive,
+            _ => {
+                return Err(Inconclusive(
+                    "calls matching no variant may exist, but none could be built that the inputSchema accepts"
+                        .to_string(),
+                ));
+            }
+        };
+        Ok(ToolAnalysis::Done { reach, coverage })
+    }
+}
+
+fn any_useful(matrix: &[&Row], rows: &[Row], budget: &mut Budget) -> Result<bool, Inconclusive> {
+    for row in rows {
+        if matches!(
+            matrix::useful(matrix, row, budget, &mut |_| true)?,
+            Found::Witness
+        ) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+struct ToolAtoms<'a> {
+    widths: Vec<usize>,
+    columns: &'a [Column],
+    regexes: &'a Regexes,
+}
+
+impl Atoms for ToolAtoms<'_> {
+    fn widths(&self) -> &[usize] {
+        &self.widths
+    }
+
+    fn atom(&mut self, cond: &Cond) -> Result<(usize, Bits), Inconclusive> {
+        let (path, pred) = match cond {
+            Cond::Present(p) => (p, None),
+            Cond::Test(p, pred) => (p, Some(pred)),
+            _ => return Err(Inconclusive("internal: not an atom".to_string())),
+        };
+        let col = self
+            .columns
+            .iter()
+            .position(|c| c.path == path.segments)
+            .ok_or_else(|| Inconclusive(format!("internal: no column for `{path}`")))?;
+        let column = &self.columns[col];
+        let mut bits = Bits::empty(column.regions.len());
+        for (i, region) in column.regions.iter().enumerate() {
+            let holds = match (region, pred) {
+                (None, _) => false,
+                (Some(_), None) => true,
+                (Some(v), Some(p)) => eval_pred(p, v, self.regexes),
+            };
+            if holds {
+                bits.insert(i);
+            }
+        }
+        Ok((col, bits))
+    }
+}
+
+/// Rows for combinations no argument object has.
+fn impossible_rows(root: &Value, columns: &[Column], widths: &[usize]) -> Vec<Row> {
+    let mut out = Vec::new();
+    for (c, col) in columns.iter().enumerate() {
+        let Some((last, parent_path)) = col.path.split_last() else {
+            continue;
+        };
+        if parent_path.is_empty() {
+            continue;
+        }
+        let Some(p) = columns.iter().position(|x| x.path == parent_path) else {
+            continue;
+        };
+        let full = || -> Row { widths.iter().map(|&n| Bits::full(n)).collect() };
+        let select = |column: &Column, f: &dyn Fn(&Option<Value>) -> bool| {
+            let mut b = Bits::empty(column.regions.len());
+            column
+                .regions
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| f(r))
+                .for_each(|(i, _)| b.insert(i));
+            b
+        };
+        let parent = &columns[p];
+        // A child is present only inside a present object.
+        let mut row = full();
+        row[p] = select(parent, &|r| !r.as_ref().is_some_and(Value::is_object));
+        row[c] = select(col, &|r| r.is_some());
+        if row.iter().all(|b| !b.is_empty()) {
+            out.push(row);
+        }
+        // A present object has every required property.
+        let parent_schema = schema::subschema(root, parent_path);
+        if parent_schema.is_some_and(|s| schema::requires(s, last)) {
+            let mut row = full();
+            row[p] = select(parent, &|r| r.as_ref().is_some_and(Value::is_object));
+            row[c] = select(col, &|r| r.is_none());
+            if row.iter().all(|b| !b.is_empty()) {
+                out.push(row);
+            }
+        }
+    }
+    out
+}
+
+/// Builds and checks candidate argument objects.
+struct Checker<'a> {
+    tool: &'a Tool,
+    validator: &'a ArgumentValidator,
+    regexes: &'a Regexes,
+    columns: &'a [Column],
+    root: &'a Value,
+}
+
+impl Checker<'_> {
+    /// The argument object for one region per column, on top of `base` (the
+    /// smallest valid object).
+    fn build(&self, base: &Value, choice: &[usize]) -> Option<Value> {
+        let mut obj = base.clone();
+        for (col, &r) in self.columns.iter().zip(choice) {
+            let (last, parents) = col.path.split_last()?;
+            let pointer: String = parents
+                .iter()
+                .map(|seg| format!("/{}", seg.replace('~', "~0").replace('/', "~1")))
+                .collect();
+            let target = obj.pointer_mut(&pointer).and_then(Value::as_object_mut);
+            match &col.regions[r] {
+                None => {
+                    if let Some(m) = target {
+                        m.remove(last);
+                    }
+                }
+                Some(v) => {
+                    target?.insert(last.clone(), v.clone());
+                }
+            }
+        }
+        Some(in_schema_order(obj, self.root, self.root, 0))
+    }
+
+    fn valid(&self, obj: &Value) -> bool {
+        self.validator.validate(&self.tool.name, obj).is_ok()
+    }
+
+    fn first_match(&self, obj: &Value) -> Option<usize> {
+        self.tool
+            .variants
+            .iter()
+            .position(|v| eval_cond(&v.when, obj, self.regexes))
+    }
+}
+
+/// `value` with object keys in the order the schema's `properties` lists them,
+/// so examples read like the inputSchema.
+fn in_schema_order(value: Value, sub: &Value, root: &Value, depth: u32) -> Value {
+    let Value::Object(mut map) = value else {
+        return value;
+    };
+    let sub = schema::deref(root, sub);
+    let Some(props) = sub.get("properties").and_then(Value::as_object) else {
+        return Value::Object(map);
+    };
+    if depth > 32 {
+        return Value::Object(map);
+    }
+    let mut out = Map::new();
+    for (name, prop) in props {
+        if let Some(v) = map.remove(name) {
+            out.insert(name.clone(), in_schema_order(v, prop, root, depth + 1));
+        }
+    }
+    out.extend(map);
+    Value::Object(out)
+}
+
+/// Runs the analysis on every resolvable tool of `server`, reports its
+/// findings, and tightens derived static annotations of exhaustive tools.
+pub fn analyze_server(
+    server: &mut Server,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Option<ToolAnalysis>> {
+    let mut analyzer = Analyzer::new();
+    let mut results = Vec::new();
+    for tool in &mut server.tools {
+        let analysis = analyzer.analyze_tool(tool);
+        if let Some(a) = &analysis {
+            report(&server.hints, tool, a, diags);
+            if tool.written_annotations.is_none() && a.is_exhaustive() && !tool.variants.is_empty()
+            {
+                tool.annotations =
+                    tightest_bound(&server.hints, tool.variants.iter().map(|v| &v.annotations));
+            }
+        }
+        results.push(analysis);
+    }
+    results
+}
+
+/// Whether a project's diagnostics let the analysis run (no errors so far).
+pub fn should_run(diags: &[Diagnostic]) -> bool {
+    !diags.iter().any(|d| d.severity == Severity::Error)
+}
+
+fn compact(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+fn names(tool: &Tool, idx: &[usize]) -> String {
+    idx.iter()
+        .map(|&i| format!("`{}`", tool.variants[i].name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The diagnostics for one tool's analysis.
+pub fn report(
+    hints: &HintTable,
+    tool: &Tool,
+    analysis: &ToolAnalysis,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let (reach, coverage) = match analysis {
+        ToolAnalysis::Inconclusive(why) => {
+            diags.push(
+                Diagnostic::new(
+                    Code::AnalysisInconclusive,
+                    format!("pattern analysis of tool `{}` is inconclusive: {why}", tool.name),
+                )
+                .at(tool.name_loc.0)
+                .for_tool(&tool.name)
+                .with_help(
+                    "reachability and exhaustiveness of its variants are not checked; derived static annotations keep the core defaults",
+                ),
+            );
+            return;
+        }
+        ToolAnalysis::Done { reach, coverage } => (reach, coverage),
+    };
+    for (v, r) in tool.variants.iter().zip(reach) {
+        match r {
+            Reach::Reachable => {}
+            Reach::Empty => diags.push(
+                Diagnostic::new(
+                    Code::UnreachableVariant,
+                    format!(
+                        "variant `{}` of tool `{}` matches no call",
+                        v.name, tool.name
+                    ),
+                )
+                .labeled(v.loc.0, "never selected")
+                .for_tool(&tool.name)
+                .for_variant(&v.name)
+                .with_help("no argument object valid against the inputSchema satisfies its `when`"),
+            ),
+            Reach::Unreachable {
+                covered_by,
+                example,
+            } => {
+                let mut help = format!(
+                    "every call it matches resolves to {} {}",
+                    if covered_by.len() == 1 {
+                        "earlier variant"
+                    } else {
+                        "earlier variants"
+                    },
+                    names(tool, covered_by)
+                );
+                if let Some((obj, j)) = example {
+                    help.push_str(&format!(
+                        ", e.g. `{}` resolves to `{}`",
+                        compact(obj),
+                        tool.variants[*j].name
+                    ));
+                }
+                help.push_str("; remove it, or move it before them");
+                let mut d = Diagnostic::new(
+                    Code::UnreachableVariant,
+                    format!(
+                        "variant `{}` of tool `{}` is unreachable",
+                        v.name, tool.name
+                    ),
+                )
+                .labeled(v.loc.0, "never selected")
+                .for_tool(&tool.name)
+                .for_variant(&v.name)
+                .with_help(help);
+                for &k in covered_by {
+                    d = d.with_related(tool.variants[k].loc.0, "covers its calls");
+                }
+                diags.push(d);
+            }
+        }
+    }
+    match coverage {
+        Coverage::Missing(obj) => diags.push(
+            Diagnostic::new(
+                Code::NonExhaustive,
+                format!("some calls to tool `{}` match no variant", tool.name),
+            )
+            .at(tool.name_loc.0)
+            .for_tool(&tool.name)
+            .with_help(format!(
+                "e.g. `{}` matches no variant and resolves to the static annotations",
+                compact(obj)
+            )),
+        ),
+        Coverage::Exhaustive => too_strict(hints, tool, reach, diags),
+    }
+}
+
+fn too_strict(hints: &HintTable, tool: &Tool, reach: &[Reach], diags: &mut Vec<Diagnostic>) {
+    let Some(written) = &tool.written_annotations else {
+        return;
+    };
+    let live: Vec<usize> = (0..tool.variants.len())
+        .filter(|&i| reach[i] == Reach::Reachable)
+        .collect();
+    if live.is_empty() {
+        return;
+    }
+    let tight = tightest_bound(hints, live.iter().map(|&i| &tool.variants[i].annotations));
+    let scopes: BTreeSet<String> = live
+        .iter()
+        .flat_map(|&i| tool.variants[i].scopes())
+        .collect();
+    let fewer_scopes = tool.scopes_written && scopes.len() < tool.required_scopes.len();
+    if tight == tool.annotations && !fewer_scopes {
+        return;
+    }
+    let mut help = format!(
+        "every call resolves to a variant; the tightest bound is `{}`",
+        HintsText(hints, &tight)
+    );
+    if fewer_scopes {
+        help.push_str(&format!(
+            " with `requiredScopes: [{}]`",
+            scopes.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let at = written.first().map_or(tool.name_loc.0, |s| s.loc.0);
+    diags.push(
+        Diagnostic::new(
+            Code::StaticTooStrict,
+            format!(
+                "static annotations of tool `{}` are more conservative than any call needs",
+                tool.name
+            ),
+        )
+        .at(at)
+        .for_tool(&tool.name)
+        .with_help(help),
+    );
+}
+
+/// A hint set as a YAML flow mapping.
+struct HintsText<'a>(&'a HintTable, &'a HintSet);
+
+impl fmt::Display for HintsText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("{ ")?;
+        for (i, def) in self.0.defs().iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{}: {}", def.name, self.1.get(i))?;
+        }
+        f.write_str(" }")
+    }
+}
+
+/// A plain-text account of one tool's analysis, for fixtures and `--explain`.
+pub fn summary(tool: &Tool, analysis: &ToolAnalysis) -> String {
+    let mut out = String::new();
+    match analysis {
+        ToolAnalysis::Inconclusive(why) => {
+            out.push_str(&format!("{}: inconclusive ({why})\n", tool.name));
+        }
+        ToolAnalysis::Done { reach, coverage } => {
+            match coverage {
+                Coverage::Exhaustive => out.push_str(&format!("{}: exhaustive\n", tool.name)),
+                Coverage::Missing(obj) => out.push_str(&format!(
+                    "{}: non-exhaustive, e.g. {}\n",
+                    tool.name,
+                    compact(obj)
+                )),
+            }
+            for (v, r) in tool.variants.iter().zip(reach) {
+                match r {
+                    Reach::Reachable => out.push_str(&format!("  {}: reachable\n", v.name)),
+                    Reach::Empty => out.push_str(&format!("  {}: matches nothing\n", v.name)),
+                    Reach::Unreachable { covered_by, .. } => out.push_str(&format!(
+                        "  {}: unreachable, covered by {}\n",
+                        v.name,
+                        covered_by
+                            .iter()
+                            .map(|&k| tool.variants[k].name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,231 @@
+//! What an argument's inputSchema allows, as a [`Pred`] the analysis can
+//! split domains by.
+//!
+//! The translation is an over-approximation: keywords outside the matcher
+//! subset (`format`, `multipleOf`, object and array keywords, …) are dropped,
+//! so the predicate admits at least every value the schema admits. Under
+//! `not`, polarity flips and a subschema with such keywords becomes `false`,
+//! which keeps the whole translation an over-approximation. Claims that rest
+//! on it ("unreachable", "exhaustive") are therefore sound; examples are
+//! checked against the real validator before they are printed.
+
+use serde_json::Value;
+
+use crate::ir::{Loc, Pred, PredKind};
+use crate::source::{FileId, Span};
+
+/// Keywords that never constrain a value.
+const ANNOTATIONS: &[&str] = &[
+    "$schema",
+    "$id",
+    "$anchor",
+    "$comment",
+    "$defs",
+    "definitions",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "contentEncoding",
+    "contentMediaType",
+];
+
+fn loc() -> Loc {
+    Loc(Span::new(FileId(0), 0, 0))
+}
+
+fn pred(kind: PredKind) -> Pred {
+    Pred { kind, loc: loc() }
+}
+
+/// `true` as a predicate.
+pub fn any() -> Pred {
+    pred(PredKind::AllOf(Vec::new()))
+}
+
+fn none() -> Pred {
+    pred(PredKind::AnyOf(Vec::new()))
+}
+
+/// Resolves a local `$ref` (`#/...`).
+pub fn resolve_ref<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
+    root.pointer(reference.strip_prefix('#')?)
+}
+
+/// The predicate for `schema` (a subschema of `root`). `positive`: the result
+/// must admit every value the schema admits; otherwise it must admit none the
+/// schema rejects (it sits under an odd number of `not`s).
+pub fn to_pred(schema: &Value, root: &Value, positive: bool, depth: u32) -> Pred {
+    let unknown = || if positive { any() } else { none() };
+    if depth > 32 {
+        return unknown();
+    }
+    let obj = match schema {
+        Value::Bool(true) => return any(),
+        Value::Bool(false) => return none(),
+        Value::Object(o) => o,
+        _ => return unknown(),
+    };
+    let mut all = Vec::new();
+    for (key, value) in obj {
+        let part = match (key.as_str(), value) {
+            (k, _) if ANNOTATIONS.contains(&k) => continue,
+            ("type", Value::String(t)) => pred(PredKind::Type(vec![t.clone()])),
+            ("type", Value::Array(ts)) => pred(PredKind::Type(
+                ts.iter()
+                    .filter_map(|t| t.as_str().map(str::to_string))
+                    .collect(),
+            )),
+            ("const", v) => pred(PredKind::Const(v.clone())),
+            ("enum", Value::Array(vs)) => pred(PredKind::Enum(vs.clone())),
+            ("pattern", Value::String(p)) => pred(PredKind::Pattern(p.clone())),
+            ("minLength", Value::Number(n)) if n.is_u64() => {
+                pred(PredKind::MinLength(n.as_u64().unwrap_or(0)))
+            }
+            ("maxLength", Value::Number(n)) if n.is_u64() => {
+                pred(PredKind::MaxLength(n.as_u64().unwrap_or(0)))
+            }
+            ("minimum", Value::Number(n)) => pred(PredKind::Minimum(n.clone())),
+            ("maximum", Value::Number(n)) => pred(PredKind::Maximum(n.clone())),
+            ("exclusiveMinimum", Value::Number(n)) => pred(PredKind::ExclusiveMinimum(n.clone())),
+            ("exclusiveMaximum", Value::Number(n)) => pred(PredKind::ExclusiveMaximum(n.clone())),
+            ("not", sub) => pred(PredKind::Not(Box::new(to_pred(
+                sub,
+                root,
+                !positive,
+                depth + 1,
+            )))),
+            ("anyOf", Value::Array(subs)) => pred(PredKind::AnyOf(
+                subs.iter()
+                    .map(|s| to_pred(s, root, positive, depth + 1))
+                    .collect(),
+            )),
+            ("allOf", Value::Array(subs)) => pred(PredKind::AllOf(
+                subs.iter()
+                    .map(|s| to_pred(s, root, positive, depth + 1))
+                    .collect(),
+            )),
+            // Exactly one holds ⇒ at least one holds.
+            ("oneOf", Value::Array(subs)) if positive => pred(PredKind::AnyOf(
+                subs.iter()
+                    .map(|s| to_pred(s, root, positive, depth + 1))
+                    .collect(),
+            )),
+            ("$ref", Value::String(r)) => match resolve_ref(root, r) {
+                Some(target) => to_pred(target, root, positive, depth + 1),
+                None => unknown(),
+            },
+            _ => unknown(),
+        };
+        all.push(part);
+    }
+    match all.len() {
+        1 => all.pop().unwrap_or_else(any),
+        _ => pred(PredKind::AllOf(all)),
+    }
+}
+
+/// The subschema for `segments` under `root` (following `properties` and
+/// local `$ref`s), or `None` when the path is not spelled out in `properties`.
+pub fn subschema<'a>(root: &'a Value, segments: &[String]) -> Option<&'a Value> {
+    let mut schema = deref(root, root);
+    for seg in segments {
+        schema = deref(root, schema.get("properties")?.get(seg)?);
+    }
+    Some(schema)
+}
+
+/// Follows `$ref` chains (bounded).
+pub fn deref<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
+    let mut current = schema;
+    for _ in 0..16 {
+        match current
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| resolve_ref(root, r))
+        {
+            Some(target) => current = target,
+            None => break,
+        }
+    }
+    current
+}
+
+/// Whether the value at `segments` can be missing from a valid argument object
+/// (an over-approximation: `true` unless every step is required and every
+/// object on the way must be an object).
+pub fn can_be_absent(root: &Value, segments: &[String]) -> bool {
+    let mut schema = deref(root, root);
+    for (i, seg) in segments.iter().enumerate() {
+        let required = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| r.iter().any(|x| x.as_str() == Some(seg)));
+        if !required {
+            return true;
+        }
+        let Some(next) = schema.get("properties").and_then(|p| p.get(seg)) else {
+            return true;
+        };
+        schema = deref(root, next);
+        if i + 1 < segments.len() && !object_only(schema) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether the schema admits objects only.
+pub fn object_only(schema: &Value) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(ts)) => !ts.is_empty() && ts.iter().all(|t| t == "object"),
+        _ => false,
+    }
+}
+
+/// Whether `segment` is required of an object valid against `schema`.
+pub fn requires(schema: &Value, segment: &str) -> bool {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(|r| r.iter().any(|x| x.as_str() == Some(segment)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::eval_pred;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_keywords_widen_positively_and_narrow_under_not() {
+        let root = json!({});
+        let s = json!({"type": "string", "format": "email"});
+        let p = to_pred(&s, &root, true, 0);
+        assert!(eval_pred(&p, &json!("not an email"), &Default::default()));
+        assert!(!eval_pred(&p, &json!(1), &Default::default()));
+        let n = to_pred(&json!({"not": s}), &root, true, 0);
+        // `not {format}` admits strings the real schema might reject, never fewer.
+        assert!(eval_pred(&n, &json!("x@example.com"), &Default::default()));
+    }
+
+    #[test]
+    fn absence_follows_required_and_object_types() {
+        let root = json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "object", "properties": {"b": {}}, "required": ["b"]},
+                "c": {}
+            },
+            "required": ["a"]
+        });
+        let seg = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert!(!can_be_absent(&root, &seg(&["a"])));
+        assert!(!can_be_absent(&root, &seg(&["a", "b"])));
+        assert!(can_be_absent(&root, &seg(&["c"])));
+    }
+}

@@ -1,0 +1,122 @@
+//! Pattern analysis: every fixture in `tests/fixtures/analysis` renders its
+//! expected analysis (per tool: exhaustive or not; per variant: reachable or
+//! not, and what covers it) and diagnostics, and every example the analysis
+//! prints is checked against the inputSchema and the library resolver.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use mcp_resolve::analysis::{Analyzer, Coverage, Reach, ToolAnalysis, summary};
+use mcp_resolve::diagnostic::{Code, Severity, render_human};
+use mcp_resolve::ir::Server;
+use mcp_resolve::resolve::Resolver;
+use mcp_resolve_runtime::ArgumentValidator;
+use serde_json::Value;
+
+/// Checks one claimed example: valid against the tool's inputSchema, and
+/// resolving to `expected` (`None`: no variant).
+fn check_example(server: &Server, tool: &str, example: &Value, expected: Option<&str>) {
+    let t = server.tool(tool).unwrap();
+    ArgumentValidator::new(&t.input_schema)
+        .unwrap()
+        .validate(tool, example)
+        .unwrap_or_else(|e| panic!("{tool}: example {example} is invalid: {e:?}"));
+    let resolver = Resolver::new(server).unwrap();
+    let got = resolver.resolve(tool, example).unwrap();
+    assert_eq!(
+        got.variant.as_deref(),
+        expected,
+        "{tool}: example {example}"
+    );
+}
+
+/// The JSON between "e.g. `" and the next "`" in a help line.
+fn printed_example(help: &str) -> Option<Value> {
+    let start = help.find("e.g. `")? + "e.g. `".len();
+    let end = start + help[start..].find('`')?;
+    Some(serde_json::from_str(&help[start..end]).unwrap())
+}
+
+#[test]
+fn analysis_fixtures_match_their_expected_analysis() {
+    let mut paths = common::files("tests/fixtures/analysis", "yaml");
+    paths.extend(common::files("tests/fixtures/analysis", "rules"));
+    assert!(paths.len() >= 25, "fixtures went missing: {}", paths.len());
+    let (mut exhaustive, mut missing, mut unreachable, mut inconclusive) = (0, 0, 0, 0);
+    for path in paths {
+        let project = mcp_resolve::load(std::slice::from_ref(&path)).unwrap();
+        let rendered = render_human(&project.sources, &project.diagnostics, false);
+        assert!(
+            project
+                .diagnostics
+                .iter()
+                .all(|d| d.severity != Severity::Error),
+            "{}:\n{rendered}",
+            path.display()
+        );
+        let server = &project.servers[0];
+        let mut out = String::new();
+        let mut analyzer = Analyzer::new();
+        for tool in &server.tools {
+            let Some(analysis) = analyzer.analyze_tool(tool) else {
+                continue;
+            };
+            out.push_str(&summary(tool, &analysis));
+            match &analysis {
+                ToolAnalysis::Inconclusive(_) => inconclusive += 1,
+                ToolAnalysis::Done { reach, coverage } => {
+                    match coverage {
+                        Coverage::Exhaustive => exhaustive += 1,
+                        Coverage::Missing(obj) => {
+                            missing += 1;
+                            check_example(server, &tool.name, obj, None);
+                        }
+                    }
+                    for (i, r) in reach.iter().enumerate() {
+                        if let Reach::Unreachable {
+                            covered_by,
+                            example,
+                        } = r
+                        {
+                            unreachable += 1;
+                            let (obj, j) = example.as_ref().expect("an example");
+                            assert!(covered_by.contains(j) && *j < i);
+                            check_example(server, &tool.name, obj, Some(&tool.variants[*j].name));
+                        }
+                    }
+                }
+            }
+        }
+        out.push('\n');
+        out.push_str(&rendered);
+        common::expect_file(&path.with_extension("expected"), &out);
+
+        // What the diagnostics print is what was checked.
+        for d in &project.diagnostics {
+            let tool = d.tool.as_deref().unwrap();
+            let example = d.help.as_deref().and_then(printed_example);
+            match d.code {
+                Code::NonExhaustive => {
+                    check_example(server, tool, &example.unwrap(), None);
+                }
+                Code::UnreachableVariant => {
+                    if let Some(example) = example {
+                        let help = d.help.as_deref().unwrap();
+                        let name = help
+                            .rsplit_once("resolves to `")
+                            .and_then(|(_, rest)| rest.split_once('`'))
+                            .map(|(n, _)| n)
+                            .unwrap();
+                        check_example(server, tool, &example, Some(name));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    // The fixtures exercise every outcome.
+    assert!(exhaustive >= 8, "exhaustive {exhaustive}");
+    assert!(missing >= 8, "non-exhaustive {missing}");
+    assert!(unreachable >= 8, "unreachable {unreachable}");
+    assert!(inconclusive >= 1, "inconclusive {inconclusive}");
+}
