@@ -120,3 +120,62 @@ fn analysis_fixtures_match_their_expected_analysis() {
     assert!(unreachable >= 8, "unreachable {unreachable}");
     assert!(inconclusive >= 1, "inconclusive {inconclusive}");
 }
+
+/// Each limit, when hit, makes the analysis say so instead of guessing, and
+/// nothing is claimed for the tool.
+#[test]
+fn every_limit_ends_in_inconclusive_not_a_claim() {
+    use mcp_resolve::analysis::Limits;
+    let path = std::path::PathBuf::from("tests/fixtures/analysis/overlapping-regexes.yaml");
+    let project = mcp_resolve::load(std::slice::from_ref(&path)).unwrap();
+    let tool = &project.servers[0].tools[0];
+    let cases = [
+        (
+            Limits {
+                budget: 20,
+                ..Limits::default()
+            },
+            "search budget",
+        ),
+        (
+            Limits {
+                max_string_states: 8,
+                ..Limits::default()
+            },
+            "more than 8 automaton states",
+        ),
+        (
+            Limits {
+                max_regions: 2,
+                ..Limits::default()
+            },
+            "more than 2 regions",
+        ),
+    ];
+    for (limits, reason) in cases {
+        let analysis = Analyzer::with_limits(limits).analyze_tool(tool).unwrap();
+        match analysis {
+            ToolAnalysis::Inconclusive(why) => assert!(why.contains(reason), "{why}"),
+            other => panic!("expected inconclusive ({reason}), got {other:?}"),
+        }
+    }
+    // A condition whose DNF is too large.
+    let text = "version: 1\nserver: { name: s, version: '1' }\ntools:\n  - name: t\n    inputSchema: { type: object, properties: { a: { type: integer }, b: { type: integer }, c: { type: integer } } }\n    variants:\n      - { name: v, when: '!((a == 1 || b == 1) && (a == 2 || c == 2) && (b == 3 || c == 3))' }\n";
+    let project = mcp_resolve::load_str("rows.yaml", text);
+    let limits = Limits {
+        max_rows: 2,
+        ..Limits::default()
+    };
+    let analysis = Analyzer::with_limits(limits)
+        .analyze_tool(&project.servers[0].tools[0])
+        .unwrap();
+    assert!(
+        matches!(&analysis, ToolAnalysis::Inconclusive(why) if why.contains("more than 2 alternatives")),
+        "{analysis:?}"
+    );
+    // With the default limits the same tool is analyzed.
+    assert!(matches!(
+        Analyzer::new().analyze_tool(&project.servers[0].tools[0]),
+        Some(ToolAnalysis::Done { .. })
+    ));
+}

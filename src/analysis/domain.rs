@@ -128,7 +128,7 @@ impl Env {
             let mut sp = StringPreds::default();
             leaves.iter().for_each(|l| sp.add(l));
             candidates.extend(
-                strings::witnesses(&sp, &mut self.dfas)?
+                strings::witnesses(&sp, &mut self.dfas, self.limits.max_string_states)?
                     .into_iter()
                     .map(Value::String),
             );

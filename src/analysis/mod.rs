@@ -41,7 +41,7 @@ use crate::ir::{Cond, Pred, Server, Tool};
 use domain::{Column, Env};
 use matrix::{Atoms, Bits, Budget, Found, Row};
 
-pub use strings::{DFA_SIZE_LIMIT, MAX_PRODUCT_STATES};
+pub use strings::DFA_SIZE_LIMIT;
 
 /// Why an analysis gave up.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,6 +54,8 @@ pub struct Limits {
     pub max_regions: usize,
     /// Rows (alternatives) one condition may expand to.
     pub max_rows: usize,
+    /// Product-automaton states the string search of one argument may visit.
+    pub max_string_states: usize,
     /// Search steps per tool.
     pub budget: u64,
 }
@@ -61,8 +63,9 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_regions: 512,
+            max_regions: 4096,
             max_rows: 2048,
+            max_string_states: 50_000,
             budget: 1_000_000,
         }
     }
@@ -75,7 +78,7 @@ pub enum Reach {
     Reachable,
     /// Every call it matches resolves to an earlier variant.
     Unreachable {
-        /// The earlier variants that together cover it (indices, minimal).
+        /// The earlier variants its calls resolve to (indices, in order).
         covered_by: Vec<usize>,
         /// A call it matches, and the earlier variant that call resolves to.
         example: Option<(Value, usize)>,
@@ -229,24 +232,25 @@ impl Analyzer {
                 reach.push(Reach::Empty);
                 continue;
             }
-            // Earlier variants that share a call with it, then a minimal cover.
-            let mut cover: Vec<usize> = (0..i)
-                .filter(|&k| {
-                    rows[k].iter().any(|a| {
-                        rows[i]
-                            .iter()
-                            .any(|b| a.iter().zip(b).all(|(x, y)| x.intersects(y)))
-                    })
-                })
-                .collect();
-            for k in cover.clone().into_iter().rev() {
-                let trial: Vec<usize> = cover.iter().copied().filter(|&c| c != k).collect();
-                let matrix: Vec<&Row> = impossible
+            // The earlier variants that take its calls: k takes some call
+            // when a call matching both reaches k (no variant before k).
+            let mut cover = Vec::new();
+            for k in 0..i {
+                let both: Vec<Row> = rows[k]
                     .iter()
-                    .chain(trial.iter().flat_map(|&c| &rows[c]))
+                    .flat_map(|a| {
+                        rows[i].iter().map(move |b| -> Row {
+                            a.iter().zip(b).map(|(x, y)| x.and(y)).collect()
+                        })
+                    })
+                    .filter(|r: &Row| r.iter().all(|c| !c.is_empty()))
                     .collect();
-                if !any_useful(&matrix, &rows[i], &mut budget)? {
-                    cover = trial;
+                let before: Vec<&Row> = impossible
+                    .iter()
+                    .chain(rows[..k].iter().flatten())
+                    .collect();
+                if any_useful(&before, &both, &mut budget)? {
+                    cover.push(k);
                 }
             }
             let mut example = None;

@@ -27,8 +27,6 @@ use crate::ir::{Pred, PredKind};
 
 /// Size limit for one pattern's DFA (and for its determinization).
 pub const DFA_SIZE_LIMIT: usize = 1 << 20;
-/// How many product states one column may explore.
-pub const MAX_PRODUCT_STATES: usize = 50_000;
 
 type Dfa = Rc<DFA<Vec<u32>>>;
 
@@ -109,7 +107,11 @@ impl StringPreds {
 }
 
 /// One string per reachable signature, shortest first.
-pub fn witnesses(preds: &StringPreds, cache: &mut DfaCache) -> Result<Vec<String>, Inconclusive> {
+pub fn witnesses(
+    preds: &StringPreds,
+    cache: &mut DfaCache,
+    max_states: usize,
+) -> Result<Vec<String>, Inconclusive> {
     if preds.patterns.is_empty() && preds.length_cuts.is_empty() {
         // Only equality: each literal, and one string that is none of them.
         let mut out: Vec<String> = preds.literals.iter().cloned().collect();
@@ -121,7 +123,7 @@ pub fn witnesses(preds: &StringPreds, cache: &mut DfaCache) -> Result<Vec<String
         }
         return Ok(out);
     }
-    Product::new(preds, cache)?.explore()
+    Product::new(preds, cache)?.explore(max_states)
 }
 
 /// The `n`th string in the order "", "a", …, "z", "aa", "ab", ….
@@ -357,7 +359,7 @@ impl Product {
             && key.res.iter().all(|r| !matches!(r, Re::Live(_)))
     }
 
-    fn explore(&self) -> Result<Vec<String>, Inconclusive> {
+    fn explore(&self, max_states: usize) -> Result<Vec<String>, Inconclusive> {
         let start = self.start()?;
         // (parent index, byte) per visited state, for rebuilding witnesses.
         let mut trail: Vec<(usize, u8)> = vec![(usize::MAX, 0)];
@@ -384,9 +386,9 @@ impl Product {
                 if seen.contains_key(&next) {
                     continue;
                 }
-                if keys.len() >= MAX_PRODUCT_STATES {
+                if keys.len() >= max_states {
                     return Err(Inconclusive(format!(
-                        "the string patterns need more than {MAX_PRODUCT_STATES} automaton states"
+                        "the string patterns need more than {max_states} automaton states"
                     )));
                 }
                 seen.insert(next.clone(), ());
@@ -441,7 +443,7 @@ mod tests {
         for k in kinds {
             preds.add(&pred(k));
         }
-        witnesses(&preds, &mut DfaCache::default()).unwrap()
+        witnesses(&preds, &mut DfaCache::default(), 10_000).unwrap()
     }
 
     #[test]
