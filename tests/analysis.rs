@@ -151,6 +151,13 @@ fn every_limit_ends_in_inconclusive_not_a_claim() {
             },
             "more than 2 regions",
         ),
+        (
+            Limits {
+                run_budget: 1000,
+                ..Limits::default()
+            },
+            "budget of this run is spent",
+        ),
     ];
     for (limits, reason) in cases {
         let analysis = Analyzer::with_limits(limits).analyze_tool(tool).unwrap();

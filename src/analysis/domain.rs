@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use mcp_resolve_runtime::json::Num;
 use serde_json::{Map, Number, Value};
 
+use super::matrix::Budget;
 use super::schema::{self, to_pred};
 use super::strings::{self, DfaCache, StringPreds};
 use super::{Inconclusive, Limits};
@@ -71,6 +72,7 @@ impl Env {
         root: &Value,
         path: &[String],
         preds: &[&Pred],
+        budget: &mut Budget,
     ) -> Result<Column, Inconclusive> {
         let sub = schema::subschema(root, path).unwrap_or(&Value::Bool(true));
         // Absence first: examples then leave out what they can.
@@ -78,7 +80,7 @@ impl Env {
         if schema::can_be_absent(root, path) {
             regions.push(None);
         }
-        regions.extend(self.values(root, sub, preds, 0)?);
+        regions.extend(self.values(root, sub, preds, 0, budget)?);
         if regions.len() > self.limits.max_regions {
             return Err(Inconclusive(format!(
                 "argument `{}` splits into more than {} regions",
@@ -99,6 +101,7 @@ impl Env {
         sub: &Value,
         preds: &[&Pred],
         depth: u32,
+        budget: &mut Budget,
     ) -> Result<Vec<Option<Value>>, Inconclusive> {
         let allowed = to_pred(sub, root, true, 0);
         self.learn(&allowed)?;
@@ -128,7 +131,7 @@ impl Env {
             let mut sp = StringPreds::default();
             leaves.iter().for_each(|l| sp.add(l));
             candidates.extend(
-                strings::witnesses(&sp, &mut self.dfas, self.limits.max_string_states)?
+                strings::witnesses(&sp, &mut self.dfas, self.limits.max_string_states, budget)?
                     .into_iter()
                     .map(Value::String),
             );
@@ -146,7 +149,7 @@ impl Env {
             if allows(kind) {
                 let literals = literals(&leaves, kind);
                 let generic = if kind == "object" {
-                    self.minimal_object(root, sub, depth)?
+                    self.minimal_object(root, sub, depth, budget)?
                 } else {
                     Value::Array(Vec::new())
                 };
@@ -182,6 +185,7 @@ impl Env {
         root: &Value,
         sub: &Value,
         depth: u32,
+        budget: &mut Budget,
     ) -> Result<Option<Value>, Inconclusive> {
         if depth > 16 {
             return Ok(None);
@@ -201,10 +205,10 @@ impl Env {
             || (sub.get("type").is_none()
                 && (sub.get("properties").is_some() || sub.get("required").is_some()));
         if wants_object {
-            return self.minimal_object(root, sub, depth).map(Some);
+            return self.minimal_object(root, sub, depth, budget).map(Some);
         }
         Ok(self
-            .values(root, sub, &[], depth + 1)?
+            .values(root, sub, &[], depth + 1, budget)?
             .into_iter()
             .flatten()
             .next())
@@ -217,6 +221,7 @@ impl Env {
         root: &Value,
         sub: &Value,
         depth: u32,
+        budget: &mut Budget,
     ) -> Result<Value, Inconclusive> {
         let sub = schema::deref(root, sub);
         let mut out = Map::new();
@@ -231,7 +236,7 @@ impl Env {
             let prop = props
                 .and_then(|p| p.get(name))
                 .unwrap_or(&Value::Bool(true));
-            if let Some(v) = self.minimal(root, prop, depth + 1)? {
+            if let Some(v) = self.minimal(root, prop, depth + 1, budget)? {
                 out.insert(name.to_string(), v);
             }
         }
@@ -420,7 +425,14 @@ mod tests {
         let mut env = Env::default();
         let root = json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 10}}, "required": ["n"]});
         let le = pred(PredKind::Maximum(5.into()));
-        let col = env.column(&root, &["n".to_string()], &[&le]).unwrap();
+        let col = env
+            .column(
+                &root,
+                &["n".to_string()],
+                &[&le],
+                &mut Budget::new(0, u64::MAX),
+            )
+            .unwrap();
         // ≤ 5 and > 5 are the only regions the pattern tells apart; absent is impossible.
         assert_eq!(col.regions.len(), 2);
         assert!(

@@ -76,27 +76,56 @@ impl Bits {
 /// One conjunction: a region set per column.
 pub type Row = Vec<Bits>;
 
-/// Work counter; every search step and every row built costs one unit.
+/// Work counters: one for the tool's search (every step and every row built
+/// costs one unit), one for the whole run (search steps, string-automaton
+/// transitions and DFA construction), so a file of many hostile tools ends
+/// in bounded time too.
 pub struct Budget {
     left: u64,
+    run_left: u64,
 }
 
 impl Budget {
-    /// A budget of `units`.
-    pub fn new(units: u64) -> Budget {
-        Budget { left: units }
+    /// A budget of `units` for one tool, within `run_left` for the run.
+    pub fn new(units: u64, run_left: u64) -> Budget {
+        Budget {
+            left: units,
+            run_left,
+        }
     }
 
-    /// Spends `n` units, failing once none are left.
+    /// What is left of the run's budget.
+    pub fn run_left(&self) -> u64 {
+        self.run_left
+    }
+
+    /// Spends `n` search units, failing once none are left.
     pub fn spend(&mut self, n: u64) -> Result<(), Inconclusive> {
         match self.left.checked_sub(n) {
             Some(left) => {
                 self.left = left;
-                Ok(())
+                self.spend_run(n)
             }
             None => Err(Inconclusive(
                 "the search budget ran out before the analysis finished".to_string(),
             )),
+        }
+    }
+
+    /// Spends `n` units of the run's budget only.
+    pub fn spend_run(&mut self, n: u64) -> Result<(), Inconclusive> {
+        match self.run_left.checked_sub(n) {
+            Some(left) => {
+                self.run_left = left;
+                Ok(())
+            }
+            None => {
+                self.run_left = 0;
+                Err(Inconclusive(
+                    "the analysis budget of this run is spent (the rules hold too many hard patterns)"
+                        .to_string(),
+                ))
+            }
         }
     }
 }
@@ -299,7 +328,7 @@ mod tests {
         let r1 = vec![cell(2, &[0]), cell(2, &[0, 1])];
         let r2 = vec![cell(2, &[1]), cell(2, &[0])];
         let q = vec![Bits::full(2), Bits::full(2)];
-        let mut budget = Budget::new(1000);
+        let mut budget = Budget::new(1000, u64::MAX);
         let mut seen = Vec::new();
         let found = useful(&[&r1, &r2], &q, &mut budget, &mut |w| {
             seen = w.to_vec();
@@ -318,12 +347,12 @@ mod tests {
     #[test]
     fn rejected_candidates_are_counted_and_the_budget_is_enforced() {
         let q = vec![Bits::full(3)];
-        let mut budget = Budget::new(10_000);
+        let mut budget = Budget::new(10_000, u64::MAX);
         assert!(matches!(
             useful(&[], &q, &mut budget, &mut |_| false).unwrap(),
             Found::Nothing { rejected: 1 }
         ));
-        let mut tiny = Budget::new(1);
+        let mut tiny = Budget::new(1, u64::MAX);
         assert!(
             useful(
                 &[],

@@ -58,6 +58,10 @@ pub struct Limits {
     pub max_string_states: usize,
     /// Search steps per tool.
     pub budget: u64,
+    /// Work units for a whole run: search steps, string-automaton transitions,
+    /// and DFA construction (one unit per byte built, the size limit for a
+    /// failed build).
+    pub run_budget: u64,
 }
 
 impl Default for Limits {
@@ -67,6 +71,7 @@ impl Default for Limits {
             max_rows: 2048,
             max_string_states: 50_000,
             budget: 1_000_000,
+            run_budget: 200_000_000,
         }
     }
 }
@@ -124,9 +129,15 @@ impl ToolAnalysis {
 }
 
 /// Analyzes tools; reuse one for a server so patterns compile once.
-#[derive(Default)]
 pub struct Analyzer {
     env: Env,
+    run_left: u64,
+}
+
+impl Default for Analyzer {
+    fn default() -> Self {
+        Analyzer::with_limits(Limits::default())
+    }
 }
 
 impl Analyzer {
@@ -142,6 +153,7 @@ impl Analyzer {
                 limits,
                 ..Env::default()
             },
+            run_left: limits.run_budget,
         }
     }
 
@@ -150,18 +162,20 @@ impl Analyzer {
         if !tool.resolvable {
             return None;
         }
-        Some(match self.try_tool(tool) {
+        let mut budget = Budget::new(self.env.limits.budget, self.run_left);
+        let result = self.try_tool(tool, &mut budget);
+        self.run_left = budget.run_left();
+        Some(match result {
             Ok(a) => a,
             Err(Inconclusive(why)) => ToolAnalysis::Inconclusive(why),
         })
     }
 
-    fn try_tool(&mut self, tool: &Tool) -> Result<ToolAnalysis, Inconclusive> {
+    fn try_tool(&mut self, tool: &Tool, budget: &mut Budget) -> Result<ToolAnalysis, Inconclusive> {
         let validator = ArgumentValidator::new(&tool.input_schema)
             .map_err(|e| Inconclusive(format!("the inputSchema does not compile: {e}")))?;
         let root = &tool.input_schema;
         let limits = self.env.limits;
-        let mut budget = Budget::new(limits.budget);
 
         // Columns: every mentioned path, parents before children.
         let mut paths: Vec<Vec<String>> = Vec::new();
@@ -184,12 +198,12 @@ impl Analyzer {
         let mut columns = Vec::new();
         for path in &paths {
             let ps = preds.get(path).map(Vec::as_slice).unwrap_or_default();
-            columns.push(self.env.column(root, path, ps)?);
+            columns.push(self.env.column(root, path, ps, budget)?);
         }
 
         let base = self
             .env
-            .minimal(root, root, 0)?
+            .minimal(root, root, 0, budget)?
             .unwrap_or_else(|| Value::Object(Map::new()));
         let mut atoms = ToolAtoms {
             widths: columns.iter().map(|c| c.regions.len()).collect(),
@@ -202,7 +216,7 @@ impl Analyzer {
                 &v.when,
                 false,
                 &mut atoms,
-                &mut budget,
+                budget,
                 limits.max_rows,
             )?);
         }
@@ -223,12 +237,12 @@ impl Analyzer {
                 .iter()
                 .chain(rows[..i].iter().flatten())
                 .collect();
-            if any_useful(&earlier, &rows[i], &mut budget)? {
+            if any_useful(&earlier, &rows[i], budget)? {
                 reach.push(Reach::Reachable);
                 continue;
             }
             let alone: Vec<&Row> = impossible.iter().collect();
-            if !any_useful(&alone, &rows[i], &mut budget)? {
+            if !any_useful(&alone, &rows[i], budget)? {
                 reach.push(Reach::Empty);
                 continue;
             }
@@ -249,13 +263,13 @@ impl Analyzer {
                     .iter()
                     .chain(rows[..k].iter().flatten())
                     .collect();
-                if any_useful(&before, &both, &mut budget)? {
+                if any_useful(&before, &both, budget)? {
                     cover.push(k);
                 }
             }
             let mut example = None;
             for row in &rows[i] {
-                let found = matrix::useful(&alone, row, &mut budget, &mut |choice| match check
+                let found = matrix::useful(&alone, row, budget, &mut |choice| match check
                     .build(&base, choice)
                 {
                     Some(obj)
@@ -285,7 +299,7 @@ impl Analyzer {
         let all: Vec<&Row> = impossible.iter().chain(rows.iter().flatten()).collect();
         let everything: Row = atoms.widths.iter().map(|&n| Bits::full(n)).collect();
         let mut missing = None;
-        let found = matrix::useful(&all, &everything, &mut budget, &mut |choice| match check
+        let found = matrix::useful(&all, &everything, budget, &mut |choice| match check
             .build(&base, choice)
         {
             Some(obj) if check.valid(&obj) && check.first_match(&obj).is_none() => {

@@ -23,6 +23,7 @@ use regex_automata::{Anchored, MatchKind};
 use serde_json::Value;
 
 use super::Inconclusive;
+use super::matrix::Budget;
 use crate::ir::{Pred, PredKind};
 
 /// Size limit for one pattern's DFA (and for its determinization).
@@ -37,11 +38,22 @@ pub struct DfaCache {
 }
 
 impl DfaCache {
-    fn get(&mut self, pattern: &str) -> Result<Dfa, Inconclusive> {
-        let entry = self
-            .dfas
-            .entry(pattern.to_string())
-            .or_insert_with(|| build_dfa(pattern).map(Rc::new));
+    /// The DFA for `pattern`, built once per run. Building charges the run's
+    /// budget by the memory built (a failed build by the size limit).
+    fn get(&mut self, pattern: &str, budget: &mut Budget) -> Result<Dfa, Inconclusive> {
+        if !self.dfas.contains_key(pattern) {
+            // A build may cost up to the size limit: only start one the budget can pay.
+            if budget.run_left() < DFA_SIZE_LIMIT as u64 {
+                budget.spend_run(u64::MAX)?;
+            }
+            let built = build_dfa(pattern).map(Rc::new);
+            let bytes = built.as_ref().map_or(DFA_SIZE_LIMIT, |d| d.memory_usage());
+            budget.spend_run(bytes as u64)?;
+            self.dfas.insert(pattern.to_string(), built);
+        }
+        let Some(entry) = self.dfas.get(pattern) else {
+            return Err(Inconclusive("internal: DFA cache miss".to_string()));
+        };
         entry.clone().map_err(|why| {
             Inconclusive(format!(
                 "pattern {} has no DFA within limits: {why}",
@@ -111,6 +123,7 @@ pub fn witnesses(
     preds: &StringPreds,
     cache: &mut DfaCache,
     max_states: usize,
+    budget: &mut Budget,
 ) -> Result<Vec<String>, Inconclusive> {
     if preds.patterns.is_empty() && preds.length_cuts.is_empty() {
         // Only equality: each literal, and one string that is none of them.
@@ -123,7 +136,7 @@ pub fn witnesses(
         }
         return Ok(out);
     }
-    Product::new(preds, cache)?.explore(max_states)
+    Product::new(preds, cache, budget)?.explore(max_states, budget)
 }
 
 /// The `n`th string in the order "", "a", …, "z", "aa", "ab", ….
@@ -250,12 +263,16 @@ fn byte_rank(b: u8) -> u32 {
 }
 
 impl Product {
-    fn new(preds: &StringPreds, cache: &mut DfaCache) -> Result<Product, Inconclusive> {
+    fn new(
+        preds: &StringPreds,
+        cache: &mut DfaCache,
+        budget: &mut Budget,
+    ) -> Result<Product, Inconclusive> {
         let trie = Trie::new(preds.literals.iter());
         let dfas = preds
             .patterns
             .iter()
-            .map(|p| cache.get(p))
+            .map(|p| cache.get(p, budget))
             .collect::<Result<Vec<_>, _>>()?;
         let cuts: Vec<u64> = preds.length_cuts.iter().copied().collect();
         let cap = cuts.last().copied().unwrap_or(0);
@@ -359,7 +376,7 @@ impl Product {
             && key.res.iter().all(|r| !matches!(r, Re::Live(_)))
     }
 
-    fn explore(&self, max_states: usize) -> Result<Vec<String>, Inconclusive> {
+    fn explore(&self, max_states: usize, budget: &mut Budget) -> Result<Vec<String>, Inconclusive> {
         let start = self.start()?;
         // (parent index, byte) per visited state, for rebuilding witnesses.
         let mut trail: Vec<(usize, u8)> = vec![(usize::MAX, 0)];
@@ -379,6 +396,7 @@ impl Product {
             if self.settled(&key) {
                 continue;
             }
+            budget.spend_run(self.alphabet.len() as u64)?;
             for &b in &self.alphabet {
                 let Some(next) = self.step(&key, b) else {
                     continue;
@@ -443,7 +461,13 @@ mod tests {
         for k in kinds {
             preds.add(&pred(k));
         }
-        witnesses(&preds, &mut DfaCache::default(), 10_000).unwrap()
+        witnesses(
+            &preds,
+            &mut DfaCache::default(),
+            10_000,
+            &mut Budget::new(0, u64::MAX),
+        )
+        .unwrap()
     }
 
     #[test]
