@@ -187,9 +187,12 @@ impl Env {
         depth: u32,
         budget: &mut Budget,
     ) -> Result<Option<Value>, Inconclusive> {
-        if depth > 16 {
+        // Recursive schemas with several required self-references branch:
+        // bounded depth, and every call is paid for.
+        if depth > 8 {
             return Ok(None);
         }
+        budget.spend_run(1000)?;
         let sub = schema::deref(root, sub);
         if let Some(c) = sub.get("const") {
             return Ok(Some(c.clone()));

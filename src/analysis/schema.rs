@@ -59,10 +59,20 @@ pub fn resolve_ref<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
 /// must admit every value the schema admits; otherwise it must admit none the
 /// schema rejects (it sits under an odd number of `not`s).
 pub fn to_pred(schema: &Value, root: &Value, positive: bool, depth: u32) -> Pred {
+    let mut fuel = MAX_SCHEMA_NODES;
+    translate(schema, root, positive, depth, &mut fuel)
+}
+
+/// Subschemas one translation visits at most: `$ref` cycles under `anyOf`
+/// would otherwise branch exponentially.
+const MAX_SCHEMA_NODES: u32 = 4096;
+
+fn translate(schema: &Value, root: &Value, positive: bool, depth: u32, fuel: &mut u32) -> Pred {
     let unknown = || if positive { any() } else { none() };
-    if depth > 32 {
+    if depth > 32 || *fuel == 0 {
         return unknown();
     }
+    *fuel -= 1;
     let obj = match schema {
         Value::Bool(true) => return any(),
         Value::Bool(false) => return none(),
@@ -92,30 +102,31 @@ pub fn to_pred(schema: &Value, root: &Value, positive: bool, depth: u32) -> Pred
             ("maximum", Value::Number(n)) => pred(PredKind::Maximum(n.clone())),
             ("exclusiveMinimum", Value::Number(n)) => pred(PredKind::ExclusiveMinimum(n.clone())),
             ("exclusiveMaximum", Value::Number(n)) => pred(PredKind::ExclusiveMaximum(n.clone())),
-            ("not", sub) => pred(PredKind::Not(Box::new(to_pred(
+            ("not", sub) => pred(PredKind::Not(Box::new(translate(
                 sub,
                 root,
                 !positive,
                 depth + 1,
+                fuel,
             )))),
             ("anyOf", Value::Array(subs)) => pred(PredKind::AnyOf(
                 subs.iter()
-                    .map(|s| to_pred(s, root, positive, depth + 1))
+                    .map(|s| translate(s, root, positive, depth + 1, fuel))
                     .collect(),
             )),
             ("allOf", Value::Array(subs)) => pred(PredKind::AllOf(
                 subs.iter()
-                    .map(|s| to_pred(s, root, positive, depth + 1))
+                    .map(|s| translate(s, root, positive, depth + 1, fuel))
                     .collect(),
             )),
             // Exactly one holds ⇒ at least one holds.
             ("oneOf", Value::Array(subs)) if positive => pred(PredKind::AnyOf(
                 subs.iter()
-                    .map(|s| to_pred(s, root, positive, depth + 1))
+                    .map(|s| translate(s, root, positive, depth + 1, fuel))
                     .collect(),
             )),
             ("$ref", Value::String(r)) => match resolve_ref(root, r) {
-                Some(target) => to_pred(target, root, positive, depth + 1),
+                Some(target) => translate(target, root, positive, depth + 1, fuel),
                 None => unknown(),
             },
             _ => unknown(),
@@ -211,6 +222,14 @@ mod tests {
         let n = to_pred(&json!({"not": s}), &root, true, 0);
         // `not {format}` admits strings the real schema might reject, never fewer.
         assert!(eval_pred(&n, &json!("x@example.com"), &Default::default()));
+    }
+
+    #[test]
+    fn recursive_refs_under_any_of_stay_bounded() {
+        let root = json!({"anyOf": [{"$ref": "#"}, {"$ref": "#"}, {"type": "string"}]});
+        // 3^32 nodes if unbounded; the fuel keeps it to a few thousand.
+        let p = to_pred(&root, &root, true, 0);
+        assert!(eval_pred(&p, &json!("x"), &Default::default()));
     }
 
     #[test]
