@@ -250,6 +250,8 @@ impl Analyzer {
             // when a call matching both reaches k (no variant before k).
             let mut cover = Vec::new();
             for k in 0..i {
+                // The pairwise product is paid for like any other row built.
+                budget.spend((rows[k].len() * rows[i].len()) as u64)?;
                 let both: Vec<Row> = rows[k]
                     .iter()
                     .flat_map(|a| {
