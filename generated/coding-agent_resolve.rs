@@ -283,6 +283,19 @@ pub fn resolve_json(
 ) -> ::core::result::Result<&'static str, ::mcp_resolve_runtime::RpcError> {
     resolve(name, arguments).map(|resolved| resolved.result_json(dialect))
 }
+/// This resolver as a value, for code that serves any resolver
+/// (the `rmcp` wiring of `mcp-resolve-runtime`, say).
+#[allow(dead_code)]
+pub static RULES: ::mcp_resolve_runtime::Rules = ::mcp_resolve_runtime::Rules {
+    server_name: SERVER_NAME,
+    server_version: SERVER_VERSION,
+    fingerprint: FINGERPRINT,
+    signature_json: SIGNATURE_JSON,
+    tool_names: &TOOL_NAMES,
+    tools_list_json,
+    resolve,
+    resolve_validated,
+};
 /// The slot of a tool name: its place in [`TOOL_NAMES`].
 #[inline]
 fn slot(name: &str) -> ::core::option::Option<usize> {

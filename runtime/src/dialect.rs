@@ -31,6 +31,15 @@ impl Dialect {
         }
     }
 
+    /// The request method that resolves a call: `tools/annotations` in the
+    /// `annotations` dialect (the earlier draft's name), else `tools/resolve`.
+    pub fn method(self) -> &'static str {
+        match self {
+            Dialect::Extension | Dialect::Sep1862 => "tools/resolve",
+            Dialect::Annotations => "tools/annotations",
+        }
+    }
+
     /// Marks a `tools/list` tool object as resolvable in this dialect.
     pub fn mark_resolvable(self, tool: &mut Map<String, Value>) {
         match self {

@@ -19,12 +19,16 @@ pub mod index;
 pub mod json;
 pub mod pattern;
 mod resolved;
+mod rules;
+#[cfg(feature = "rmcp")]
+pub mod rmcp;
 mod validate;
 
 pub use annotations::{Annotations, CORE_HINTS};
 pub use dialect::{Dialect, Resolution, UnknownDialect};
 pub use error::RpcError;
 pub use resolved::{Resolved, StaticAnnotations};
+pub use rules::Rules;
 pub use validate::{ArgumentValidator, MAX_ARGUMENT_DEPTH, validate_with};
 
 /// Re-exported so generated code (and its users) need one dependency.

@@ -227,6 +227,20 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, String> {
             resolve(name, arguments).map(|resolved| resolved.result_json(dialect))
         }
 
+        /// This resolver as a value, for code that serves any resolver
+        /// (the `rmcp` wiring of `mcp-resolve-runtime`, say).
+        #[allow(dead_code)]
+        pub static RULES: #rt::Rules = #rt::Rules {
+            server_name: SERVER_NAME,
+            server_version: SERVER_VERSION,
+            fingerprint: FINGERPRINT,
+            signature_json: SIGNATURE_JSON,
+            tool_names: &TOOL_NAMES,
+            tools_list_json,
+            resolve,
+            resolve_validated,
+        };
+
         #slot_fn
 
         #(#tool_fns)*

@@ -1,0 +1,275 @@
+//! `tools/resolve` for servers built on the official Rust SDK, [`rmcp`](::rmcp)
+//! (feature `rmcp`).
+//!
+//! [`ToolResolution`] wraps a generated resolver ([`Rules`]) and answers the
+//! parts of the protocol it owns: the capability it advertises, the
+//! `tools/list` tools (static, conservative annotations and the resolvable
+//! marker), the `tools/resolve` request (or `tools/annotations`, in that
+//! dialect) with the client-capability check, and the `signature` request of
+//! the Server Capability Signature draft. A server keeps its own `call_tool`.
+//!
+//! ```ignore
+//! mod resolve { include!(concat!(env!("OUT_DIR"), "/server_resolve.rs")); }
+//! use mcp_resolve_runtime::rmcp::ToolResolution;
+//!
+//! struct Server { resolution: ToolResolution }
+//!
+//! impl rmcp::ServerHandler for Server {
+//!     fn get_info(&self) -> rmcp::model::ServerConfig {
+//!         self.resolution.server_config(rmcp::model::ServerCapabilities::builder().enable_tools().build())
+//!     }
+//!     async fn list_tools(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>)
+//!         -> Result<ListToolsResult, ErrorData> { Ok(self.resolution.list_tools()) }
+//!     async fn on_custom_request(&self, request: CustomRequest, context: RequestContext<RoleServer>)
+//!         -> Result<CustomResult, ErrorData> { self.resolution.on_custom_request(&request, &context) }
+//!     // call_tool: your tools
+//! }
+//! ```
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use ::rmcp::ErrorData;
+use ::rmcp::model::{
+    ClientCapabilities, CustomRequest, CustomResult, ErrorCode, Implementation, JsonObject,
+    ListToolsResult, ServerCapabilities, ServerConfig, Tool,
+};
+use ::rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Map, Value};
+
+use crate::{Dialect, EXTENSION_ID, Resolved, RpcError, Rules};
+
+/// The method of the Server Capability Signature draft.
+pub const SIGNATURE_METHOD: &str = "signature";
+
+/// The key under `experimental` capabilities that advertises [`SIGNATURE_METHOD`]
+/// (the draft's top-level `signature` capability has no field in rmcp's
+/// typed capabilities).
+pub const SIGNATURE_CAPABILITY: &str = "signature";
+
+/// Serves `tools/resolve` and `signature` from a generated resolver.
+#[derive(Clone, Debug)]
+pub struct ToolResolution {
+    rules: &'static Rules,
+    dialect: Dialect,
+    tools: Arc<[Tool]>,
+}
+
+impl ToolResolution {
+    /// Serves `rules` in the extension dialect.
+    pub fn new(rules: &'static Rules) -> Self {
+        Self::with_dialect(rules, Dialect::Extension)
+    }
+
+    /// Serves `rules` in `dialect`.
+    pub fn with_dialect(rules: &'static Rules, dialect: Dialect) -> Self {
+        // The extension dialect's list carries the `_meta` marker and exactly
+        // the core hints: the shape rmcp's typed `Tool` can carry. Top-level
+        // markers of the older dialects (`resolve`, `dynamicAnnotations`)
+        // have no field there, so every dialect lists tools this way.
+        let tools = rules
+            .tools(Dialect::Extension)
+            .into_iter()
+            .filter_map(|tool| serde_json::from_value::<Tool>(tool).ok())
+            .collect();
+        ToolResolution {
+            rules,
+            dialect,
+            tools,
+        }
+    }
+
+    /// The resolver served.
+    pub fn rules(&self) -> &'static Rules {
+        self.rules
+    }
+
+    /// The dialect of the resolve responses.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// The request method that resolves a call in this dialect:
+    /// `tools/annotations` in the `annotations` dialect, else `tools/resolve`.
+    pub fn method(&self) -> &'static str {
+        self.dialect.method()
+    }
+
+    /// Adds what this server supports to `capabilities`: in the extension
+    /// dialect `extensions["io.modelcontextprotocol/tool-resolution"] = {}`;
+    /// in the others `experimental["tools/resolve"]` (or
+    /// `experimental["tools/annotations"]`), since rmcp's typed `tools`
+    /// capability has no `resolve` field; and `experimental["signature"]`.
+    pub fn advertise(&self, capabilities: &mut ServerCapabilities) {
+        if self.dialect == Dialect::Extension {
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(EXTENSION_ID.to_string(), JsonObject::new());
+        } else {
+            capabilities
+                .experimental
+                .get_or_insert_with(Default::default)
+                .insert(self.method().to_string(), JsonObject::new());
+        }
+        capabilities
+            .experimental
+            .get_or_insert_with(Default::default)
+            .insert(SIGNATURE_CAPABILITY.to_string(), JsonObject::new());
+    }
+
+    /// A server configuration for `get_info`: `capabilities` with
+    /// [`ToolResolution::advertise`] applied and the rules' server name and
+    /// version as `serverInfo`.
+    pub fn server_config(&self, mut capabilities: ServerCapabilities) -> ServerConfig {
+        self.advertise(&mut capabilities);
+        let mut config = ServerConfig::new(capabilities);
+        config.server_info = Implementation::new(self.rules.server_name, self.rules.server_version);
+        config
+    }
+
+    /// Every tool, with its static (conservative) annotations; resolvable
+    /// tools carry `_meta["io.modelcontextprotocol/tool-resolution"] = {"resolvable": true}`.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The tool called `name`.
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// The `tools/list` result.
+    pub fn list_tools(&self) -> ListToolsResult {
+        ListToolsResult::with_all_items(self.tools.to_vec())
+    }
+
+    /// Checks a `tools/call`'s arguments against the tool's full `inputSchema`
+    /// with the resolver's own validator, and resolves them. Tools without
+    /// variants are only validated: `Ok(None)`.
+    pub fn check_call(
+        &self,
+        name: &str,
+        arguments: Option<&JsonObject>,
+    ) -> Result<Option<&'static Resolved>, ErrorData> {
+        let arguments = Value::Object(arguments.cloned().unwrap_or_default());
+        match self.rules.resolve(name, &arguments) {
+            Ok(resolved) => Ok(Some(resolved)),
+            Err(_) if self.is_unresolvable(name) => {
+                let Some(tool) = self.tool(name) else {
+                    return Err(to_error_data(RpcError::unknown_tool(name)));
+                };
+                let validator = crate::ArgumentValidator::new(&Value::Object(
+                    tool.input_schema.as_ref().clone(),
+                ))
+                .map_err(|e| {
+                    ErrorData::internal_error(format!("inputSchema of {name}: {e}"), None)
+                })?;
+                validator
+                    .validate(name, &arguments)
+                    .map(|()| None)
+                    .map_err(to_error_data)
+            }
+            Err(e) => Err(to_error_data(e)),
+        }
+    }
+
+    fn is_unresolvable(&self, name: &str) -> bool {
+        self.tool(name).is_some_and(|tool| {
+            !tool
+                .meta
+                .as_ref()
+                .is_some_and(|meta| meta.0.contains_key(EXTENSION_ID))
+        })
+    }
+
+    /// Handles the requests this crate owns — the resolve method of the
+    /// dialect and `signature` — and returns `None` for any other method, so
+    /// a server can chain its own custom requests.
+    pub fn handle(
+        &self,
+        request: &CustomRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<Result<CustomResult, ErrorData>> {
+        if request.method == SIGNATURE_METHOD {
+            return Some(Ok(CustomResult::new(self.rules.signature())));
+        }
+        if request.method != self.method() {
+            return None;
+        }
+        if self.dialect == Dialect::Extension && !client_declares_extension(context) {
+            return Some(Err(missing_capability()));
+        }
+        Some(self.resolve_params(request.params.as_ref()))
+    }
+
+    /// [`ToolResolution::handle`], with `-32601` for methods it does not own:
+    /// the whole body of `ServerHandler::on_custom_request` for a server with
+    /// no custom methods of its own.
+    pub fn on_custom_request(
+        &self,
+        request: &CustomRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        self.handle(request, context).unwrap_or_else(|| {
+            Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("method not found: {}", request.method),
+                None,
+            ))
+        })
+    }
+
+    /// Resolves the `params` of a resolve request (`{name, arguments}`) to the
+    /// dialect's result, without the capability check.
+    pub fn resolve_params(&self, params: Option<&Value>) -> Result<CustomResult, ErrorData> {
+        let empty = Map::new();
+        let params = match params {
+            None => &empty,
+            Some(Value::Object(params)) => params,
+            Some(_) => {
+                return Err(to_error_data(RpcError::invalid_params(
+                    "params must be an object",
+                )));
+            }
+        };
+        let Some(Value::String(name)) = params.get("name") else {
+            return Err(to_error_data(RpcError::invalid_params(
+                "params.name must be a string (the tool name)",
+            )));
+        };
+        let arguments = params
+            .get("arguments")
+            .cloned()
+            .unwrap_or_else(|| Value::Object(Map::new()));
+        let resolved = self.rules.resolve(name, &arguments).map_err(to_error_data)?;
+        let result = serde_json::from_str(resolved.result_json(self.dialect)).map_err(|e| {
+            ErrorData::internal_error(format!("resolver result is not JSON: {e}"), None)
+        })?;
+        Ok(CustomResult::new(result))
+    }
+}
+
+/// Whether the request (its `_meta` client capabilities, or the session's
+/// `initialize`) declares the tool-resolution extension.
+pub fn client_declares_extension(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .client_capabilities()
+        .and_then(|caps| caps.extensions)
+        .is_some_and(|extensions| extensions.contains_key(EXTENSION_ID))
+}
+
+/// `-32021` naming the tool-resolution extension as the missing capability.
+pub fn missing_capability() -> ErrorData {
+    let mut required = ClientCapabilities::default();
+    let mut extensions = std::collections::BTreeMap::new();
+    extensions.insert(EXTENSION_ID.to_string(), JsonObject::new());
+    required.extensions = Some(extensions);
+    ErrorData::missing_required_client_capability(required)
+}
+
+/// A resolver error as rmcp's JSON-RPC error.
+pub fn to_error_data(error: RpcError) -> ErrorData {
+    let code = i32::try_from(error.code).unwrap_or(ErrorCode::INTERNAL_ERROR.0);
+    ErrorData::new(ErrorCode(code), Cow::Owned(error.message), error.data)
+}

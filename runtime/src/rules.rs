@@ -1,0 +1,86 @@
+//! One handle on everything a generated resolver exposes, so code that serves
+//! `tools/resolve` (such as the [`rmcp`](crate::rmcp) wiring) can take any
+//! generated resolver as a value.
+
+use serde_json::{Map, Value};
+
+use crate::{Dialect, Resolved, RpcError};
+
+/// The resolver generated from one rules set, as a value.
+///
+/// Every generated file defines `pub static RULES: Rules` pointing at its own
+/// functions and data; pass `&resolve::RULES` wherever a resolver is needed.
+/// The fields are public so generated code can build it; call the methods.
+#[derive(Clone, Copy)]
+pub struct Rules {
+    /// The server's name, as in `serverInfo`.
+    pub server_name: &'static str,
+    /// The server's version, as in `serverInfo`.
+    pub server_version: &'static str,
+    /// The signature document's fingerprint, `sha256:<hex>`.
+    pub fingerprint: &'static str,
+    /// The signature document, as `mcp-resolve signature` writes it.
+    pub signature_json: &'static str,
+    /// Every tool name, in declaration order.
+    pub tool_names: &'static [&'static str],
+    /// The `tools/list` result text for a dialect.
+    pub tools_list_json: fn(Dialect) -> &'static str,
+    /// Validates and resolves a call.
+    pub resolve: fn(&str, &Value) -> Result<&'static Resolved, RpcError>,
+    /// Resolves a call whose arguments are already known to be valid.
+    pub resolve_validated: fn(&str, &Map<String, Value>) -> Result<&'static Resolved, RpcError>,
+}
+
+impl Rules {
+    /// Resolves a call: `-32602` for an unknown or non-resolvable tool and for
+    /// arguments that do not conform to the tool's `inputSchema`.
+    pub fn resolve(&self, name: &str, arguments: &Value) -> Result<&'static Resolved, RpcError> {
+        (self.resolve)(name, arguments)
+    }
+
+    /// Resolves a call whose arguments were validated by the caller.
+    pub fn resolve_validated(
+        &self,
+        name: &str,
+        arguments: &Map<String, Value>,
+    ) -> Result<&'static Resolved, RpcError> {
+        (self.resolve_validated)(name, arguments)
+    }
+
+    /// The `tools/list` result for `dialect`, as JSON text.
+    pub fn tools_list_json(&self, dialect: Dialect) -> &'static str {
+        (self.tools_list_json)(dialect)
+    }
+
+    /// The `tools/list` tool objects for `dialect`.
+    pub fn tools(&self, dialect: Dialect) -> Vec<Value> {
+        match serde_json::from_str::<Value>(self.tools_list_json(dialect)) {
+            Ok(Value::Object(mut list)) => match list.remove("tools") {
+                Some(Value::Array(tools)) => tools,
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+
+    /// The signature document as JSON.
+    pub fn signature(&self) -> Value {
+        serde_json::from_str(self.signature_json).unwrap_or(Value::Null)
+    }
+
+    /// Whether `name` is a tool of this server.
+    pub fn has_tool(&self, name: &str) -> bool {
+        self.tool_names.contains(&name)
+    }
+}
+
+impl std::fmt::Debug for Rules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rules")
+            .field("server_name", &self.server_name)
+            .field("server_version", &self.server_version)
+            .field("fingerprint", &self.fingerprint)
+            .field("tool_names", &self.tool_names)
+            .finish_non_exhaustive()
+    }
+}
