@@ -62,6 +62,22 @@ fn check_bundled_rules_exits_zero() {
 }
 
 #[test]
+fn example_server_rules_check_clean_and_exhaustive() {
+    // The rules `examples/file-server/build.rs` compiles: no diagnostic at all,
+    // so every resolvable tool is proven exhaustive and every variant reachable.
+    let o = run(&[
+        "check",
+        "examples/file-server/rules/",
+        "--deny-warnings",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = stdout_json(&o);
+    assert_eq!(out["diagnostics"], serde_json::json!([]), "{out}");
+}
+
+#[test]
 fn read_only_static_with_a_deleting_variant_is_a_worst_case_error() {
     let o = run(&[
         "check",

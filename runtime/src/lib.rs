@@ -19,9 +19,9 @@ pub mod index;
 pub mod json;
 pub mod pattern;
 mod resolved;
-mod rules;
 #[cfg(feature = "rmcp")]
 pub mod rmcp;
+mod rules;
 mod validate;
 
 pub use annotations::{Annotations, CORE_HINTS};

@@ -27,6 +27,7 @@
 //! ```
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use ::rmcp::ErrorData;
@@ -37,7 +38,7 @@ use ::rmcp::model::{
 use ::rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
 
-use crate::{Dialect, EXTENSION_ID, Resolved, RpcError, Rules};
+use crate::{ArgumentValidator, Dialect, EXTENSION_ID, Resolved, RpcError, Rules};
 
 /// The method of the Server Capability Signature draft.
 pub const SIGNATURE_METHOD: &str = "signature";
@@ -53,6 +54,9 @@ pub struct ToolResolution {
     rules: &'static Rules,
     dialect: Dialect,
     tools: Arc<[Tool]>,
+    /// Validators of the tools without variants (the resolver validates the
+    /// others), compiled once.
+    validators: Arc<BTreeMap<String, Result<ArgumentValidator, String>>>,
 }
 
 impl ToolResolution {
@@ -71,11 +75,20 @@ impl ToolResolution {
             .tools(Dialect::Extension)
             .into_iter()
             .filter_map(|tool| serde_json::from_value::<Tool>(tool).ok())
+            .collect::<Arc<[Tool]>>();
+        let validators = tools
+            .iter()
+            .filter(|tool| !is_marked(tool))
+            .map(|tool| {
+                let schema = Value::Object(tool.input_schema.as_ref().clone());
+                (tool.name.to_string(), ArgumentValidator::new(&schema))
+            })
             .collect();
         ToolResolution {
             rules,
             dialect,
             tools,
+            validators: Arc::new(validators),
         }
     }
 
@@ -153,34 +166,21 @@ impl ToolResolution {
         arguments: Option<&JsonObject>,
     ) -> Result<Option<&'static Resolved>, ErrorData> {
         let arguments = Value::Object(arguments.cloned().unwrap_or_default());
-        match self.rules.resolve(name, &arguments) {
-            Ok(resolved) => Ok(Some(resolved)),
-            Err(_) if self.is_unresolvable(name) => {
-                let Some(tool) = self.tool(name) else {
-                    return Err(to_error_data(RpcError::unknown_tool(name)));
-                };
-                let validator = crate::ArgumentValidator::new(&Value::Object(
-                    tool.input_schema.as_ref().clone(),
-                ))
-                .map_err(|e| {
-                    ErrorData::internal_error(format!("inputSchema of {name}: {e}"), None)
-                })?;
-                validator
-                    .validate(name, &arguments)
-                    .map(|()| None)
-                    .map_err(to_error_data)
-            }
-            Err(e) => Err(to_error_data(e)),
+        match self.validators.get(name) {
+            None => self
+                .rules
+                .resolve(name, &arguments)
+                .map(Some)
+                .map_err(to_error_data),
+            Some(Ok(validator)) => validator
+                .validate(name, &arguments)
+                .map(|()| None)
+                .map_err(to_error_data),
+            Some(Err(e)) => Err(ErrorData::internal_error(
+                format!("the inputSchema of {name} does not compile: {e}"),
+                None,
+            )),
         }
-    }
-
-    fn is_unresolvable(&self, name: &str) -> bool {
-        self.tool(name).is_some_and(|tool| {
-            !tool
-                .meta
-                .as_ref()
-                .is_some_and(|meta| meta.0.contains_key(EXTENSION_ID))
-        })
     }
 
     /// Handles the requests this crate owns — the resolve method of the
@@ -242,12 +242,22 @@ impl ToolResolution {
             .get("arguments")
             .cloned()
             .unwrap_or_else(|| Value::Object(Map::new()));
-        let resolved = self.rules.resolve(name, &arguments).map_err(to_error_data)?;
+        let resolved = self
+            .rules
+            .resolve(name, &arguments)
+            .map_err(to_error_data)?;
         let result = serde_json::from_str(resolved.result_json(self.dialect)).map_err(|e| {
             ErrorData::internal_error(format!("resolver result is not JSON: {e}"), None)
         })?;
         Ok(CustomResult::new(result))
     }
+}
+
+/// Whether a listed tool carries the resolvable marker.
+fn is_marked(tool: &Tool) -> bool {
+    tool.meta
+        .as_ref()
+        .is_some_and(|meta| meta.0.contains_key(EXTENSION_ID))
 }
 
 /// Whether the request (its `_meta` client capabilities, or the session's
@@ -262,7 +272,7 @@ pub fn client_declares_extension(context: &RequestContext<RoleServer>) -> bool {
 /// `-32021` naming the tool-resolution extension as the missing capability.
 pub fn missing_capability() -> ErrorData {
     let mut required = ClientCapabilities::default();
-    let mut extensions = std::collections::BTreeMap::new();
+    let mut extensions = BTreeMap::new();
     extensions.insert(EXTENSION_ID.to_string(), JsonObject::new());
     required.extensions = Some(extensions);
     ErrorData::missing_required_client_capability(required)

@@ -154,7 +154,9 @@ fn relative(path: &str) -> Result<&Path> {
             }
             Component::ParentDir => {
                 depth = depth.checked_sub(1).ok_or_else(|| {
-                    Refused(format!("{path}: refused: leads outside the sandbox directory"))
+                    Refused(format!(
+                        "{path}: refused: leads outside the sandbox directory"
+                    ))
                 })?;
             }
             Component::Normal(_) => depth += 1,
@@ -187,10 +189,8 @@ mod tests {
 
     impl Scratch {
         fn new(name: &str) -> Scratch {
-            let dir = std::env::temp_dir().join(format!(
-                "file-server-sandbox-{name}-{}",
-                std::process::id()
-            ));
+            let dir = std::env::temp_dir()
+                .join(format!("file-server-sandbox-{name}-{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(dir.join("root/sub")).unwrap();
             std::fs::write(dir.join("outside.txt"), "secret").unwrap();
@@ -227,7 +227,13 @@ mod tests {
         assert_eq!(sandbox.list(".").unwrap(), ["b.txt", "sub/"]);
         sandbox.delete("b.txt").unwrap();
         assert!(!s.root().join("b.txt").exists());
-        assert!(sandbox.read("b.txt").unwrap_err().0.contains("no such file"));
+        assert!(
+            sandbox
+                .read("b.txt")
+                .unwrap_err()
+                .0
+                .contains("no such file")
+        );
     }
 
     #[test]

@@ -44,9 +44,9 @@ impl FileServer {
             "manage_files" => {
                 let args = ManageFiles::deserialize(arguments).map_err(parse)?;
                 let content = || {
-                    args.content.as_deref().ok_or_else(|| {
-                        Refused(format!("`content` is required to {}", args.action))
-                    })
+                    args.content
+                        .as_deref()
+                        .ok_or_else(|| Refused(format!("`content` is required to {}", args.action)))
                 };
                 match args.action.as_str() {
                     "read" => self.sandbox.read(&args.path),
@@ -139,7 +139,10 @@ impl ServerHandler for FileServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
         if self.resolution.tool(name).is_none() {
-            return Err(ErrorData::invalid_params(format!("unknown tool: {name}"), None));
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool: {name}"),
+                None,
+            ));
         }
         // The arguments are checked against the tool's full inputSchema by the
         // same validator `tools/resolve` uses; a bad call is a tool error the

@@ -144,6 +144,31 @@ def within_conservative_bound(static: dict[str, Any], resolved: dict[str, Any]) 
     return None
 
 
+def selftest() -> None:
+    """The checks above must be able to fail: a lying server is caught."""
+    static = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+    lies = [
+        ({"readOnlyHint": True}, {"readOnlyHint": False}),
+        (static, {**static, "destructiveHint": True}),
+        (static, {**static, "idempotentHint": False}),
+        (static, {**static, "openWorldHint": True}),
+        ({"openWorldHint": False}, {}),  # defaults apply: open world
+    ]
+    for s, r in lies:
+        check(within_conservative_bound(s, r) is not None, f"self-test: bound check accepts {s} -> {r}")
+    check(within_conservative_bound(static, {**static, "readOnlyHint": True}) is None,
+          "self-test: bound check rejects a narrower result")
+    tool = {"annotations": {"readOnlyHint": False},
+            "resolvedVariants": [{"name": "r", "when": {"argumentPatterns": {"a": {"const": 1}, "b": False}},
+                                  "annotations": {"readOnlyHint": True}}]}
+    check(declared(tool, {"a": 1})[0] == "r", "self-test: recipe misses a match")
+    check(declared(tool, {"a": 1, "b": 0})[0] is None, "self-test: `false` must mean absent")
+    check(declared(tool, {})[0] is None, "self-test: a pattern requires its argument")
+    doc = {"b": [1, "é"], "a": True, "fingerprint": "x"}
+    check(fingerprint_of(doc) == "sha256:" + hashlib.sha256('{"a":true,"b":[1,"é"]}'.encode()).hexdigest(),
+          "self-test: fingerprint")
+
+
 def candidates(schema: dict[str, Any], limit: int = 512) -> list[dict[str, Any]]:
     """Argument objects covering the schema's enums, booleans and optional fields."""
     required = set(schema.get("required", []))
@@ -301,6 +326,7 @@ def stdio(server: str, root: Path, *extra: str) -> StdioServerParameters:
 
 
 async def main_async(args: argparse.Namespace) -> None:
+    selftest()
     with tempfile.TemporaryDirectory(prefix="file-server-e2e-") as tmp:
         base = Path(tmp)
         root = base / "root"
