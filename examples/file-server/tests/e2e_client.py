@@ -308,17 +308,33 @@ async def check_calls(client: Client, root: Path, outside: Path) -> None:
     print("ok tools/call: files change in the sandbox; escapes and symlinks out are refused", flush=True)
 
 
-async def measure(client: Client, calls: list[tuple[str, dict[str, Any]]], n: int) -> tuple[float, float]:
-    samples = []
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    samples = sorted(samples)
+    return (statistics.median(samples) * 1e3,
+            samples[min(len(samples) - 1, int(len(samples) * 0.99))] * 1e3)
+
+
+async def measure(client: Client, calls: list[tuple[str, dict[str, Any]]], n: int) -> None:
+    """Times `tools/resolve` through the client, interleaved with a baseline:
+    the same round trip for a method the server rejects without doing any work
+    (-32601; the 2026-07-28 protocol has no `ping`)."""
+    resolve_samples, ping_samples = [], []
     for i in range(n):
         name, arguments = calls[i % len(calls)]
         start = time.perf_counter()
         await resolve(client, name, arguments)
-        samples.append(time.perf_counter() - start)
-    samples.sort()
-    median = statistics.median(samples) * 1e3
-    p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))] * 1e3
-    return median, p99
+        resolve_samples.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        try:
+            await client.session.send_request(ResolveRequest(method="no/such/method", params=ResolveParams(
+                name=name, arguments=arguments)), RAW)
+        except MCPError as e:
+            check(e.code == -32601, f"baseline: code {e.code}")
+        ping_samples.append(time.perf_counter() - start)
+    for label, samples in [("tools/resolve", resolve_samples), ("baseline (-32601)", ping_samples)]:
+        median, p99 = percentiles(samples)
+        print(f"latency {label} over stdio, {n} requests: median {median:.3f} ms, p99 {p99:.3f} ms",
+              flush=True)
 
 
 def stdio(server: str, root: Path, *extra: str) -> StdioServerParameters:
@@ -350,9 +366,7 @@ async def main_async(args: argparse.Namespace) -> None:
             calls = await check_every_variant(client, tools, signature)
             await check_errors(client, tools)
             await check_calls(client, root, outside)
-            median, p99 = await measure(client, calls, args.requests)
-            print(f"latency tools/resolve over stdio, {args.requests} requests: "
-                  f"median {median:.3f} ms, p99 {p99:.3f} ms", flush=True)
+            await measure(client, calls, args.requests)
 
         # A client that does not declare the extension.
         async with Client(stdio(args.server, root)) as client:
