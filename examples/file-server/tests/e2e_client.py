@@ -269,6 +269,11 @@ async def check_errors(client: Client, tools: dict[str, dict[str, Any]]) -> None
     check(e.code == -32602, f"missing required argument: code {e.code}")
     e = await resolve_error(client, "manage_files", ["read"])
     check(e.code == -32602, f"non-object arguments: code {e.code}")
+    nested: Any = "deep"
+    for _ in range(100):
+        nested = [nested]
+    e = await resolve_error(client, "manage_files", {"path": "a", "action": "read", "content": nested})
+    check(e.code == -32602, f"deeply nested arguments: code {e.code}")
     print("ok errors: unknown tool, unmarked tool, invalid arguments -> -32602", flush=True)
 
 
