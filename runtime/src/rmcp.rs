@@ -57,6 +57,8 @@ pub struct ToolResolution {
     /// Validators of the tools without variants (the resolver validates the
     /// others), compiled once.
     validators: Arc<BTreeMap<String, Result<ArgumentValidator, String>>>,
+    /// The signature document, parsed once.
+    signature: Arc<Value>,
 }
 
 impl ToolResolution {
@@ -89,6 +91,7 @@ impl ToolResolution {
             dialect,
             tools,
             validators: Arc::new(validators),
+            signature: Arc::new(rules.signature()),
         }
     }
 
@@ -192,7 +195,7 @@ impl ToolResolution {
         context: &RequestContext<RoleServer>,
     ) -> Option<Result<CustomResult, ErrorData>> {
         if request.method == SIGNATURE_METHOD {
-            return Some(Ok(CustomResult::new(self.rules.signature())));
+            return Some(Ok(CustomResult::new(self.signature.as_ref().clone())));
         }
         if request.method != self.method() {
             return None;
