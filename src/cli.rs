@@ -109,6 +109,21 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Compare two signatures (signature files, or rules files or directories)
+    /// and classify every change as widening or narrowing. Exits 1 on
+    /// widening unless `--allow-widening`.
+    Diff {
+        /// The old signature document (`.json`), or rules.
+        old: PathBuf,
+        /// The new signature document (`.json`), or rules.
+        new: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = DiffFormat::Human)]
+        format: DiffFormat,
+        /// Exit 0 even when a change widens.
+        #[arg(long)]
+        allow_widening: bool,
+    },
     /// Print the JSON Schema of the rules format (for editors).
     Schema {
         /// Write to this file instead of standard output.
@@ -125,6 +140,14 @@ enum Format {
     Json,
     /// GitHub Actions workflow annotations.
     Github,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DiffFormat {
+    /// One line per change, with its witness.
+    Human,
+    /// One JSON document.
+    Json,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -187,6 +210,12 @@ pub fn main() -> ExitCode {
             to,
             force,
         } => convert_cmd(&input, output.as_deref(), to, force),
+        Command::Diff {
+            old,
+            new,
+            format,
+            allow_widening,
+        } => diff_cmd(&old, &new, format, allow_widening),
         Command::Schema { output } => write_output(
             output.as_deref(),
             &mcp_resolve::rules_schema::rules_schema(),
@@ -493,6 +522,68 @@ fn explain_steps(resolver: &Resolver<'_>, tool: &str, arguments: &Value) {
 
 /// Writes to a file (through a temporary file and a rename, so a failed
 /// write never leaves a half-written file) or to standard output.
+/// A signature document from a `.json` file (its fingerprint checked), or
+/// the signature of a rules file or directory.
+fn load_signature(path: &Path) -> Result<Value, u8> {
+    let is_json = path.extension().is_some_and(|e| e == "json");
+    if !is_json {
+        let project = load_clean(&[path.to_path_buf()])?;
+        let server = project.single_server().map_err(|_| USAGE)?;
+        let mut diags = Vec::new();
+        let doc = signature(server, &mut diags);
+        if !diags.is_empty() {
+            eprint!(
+                "{}",
+                diagnostic::render_human(&project.sources, &diags, color_for(&std::io::stderr()))
+            );
+            return Err(FAILURE);
+        }
+        return Ok(doc);
+    }
+    let text = mcp_resolve::project::read_limited(path).map_err(|e| {
+        eprintln!("error: cannot read `{}`: {e}", path.display());
+        USAGE
+    })?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| {
+        eprintln!("error: `{}` is not JSON: {e}", path.display());
+        USAGE
+    })?;
+    if let Some(claimed) = doc.get("fingerprint").and_then(Value::as_str) {
+        let actual = mcp_resolve::emit::signature::fingerprint(&doc);
+        if claimed != actual {
+            eprintln!(
+                "error: the fingerprint of `{}` does not verify (claims {claimed}, content hashes to {actual}): the document was changed after it was signed",
+                path.display()
+            );
+            return Err(USAGE);
+        }
+    }
+    Ok(doc)
+}
+
+fn diff_cmd(old: &Path, new: &Path, format: DiffFormat, allow_widening: bool) -> u8 {
+    let (old_doc, new_doc) = match (load_signature(old), load_signature(new)) {
+        (Ok(o), Ok(n)) => (o, n),
+        (Err(code), _) | (_, Err(code)) => return code,
+    };
+    let diff = match mcp_resolve::diff::diff(&old_doc, &new_doc) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return USAGE;
+        }
+    };
+    match format {
+        DiffFormat::Human => print!("{}", diff.to_human()),
+        DiffFormat::Json => print!("{}", to_pretty(&diff.to_json())),
+    }
+    if diff.has_widening() && !allow_widening {
+        FAILURE
+    } else {
+        OK
+    }
+}
+
 fn write_output(output: Option<&Path>, text: &str) -> u8 {
     let Some(path) = output else {
         print!("{text}");

@@ -11,6 +11,7 @@ pub mod builder;
 pub mod check;
 pub mod codegen;
 pub mod diagnostic;
+pub mod diff;
 pub mod emit;
 pub mod eval;
 pub mod format;

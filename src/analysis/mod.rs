@@ -76,6 +76,44 @@ impl Default for Limits {
     }
 }
 
+/// Concrete JSON values, one for each class of values the given schemas tell
+/// apart: every combination of "satisfies / does not satisfy" the schemas
+/// that some value has (as far as the domains model their keywords; others
+/// are over-approximated), with strings from the product of the patterns'
+/// automata and numbers at and between every bound. Each schema comes with
+/// the root its `$ref`s resolve against. Used to search for calls two
+/// signatures resolve differently (`mcp-resolve diff`); callers check every
+/// value with a real validator.
+pub fn distinguishing_values(
+    schemas: &[(&Value, &Value)],
+    limits: Limits,
+) -> Result<Vec<Value>, Inconclusive> {
+    let mut env = Env {
+        limits,
+        ..Env::default()
+    };
+    let mut budget = Budget::new(limits.budget, limits.run_budget);
+    let preds: Vec<Pred> = schemas
+        .iter()
+        .map(|(schema, root)| schema::to_pred(schema, root, true, 0))
+        .collect();
+    let refs: Vec<&Pred> = preds.iter().collect();
+    let any = Value::Bool(true);
+    let column = env.column(&any, &[], &refs, &mut budget)?;
+    Ok(column.regions.into_iter().flatten().collect())
+}
+
+/// The smallest value the analysis can build that `schema` accepts (best
+/// effort: the caller validates it).
+pub fn minimal_value(schema: &Value, limits: Limits) -> Option<Value> {
+    let mut env = Env {
+        limits,
+        ..Env::default()
+    };
+    let mut budget = Budget::new(limits.budget, limits.run_budget);
+    env.minimal(schema, schema, 0, &mut budget).ok().flatten()
+}
+
 /// How one variant fares.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reach {

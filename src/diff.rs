@@ -1,0 +1,873 @@
+//! `mcp-resolve diff`: what changed between two signature documents, as a
+//! host that pinned the old one sees it.
+//!
+//! A change is **widening** when the new signature lets more through than the
+//! old one did: a tool added, a scope added, an `inputSchema` that admits a
+//! call the old one refused, or a call that now resolves to annotations
+//! further from the worst case (a hint moved against the conservative order).
+//! The opposite changes are **narrowing**.
+//!
+//! Changes to static annotations and scopes are read off the documents. What
+//! calls resolve to is compared on concrete argument objects: for every
+//! argument, [`analysis::distinguishing_values`] gives one value per class of
+//! values the two signatures' schemas and patterns tell apart (strings from
+//! the product of the patterns' automata, numbers at and around every bound,
+//! nested objects field by field); the objects built from them are resolved
+//! under both documents with the host-side recipe of docs/signature.md and a
+//! real JSON Schema validator. Every widening is reported with such an object
+//! as its witness, so a reported widening is never a guess; a change the
+//! search finds no call for is reported as having no effect on resolution.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value, json};
+
+use crate::analysis::{self, Limits};
+
+/// The direction of a change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Direction {
+    /// The new signature lets more through.
+    Widening,
+    /// The new signature lets less through.
+    Narrowing,
+    /// The documents differ, but no call is treated differently.
+    Neutral,
+}
+
+impl Direction {
+    /// The word used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Widening => "widening",
+            Direction::Narrowing => "narrowing",
+            Direction::Neutral => "no-effect",
+        }
+    }
+}
+
+/// One classified change.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    /// The tool it concerns.
+    pub tool: String,
+    /// Widening, narrowing, or neither.
+    pub direction: Direction,
+    /// A stable kind: `tool-added`, `tool-removed`, `input-schema`,
+    /// `static-annotation`, `static-scope`, `resolved-annotation`,
+    /// `resolved-scope`, `variants`.
+    pub kind: &'static str,
+    /// What changed, in words.
+    pub message: String,
+    /// An argument object showing the change: for a widening, a call the new
+    /// signature admits or resolves less conservatively than the old one.
+    pub witness: Option<Value>,
+    /// Structured details (hint, old and new values, variants).
+    pub details: Map<String, Value>,
+}
+
+/// The result of comparing two signatures.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Diff {
+    /// Every change, tool by tool in the new document's order.
+    pub changes: Vec<Change>,
+}
+
+impl Diff {
+    /// Whether any change widens.
+    pub fn has_widening(&self) -> bool {
+        self.changes
+            .iter()
+            .any(|c| c.direction == Direction::Widening)
+    }
+
+    /// How many changes go each way.
+    pub fn count(&self, direction: Direction) -> usize {
+        self.changes
+            .iter()
+            .filter(|c| c.direction == direction)
+            .count()
+    }
+
+    /// The JSON report.
+    pub fn to_json(&self) -> Value {
+        let changes: Vec<Value> = self
+            .changes
+            .iter()
+            .map(|c| {
+                let mut m = Map::new();
+                m.insert("tool".into(), json!(c.tool));
+                m.insert("direction".into(), json!(c.direction.as_str()));
+                m.insert("kind".into(), json!(c.kind));
+                m.insert("message".into(), json!(c.message));
+                if let Some(w) = &c.witness {
+                    m.insert("witness".into(), w.clone());
+                }
+                for (k, v) in &c.details {
+                    m.insert(k.clone(), v.clone());
+                }
+                Value::Object(m)
+            })
+            .collect();
+        json!({
+            "changes": changes,
+            "summary": {
+                "widening": self.count(Direction::Widening),
+                "narrowing": self.count(Direction::Narrowing),
+                "noEffect": self.count(Direction::Neutral),
+            }
+        })
+    }
+
+    /// The human report.
+    pub fn to_human(&self) -> String {
+        let mut out = String::new();
+        for c in &self.changes {
+            out.push_str(&format!(
+                "{:<9} {}: {}\n",
+                c.direction.as_str(),
+                c.tool,
+                c.message
+            ));
+            if let Some(w) = &c.witness {
+                out.push_str(&format!(
+                    "          e.g. arguments {}\n",
+                    serde_json::to_string(w).unwrap_or_default()
+                ));
+            }
+        }
+        out.push_str(&format!(
+            "{} widening, {} narrowing, {} without effect\n",
+            self.count(Direction::Widening),
+            self.count(Direction::Narrowing),
+            self.count(Direction::Neutral)
+        ));
+        out
+    }
+}
+
+/// Why two documents cannot be compared.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DiffError(pub String);
+
+impl std::fmt::Display for DiffError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for DiffError {}
+
+/// The most argument objects tried per tool.
+pub const MAX_CANDIDATES: usize = 20_000;
+
+/// The worst (most conservative) value of a hint, when its direction is known.
+pub fn worst_value(hint: &str) -> Option<bool> {
+    match hint {
+        "readOnlyHint" | "idempotentHint" => Some(false),
+        "destructiveHint" | "openWorldHint" | "agencyHint" => Some(true),
+        _ => None,
+    }
+}
+
+/// Compares two signature documents.
+pub fn diff(old: &Value, new: &Value) -> Result<Diff, DiffError> {
+    let old_tools = tools_of(old, "old")?;
+    let new_tools = tools_of(new, "new")?;
+    let mut changes = Vec::new();
+    for (name, new_tool) in &new_tools {
+        match old_tools.iter().find(|(n, _)| n == name) {
+            None => {
+                let tool = ToolSig::new(name, new_tool)?;
+                let witness = Search::new(None, Some(&tool)).first_valid_new();
+                changes.push(Change {
+                    tool: name.clone(),
+                    direction: Direction::Widening,
+                    kind: "tool-added",
+                    message: "tool added".into(),
+                    witness,
+                    details: Map::new(),
+                });
+            }
+            Some((_, old_tool)) => {
+                let o = ToolSig::new(name, old_tool)?;
+                let n = ToolSig::new(name, new_tool)?;
+                compare_tool(&o, &n, old_tool, new_tool, &mut changes);
+            }
+        }
+    }
+    for (name, _) in &old_tools {
+        if !new_tools.iter().any(|(n, _)| n == name) {
+            changes.push(Change {
+                tool: name.clone(),
+                direction: Direction::Narrowing,
+                kind: "tool-removed",
+                message: "tool removed".into(),
+                witness: None,
+                details: Map::new(),
+            });
+        }
+    }
+    Ok(Diff { changes })
+}
+
+fn tools_of<'a>(doc: &'a Value, side: &str) -> Result<Vec<(String, &'a Value)>, DiffError> {
+    let tools = doc
+        .get("tools")
+        .and_then(Value::as_array)
+        .ok_or_else(|| DiffError(format!("the {side} document has no `tools` array")))?;
+    let mut out: Vec<(String, &Value)> = Vec::new();
+    for t in tools {
+        let name = t
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| DiffError(format!("a tool of the {side} document has no name")))?;
+        if out.iter().any(|(n, _)| n == name) {
+            return Err(DiffError(format!(
+                "the {side} document lists tool `{name}` twice"
+            )));
+        }
+        out.push((name.to_string(), t));
+    }
+    Ok(out)
+}
+
+/// One tool of a signature, compiled for evaluation.
+struct ToolSig {
+    schema: Value,
+    validator: jsonschema::Validator,
+    annotations: Map<String, Value>,
+    scopes: BTreeSet<String>,
+    variants: Vec<VariantSig>,
+}
+
+struct VariantSig {
+    name: String,
+    patterns: Map<String, Value>,
+    validator: jsonschema::Validator,
+    annotations: Map<String, Value>,
+    scopes: BTreeSet<String>,
+}
+
+/// Where a call lands: `None` for the static annotations.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Landing(Option<usize>);
+
+fn compile(schema: &Value, what: &str) -> Result<jsonschema::Validator, DiffError> {
+    jsonschema::options()
+        .should_validate_formats(false)
+        .build(schema)
+        .map_err(|e| DiffError(format!("{what} is not a usable JSON Schema: {e}")))
+}
+
+fn scopes_of(v: &Value) -> BTreeSet<String> {
+    v.get("requiredScopes")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn annotations_of(v: &Value) -> Map<String, Value> {
+    v.get("annotations")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
+}
+
+impl ToolSig {
+    fn new(name: &str, tool: &Value) -> Result<ToolSig, DiffError> {
+        let schema = tool
+            .get("inputSchema")
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object"}));
+        let validator = compile(&schema, &format!("the inputSchema of `{name}`"))?;
+        let mut variants = Vec::new();
+        for v in tool
+            .get("resolvedVariants")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let vname = v
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let patterns = v
+                .pointer("/when/argumentPatterns")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            let required: Vec<&String> = patterns
+                .iter()
+                .filter(|(_, p)| **p != Value::Bool(false))
+                .map(|(k, _)| k)
+                .collect();
+            let schema = json!({"type": "object", "properties": patterns, "required": required});
+            let validator = compile(
+                &schema,
+                &format!("the argumentPatterns of `{name}` variant `{vname}`"),
+            )?;
+            variants.push(VariantSig {
+                name: vname,
+                patterns,
+                validator,
+                annotations: annotations_of(v),
+                scopes: scopes_of(v),
+            });
+        }
+        Ok(ToolSig {
+            schema,
+            validator,
+            annotations: annotations_of(tool),
+            scopes: scopes_of(tool),
+            variants,
+        })
+    }
+
+    /// The recipe: `None` when the arguments are refused.
+    fn land(&self, args: &Value) -> Option<Landing> {
+        if !self.validator.is_valid(args) {
+            return None;
+        }
+        Some(Landing(
+            self.variants
+                .iter()
+                .position(|v| v.validator.is_valid(args)),
+        ))
+    }
+
+    fn annotations(&self, at: Landing) -> &Map<String, Value> {
+        at.0.and_then(|i| self.variants.get(i))
+            .map_or(&self.annotations, |v| &v.annotations)
+    }
+
+    fn scopes(&self, at: Landing) -> &BTreeSet<String> {
+        at.0.and_then(|i| self.variants.get(i))
+            .map_or(&self.scopes, |v| &v.scopes)
+    }
+
+    fn label(&self, at: Landing) -> String {
+        match at.0.and_then(|i| self.variants.get(i)) {
+            Some(v) => format!("variant `{}`", v.name),
+            None => "the static annotations".to_string(),
+        }
+    }
+
+    fn variant_name(&self, at: Landing) -> Value {
+        at.0.and_then(|i| self.variants.get(i))
+            .map_or(Value::Null, |v| json!(v.name))
+    }
+}
+
+/// How a hint moved: `Some(Widening)` away from its worst value.
+fn hint_direction(
+    hint: &str,
+    old: &Map<String, Value>,
+    new: &Map<String, Value>,
+) -> Option<(Direction, Value, Value)> {
+    let o = old.get(hint).cloned().unwrap_or(Value::Null);
+    let n = new.get(hint).cloned().unwrap_or(Value::Null);
+    if o == n {
+        return None;
+    }
+    let read_only = |m: &Map<String, Value>| m.get("readOnlyHint") == Some(&Value::Bool(true));
+    // Destructive and idempotent mean something only for tools that write.
+    if matches!(hint, "destructiveHint" | "idempotentHint") && (read_only(old) || read_only(new)) {
+        return None;
+    }
+    let direction = match (worst_value(hint), o.as_bool(), n.as_bool()) {
+        (Some(worst), _, Some(nv)) if nv == worst => Direction::Narrowing,
+        (Some(_), _, Some(_)) => Direction::Widening,
+        // A hint of unknown direction that changes, appears or disappears:
+        // the host cannot tell, so it counts against the new document.
+        _ => Direction::Widening,
+    };
+    Some((direction, o, n))
+}
+
+fn all_hints(a: &Map<String, Value>, b: &Map<String, Value>) -> Vec<String> {
+    let mut hints: Vec<String> = Vec::new();
+    for h in [
+        "readOnlyHint",
+        "destructiveHint",
+        "idempotentHint",
+        "openWorldHint",
+        "agencyHint",
+    ] {
+        if a.contains_key(h) || b.contains_key(h) {
+            hints.push(h.to_string());
+        }
+    }
+    for k in a.keys().chain(b.keys()) {
+        if !hints.contains(k) {
+            hints.push(k.clone());
+        }
+    }
+    hints
+}
+
+fn compare_tool(o: &ToolSig, n: &ToolSig, old: &Value, new: &Value, changes: &mut Vec<Change>) {
+    let name = new
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let search = Search::new(Some(o), Some(n));
+    let change = |direction, kind, message: String, witness, details: Map<String, Value>| Change {
+        tool: name.clone(),
+        direction,
+        kind,
+        message,
+        witness,
+        details,
+    };
+
+    // Static annotations: what a client that does not resolve sees for every call.
+    for hint in all_hints(&o.annotations, &n.annotations) {
+        if let Some((direction, ov, nv)) = hint_direction(&hint, &o.annotations, &n.annotations) {
+            let witness = (direction == Direction::Widening)
+                .then(|| search.first_landing_new(Landing(None)))
+                .flatten();
+            changes.push(change(
+                direction,
+                "static-annotation",
+                format!("static `{hint}` {ov} → {nv} (what clients that do not resolve see)"),
+                witness,
+                details(&[("hint", json!(hint)), ("old", ov), ("new", nv)]),
+            ));
+        }
+    }
+    for scope in n.scopes.difference(&o.scopes) {
+        changes.push(change(
+            Direction::Widening,
+            "static-scope",
+            format!("static scope `{scope}` added"),
+            search.first_valid_new(),
+            details(&[("scope", json!(scope))]),
+        ));
+    }
+    for scope in o.scopes.difference(&n.scopes) {
+        changes.push(change(
+            Direction::Narrowing,
+            "static-scope",
+            format!("static scope `{scope}` removed"),
+            None,
+            details(&[("scope", json!(scope))]),
+        ));
+    }
+
+    // What calls are admitted, and what they resolve to.
+    let mut groups: BTreeMap<(Direction, String, String, String), Change> = BTreeMap::new();
+    let mut add = |key: (Direction, String, String, String), c: Change| {
+        groups.entry(key).or_insert(c);
+    };
+    for args in search.candidates() {
+        let (lo, ln) = (o.land(&args), n.land(&args));
+        match (lo, ln) {
+            (None, Some(at)) => add(
+                (
+                    Direction::Widening,
+                    "schema".into(),
+                    String::new(),
+                    String::new(),
+                ),
+                change(
+                    Direction::Widening,
+                    "input-schema",
+                    format!(
+                        "inputSchema admits calls the old one refused (resolving to {})",
+                        n.label(at)
+                    ),
+                    Some(args.clone()),
+                    Map::new(),
+                ),
+            ),
+            (Some(_), None) => add(
+                (
+                    Direction::Narrowing,
+                    "schema".into(),
+                    String::new(),
+                    String::new(),
+                ),
+                change(
+                    Direction::Narrowing,
+                    "input-schema",
+                    "inputSchema refuses calls the old one admitted".into(),
+                    Some(args.clone()),
+                    Map::new(),
+                ),
+            ),
+            (Some(a), Some(b)) => {
+                let (oa, na) = (o.annotations(a), n.annotations(b));
+                let route = format!("{} → {}", o.label(a), n.label(b));
+                let vd = details(&[
+                    ("oldVariant", o.variant_name(a)),
+                    ("newVariant", n.variant_name(b)),
+                ]);
+                for hint in all_hints(oa, na) {
+                    if let Some((direction, ov, nv)) = hint_direction(&hint, oa, na) {
+                        let mut d = vd.clone();
+                        d.insert("hint".into(), json!(hint));
+                        d.insert("old".into(), ov.clone());
+                        d.insert("new".into(), nv.clone());
+                        add(
+                            (direction, hint.clone(), format!("{ov}{nv}"), route.clone()),
+                            change(
+                                direction,
+                                "resolved-annotation",
+                                format!("calls resolve to `{hint}: {nv}` (was {ov}): {route}"),
+                                Some(args.clone()),
+                                d,
+                            ),
+                        );
+                    }
+                }
+                let (os, ns) = (o.scopes(a), n.scopes(b));
+                for (direction, scope, verb) in ns
+                    .difference(os)
+                    .map(|s| (Direction::Widening, s, "needs"))
+                    .chain(
+                        os.difference(ns)
+                            .map(|s| (Direction::Narrowing, s, "no longer needs")),
+                    )
+                {
+                    let mut d = vd.clone();
+                    d.insert("scope".into(), json!(scope));
+                    add(
+                        (
+                            direction,
+                            format!("scope {scope}"),
+                            String::new(),
+                            route.clone(),
+                        ),
+                        change(
+                            direction,
+                            "resolved-scope",
+                            format!("calls {verb} scope `{scope}`: {route}"),
+                            Some(args.clone()),
+                            d,
+                        ),
+                    );
+                }
+            }
+            (None, None) => {}
+        }
+    }
+    let found_schema_change = groups.keys().any(|k| k.1 == "schema");
+    let found_resolution_change = groups.keys().any(|k| k.1 != "schema");
+    changes.extend(groups.into_values());
+
+    // Document changes no call was found to feel.
+    if o.schema != n.schema && !found_schema_change {
+        changes.push(change(
+            Direction::Neutral,
+            "input-schema",
+            "inputSchema changed; no call found that one admits and the other refuses".into(),
+            None,
+            Map::new(),
+        ));
+    }
+    let variants = |t: &Value| t.get("resolvedVariants").cloned().unwrap_or(Value::Null);
+    if variants(old) != variants(new) && !found_resolution_change {
+        let names = |t: &ToolSig| {
+            t.variants
+                .iter()
+                .map(|v| v.name.clone())
+                .collect::<Vec<_>>()
+        };
+        changes.push(change(
+            Direction::Neutral,
+            "variants",
+            format!(
+                "variants changed ({:?} → {:?}); no call found that resolves differently",
+                names(o),
+                names(n)
+            ),
+            None,
+            Map::new(),
+        ));
+    }
+}
+
+fn details(pairs: &[(&str, Value)]) -> Map<String, Value> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), v.clone()))
+        .collect()
+}
+
+/// The argument objects tried for one tool.
+struct Search<'a> {
+    old: Option<&'a ToolSig>,
+    new: Option<&'a ToolSig>,
+    columns: Vec<(String, Vec<Option<Value>>)>,
+}
+
+/// A property name no schema lists, to see `additionalProperties` at work.
+const UNLISTED: &str = "x-unlisted-argument";
+
+impl<'a> Search<'a> {
+    fn new(old: Option<&'a ToolSig>, new: Option<&'a ToolSig>) -> Search<'a> {
+        let sides: Vec<&ToolSig> = old.into_iter().chain(new).collect();
+        // Every argument name any schema or pattern mentions.
+        let mut names: Vec<String> = Vec::new();
+        let mut note = |n: &str| {
+            if !names.iter().any(|x| x == n) {
+                names.push(n.to_string());
+            }
+        };
+        for t in &sides {
+            for key in ["properties"] {
+                if let Some(props) = t.schema.get(key).and_then(Value::as_object) {
+                    props.keys().for_each(|k| note(k));
+                }
+            }
+            for r in t
+                .schema
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+            {
+                note(r);
+            }
+            for v in &t.variants {
+                v.patterns.keys().for_each(|k| note(k));
+            }
+        }
+        note(UNLISTED);
+        let columns = names
+            .into_iter()
+            .map(|name| {
+                let mut schemas: Vec<(Value, Value)> = Vec::new();
+                for t in &sides {
+                    if let Some(s) = t.schema.pointer(&format!("/properties/{}", escape(&name))) {
+                        schemas.push((s.clone(), t.schema.clone()));
+                    }
+                    for v in &t.variants {
+                        if let Some(p) = v.patterns.get(&name) {
+                            schemas.push((p.clone(), p.clone()));
+                        }
+                    }
+                }
+                let mut values: Vec<Option<Value>> = vec![None];
+                values.extend(column_values(&schemas, 0).into_iter().map(Some));
+                (name, values)
+            })
+            .collect();
+        Search { old, new, columns }
+    }
+
+    /// Candidate argument objects: every combination of the columns' values
+    /// when there are few enough; otherwise each column varied around seeds
+    /// (a base object, and one object per variant built from values its
+    /// patterns accept).
+    fn candidates(&self) -> Vec<Value> {
+        let total = self
+            .columns
+            .iter()
+            .try_fold(1usize, |acc, (_, v)| acc.checked_mul(v.len().max(1)));
+        match total {
+            Some(t) if t <= MAX_CANDIDATES => self.product(),
+            _ => self.around_seeds(),
+        }
+    }
+
+    fn product(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        let mut idx = vec![0usize; self.columns.len()];
+        loop {
+            out.push(self.object(|i| self.columns[i].1[idx[i]].clone()));
+            let mut i = 0;
+            loop {
+                if i == idx.len() {
+                    return out;
+                }
+                idx[i] += 1;
+                if idx[i] < self.columns[i].1.len() {
+                    break;
+                }
+                idx[i] = 0;
+                i += 1;
+            }
+        }
+    }
+
+    fn around_seeds(&self) -> Vec<Value> {
+        let mut seeds: Vec<Vec<Option<Value>>> = Vec::new();
+        let base: Vec<Option<Value>> = self.columns.iter().map(|_| None).collect();
+        // The smallest call each side admits, spread over the columns.
+        let mut minimal_calls: Vec<Vec<Option<Value>>> = Vec::new();
+        for t in [self.old, self.new].into_iter().flatten() {
+            let Some(Value::Object(call)) = analysis::minimal_value(&t.schema, Limits::default())
+            else {
+                continue;
+            };
+            if t.validator.is_valid(&Value::Object(call.clone())) {
+                minimal_calls.push(
+                    self.columns
+                        .iter()
+                        .map(|(name, _)| call.get(name).cloned())
+                        .collect(),
+                );
+            }
+        }
+        let base_valid = minimal_calls
+            .first()
+            .cloned()
+            .unwrap_or_else(|| base.clone());
+        seeds.extend(minimal_calls.iter().skip(1).cloned());
+        seeds.push(base);
+        seeds.push(base_valid.clone());
+        for t in [self.old, self.new].into_iter().flatten() {
+            for v in &t.variants {
+                let mut seed = base_valid.clone();
+                for (i, (name, values)) in self.columns.iter().enumerate() {
+                    if let Some(p) = v.patterns.get(name) {
+                        let Ok(check) = compile(p, "a pattern") else {
+                            continue;
+                        };
+                        seed[i] = if *p == Value::Bool(false) {
+                            None
+                        } else {
+                            values.iter().flatten().find(|x| check.is_valid(x)).cloned()
+                        };
+                    }
+                }
+                seeds.push(seed);
+            }
+        }
+        let mut out = Vec::new();
+        for seed in &seeds {
+            out.push(self.object(|i| seed[i].clone()));
+            for (i, (_, values)) in self.columns.iter().enumerate() {
+                for value in values {
+                    if out.len() >= MAX_CANDIDATES {
+                        return out;
+                    }
+                    let mut s = seed.clone();
+                    s[i] = value.clone();
+                    out.push(self.object(|j| s[j].clone()));
+                }
+            }
+        }
+        out
+    }
+
+    fn object(&self, value: impl Fn(usize) -> Option<Value>) -> Value {
+        let mut m = Map::new();
+        for (i, (name, _)) in self.columns.iter().enumerate() {
+            if let Some(v) = value(i) {
+                m.insert(name.clone(), v);
+            }
+        }
+        Value::Object(m)
+    }
+
+    /// A call the new document admits.
+    fn first_valid_new(&self) -> Option<Value> {
+        let n = self.new?;
+        self.candidates().into_iter().find(|a| n.land(a).is_some())
+    }
+
+    /// A call the new document sends to `at` (else any call it admits).
+    fn first_landing_new(&self, at: Landing) -> Option<Value> {
+        let n = self.new?;
+        let candidates = self.candidates();
+        candidates
+            .iter()
+            .find(|a| n.land(a) == Some(at))
+            .or_else(|| candidates.iter().find(|a| n.land(a).is_some()))
+            .cloned()
+    }
+}
+
+/// A JSON Pointer token.
+fn escape(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}
+
+/// Values for one argument: the classes the schemas tell apart, and for
+/// objects with listed properties, objects built field by field.
+fn column_values(schemas: &[(Value, Value)], depth: u32) -> Vec<Value> {
+    let refs: Vec<(&Value, &Value)> = schemas.iter().map(|(s, r)| (s, r)).collect();
+    let limits = Limits {
+        max_regions: 256,
+        max_string_states: 5_000,
+        budget: 100_000,
+        run_budget: 20_000_000,
+        ..Limits::default()
+    };
+    let mut values = analysis::distinguishing_values(&refs, limits).unwrap_or_else(|_| {
+        // Beyond the analysis limits: the literals and a few plain values.
+        let mut v: Vec<Value> = vec![json!(""), json!(0), json!(true), json!(false), Value::Null];
+        for (s, _) in schemas {
+            if let Some(c) = s.get("const") {
+                v.push(c.clone());
+            }
+            v.extend(
+                s.get("enum")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
+            );
+        }
+        v
+    });
+    // Nested properties: vary each listed field around the smallest object.
+    let mut fields: Vec<String> = Vec::new();
+    for (s, _) in schemas {
+        if let Some(props) = s.get("properties").and_then(Value::as_object) {
+            for k in props.keys() {
+                if !fields.contains(k) {
+                    fields.push(k.clone());
+                }
+            }
+        }
+    }
+    if depth < 3 && !fields.is_empty() {
+        let mut base = Map::new();
+        let mut per_field: Vec<(String, Vec<Value>)> = Vec::new();
+        for f in &fields {
+            let sub: Vec<(Value, Value)> = schemas
+                .iter()
+                .filter_map(|(s, r)| {
+                    s.pointer(&format!("/properties/{}", escape(f)))
+                        .map(|p| (p.clone(), r.clone()))
+                })
+                .collect();
+            let vals = column_values(&sub, depth + 1);
+            let required = schemas.iter().any(|(s, _)| {
+                s.get("required")
+                    .and_then(Value::as_array)
+                    .is_some_and(|r| r.iter().any(|x| x == f.as_str()))
+            });
+            if required && let Some(first) = vals.first() {
+                base.insert(f.clone(), first.clone());
+            }
+            per_field.push((f.clone(), vals));
+        }
+        values.push(Value::Object(base.clone()));
+        for (f, vals) in per_field {
+            for v in vals {
+                let mut o = base.clone();
+                o.insert(f.clone(), v);
+                values.push(Value::Object(o));
+            }
+            let mut o = base.clone();
+            if o.remove(&f).is_some() {
+                values.push(Value::Object(o));
+            }
+        }
+    }
+    let mut seen = BTreeSet::new();
+    values.retain(|v| seen.insert(serde_json::to_string(v).unwrap_or_default()));
+    values
+}
