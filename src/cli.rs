@@ -47,6 +47,14 @@ enum Command {
         /// Print only the fingerprint.
         #[arg(long)]
         fingerprint_only: bool,
+        /// Write the fingerprint into this registry `server.json`, under
+        /// `_meta["io.modelcontextprotocol.registry/publisher-provided"]`,
+        /// keeping the rest of it; refused (file untouched) over 4096 bytes.
+        #[arg(long, value_name = "FILE")]
+        server_json: Option<PathBuf>,
+        /// With `--server-json`: where the full signature document is published.
+        #[arg(long, value_name = "URL", requires = "server_json")]
+        signature_url: Option<String>,
     },
     /// Generate the Rust resolver of one server (the file the build.rs
     /// `Builder` writes).
@@ -186,7 +194,14 @@ pub fn main() -> ExitCode {
             paths,
             output,
             fingerprint_only,
-        } => signature_cmd(&paths, output.as_deref(), fingerprint_only),
+            server_json,
+            signature_url,
+        } => match server_json {
+            Some(file) => {
+                server_json_cmd(&paths, output.as_deref(), &file, signature_url.as_deref())
+            }
+            None => signature_cmd(&paths, output.as_deref(), fingerprint_only),
+        },
         Command::Generate {
             paths,
             output,
@@ -421,6 +436,64 @@ fn signature_cmd(paths: &[PathBuf], output: Option<&Path>, fingerprint_only: boo
     write_output(output, &text)
 }
 
+/// `signature --server-json`: the fingerprint into a registry `server.json`
+/// (and the document to `-o`, if given).
+fn server_json_cmd(paths: &[PathBuf], output: Option<&Path>, file: &Path, url: Option<&str>) -> u8 {
+    let doc = match load_signature_of_paths(paths) {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let fingerprint = doc
+        .get("fingerprint")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let text = match mcp_resolve::project::read_limited(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read `{}`: {e}", file.display());
+            return USAGE;
+        }
+    };
+    let updated = match mcp_resolve::registry::with_fingerprint(&text, &fingerprint, url) {
+        Ok(u) => u,
+        Err(e) => {
+            eprintln!("error: `{}` left unchanged: {e}", file.display());
+            return FAILURE;
+        }
+    };
+    if let Some(out) = output {
+        let code = write_output(Some(out), &to_pretty(&doc));
+        if code != OK {
+            return code;
+        }
+    }
+    let code = write_output(Some(file), &updated);
+    if code == OK {
+        eprintln!(
+            "{}: {fingerprint} ({} bytes)",
+            file.display(),
+            updated.len()
+        );
+    }
+    code
+}
+
+fn load_signature_of_paths(paths: &[PathBuf]) -> Result<Value, u8> {
+    let project = load_clean(paths)?;
+    let server = project.single_server().map_err(|_| USAGE)?;
+    let mut diags = Vec::new();
+    let doc = signature(server, &mut diags);
+    if !diags.is_empty() {
+        eprint!(
+            "{}",
+            diagnostic::render_human(&project.sources, &diags, color_for(&std::io::stderr()))
+        );
+        return Err(FAILURE);
+    }
+    Ok(doc)
+}
+
 fn generate_cmd(paths: &[PathBuf], output: Option<&Path>, runtime_path: String) -> u8 {
     let project = match load_clean(paths) {
         Ok(p) => p,
@@ -527,18 +600,7 @@ fn explain_steps(resolver: &Resolver<'_>, tool: &str, arguments: &Value) {
 fn load_signature(path: &Path) -> Result<Value, u8> {
     let is_json = path.extension().is_some_and(|e| e == "json");
     if !is_json {
-        let project = load_clean(&[path.to_path_buf()])?;
-        let server = project.single_server().map_err(|_| USAGE)?;
-        let mut diags = Vec::new();
-        let doc = signature(server, &mut diags);
-        if !diags.is_empty() {
-            eprint!(
-                "{}",
-                diagnostic::render_human(&project.sources, &diags, color_for(&std::io::stderr()))
-            );
-            return Err(FAILURE);
-        }
-        return Ok(doc);
+        return load_signature_of_paths(&[path.to_path_buf()]);
     }
     let text = mcp_resolve::project::read_limited(path).map_err(|e| {
         eprintln!("error: cannot read `{}`: {e}", path.display());

@@ -21,6 +21,7 @@ pub mod lower;
 pub mod parse;
 pub mod project;
 pub mod regex_cache;
+pub mod registry;
 pub mod resolve;
 pub mod rules_schema;
 pub mod source;

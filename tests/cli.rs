@@ -412,3 +412,91 @@ fn help_lists_the_commands() {
         &String::from_utf8(o.stdout).unwrap(),
     );
 }
+
+#[test]
+fn signature_server_json_writes_the_fingerprint_and_keeps_the_rest() {
+    let dir = std::env::temp_dir().join(format!("mcp-resolve-server-json-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("server.json");
+    let original = std::fs::read_to_string("tests/fixtures/registry/server.json").unwrap();
+    std::fs::write(&file, &original).unwrap();
+    let f = file.to_str().unwrap();
+    let url = "https://files.example.com/signature.json";
+
+    let o = run(&[
+        "signature",
+        "rules/file-server.yaml",
+        "--server-json",
+        f,
+        "--signature-url",
+        url,
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let fp = run(&["signature", "rules/file-server.yaml", "--fingerprint-only"]);
+    let fingerprint = String::from_utf8_lossy(&fp.stdout).trim().to_string();
+    let updated = std::fs::read_to_string(&file).unwrap();
+    assert!(updated.len() <= 4096);
+    let doc: Value = serde_json::from_str(&updated).unwrap();
+    let before: Value = serde_json::from_str(&original).unwrap();
+    // Everything else as it was, in the same key order.
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&doc), keys(&before));
+    for k in keys(&before).iter().filter(|k| *k != "_meta") {
+        assert_eq!(doc[k], before[k], "{k}");
+    }
+    let provided = &doc["_meta"]["io.modelcontextprotocol.registry/publisher-provided"];
+    assert_eq!(provided["tool"], "release-pipeline");
+    assert_eq!(provided["buildInfo"]["commit"], "0123abcd");
+    assert_eq!(
+        provided["io.github.mcp-resolve/signature"],
+        serde_json::json!({"fingerprint": fingerprint, "url": url})
+    );
+    // Running it again changes nothing.
+    assert_eq!(
+        run(&["signature", "rules/file-server.yaml", "--server-json", f])
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), updated);
+
+    // Over 4096 bytes: refused, the file untouched.
+    let mut big = before.clone();
+    big["description"] = Value::String("x".repeat(3500));
+    let big_text = serde_json::to_string_pretty(&big).unwrap();
+    std::fs::write(&file, &big_text).unwrap();
+    let o = run(&["signature", "rules/file-server.yaml", "--server-json", f]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("left unchanged") && err.contains("4096 bytes"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), big_text);
+
+    // Not JSON: refused, untouched. Missing: a usage error.
+    std::fs::write(&file, "{ nope").unwrap();
+    assert_eq!(
+        run(&["signature", "rules/file-server.yaml", "--server-json", f])
+            .status
+            .code(),
+        Some(1)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "{ nope");
+    let missing = dir.join("missing.json");
+    let o = run(&[
+        "signature",
+        "rules/file-server.yaml",
+        "--server-json",
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!missing.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

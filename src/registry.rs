@@ -1,0 +1,114 @@
+//! The registry's `server.json`: where a publisher puts the signature's
+//! fingerprint so hosts can find and pin it.
+//!
+//! The MCP registry keeps only `_meta["io.modelcontextprotocol.registry/publisher-provided"]`
+//! of a server's `_meta` and rejects documents over 4096 bytes. mcp-resolve
+//! writes one entry there, `"io.github.mcp-resolve/signature": {"fingerprint", "url"?}`,
+//! and leaves every other key, and the order of keys, as it was.
+
+use serde_json::{Map, Value};
+
+/// The `_meta` key the registry keeps.
+pub const PUBLISHER_PROVIDED: &str = "io.modelcontextprotocol.registry/publisher-provided";
+
+/// The entry mcp-resolve owns inside it.
+pub const SIGNATURE_KEY: &str = "io.github.mcp-resolve/signature";
+
+/// The largest `server.json` the registry accepts, in bytes.
+pub const MAX_SERVER_JSON_BYTES: usize = 4096;
+
+/// Returns the text of `server_json` with the fingerprint (and `url`) written
+/// in; an error says why the document cannot be updated.
+pub fn with_fingerprint(
+    server_json: &str,
+    fingerprint: &str,
+    url: Option<&str>,
+) -> Result<String, String> {
+    let mut doc: Value = serde_json::from_str(server_json).map_err(|e| format!("not JSON: {e}"))?;
+    let Value::Object(root) = &mut doc else {
+        return Err("not a JSON object".into());
+    };
+    let meta = root
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(meta) = meta else {
+        return Err("`_meta` is not an object".into());
+    };
+    let provided = meta
+        .entry(PUBLISHER_PROVIDED)
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(provided) = provided else {
+        return Err(format!(
+            "`_meta[\"{PUBLISHER_PROVIDED}\"]` is not an object"
+        ));
+    };
+    let mut entry = Map::new();
+    entry.insert("fingerprint".into(), Value::String(fingerprint.to_string()));
+    // A URL given before is kept unless a new one is given.
+    let old_url = provided
+        .get(SIGNATURE_KEY)
+        .and_then(|e| e.get("url"))
+        .cloned();
+    if let Some(url) = url.map(|u| Value::String(u.to_string())).or(old_url) {
+        entry.insert("url".into(), url);
+    }
+    provided.insert(SIGNATURE_KEY.into(), Value::Object(entry));
+    let mut text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
+    text.push('\n');
+    if text.len() > MAX_SERVER_JSON_BYTES {
+        return Err(format!(
+            "the updated document would be {} bytes; the registry rejects server.json over {MAX_SERVER_JSON_BYTES} bytes",
+            text.len()
+        ));
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    #[test]
+    fn writes_the_entry_and_keeps_everything_else() {
+        let input = r#"{"name":"io.github.x/y","version":"1.0.0","_meta":{"other":1,"io.modelcontextprotocol.registry/publisher-provided":{"tool":"z"}},"packages":[]}"#;
+        let out = with_fingerprint(input, "sha256:ab", Some("https://x/sig.json")).unwrap();
+        let doc: Value = serde_json::from_str(&out).unwrap();
+        let keys: Vec<&String> = doc.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["name", "version", "_meta", "packages"]);
+        assert_eq!(doc["_meta"]["other"], 1);
+        let provided = &doc["_meta"][PUBLISHER_PROVIDED];
+        assert_eq!(provided["tool"], "z");
+        assert_eq!(
+            provided[SIGNATURE_KEY],
+            serde_json::json!({"fingerprint": "sha256:ab", "url": "https://x/sig.json"})
+        );
+        // Again without a URL: the URL stays.
+        let again = with_fingerprint(&out, "sha256:cd", None).unwrap();
+        let doc: Value = serde_json::from_str(&again).unwrap();
+        assert_eq!(
+            doc["_meta"][PUBLISHER_PROVIDED][SIGNATURE_KEY]["url"],
+            "https://x/sig.json"
+        );
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_update() {
+        for (bad, why) in [
+            ("[]", "not a JSON object"),
+            ("{", "not JSON"),
+            (r#"{"_meta": 3}"#, "`_meta` is not an object"),
+            (
+                r#"{"_meta": {"io.modelcontextprotocol.registry/publisher-provided": []}}"#,
+                "is not an object",
+            ),
+        ] {
+            let err = with_fingerprint(bad, "sha256:ab", None).unwrap_err();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+        let big = format!(r#"{{"description":"{}"}}"#, "x".repeat(4000));
+        let err = with_fingerprint(&big, "sha256:ab", None).unwrap_err();
+        assert!(err.contains("over 4096 bytes"), "{err}");
+    }
+}
