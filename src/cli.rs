@@ -117,9 +117,11 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
-    /// Compare two signatures (signature files, or rules files or directories)
-    /// and classify every change as widening or narrowing. Exits 1 on
-    /// widening unless `--allow-widening`.
+    /// Classify every change between two signatures as widening or narrowing.
+    ///
+    /// Each side is a signature document (`.json`) or rules (a file or a
+    /// directory). Every widening comes with a witness argument object. Exits
+    /// 1 on widening unless `--allow-widening`.
     Diff {
         /// The old signature document (`.json`), or rules.
         old: PathBuf,
