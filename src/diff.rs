@@ -467,8 +467,8 @@ fn compare_tool(o: &ToolSig, n: &ToolSig, old: &Value, new: &Value, changes: &mu
     let mut add = |key: (Direction, String, String, String), c: Change| {
         groups.entry(key).or_insert(c);
     };
-    for args in search.candidates() {
-        let (lo, ln) = (o.land(&args), n.land(&args));
+    for args in &search.candidates {
+        let (lo, ln) = (o.land(args), n.land(args));
         match (lo, ln) {
             (None, Some(at)) => add(
                 (
@@ -607,6 +607,8 @@ struct Search<'a> {
     old: Option<&'a ToolSig>,
     new: Option<&'a ToolSig>,
     columns: Vec<(String, Vec<Option<Value>>)>,
+    /// The argument objects, built once.
+    candidates: Vec<Value>,
 }
 
 /// A property name no schema lists, to see `additionalProperties` at work.
@@ -623,10 +625,8 @@ impl<'a> Search<'a> {
             }
         };
         for t in &sides {
-            for key in ["properties"] {
-                if let Some(props) = t.schema.get(key).and_then(Value::as_object) {
-                    props.keys().for_each(|k| note(k));
-                }
+            if let Some(props) = t.schema.get("properties").and_then(Value::as_object) {
+                props.keys().for_each(|k| note(k));
             }
             for r in t
                 .schema
@@ -662,14 +662,21 @@ impl<'a> Search<'a> {
                 (name, values)
             })
             .collect();
-        Search { old, new, columns }
+        let mut search = Search {
+            old,
+            new,
+            columns,
+            candidates: Vec::new(),
+        };
+        search.candidates = search.build_candidates();
+        search
     }
 
     /// Candidate argument objects: every combination of the columns' values
     /// when there are few enough; otherwise each column varied around seeds
     /// (a base object, and one object per variant built from values its
     /// patterns accept).
-    fn candidates(&self) -> Vec<Value> {
+    fn build_candidates(&self) -> Vec<Value> {
         let total = self
             .columns
             .iter()
@@ -774,17 +781,19 @@ impl<'a> Search<'a> {
     /// A call the new document admits.
     fn first_valid_new(&self) -> Option<Value> {
         let n = self.new?;
-        self.candidates().into_iter().find(|a| n.land(a).is_some())
+        self.candidates
+            .iter()
+            .find(|a| n.land(a).is_some())
+            .cloned()
     }
 
     /// A call the new document sends to `at` (else any call it admits).
     fn first_landing_new(&self, at: Landing) -> Option<Value> {
         let n = self.new?;
-        let candidates = self.candidates();
-        candidates
+        self.candidates
             .iter()
             .find(|a| n.land(a) == Some(at))
-            .or_else(|| candidates.iter().find(|a| n.land(a).is_some()))
+            .or_else(|| self.candidates.iter().find(|a| n.land(a).is_some()))
             .cloned()
     }
 }
