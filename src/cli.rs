@@ -150,6 +150,8 @@ enum Format {
     Json,
     /// GitHub Actions workflow annotations.
     Github,
+    /// A SARIF 2.1.0 log, for code scanning.
+    Sarif,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -286,7 +288,7 @@ fn fmt_cmd(paths: &[PathBuf], check: bool, write: bool) -> u8 {
                 }
             }
         } else {
-            print!("{formatted}");
+            out(&formatted);
         }
     }
     status
@@ -370,15 +372,11 @@ fn check(paths: &[PathBuf], format: Format, deny_warnings: bool) -> u8 {
         Format::Human => {
             diagnostic::render_human(&project.sources, diags, color_for(&std::io::stdout()))
         }
-        Format::Json => {
-            let mut s = serde_json::to_string_pretty(&diagnostic::to_json(&project.sources, diags))
-                .unwrap_or_default();
-            s.push('\n');
-            s
-        }
+        Format::Json => pretty_json(&diagnostic::to_json(&project.sources, diags)),
         Format::Github => diagnostic::render_github(&project.sources, diags),
+        Format::Sarif => pretty_json(&diagnostic::to_sarif(&project.sources, diags)),
     };
-    print!("{text}");
+    out(&text);
     let failing = diags.iter().any(|d| {
         d.severity == Severity::Error || (deny_warnings && d.severity == Severity::Warning)
     });
@@ -551,10 +549,7 @@ fn resolve(paths: &[PathBuf], tool: &str, args: &str, dialect: Dialect, explain:
         Ok(v) => (v, OK),
         Err(e) => (e.to_json(), FAILURE),
     };
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&value).unwrap_or_default()
-    );
+    out(&pretty_json(&value));
     code
 }
 
@@ -638,8 +633,8 @@ fn diff_cmd(old: &Path, new: &Path, format: DiffFormat, allow_widening: bool) ->
         }
     };
     match format {
-        DiffFormat::Human => print!("{}", diff.to_human()),
-        DiffFormat::Json => print!("{}", to_pretty(&diff.to_json())),
+        DiffFormat::Human => out(&diff.to_human()),
+        DiffFormat::Json => out(&to_pretty(&diff.to_json())),
     }
     if diff.has_widening() && !allow_widening {
         FAILURE
@@ -648,9 +643,30 @@ fn diff_cmd(old: &Path, new: &Path, format: DiffFormat, allow_widening: bool) ->
     }
 }
 
+/// Pretty JSON in the document's own key order, with a trailing newline.
+fn pretty_json(value: &Value) -> String {
+    let mut s = serde_json::to_string_pretty(value).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// Writes to standard output. A closed pipe (`mcp-resolve … | head`) ends the
+/// output quietly instead of panicking as `print!` would.
+fn out(text: &str) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("error: cannot write to standard output: {e}");
+    }
+}
+
 fn write_output(output: Option<&Path>, text: &str) -> u8 {
     let Some(path) = output else {
-        print!("{text}");
+        out(text);
         return OK;
     };
     let written = mcp_resolve::builder::write_if_changed(path, text);

@@ -29,12 +29,12 @@ impl Severity {
 }
 
 macro_rules! codes {
-    ($($(#[$doc:meta])* $variant:ident = $name:literal, $severity:ident;)*) => {
+    ($($(#[doc = $doc:literal])* $variant:ident = $name:literal, $severity:ident;)*) => {
         /// A stable diagnostic code; the kebab-case name never changes once released.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         #[non_exhaustive]
         pub enum Code {
-            $($(#[$doc])* $variant,)*
+            $($(#[doc = $doc])* $variant,)*
         }
 
         impl Code {
@@ -49,6 +49,16 @@ macro_rules! codes {
             /// The default severity.
             pub fn severity(self) -> Severity {
                 match self { $(Code::$variant => Severity::$severity,)* }
+            }
+
+            /// The PascalCase name (SARIF's `reportingDescriptor.name`).
+            pub fn pascal_name(self) -> &'static str {
+                match self { $(Code::$variant => stringify!($variant),)* }
+            }
+
+            /// One sentence on what the code means (its documentation line).
+            pub fn description(self) -> &'static str {
+                match self { $(Code::$variant => concat!($($doc),*).trim_ascii(),)* }
             }
         }
     };
@@ -404,4 +414,188 @@ fn escape_data(s: &str) -> String {
 
 fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// Where the diagnostics table lives, for SARIF's `helpUri`.
+const DIAGNOSTICS_DOC: &str = concat!(
+    env!("CARGO_PKG_REPOSITORY"),
+    "/blob/main/docs/diagnostics.md"
+);
+
+/// A SARIF 2.1.0 log (one run) for code-scanning services such as GitHub's.
+///
+/// Every code is listed as a rule (in [`Code::ALL`] order, so `ruleIndex` is
+/// stable); columns count Unicode code points, as in every other format; file
+/// paths are written as given, relative ones as relative URI references.
+pub fn to_sarif(sources: &SourceMap, diagnostics: &[Diagnostic]) -> Value {
+    let rules: Vec<Value> = Code::ALL
+        .iter()
+        .map(|code| {
+            json!({
+                "id": code.as_str(),
+                "name": code.pascal_name(),
+                "shortDescription": { "text": code.description() },
+                "helpUri": DIAGNOSTICS_DOC,
+                "defaultConfiguration": { "level": sarif_level(code.severity()) },
+            })
+        })
+        .collect();
+    let results: Vec<Value> = diagnostics
+        .iter()
+        .map(|d| sarif_result(sources, d))
+        .collect();
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {
+                "driver": {
+                    "name": "mcp-resolve",
+                    "semanticVersion": env!("CARGO_PKG_VERSION"),
+                    "informationUri": env!("CARGO_PKG_REPOSITORY"),
+                    "rules": rules,
+                }
+            },
+            "invocations": [{ "executionSuccessful": true }],
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }]
+    })
+}
+
+fn sarif_level(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "note",
+    }
+}
+
+fn sarif_result(sources: &SourceMap, d: &Diagnostic) -> Value {
+    let mut text = d.message.clone();
+    if let Some(help) = &d.help {
+        text.push_str("\nhelp: ");
+        text.push_str(help);
+    }
+    let mut result = Map::new();
+    result.insert("ruleId".into(), json!(d.code.as_str()));
+    if let Some(index) = Code::ALL.iter().position(|c| *c == d.code) {
+        result.insert("ruleIndex".into(), json!(index));
+    }
+    result.insert("level".into(), json!(sarif_level(d.severity)));
+    result.insert("message".into(), json!({ "text": text }));
+
+    let mut location = Map::new();
+    if let Some(span) = d.span
+        && let Some(physical) = sarif_physical(sources, span)
+    {
+        location.insert("physicalLocation".into(), physical);
+        if let Some(label) = &d.label {
+            location.insert("message".into(), json!({ "text": label }));
+        }
+    }
+    if let Some(tool) = &d.tool {
+        let (name, qualified, kind) = match &d.variant {
+            Some(variant) => (variant.clone(), format!("{tool}/{variant}"), "member"),
+            None => (tool.clone(), tool.clone(), "function"),
+        };
+        location.insert(
+            "logicalLocations".into(),
+            json!([{ "name": name, "fullyQualifiedName": qualified, "kind": kind }]),
+        );
+    }
+    let locations = if location.is_empty() {
+        Vec::new()
+    } else {
+        vec![Value::Object(location)]
+    };
+    result.insert("locations".into(), Value::Array(locations));
+
+    let related: Vec<Value> = d
+        .related
+        .iter()
+        .filter_map(|r| {
+            let physical = sarif_physical(sources, r.span)?;
+            Some((physical, r.message.as_str()))
+        })
+        .enumerate()
+        .map(|(id, (physical, message))| {
+            json!({ "id": id + 1, "physicalLocation": physical, "message": { "text": message } })
+        })
+        .collect();
+    if !related.is_empty() {
+        result.insert("relatedLocations".into(), Value::Array(related));
+    }
+    Value::Object(result)
+}
+
+fn sarif_physical(sources: &SourceMap, span: Span) -> Option<Value> {
+    let file = sources.get(span.file)?;
+    let (line, column) = file.line_col(span.start);
+    let (end_line, end_column) = file.line_col(span.end.max(span.start));
+    Some(json!({
+        "artifactLocation": { "uri": file_uri(&file.display_path()) },
+        "region": {
+            "startLine": line,
+            "startColumn": column,
+            "endLine": end_line,
+            "endColumn": end_column,
+        }
+    }))
+}
+
+/// A path (with `/` separators) as a URI reference: relative paths stay
+/// relative, absolute ones become `file:` URIs; everything outside RFC 3986's
+/// unreserved set and `/` is percent-encoded (so a `:` never reads as a scheme).
+fn file_uri(path: &str) -> String {
+    fn encode(out: &mut String, s: &str) {
+        for b in s.bytes() {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+                out.push(char::from(b));
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+    }
+    let mut out = String::new();
+    let bytes = path.as_bytes();
+    let windows_drive = bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':';
+    if windows_drive {
+        out.push_str("file:///");
+        out.push_str(&path[..2]);
+        encode(&mut out, &path[2..]);
+    } else if path.starts_with('/') {
+        out.push_str("file://");
+        encode(&mut out, path);
+    } else {
+        encode(&mut out, path);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    #[test]
+    fn file_uris_are_relative_references_or_file_uris() {
+        assert_eq!(file_uri("rules/fs.yaml"), "rules/fs.yaml");
+        assert_eq!(file_uri("../x/a b#c?.yaml"), "../x/a%20b%23c%3F.yaml");
+        assert_eq!(file_uri("c:d.yaml"), "file:///c:d.yaml");
+        assert_eq!(file_uri("a:b/c.yaml"), "a%3Ab/c.yaml");
+        assert_eq!(file_uri("/srv/règles.yaml"), "file:///srv/r%C3%A8gles.yaml");
+        assert_eq!(file_uri("C:/rules/x.yaml"), "file:///C:/rules/x.yaml");
+    }
+
+    #[test]
+    fn every_code_has_a_description_and_a_distinct_name() {
+        let mut names = std::collections::BTreeSet::new();
+        for code in Code::ALL {
+            assert!(!code.description().is_empty(), "{code}");
+            assert!(!code.description().starts_with(' '), "{code}");
+            assert!(names.insert(code.pascal_name()), "{code}");
+        }
+    }
 }

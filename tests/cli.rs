@@ -129,6 +129,28 @@ fn github_format_emits_workflow_annotations() {
     );
 }
 
+/// `mcp-resolve check … | head`: a reader that goes away ends the output
+/// quietly, with check's own exit code, not a panic.
+#[test]
+fn closed_stdout_is_not_a_panic() {
+    let fixtures = common::files("tests/fixtures/invalid", "yaml");
+    let mut child = common::bin()
+        .arg("check")
+        .args(&fixtures)
+        .args(["--format", "sarif"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Over 64 KiB of output: the write fails once the pipe is closed,
+    // however the two processes are scheduled.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+}
+
 #[test]
 fn usage_and_io_errors_exit_two() {
     assert_eq!(run(&["check", "no/such/file.yaml"]).status.code(), Some(2));
