@@ -22,6 +22,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
 
+use mcp_resolve_runtime::host::{SignedTool, SignedVariant};
+
 use crate::analysis::{self, Limits};
 
 /// The direction of a change.
@@ -161,14 +163,7 @@ impl std::error::Error for DiffError {}
 /// The most argument objects tried per tool.
 pub const MAX_CANDIDATES: usize = 20_000;
 
-/// The worst (most conservative) value of a hint, when its direction is known.
-pub fn worst_value(hint: &str) -> Option<bool> {
-    match hint {
-        "readOnlyHint" | "idempotentHint" => Some(false),
-        "destructiveHint" | "openWorldHint" | "agencyHint" => Some(true),
-        _ => None,
-    }
-}
+pub use mcp_resolve_runtime::host::worst_value;
 
 /// Compares two signature documents.
 pub fn diff(old: &Value, new: &Value) -> Result<Diff, DiffError> {
@@ -178,7 +173,7 @@ pub fn diff(old: &Value, new: &Value) -> Result<Diff, DiffError> {
     for (name, new_tool) in &new_tools {
         match old_tools.iter().find(|(n, _)| n == name) {
             None => {
-                let tool = ToolSig::new(name, new_tool)?;
+                let tool = ToolSig::new("new", new_tool)?;
                 let witness = Search::new(None, Some(&tool)).first_valid_new();
                 changes.push(Change {
                     tool: name.clone(),
@@ -190,8 +185,8 @@ pub fn diff(old: &Value, new: &Value) -> Result<Diff, DiffError> {
                 });
             }
             Some((_, old_tool)) => {
-                let o = ToolSig::new(name, old_tool)?;
-                let n = ToolSig::new(name, new_tool)?;
+                let o = ToolSig::new("old", old_tool)?;
+                let n = ToolSig::new("new", new_tool)?;
                 compare_tool(&o, &n, old_tool, new_tool, &mut changes);
             }
         }
@@ -209,6 +204,15 @@ pub fn diff(old: &Value, new: &Value) -> Result<Diff, DiffError> {
         }
     }
     Ok(Diff { changes })
+}
+
+/// Argument objects that exercise one tool of a signature document: one value
+/// per class its `inputSchema` and `argumentPatterns` tell apart, combined as
+/// `diff` combines them (at most [`MAX_CANDIDATES`]). Some may be refused by
+/// the `inputSchema`. Useful to test a resolver or a host against a signature.
+pub fn candidate_calls(tool: &Value) -> Result<Vec<Value>, DiffError> {
+    let tool = ToolSig::new("given", tool)?;
+    Ok(Search::new(None, Some(&tool)).candidates)
 }
 
 fn tools_of<'a>(doc: &'a Value, side: &str) -> Result<Vec<(String, &'a Value)>, DiffError> {
@@ -232,136 +236,78 @@ fn tools_of<'a>(doc: &'a Value, side: &str) -> Result<Vec<(String, &'a Value)>, 
     Ok(out)
 }
 
-/// One tool of a signature, compiled for evaluation.
+/// One tool of a signature, compiled for evaluation with the runtime's
+/// host-side recipe, and its scopes as sets.
 struct ToolSig {
-    schema: Value,
-    validator: jsonschema::Validator,
-    annotations: Map<String, Value>,
+    signed: SignedTool,
     scopes: BTreeSet<String>,
-    variants: Vec<VariantSig>,
-}
-
-struct VariantSig {
-    name: String,
-    patterns: Map<String, Value>,
-    validator: jsonschema::Validator,
-    annotations: Map<String, Value>,
-    scopes: BTreeSet<String>,
+    variant_scopes: Vec<BTreeSet<String>>,
 }
 
 /// Where a call lands: `None` for the static annotations.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Landing(Option<usize>);
 
-fn compile(schema: &Value, what: &str) -> Result<jsonschema::Validator, DiffError> {
-    jsonschema::options()
-        .should_validate_formats(false)
-        .build(schema)
-        .map_err(|e| DiffError(format!("{what} is not a usable JSON Schema: {e}")))
-}
-
-fn scopes_of(v: &Value) -> BTreeSet<String> {
-    v.get("requiredScopes")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn annotations_of(v: &Value) -> Map<String, Value> {
-    v.get("annotations")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default()
+fn scope_set(scopes: &[String]) -> BTreeSet<String> {
+    scopes.iter().cloned().collect()
 }
 
 impl ToolSig {
-    fn new(name: &str, tool: &Value) -> Result<ToolSig, DiffError> {
-        let schema = tool
-            .get("inputSchema")
-            .cloned()
-            .unwrap_or_else(|| json!({"type": "object"}));
-        let validator = compile(&schema, &format!("the inputSchema of `{name}`"))?;
-        let mut variants = Vec::new();
-        for v in tool
-            .get("resolvedVariants")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let vname = v
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            let patterns = v
-                .pointer("/when/argumentPatterns")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default();
-            let required: Vec<&String> = patterns
-                .iter()
-                .filter(|(_, p)| **p != Value::Bool(false))
-                .map(|(k, _)| k)
-                .collect();
-            let schema = json!({"type": "object", "properties": patterns, "required": required});
-            let validator = compile(
-                &schema,
-                &format!("the argumentPatterns of `{name}` variant `{vname}`"),
-            )?;
-            variants.push(VariantSig {
-                name: vname,
-                patterns,
-                validator,
-                annotations: annotations_of(v),
-                scopes: scopes_of(v),
-            });
-        }
+    fn new(side: &str, tool: &Value) -> Result<ToolSig, DiffError> {
+        let signed = SignedTool::from_value(tool)
+            .map_err(|e| DiffError(format!("the {side} document: {e}")))?;
         Ok(ToolSig {
-            schema,
-            validator,
-            annotations: annotations_of(tool),
-            scopes: scopes_of(tool),
-            variants,
+            scopes: scope_set(signed.required_scopes()),
+            variant_scopes: signed
+                .variants()
+                .iter()
+                .map(|v| scope_set(v.required_scopes()))
+                .collect(),
+            signed,
         })
+    }
+
+    fn schema(&self) -> &Value {
+        self.signed.input_schema()
+    }
+
+    fn variants(&self) -> &[SignedVariant] {
+        self.signed.variants()
+    }
+
+    fn annotations_static(&self) -> &Map<String, Value> {
+        self.signed.annotations()
+    }
+
+    fn accepts(&self, args: &Value) -> bool {
+        self.signed.accepts(args)
     }
 
     /// The recipe: `None` when the arguments are refused.
     fn land(&self, args: &Value) -> Option<Landing> {
-        if !self.validator.is_valid(args) {
-            return None;
-        }
-        Some(Landing(
-            self.variants
-                .iter()
-                .position(|v| v.validator.is_valid(args)),
-        ))
+        self.accepts(args).then(|| Landing(self.signed.land(args)))
     }
 
     fn annotations(&self, at: Landing) -> &Map<String, Value> {
-        at.0.and_then(|i| self.variants.get(i))
-            .map_or(&self.annotations, |v| &v.annotations)
+        at.0.and_then(|i| self.variants().get(i))
+            .map_or(self.signed.annotations(), |v| v.annotations())
     }
 
     fn scopes(&self, at: Landing) -> &BTreeSet<String> {
-        at.0.and_then(|i| self.variants.get(i))
-            .map_or(&self.scopes, |v| &v.scopes)
+        at.0.and_then(|i| self.variant_scopes.get(i))
+            .unwrap_or(&self.scopes)
     }
 
     fn label(&self, at: Landing) -> String {
-        match at.0.and_then(|i| self.variants.get(i)) {
-            Some(v) => format!("variant `{}`", v.name),
+        match at.0.and_then(|i| self.variants().get(i)) {
+            Some(v) => format!("variant `{}`", v.name()),
             None => "the static annotations".to_string(),
         }
     }
 
     fn variant_name(&self, at: Landing) -> Value {
-        at.0.and_then(|i| self.variants.get(i))
-            .map_or(Value::Null, |v| json!(v.name))
+        at.0.and_then(|i| self.variants().get(i))
+            .map_or(Value::Null, |v| json!(v.name()))
     }
 }
 
@@ -429,8 +375,10 @@ fn compare_tool(o: &ToolSig, n: &ToolSig, old: &Value, new: &Value, changes: &mu
     };
 
     // Static annotations: what a client that does not resolve sees for every call.
-    for hint in all_hints(&o.annotations, &n.annotations) {
-        if let Some((direction, ov, nv)) = hint_direction(&hint, &o.annotations, &n.annotations) {
+    for hint in all_hints(o.annotations_static(), n.annotations_static()) {
+        if let Some((direction, ov, nv)) =
+            hint_direction(&hint, o.annotations_static(), n.annotations_static())
+        {
             let witness = (direction == Direction::Widening)
                 .then(|| search.first_landing_new(Landing(None)))
                 .flatten();
@@ -564,7 +512,7 @@ fn compare_tool(o: &ToolSig, n: &ToolSig, old: &Value, new: &Value, changes: &mu
     changes.extend(groups.into_values());
 
     // Document changes no call was found to feel.
-    if o.schema != n.schema && !found_schema_change {
+    if o.schema() != n.schema() && !found_schema_change {
         changes.push(change(
             Direction::Neutral,
             "input-schema",
@@ -576,9 +524,9 @@ fn compare_tool(o: &ToolSig, n: &ToolSig, old: &Value, new: &Value, changes: &mu
     let variants = |t: &Value| t.get("resolvedVariants").cloned().unwrap_or(Value::Null);
     if variants(old) != variants(new) && !found_resolution_change {
         let names = |t: &ToolSig| {
-            t.variants
+            t.variants()
                 .iter()
-                .map(|v| v.name.clone())
+                .map(|v| v.name().to_string())
                 .collect::<Vec<_>>()
         };
         changes.push(change(
@@ -625,11 +573,11 @@ impl<'a> Search<'a> {
             }
         };
         for t in &sides {
-            if let Some(props) = t.schema.get("properties").and_then(Value::as_object) {
+            if let Some(props) = t.schema().get("properties").and_then(Value::as_object) {
                 props.keys().for_each(|k| note(k));
             }
             for r in t
-                .schema
+                .schema()
                 .get("required")
                 .and_then(Value::as_array)
                 .into_iter()
@@ -638,8 +586,8 @@ impl<'a> Search<'a> {
             {
                 note(r);
             }
-            for v in &t.variants {
-                v.patterns.keys().for_each(|k| note(k));
+            for v in t.variants() {
+                v.argument_patterns().keys().for_each(|k| note(k));
             }
         }
         note(UNLISTED);
@@ -648,11 +596,14 @@ impl<'a> Search<'a> {
             .map(|name| {
                 let mut schemas: Vec<(Value, Value)> = Vec::new();
                 for t in &sides {
-                    if let Some(s) = t.schema.pointer(&format!("/properties/{}", escape(&name))) {
-                        schemas.push((s.clone(), t.schema.clone()));
+                    if let Some(s) = t
+                        .schema()
+                        .pointer(&format!("/properties/{}", escape(&name)))
+                    {
+                        schemas.push((s.clone(), t.schema().clone()));
                     }
-                    for v in &t.variants {
-                        if let Some(p) = v.patterns.get(&name) {
+                    for v in t.variants() {
+                        if let Some(p) = v.argument_patterns().get(&name) {
                             schemas.push((p.clone(), p.clone()));
                         }
                     }
@@ -713,11 +664,11 @@ impl<'a> Search<'a> {
         // The smallest call each side admits, spread over the columns.
         let mut minimal_calls: Vec<Vec<Option<Value>>> = Vec::new();
         for t in [self.old, self.new].into_iter().flatten() {
-            let Some(Value::Object(call)) = analysis::minimal_value(&t.schema, Limits::default())
+            let Some(Value::Object(call)) = analysis::minimal_value(t.schema(), Limits::default())
             else {
                 continue;
             };
-            if t.validator.is_valid(&Value::Object(call.clone())) {
+            if t.accepts(&Value::Object(call.clone())) {
                 minimal_calls.push(
                     self.columns
                         .iter()
@@ -734,11 +685,14 @@ impl<'a> Search<'a> {
         seeds.push(base);
         seeds.push(base_valid.clone());
         for t in [self.old, self.new].into_iter().flatten() {
-            for v in &t.variants {
+            for v in t.variants() {
                 let mut seed = base_valid.clone();
                 for (i, (name, values)) in self.columns.iter().enumerate() {
-                    if let Some(p) = v.patterns.get(name) {
-                        let Ok(check) = compile(p, "a pattern") else {
+                    if let Some(p) = v.argument_patterns().get(name) {
+                        let Ok(check) = jsonschema::options()
+                            .should_validate_formats(false)
+                            .build(p)
+                        else {
                             continue;
                         };
                         seed[i] = if *p == Value::Bool(false) {

@@ -7,6 +7,9 @@
 //! generated matching code calls ([`json`], [`pattern`], [`index`]). It never
 //! depends on the compiler.
 //!
+//! Hosts use [`host`] to check a server's `tools/list` and resolution results
+//! against its published signature document (`verify_resolution`).
+//!
 //! Generated code names this crate as `::mcp_resolve_runtime` and checks
 //! [`CODEGEN_VERSION`] at compile time, so a resolver generated for another
 //! runtime version fails to build with a clear message instead of misbehaving.
@@ -15,6 +18,7 @@
 mod annotations;
 mod dialect;
 mod error;
+pub mod host;
 pub mod index;
 pub mod json;
 pub mod pattern;

@@ -31,6 +31,14 @@ impl ArgumentValidator {
         Self::new(&schema)
     }
 
+    /// Whether `arguments` are an object, within [`MAX_ARGUMENT_DEPTH`], that
+    /// the schema accepts: [`ArgumentValidator::validate`] without the report.
+    pub fn is_valid(&self, arguments: &Value) -> bool {
+        arguments.is_object()
+            && !depth_exceeds(arguments, MAX_ARGUMENT_DEPTH)
+            && self.validator.is_valid(arguments)
+    }
+
     /// Checks `arguments` against the schema: `-32602` with the validation
     /// errors in `data` when they do not conform.
     pub fn validate(&self, tool: &str, arguments: &Value) -> Result<(), RpcError> {

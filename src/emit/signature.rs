@@ -1,7 +1,6 @@
 //! The signature document (SPEC §8) and its fingerprint.
 
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::emit::patterns::{MAX_DISJUNCTS, argument_patterns};
@@ -76,17 +75,9 @@ pub fn signature(server: &Server, diags: &mut Vec<Diagnostic>) -> Value {
     doc
 }
 
-/// `sha256:<hex>` of the RFC 8785 (JCS) form of `doc` without its `fingerprint` field.
-pub fn fingerprint(doc: &Value) -> String {
-    let mut doc = doc.clone();
-    if let Value::Object(m) = &mut doc {
-        m.remove("fingerprint");
-    }
-    let canonical = serde_json_canonicalizer::to_string(&doc).unwrap_or_default();
-    let digest = Sha256::digest(canonical.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
-}
+/// `sha256:<hex>` of the RFC 8785 (JCS) form of `doc` without its `fingerprint`
+/// field; the runtime's implementation, so hosts and the compiler agree.
+pub use mcp_resolve_runtime::host::fingerprint;
 
 /// The document as written to disk: pretty JSON with keys in JCS order, one
 /// trailing newline; byte-identical for the same document on any machine.

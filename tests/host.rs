@@ -1,0 +1,235 @@
+//! Host-side verification (`mcp_resolve_runtime::host`) against servers built
+//! from every bundled rules file: an honest server — the resolver of the same
+//! rules — passes on every candidate call in every dialect; a lying server —
+//! the resolver of the same rules with one hint of one variant flipped, or a
+//! scope added — is caught on a call that lands in that variant, and the
+//! violation says whether the lie is the dangerous direction.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+
+use mcp_resolve::diff::candidate_calls;
+use mcp_resolve::emit::signature::signature;
+use mcp_resolve::ir::Server;
+use mcp_resolve::resolve::Resolver;
+use mcp_resolve_runtime::Dialect;
+use mcp_resolve_runtime::host::{Signature, ViolationKind, verify_resolution, worst_value};
+use serde_json::Value;
+
+struct Bundle {
+    file: String,
+    server: Server,
+    signature: Signature,
+    /// Per resolvable tool: the calls its inputSchema accepts.
+    calls: Vec<(String, Vec<Value>)>,
+}
+
+fn bundles() -> Vec<Bundle> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir("rules")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "rules"))
+        .collect();
+    paths.sort();
+    assert!(paths.len() >= 5);
+    paths
+        .into_iter()
+        .map(|path| {
+            let project = mcp_resolve::load(std::slice::from_ref(&path)).unwrap();
+            assert!(!project.has_errors(), "{}", path.display());
+            let server = project.single_server().unwrap().clone();
+            let doc = signature(&server, &mut Vec::new());
+            let fingerprint = doc["fingerprint"].as_str().unwrap().to_string();
+            let signature = Signature::pinned(doc, &fingerprint).unwrap();
+            let calls = signature
+                .tools()
+                .iter()
+                .filter(|t| t.is_resolvable())
+                .map(|t| {
+                    let calls: Vec<Value> = candidate_calls(&Value::Object(t.tool().clone()))
+                        .unwrap()
+                        .into_iter()
+                        .filter(|c| t.accepts(c))
+                        .collect();
+                    assert!(!calls.is_empty(), "{}: {}", path.display(), t.name());
+                    (t.name().to_string(), calls)
+                })
+                .collect();
+            Bundle {
+                file: path.display().to_string(),
+                server,
+                signature,
+                calls,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn honest_servers_pass_on_every_call_in_every_dialect() {
+    let mut checked = 0;
+    for b in bundles() {
+        let resolver = Resolver::new(&b.server).unwrap();
+        for (tool, calls) in &b.calls {
+            for args in calls {
+                let resolution = resolver.resolve(tool, args).unwrap();
+                for dialect in Dialect::ALL {
+                    let result = resolver.resolve_result(tool, args, dialect).unwrap();
+                    let expected = verify_resolution(&b.signature, tool, args, &result)
+                        .unwrap_or_else(|e| panic!("{}: {tool} {args} {dialect}: {e}", b.file));
+                    assert_eq!(
+                        expected.variant().map(|v| v.name().to_string()),
+                        resolution.variant,
+                        "{}: {tool} {args}",
+                        b.file
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "{checked}");
+}
+
+/// One lie: a flipped hint or an added scope on one variant of one tool.
+struct Lie {
+    tool: usize,
+    variant: usize,
+    hint: Option<usize>,
+}
+
+fn lies(server: &Server) -> Vec<Lie> {
+    let mut out = Vec::new();
+    for (t, tool) in server.tools.iter().enumerate() {
+        for v in 0..tool.variants.len() {
+            for h in 0..server.hints.defs().len() {
+                out.push(Lie {
+                    tool: t,
+                    variant: v,
+                    hint: Some(h),
+                });
+            }
+            out.push(Lie {
+                tool: t,
+                variant: v,
+                hint: None,
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn lying_servers_are_caught_in_every_dialect_that_carries_the_lie() {
+    let (mut lies_told, mut caught, mut unreachable) = (0, 0, 0);
+    for b in bundles() {
+        let honest = Resolver::new(&b.server).unwrap();
+        for lie in lies(&b.server) {
+            let mut server = b.server.clone();
+            let tool = &mut server.tools[lie.tool];
+            let name = tool.name.clone();
+            let variant = &mut tool.variants[lie.variant];
+            let variant_name = variant.name.clone();
+            let hint_name = match lie.hint {
+                Some(h) => {
+                    let value = variant.annotations.get(h);
+                    variant.annotations.set(h, !value);
+                    Some(b.server.hints.defs()[h].name.clone())
+                }
+                None => {
+                    let loc = variant.loc;
+                    variant
+                        .required_scopes
+                        .push(("lie:extra-scope".to_string(), loc));
+                    None
+                }
+            };
+            let liar = Resolver::new(&server).unwrap();
+            let calls = &b.calls.iter().find(|(t, _)| *t == name).unwrap().1;
+            // A call the honest server resolves to this variant.
+            let Some(args) = calls.iter().find(|a| {
+                honest.resolve(&name, a).unwrap().variant.as_deref() == Some(&variant_name)
+                    && liar.resolve(&name, a).unwrap().variant.as_deref() == Some(&variant_name)
+            }) else {
+                // Earlier variants take every call (an unreachable-variant warning).
+                unreachable += 1;
+                continue;
+            };
+            let core = hint_name
+                .as_deref()
+                .is_some_and(|h| mcp_resolve_runtime::CORE_HINTS.contains(&h));
+            for dialect in Dialect::ALL {
+                // The extension dialect carries the core hints only, and no
+                // dialect but SEP-1862 carries scopes.
+                let carried = match (&hint_name, dialect) {
+                    (Some(_), Dialect::Extension) => core,
+                    (Some(_), _) => true,
+                    (None, d) => d == Dialect::Sep1862,
+                };
+                let result = liar.resolve_result(&name, args, dialect).unwrap();
+                let verdict = verify_resolution(&b.signature, &name, args, &result);
+                if !carried {
+                    assert!(verdict.is_ok(), "{}: {name} {dialect}", b.file);
+                    continue;
+                }
+                lies_told += 1;
+                let Err(violations) = verdict else {
+                    panic!(
+                        "{}: lie not caught: {name}/{variant_name} {hint_name:?} {dialect} {args}",
+                        b.file
+                    );
+                };
+                caught += 1;
+                assert_eq!(violations.0.len(), 1, "{violations}");
+                let v = &violations.0[0];
+                assert_eq!(v.tool, name);
+                match &hint_name {
+                    Some(h) => {
+                        assert_eq!(v.kind, ViolationKind::Annotation, "{v}");
+                        assert!(v.message.contains(h.as_str()), "{v}");
+                        let signed = b.signature.expect(&name, args).unwrap().annotations()[h]
+                            .as_bool()
+                            .unwrap();
+                        // Dangerous exactly when the signature had the worst value.
+                        let dangerous = worst_value(h).is_none_or(|w| w == signed);
+                        assert_eq!(v.less_conservative, dangerous, "{v}");
+                    }
+                    None => {
+                        assert_eq!(v.kind, ViolationKind::Scopes, "{v}");
+                        assert!(v.less_conservative, "{v}");
+                    }
+                }
+            }
+        }
+    }
+    println!(
+        "lying servers: {caught}/{lies_told} lies caught ({unreachable} unreachable variants skipped)"
+    );
+    assert_eq!(caught, lies_told);
+    assert!(lies_told > 100, "{lies_told}");
+}
+
+#[test]
+fn a_resolution_for_refused_arguments_or_an_unknown_tool_is_a_violation() {
+    let b = bundles()
+        .into_iter()
+        .find(|b| b.file.ends_with("file-server.yaml"))
+        .unwrap();
+    let resolver = Resolver::new(&b.server).unwrap();
+    let good = serde_json::json!({"path": "a", "action": "read"});
+    let result = resolver
+        .resolve_result("manage_files", &good, Dialect::Extension)
+        .unwrap();
+    let bad_args = serde_json::json!({"path": "a", "action": "rename"});
+    let err = verify_resolution(&b.signature, "manage_files", &bad_args, &result).unwrap_err();
+    assert_eq!(err.0[0].kind, ViolationKind::InvalidArguments);
+    assert!(err.any_less_conservative());
+    let err = verify_resolution(&b.signature, "no_such_tool", &good, &result).unwrap_err();
+    assert_eq!(err.0[0].kind, ViolationKind::UnknownTool);
+    // The result names another tool than the one asked about.
+    let mut other = result.clone();
+    other["name"] = serde_json::json!("other_tool");
+    let err = verify_resolution(&b.signature, "manage_files", &good, &other).unwrap_err();
+    assert_eq!(err.0[0].kind, ViolationKind::Malformed, "{err}");
+    assert!(verify_resolution(&b.signature, "manage_files", &good, &result).is_ok());
+}
