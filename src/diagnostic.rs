@@ -559,7 +559,9 @@ fn file_uri(path: &str) -> String {
     }
     let mut out = String::new();
     let bytes = path.as_bytes();
-    let windows_drive = bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':';
+    // `C:/…`: an absolute Windows path (a relative `a:b` stays relative).
+    let windows_drive =
+        bytes.len() >= 3 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' && bytes[2] == b'/';
     if windows_drive {
         out.push_str("file:///");
         out.push_str(&path[..2]);
@@ -583,7 +585,7 @@ mod tests {
     fn file_uris_are_relative_references_or_file_uris() {
         assert_eq!(file_uri("rules/fs.yaml"), "rules/fs.yaml");
         assert_eq!(file_uri("../x/a b#c?.yaml"), "../x/a%20b%23c%3F.yaml");
-        assert_eq!(file_uri("c:d.yaml"), "file:///c:d.yaml");
+        assert_eq!(file_uri("c:d.yaml"), "c%3Ad.yaml");
         assert_eq!(file_uri("a:b/c.yaml"), "a%3Ab/c.yaml");
         assert_eq!(file_uri("/srv/règles.yaml"), "file:///srv/r%C3%A8gles.yaml");
         assert_eq!(file_uri("C:/rules/x.yaml"), "file:///C:/rules/x.yaml");

@@ -522,3 +522,72 @@ fn signature_server_json_writes_the_fingerprint_and_keeps_the_rest() {
     assert!(!missing.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every `mcp-resolve` command of the sample workflow in docs/ runs as
+/// written (flags exist, outputs parse) on a checkout with the example
+/// server's rules and their committed signature.
+#[test]
+fn sample_workflow_commands_run_as_written() {
+    let text = std::fs::read_to_string("docs/examples/mcp-resolve.yml").unwrap();
+    let workflow: Value = serde_saphyr::from_str(&text).unwrap();
+    let mut commands = Vec::new();
+    for job in workflow["jobs"].as_object().unwrap().values() {
+        for step in job["steps"].as_array().unwrap() {
+            for line in step["run"].as_str().unwrap_or_default().lines() {
+                let line = line.trim();
+                if line.starts_with("mcp-resolve ") && !line.starts_with("mcp-resolve --") {
+                    commands.push(line.to_string());
+                }
+            }
+        }
+    }
+    assert!(commands.len() >= 4, "{commands:?}");
+
+    let dir = std::env::temp_dir().join(format!("mcp-resolve-workflow-{}", std::process::id()));
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(dir.join("rules")).unwrap();
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::copy(
+        "examples/file-server/rules/file-server.yaml",
+        dir.join("rules/file-server.yaml"),
+    )
+    .unwrap();
+    let signature = run(&["signature", "examples/file-server/rules/file-server.yaml"]);
+    std::fs::write(dir.join("signature.json"), &signature.stdout).unwrap();
+    std::fs::write(tmp.join("base.signature.json"), &signature.stdout).unwrap();
+
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_mcp-resolve"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = std::env::join_paths(
+        std::iter::once(bin_dir).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    for command in &commands {
+        let command = command.replace("/tmp/", &format!("{}/", tmp.display()));
+        let out = std::process::Command::new("bash")
+            .args(["-c", &command])
+            .current_dir(&dir)
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{command}\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // The outputs the later steps read.
+    let written = std::fs::read_to_string(tmp.join("signature.json")).unwrap();
+    assert_eq!(written.as_bytes(), signature.stdout.as_slice());
+    let diff = std::fs::read_to_string(tmp.join("diff.txt")).unwrap();
+    assert!(diff.contains("0 widening"), "{diff}");
+    let sarif: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("mcp-resolve.sarif")).unwrap())
+            .unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -16,6 +16,41 @@
 //! is complete, rather than the server's. With the `fingerprint` feature,
 //! [`Signature::verified`] and [`Signature::pinned`] also recompute the
 //! document's fingerprint (RFC 8785 + SHA-256).
+//!
+//! ```
+//! use mcp_resolve_runtime::host::{Signature, ViolationKind, verify_resolution};
+//! use serde_json::json;
+//!
+//! let signature = Signature::from_value(json!({
+//!     "tools": [{
+//!         "name": "manage_files",
+//!         "inputSchema": {"type": "object", "properties": {"action": {"enum": ["read", "delete"]}},
+//!                         "required": ["action"]},
+//!         "annotations": {"readOnlyHint": false, "destructiveHint": true,
+//!                         "idempotentHint": false, "openWorldHint": false},
+//!         "resolvedVariants": [{
+//!             "name": "read",
+//!             "when": {"argumentPatterns": {"action": {"const": "read"}}},
+//!             "annotations": {"readOnlyHint": true, "destructiveHint": false,
+//!                             "idempotentHint": true, "openWorldHint": false}
+//!         }]
+//!     }]
+//! }))?;
+//!
+//! // An honest answer for a read.
+//! let read = json!({"action": "read"});
+//! let answer = json!({"resultType": "complete", "name": "manage_files", "annotations":
+//!     {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}});
+//! let expected = verify_resolution(&signature, "manage_files", &read, &answer)?;
+//! assert_eq!(expected.variant().map(|v| v.name()), Some("read"));
+//!
+//! // The same answer for a delete is a lie: the signature says it is destructive.
+//! let delete = json!({"action": "delete"});
+//! let err = verify_resolution(&signature, "manage_files", &delete, &answer).unwrap_err();
+//! assert_eq!(err.0[0].kind, ViolationKind::Annotation);
+//! assert!(err.any_less_conservative());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
