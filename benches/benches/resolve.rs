@@ -86,6 +86,44 @@ fn full(c: &mut Criterion) {
     group.finish();
 }
 
+/// A host checking the server's answer (`host::verify_resolution`: the
+/// recipe with jsonschema, then the comparison) next to the server producing
+/// it (the generated resolver).
+fn host(c: &mut Criterion) {
+    let signature =
+        mcp_resolve_runtime::host::Signature::from_json(file_server::SIGNATURE_JSON).unwrap();
+    let mut group = c.benchmark_group("host");
+    for (label, args) in calls() {
+        let answer: Value = serde_json::from_str(
+            &file_server::resolve_json("manage_files", &args, Dialect::Extension).unwrap(),
+        )
+        .unwrap();
+        mcp_resolve_runtime::host::verify_resolution(&signature, "manage_files", &args, &answer)
+            .unwrap();
+        group.bench_function(format!("server-resolve/{label}"), |b| {
+            b.iter(|| {
+                file_server::resolve_json(
+                    black_box("manage_files"),
+                    black_box(&args),
+                    Dialect::Extension,
+                )
+            })
+        });
+        group.bench_function(format!("host-verify/{label}"), |b| {
+            b.iter(|| {
+                mcp_resolve_runtime::host::verify_resolution(
+                    black_box(&signature),
+                    black_box("manage_files"),
+                    black_box(&args),
+                    black_box(&answer),
+                )
+                .is_ok()
+            })
+        });
+    }
+    group.finish();
+}
+
 fn dispatch(c: &mut Criterion) {
     let args = json!({"action": "read"});
     let map = args.as_object().unwrap().clone();
@@ -117,6 +155,6 @@ criterion_group! {
     config = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
-    targets = matching, full, dispatch
+    targets = matching, full, host, dispatch
 }
 criterion_main!(benches);
