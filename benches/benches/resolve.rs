@@ -95,7 +95,7 @@ fn host(c: &mut Criterion) {
     let mut group = c.benchmark_group("host");
     for (label, args) in calls() {
         let answer: Value = serde_json::from_str(
-            &file_server::resolve_json("manage_files", &args, Dialect::Extension).unwrap(),
+            file_server::resolve_json("manage_files", &args, Dialect::Extension).unwrap(),
         )
         .unwrap();
         mcp_resolve_runtime::host::verify_resolution(&signature, "manage_files", &args, &answer)
