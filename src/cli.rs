@@ -651,7 +651,9 @@ fn pretty_json(value: &Value) -> String {
 }
 
 /// Writes to standard output. A closed pipe (`mcp-resolve … | head`) ends the
-/// output quietly instead of panicking as `print!` would.
+/// output quietly instead of panicking as `print!` would; any other write
+/// error (a full disk behind `>`) is reported and exits 2, so truncated
+/// output never passes for success.
 fn out(text: &str) {
     use std::io::Write as _;
     let mut stdout = std::io::stdout().lock();
@@ -661,6 +663,7 @@ fn out(text: &str) {
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {
         eprintln!("error: cannot write to standard output: {e}");
+        std::process::exit(i32::from(USAGE));
     }
 }
 

@@ -151,6 +151,21 @@ fn closed_stdout_is_not_a_panic() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
 }
 
+/// A write that fails for another reason (a full disk) is an error, exit 2,
+/// never a silent success with truncated output.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_failed_write_to_stdout_exits_two() {
+    let out = common::bin()
+        .args(["check", "rules/", "--format", "json"])
+        .stdout(std::fs::File::create("/dev/full").unwrap())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot write to standard output"), "{stderr}");
+}
+
 #[test]
 fn usage_and_io_errors_exit_two() {
     assert_eq!(run(&["check", "no/such/file.yaml"]).status.code(), Some(2));

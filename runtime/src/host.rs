@@ -52,7 +52,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt;
 
 use serde_json::{Map, Value, json};
@@ -791,7 +791,7 @@ pub fn verify_tools_list(signature: &Signature, result: &Value) -> Result<(), Vi
         },
     };
     let mut out = Vec::new();
-    let mut seen: BTreeMap<&str, ()> = BTreeMap::new();
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
     for tool in tools {
         let Some(listed) = tool.as_object() else {
             out.push(Violation::new(
@@ -809,7 +809,7 @@ pub fn verify_tools_list(signature: &Signature, result: &Value) -> Result<(), Vi
             ));
             continue;
         };
-        if seen.insert(name, ()).is_some() {
+        if !seen.insert(name) {
             out.push(Violation::new(
                 ViolationKind::DuplicateTool,
                 name,
