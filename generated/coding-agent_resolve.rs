@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 1,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 2,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -280,7 +280,10 @@ pub fn resolve_json(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Value,
     dialect: ::mcp_resolve_runtime::Dialect,
-) -> ::core::result::Result<&'static str, ::mcp_resolve_runtime::RpcError> {
+) -> ::core::result::Result<
+    ::std::borrow::Cow<'static, str>,
+    ::mcp_resolve_runtime::RpcError,
+> {
     resolve(name, arguments).map(|resolved| resolved.result_json(dialect))
 }
 /// This resolver as a value, for code that serves any resolver
@@ -345,91 +348,114 @@ fn match_0(
         ::mcp_resolve_runtime::serde_json::Value,
     >,
 ) -> &'static ::mcp_resolve_runtime::Resolved {
+    const TOOL_HEAD: &str = r#"{"tool":{"name":"start_coding_agent","title":"Start a coding agent","description":"Start an autonomous agent that works on a repository task","inputSchema":{"type":"object","properties":{"task":{"type":"string","minLength":1,"maxLength":4000},"mode":{"type":"string","enum":["plan","execute"]},"maxSteps":{"type":"integer","minimum":1,"maximum":200},"dryRun":{"type":"boolean"},"sandbox":{"type":"object","properties":{"network":{"type":"boolean"}},"required":["network"]}},"required":["task","mode"]},"annotations":"#;
     static OUTCOMES: [::mcp_resolve_runtime::Resolved; 5] = [
         ::mcp_resolve_runtime::Resolved {
             tool: "start_coding_agent",
             variant: ::core::option::Option::Some("dry-run"),
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: true,
                 destructive: false,
                 idempotent: false,
                 open_world: false,
-                extra: &[("agencyHint", false)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(
+                    &[("agencyHint", false)],
+                ),
             },
             required_scopes: &[],
-            results: [
-                r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}}"#,
-                r#"{"tool":{"name":"start_coding_agent","title":"Start a coding agent","description":"Start an autonomous agent that works on a repository task","inputSchema":{"type":"object","properties":{"task":{"type":"string","minLength":1,"maxLength":4000},"mode":{"type":"string","enum":["plan","execute"]},"maxSteps":{"type":"integer","minimum":1,"maximum":200},"dryRun":{"type":"boolean"},"sandbox":{"type":"object","properties":{"network":{"type":"boolean"}},"required":["network"]}},"required":["task","mode"]},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},"resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
+            },
         },
         ::mcp_resolve_runtime::Resolved {
             tool: "start_coding_agent",
             variant: ::core::option::Option::Some("plan"),
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: true,
                 destructive: false,
                 idempotent: false,
                 open_world: false,
-                extra: &[("agencyHint", true)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", true)]),
             },
             required_scopes: &[],
-            results: [
-                r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}}"#,
-                r#"{"tool":{"name":"start_coding_agent","title":"Start a coding agent","description":"Start an autonomous agent that works on a repository task","inputSchema":{"type":"object","properties":{"task":{"type":"string","minLength":1,"maxLength":4000},"mode":{"type":"string","enum":["plan","execute"]},"maxSteps":{"type":"integer","minimum":1,"maximum":200},"dryRun":{"type":"boolean"},"sandbox":{"type":"object","properties":{"network":{"type":"boolean"}},"required":["network"]}},"required":["task","mode"]},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":true},"resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":true}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":true}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":true}}"#,
+            },
         },
         ::mcp_resolve_runtime::Resolved {
             tool: "start_coding_agent",
             variant: ::core::option::Option::Some("offline-short"),
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: false,
                 destructive: true,
                 idempotent: false,
                 open_world: false,
-                extra: &[("agencyHint", true)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", true)]),
             },
             required_scopes: &[],
-            results: [
-                r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
-                r#"{"tool":{"name":"start_coding_agent","title":"Start a coding agent","description":"Start an autonomous agent that works on a repository task","inputSchema":{"type":"object","properties":{"task":{"type":"string","minLength":1,"maxLength":4000},"mode":{"type":"string","enum":["plan","execute"]},"maxSteps":{"type":"integer","minimum":1,"maximum":200},"dryRun":{"type":"boolean"},"sandbox":{"type":"object","properties":{"network":{"type":"boolean"}},"required":["network"]}},"required":["task","mode"]},"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":true},"resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":true}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":true}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":true}}"#,
+            },
         },
         ::mcp_resolve_runtime::Resolved {
             tool: "start_coding_agent",
             variant: ::core::option::Option::Some("execute"),
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: false,
                 destructive: true,
                 idempotent: false,
                 open_world: true,
-                extra: &[("agencyHint", true)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", true)]),
             },
             required_scopes: &[],
-            results: [
-                r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}}"#,
-                r#"{"tool":{"name":"start_coding_agent","title":"Start a coding agent","description":"Start an autonomous agent that works on a repository task","inputSchema":{"type":"object","properties":{"task":{"type":"string","minLength":1,"maxLength":4000},"mode":{"type":"string","enum":["plan","execute"]},"maxSteps":{"type":"integer","minimum":1,"maximum":200},"dryRun":{"type":"boolean"},"sandbox":{"type":"object","properties":{"network":{"type":"boolean"}},"required":["network"]}},"required":["task","mode"]},"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true},"resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true}}"#,
+            },
         },
         ::mcp_resolve_runtime::Resolved {
             tool: "start_coding_agent",
             variant: ::core::option::Option::None,
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: false,
                 destructive: true,
                 idempotent: false,
                 open_world: true,
-                extra: &[("agencyHint", true)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", true)]),
             },
             required_scopes: &[],
-            results: [
-                r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}}"#,
-                r#"{"tool":{"name":"start_coding_agent","title":"Start a coding agent","description":"Start an autonomous agent that works on a repository task","inputSchema":{"type":"object","properties":{"task":{"type":"string","minLength":1,"maxLength":4000},"mode":{"type":"string","enum":["plan","execute"]},"maxSteps":{"type":"integer","minimum":1,"maximum":200},"dryRun":{"type":"boolean"},"sandbox":{"type":"object","properties":{"network":{"type":"boolean"}},"required":["network"]}},"required":["task","mode"]},"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true},"resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true}}"#,
+            },
         },
     ];
     let arg_0 = args.get("dryRun");

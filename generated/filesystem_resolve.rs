@@ -10,7 +10,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 1,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 2,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -337,7 +337,10 @@ pub fn resolve_json(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Value,
     dialect: ::mcp_resolve_runtime::Dialect,
-) -> ::core::result::Result<&'static str, ::mcp_resolve_runtime::RpcError> {
+) -> ::core::result::Result<
+    ::std::borrow::Cow<'static, str>,
+    ::mcp_resolve_runtime::RpcError,
+> {
     resolve(name, arguments).map(|resolved| resolved.result_json(dialect))
 }
 /// This resolver as a value, for code that serves any resolver
@@ -402,125 +405,168 @@ fn match_0(
         ::mcp_resolve_runtime::serde_json::Value,
     >,
 ) -> &'static ::mcp_resolve_runtime::Resolved {
+    const TOOL_HEAD: &str = r#"{"tool":{"name":"filesystem","description":"Read, append to, overwrite or delete a file or directory","inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"operation":{"type":"string","enum":["read","append","overwrite","delete"]},"path":{"type":"string","minLength":1},"content":{"type":"string"},"options":{"type":"object","properties":{"recursive":{"type":"boolean"},"followSymlinks":{"type":"boolean"}},"additionalProperties":false}},"required":["operation","path"],"additionalProperties":false},"annotations":"#;
     static OUTCOMES: [::mcp_resolve_runtime::Resolved; 7] = [
         ::mcp_resolve_runtime::Resolved {
             tool: "filesystem",
             variant: ::core::option::Option::Some("read"),
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: true,
                 destructive: false,
                 idempotent: true,
                 open_world: false,
-                extra: &[("agencyHint", false)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(
+                    &[("agencyHint", false)],
+                ),
             },
             required_scopes: &[],
-            results: [
-                r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}"#,
-                r#"{"tool":{"name":"filesystem","description":"Read, append to, overwrite or delete a file or directory","inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"operation":{"type":"string","enum":["read","append","overwrite","delete"]},"path":{"type":"string","minLength":1},"content":{"type":"string"},"options":{"type":"object","properties":{"recursive":{"type":"boolean"},"followSymlinks":{"type":"boolean"}},"additionalProperties":false}},"required":["operation","path"],"additionalProperties":false},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},"resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
+            },
         },
         ::mcp_resolve_runtime::Resolved {
             tool: "filesystem",
             variant: ::core::option::Option::Some("append"),
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: false,
                 destructive: false,
                 idempotent: false,
                 open_world: false,
-                extra: &[("agencyHint", false)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(
+                    &[("agencyHint", false)],
+                ),
             },
             required_scopes: &[],
-            results: [
-                r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}}"#,
-                r#"{"tool":{"name":"filesystem","description":"Read, append to, overwrite or delete a file or directory","inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"operation":{"type":"string","enum":["read","append","overwrite","delete"]},"path":{"type":"string","minLength":1},"content":{"type":"string"},"options":{"type":"object","properties":{"recursive":{"type":"boolean"},"followSymlinks":{"type":"boolean"}},"additionalProperties":false}},"required":["operation","path"],"additionalProperties":false},"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},"resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
+            },
         },
         ::mcp_resolve_runtime::Resolved {
             tool: "filesystem",
             variant: ::core::option::Option::Some("empty-append"),
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: false,
                 destructive: false,
                 idempotent: true,
                 open_world: false,
-                extra: &[("agencyHint", false)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(
+                    &[("agencyHint", false)],
+                ),
             },
             required_scopes: &[],
-            results: [
-                r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}"#,
-                r#"{"tool":{"name":"filesystem","description":"Read, append to, overwrite or delete a file or directory","inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"operation":{"type":"string","enum":["read","append","overwrite","delete"]},"path":{"type":"string","minLength":1},"content":{"type":"string"},"options":{"type":"object","properties":{"recursive":{"type":"boolean"},"followSymlinks":{"type":"boolean"}},"additionalProperties":false}},"required":["operation","path"],"additionalProperties":false},"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},"resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
+            },
         },
         ::mcp_resolve_runtime::Resolved {
             tool: "filesystem",
             variant: ::core::option::Option::Some("overwrite"),
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: false,
                 destructive: true,
                 idempotent: true,
                 open_world: false,
-                extra: &[("agencyHint", false)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(
+                    &[("agencyHint", false)],
+                ),
             },
             required_scopes: &[],
-            results: [
-                r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}"#,
-                r#"{"tool":{"name":"filesystem","description":"Read, append to, overwrite or delete a file or directory","inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"operation":{"type":"string","enum":["read","append","overwrite","delete"]},"path":{"type":"string","minLength":1},"content":{"type":"string"},"options":{"type":"object","properties":{"recursive":{"type":"boolean"},"followSymlinks":{"type":"boolean"}},"additionalProperties":false}},"required":["operation","path"],"additionalProperties":false},"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},"resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
+            },
         },
         ::mcp_resolve_runtime::Resolved {
             tool: "filesystem",
             variant: ::core::option::Option::Some("delete-tree"),
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: false,
                 destructive: true,
                 idempotent: false,
                 open_world: false,
-                extra: &[("agencyHint", false)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(
+                    &[("agencyHint", false)],
+                ),
             },
             required_scopes: &[],
-            results: [
-                r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
-                r#"{"tool":{"name":"filesystem","description":"Read, append to, overwrite or delete a file or directory","inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"operation":{"type":"string","enum":["read","append","overwrite","delete"]},"path":{"type":"string","minLength":1},"content":{"type":"string"},"options":{"type":"object","properties":{"recursive":{"type":"boolean"},"followSymlinks":{"type":"boolean"}},"additionalProperties":false}},"required":["operation","path"],"additionalProperties":false},"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},"resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
+            },
         },
         ::mcp_resolve_runtime::Resolved {
             tool: "filesystem",
             variant: ::core::option::Option::Some("delete"),
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: false,
                 destructive: true,
                 idempotent: true,
                 open_world: false,
-                extra: &[("agencyHint", false)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(
+                    &[("agencyHint", false)],
+                ),
             },
             required_scopes: &[],
-            results: [
-                r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}"#,
-                r#"{"tool":{"name":"filesystem","description":"Read, append to, overwrite or delete a file or directory","inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"operation":{"type":"string","enum":["read","append","overwrite","delete"]},"path":{"type":"string","minLength":1},"content":{"type":"string"},"options":{"type":"object","properties":{"recursive":{"type":"boolean"},"followSymlinks":{"type":"boolean"}},"additionalProperties":false}},"required":["operation","path"],"additionalProperties":false},"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},"resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
+            },
         },
         ::mcp_resolve_runtime::Resolved {
             tool: "filesystem",
             variant: ::core::option::Option::None,
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: false,
                 destructive: true,
                 idempotent: false,
                 open_world: false,
-                extra: &[("agencyHint", false)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(
+                    &[("agencyHint", false)],
+                ),
             },
             required_scopes: &[],
-            results: [
-                r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
-                r#"{"tool":{"name":"filesystem","description":"Read, append to, overwrite or delete a file or directory","inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"operation":{"type":"string","enum":["read","append","overwrite","delete"]},"path":{"type":"string","minLength":1},"content":{"type":"string"},"options":{"type":"object","properties":{"recursive":{"type":"boolean"},"followSymlinks":{"type":"boolean"}},"additionalProperties":false}},"required":["operation","path"],"additionalProperties":false},"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},"resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
+            },
         },
     ];
     let arg_0 = args.get("operation");

@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 1,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 2,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -266,7 +266,10 @@ pub fn resolve_json(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Value,
     dialect: ::mcp_resolve_runtime::Dialect,
-) -> ::core::result::Result<&'static str, ::mcp_resolve_runtime::RpcError> {
+) -> ::core::result::Result<
+    ::std::borrow::Cow<'static, str>,
+    ::mcp_resolve_runtime::RpcError,
+> {
     resolve(name, arguments).map(|resolved| resolved.result_json(dialect))
 }
 /// This resolver as a value, for code that serves any resolver
@@ -328,108 +331,145 @@ fn match_0(
         ::mcp_resolve_runtime::serde_json::Value,
     >,
 ) -> &'static ::mcp_resolve_runtime::Resolved {
+    const TOOL_HEAD: &str = r#"{"tool":{"name":"github_api","title":"GitHub REST API","description":"Call a GitHub REST endpoint","inputSchema":{"type":"object","properties":{"method":{"type":"string","enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string","pattern":"^/"},"body":{"type":"object"}},"required":["method","path"]},"annotations":"#;
     static OUTCOMES: [::mcp_resolve_runtime::Resolved; 6] = [
         ::mcp_resolve_runtime::Resolved {
             tool: "github_api",
             variant: ::core::option::Option::Some("read"),
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: true,
                 destructive: false,
                 idempotent: true,
                 open_world: true,
-                extra: &[("agencyHint", false)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(
+                    &[("agencyHint", false)],
+                ),
             },
             required_scopes: &["repo"],
-            results: [
-                r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}}"#,
-                r#"{"tool":{"name":"github_api","title":"GitHub REST API","description":"Call a GitHub REST endpoint","inputSchema":{"type":"object","properties":{"method":{"type":"string","enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string","pattern":"^/"},"body":{"type":"object"}},"required":["method","path"]},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false},"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#,
-                r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}}"#,
+            },
         },
         ::mcp_resolve_runtime::Resolved {
             tool: "github_api",
             variant: ::core::option::Option::Some("create-issue"),
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: false,
                 destructive: false,
                 idempotent: false,
                 open_world: true,
-                extra: &[("agencyHint", false)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(
+                    &[("agencyHint", false)],
+                ),
             },
             required_scopes: &["repo"],
-            results: [
-                r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true}}"#,
-                r#"{"tool":{"name":"github_api","title":"GitHub REST API","description":"Call a GitHub REST endpoint","inputSchema":{"type":"object","properties":{"method":{"type":"string","enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string","pattern":"^/"},"body":{"type":"object"}},"required":["method","path"]},"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false},"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#,
-                r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}}"#,
+            },
         },
         ::mcp_resolve_runtime::Resolved {
             tool: "github_api",
             variant: ::core::option::Option::Some("comment"),
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: false,
                 destructive: false,
                 idempotent: false,
                 open_world: true,
-                extra: &[("agencyHint", false)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(
+                    &[("agencyHint", false)],
+                ),
             },
             required_scopes: &["repo"],
-            results: [
-                r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true}}"#,
-                r#"{"tool":{"name":"github_api","title":"GitHub REST API","description":"Call a GitHub REST endpoint","inputSchema":{"type":"object","properties":{"method":{"type":"string","enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string","pattern":"^/"},"body":{"type":"object"}},"required":["method","path"]},"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false},"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#,
-                r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}}"#,
+            },
         },
         ::mcp_resolve_runtime::Resolved {
             tool: "github_api",
             variant: ::core::option::Option::Some("delete-repository"),
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: false,
                 destructive: true,
                 idempotent: true,
                 open_world: true,
-                extra: &[("agencyHint", false)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(
+                    &[("agencyHint", false)],
+                ),
             },
             required_scopes: &["delete_repo"],
-            results: [
-                r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true}}"#,
-                r#"{"tool":{"name":"github_api","title":"GitHub REST API","description":"Call a GitHub REST endpoint","inputSchema":{"type":"object","properties":{"method":{"type":"string","enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string","pattern":"^/"},"body":{"type":"object"}},"required":["method","path"]},"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false},"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["delete_repo"]}]}}"#,
-                r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["delete_repo"]}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}}"#,
+            },
         },
         ::mcp_resolve_runtime::Resolved {
             tool: "github_api",
             variant: ::core::option::Option::Some("delete"),
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: false,
                 destructive: true,
                 idempotent: true,
                 open_world: true,
-                extra: &[("agencyHint", false)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(
+                    &[("agencyHint", false)],
+                ),
             },
             required_scopes: &["repo"],
-            results: [
-                r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true}}"#,
-                r#"{"tool":{"name":"github_api","title":"GitHub REST API","description":"Call a GitHub REST endpoint","inputSchema":{"type":"object","properties":{"method":{"type":"string","enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string","pattern":"^/"},"body":{"type":"object"}},"required":["method","path"]},"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false},"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#,
-                r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}}"#,
+            },
         },
         ::mcp_resolve_runtime::Resolved {
             tool: "github_api",
             variant: ::core::option::Option::None,
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: false,
                 destructive: true,
                 idempotent: false,
                 open_world: true,
-                extra: &[("agencyHint", false)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(
+                    &[("agencyHint", false)],
+                ),
             },
             required_scopes: &["repo", "delete_repo"],
-            results: [
-                r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}}"#,
-                r#"{"tool":{"name":"github_api","title":"GitHub REST API","description":"Call a GitHub REST endpoint","inputSchema":{"type":"object","properties":{"method":{"type":"string","enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string","pattern":"^/"},"body":{"type":"object"}},"required":["method","path"]},"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":false},"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo","delete_repo"]}]}}"#,
-                r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo","delete_repo"]}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}}"#,
+            },
         },
     ];
     static RE_0: ::std::sync::LazyLock<

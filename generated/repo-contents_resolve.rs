@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 1,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 2,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -193,7 +193,10 @@ pub fn resolve_json(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Value,
     dialect: ::mcp_resolve_runtime::Dialect,
-) -> ::core::result::Result<&'static str, ::mcp_resolve_runtime::RpcError> {
+) -> ::core::result::Result<
+    ::std::borrow::Cow<'static, str>,
+    ::mcp_resolve_runtime::RpcError,
+> {
     resolve(name, arguments).map(|resolved| resolved.result_json(dialect))
 }
 /// This resolver as a value, for code that serves any resolver
@@ -253,57 +256,76 @@ fn match_0(
         ::mcp_resolve_runtime::serde_json::Value,
     >,
 ) -> &'static ::mcp_resolve_runtime::Resolved {
+    const TOOL_HEAD: &str = r#"{"tool":{"name":"get_repo_contents","description":"Read a file or directory listing from a repository","inputSchema":{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"path":{"type":"string","default":""},"ref":{"type":"string"},"visibility":{"type":"string","enum":["public","private"]}},"required":["owner","repo","visibility"]},"annotations":"#;
     static OUTCOMES: [::mcp_resolve_runtime::Resolved; 3] = [
         ::mcp_resolve_runtime::Resolved {
             tool: "get_repo_contents",
             variant: ::core::option::Option::Some("public"),
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: true,
                 destructive: false,
                 idempotent: true,
                 open_world: true,
-                extra: &[("agencyHint", false), ("privateHint", false)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(
+                    &[("agencyHint", false), ("privateHint", false)],
+                ),
             },
             required_scopes: &[],
-            results: [
-                r#"{"resultType":"complete","name":"get_repo_contents","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}}"#,
-                r#"{"tool":{"name":"get_repo_contents","description":"Read a file or directory listing from a repository","inputSchema":{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"path":{"type":"string","default":""},"ref":{"type":"string"},"visibility":{"type":"string","enum":["public","private"]}},"required":["owner","repo","visibility"]},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":false},"resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":false}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"get_repo_contents","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":false}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":false}}"#,
+            },
         },
         ::mcp_resolve_runtime::Resolved {
             tool: "get_repo_contents",
             variant: ::core::option::Option::Some("private"),
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: true,
                 destructive: false,
                 idempotent: true,
                 open_world: true,
-                extra: &[("agencyHint", false), ("privateHint", true)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(
+                    &[("agencyHint", false), ("privateHint", true)],
+                ),
             },
             required_scopes: &["repo"],
-            results: [
-                r#"{"resultType":"complete","name":"get_repo_contents","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}}"#,
-                r#"{"tool":{"name":"get_repo_contents","description":"Read a file or directory listing from a repository","inputSchema":{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"path":{"type":"string","default":""},"ref":{"type":"string"},"visibility":{"type":"string","enum":["public","private"]}},"required":["owner","repo","visibility"]},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true},"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#,
-                r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"get_repo_contents","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true}}"#,
+            },
         },
         ::mcp_resolve_runtime::Resolved {
             tool: "get_repo_contents",
             variant: ::core::option::Option::None,
-            annotations: ::mcp_resolve_runtime::StaticAnnotations {
+            annotations: ::mcp_resolve_runtime::Annotations {
                 read_only: true,
                 destructive: false,
                 idempotent: true,
                 open_world: true,
-                extra: &[("agencyHint", false), ("privateHint", true)],
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(
+                    &[("agencyHint", false), ("privateHint", true)],
+                ),
             },
             required_scopes: &["repo"],
-            results: [
-                r#"{"resultType":"complete","name":"get_repo_contents","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}}"#,
-                r#"{"tool":{"name":"get_repo_contents","description":"Read a file or directory listing from a repository","inputSchema":{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"path":{"type":"string","default":""},"ref":{"type":"string"},"visibility":{"type":"string","enum":["public","private"]}},"required":["owner","repo","visibility"]},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true},"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#,
-                r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true}}"#,
-            ],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"get_repo_contents","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}}"#,
+                sep1862: [
+                    TOOL_HEAD,
+                    r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true}"#,
+                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#,
+                ],
+                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true}}"#,
+            },
         },
     ];
     let arg_0 = args.get("visibility");

@@ -210,6 +210,12 @@ impl Builder {
                     .collect(),
             });
         }
+        self.generate_project(&project)
+    }
+
+    /// Generates the resolver of a project loaded without errors (the CLI's
+    /// `generate` comes through here, so both write the same file).
+    pub fn generate_project(&self, project: &Project) -> Result<String, Error> {
         let server = project.single_server().map_err(Error::one)?;
         let options = Options {
             runtime_path: self.runtime_path.clone(),

@@ -310,7 +310,8 @@ pub fn to_json(sources: &SourceMap, diagnostics: &[Diagnostic]) -> Value {
 }
 
 /// The human format: rustc-style snippets with carets, rendered by
-/// `annotate-snippets` (the renderer rustc itself uses).
+/// `annotate-snippets` (the renderer rustc itself uses). With the `cli` feature.
+#[cfg(feature = "cli")]
 pub fn render_human(sources: &SourceMap, diagnostics: &[Diagnostic], color: bool) -> String {
     use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
@@ -370,6 +371,7 @@ pub fn render_human(sources: &SourceMap, diagnostics: &[Diagnostic], color: bool
     out
 }
 
+#[cfg(feature = "cli")]
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }

@@ -22,7 +22,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
 
-use mcp_resolve_runtime::host::{SignedTool, SignedVariant};
+use mcp_resolve_runtime::Annotations;
+use mcp_resolve_runtime::hints::{self, BUILTIN_HINTS};
+use mcp_resolve_runtime::host::{Signature, SignedTool, SignedVariant};
 
 use crate::analysis::{self, Limits};
 
@@ -149,34 +151,31 @@ impl Diff {
 }
 
 /// Why two documents cannot be compared.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct DiffError(pub String);
-
-impl std::fmt::Display for DiffError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for DiffError {}
 
 /// The most argument objects tried per tool.
 pub const MAX_CANDIDATES: usize = 20_000;
 
-pub use mcp_resolve_runtime::host::worst_value;
+pub use mcp_resolve_runtime::hints::worst_value;
 
 /// Compares two signature documents.
 pub fn diff(old: &Value, new: &Value) -> Result<Diff, DiffError> {
-    let old_tools = tools_of(old, "old")?;
-    let new_tools = tools_of(new, "new")?;
+    let read = |side: &str, doc: &Value| {
+        Signature::from_value(doc.clone())
+            .map_err(|e| DiffError(format!("the {side} document: {e}")))
+    };
+    let (old, new) = (read("old", old)?, read("new", new)?);
     let mut changes = Vec::new();
-    for (name, new_tool) in &new_tools {
-        match old_tools.iter().find(|(n, _)| n == name) {
+    for new_tool in new.tools() {
+        let name = new_tool.name();
+        match old.tool(name) {
             None => {
-                let tool = ToolSig::new("new", new_tool)?;
+                let tool = ToolSig::new(new_tool);
                 let witness = Search::new(None, Some(&tool)).first_valid_new();
                 changes.push(Change {
-                    tool: name.clone(),
+                    tool: name.to_string(),
                     direction: Direction::Widening,
                     kind: "tool-added",
                     message: "tool added".into(),
@@ -184,17 +183,19 @@ pub fn diff(old: &Value, new: &Value) -> Result<Diff, DiffError> {
                     details: Map::new(),
                 });
             }
-            Some((_, old_tool)) => {
-                let o = ToolSig::new("old", old_tool)?;
-                let n = ToolSig::new("new", new_tool)?;
-                compare_tool(&o, &n, old_tool, new_tool, &mut changes);
+            Some(old_tool) => {
+                compare_tool(
+                    &ToolSig::new(old_tool),
+                    &ToolSig::new(new_tool),
+                    &mut changes,
+                );
             }
         }
     }
-    for (name, _) in &old_tools {
-        if !new_tools.iter().any(|(n, _)| n == name) {
+    for old_tool in old.tools() {
+        if new.tool(old_tool.name()).is_none() {
             changes.push(Change {
-                tool: name.clone(),
+                tool: old_tool.name().to_string(),
                 direction: Direction::Narrowing,
                 kind: "tool-removed",
                 message: "tool removed".into(),
@@ -211,35 +212,15 @@ pub fn diff(old: &Value, new: &Value) -> Result<Diff, DiffError> {
 /// `diff` combines them (at most [`MAX_CANDIDATES`]). Some may be refused by
 /// the `inputSchema`. Useful to test a resolver or a host against a signature.
 pub fn candidate_calls(tool: &Value) -> Result<Vec<Value>, DiffError> {
-    let tool = ToolSig::new("given", tool)?;
-    Ok(Search::new(None, Some(&tool)).candidates)
-}
-
-fn tools_of<'a>(doc: &'a Value, side: &str) -> Result<Vec<(String, &'a Value)>, DiffError> {
-    let tools = doc
-        .get("tools")
-        .and_then(Value::as_array)
-        .ok_or_else(|| DiffError(format!("the {side} document has no `tools` array")))?;
-    let mut out: Vec<(String, &Value)> = Vec::new();
-    for t in tools {
-        let name = t
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or_else(|| DiffError(format!("a tool of the {side} document has no name")))?;
-        if out.iter().any(|(n, _)| n == name) {
-            return Err(DiffError(format!(
-                "the {side} document lists tool `{name}` twice"
-            )));
-        }
-        out.push((name.to_string(), t));
-    }
-    Ok(out)
+    let tool =
+        SignedTool::from_value(tool).map_err(|e| DiffError(format!("the given tool: {e}")))?;
+    Ok(Search::new(None, Some(&ToolSig::new(&tool))).candidates)
 }
 
 /// One tool of a signature, compiled for evaluation with the runtime's
 /// host-side recipe, and its scopes as sets.
-struct ToolSig {
-    signed: SignedTool,
+struct ToolSig<'a> {
+    signed: &'a SignedTool,
     scopes: BTreeSet<String>,
     variant_scopes: Vec<BTreeSet<String>>,
 }
@@ -252,11 +233,9 @@ fn scope_set(scopes: &[String]) -> BTreeSet<String> {
     scopes.iter().cloned().collect()
 }
 
-impl ToolSig {
-    fn new(side: &str, tool: &Value) -> Result<ToolSig, DiffError> {
-        let signed = SignedTool::from_value(tool)
-            .map_err(|e| DiffError(format!("the {side} document: {e}")))?;
-        Ok(ToolSig {
+impl<'a> ToolSig<'a> {
+    fn new(signed: &'a SignedTool) -> ToolSig<'a> {
+        ToolSig {
             scopes: scope_set(signed.required_scopes()),
             variant_scopes: signed
                 .variants()
@@ -264,7 +243,7 @@ impl ToolSig {
                 .map(|v| scope_set(v.required_scopes()))
                 .collect(),
             signed,
-        })
+        }
     }
 
     fn schema(&self) -> &Value {
@@ -275,7 +254,7 @@ impl ToolSig {
         self.signed.variants()
     }
 
-    fn annotations_static(&self) -> &Map<String, Value> {
+    fn annotations_static(&self) -> &Annotations {
         self.signed.annotations()
     }
 
@@ -288,7 +267,7 @@ impl ToolSig {
         self.accepts(args).then(|| Landing(self.signed.land(args)))
     }
 
-    fn annotations(&self, at: Landing) -> &Map<String, Value> {
+    fn annotations(&self, at: Landing) -> &Annotations {
         at.0.and_then(|i| self.variants().get(i))
             .map_or(self.signed.annotations(), |v| v.annotations())
     }
@@ -311,59 +290,50 @@ impl ToolSig {
     }
 }
 
-/// How a hint moved: `Some(Widening)` away from its worst value.
+/// How a hint moved: `Some(Widening)` away from its worst value. A hint
+/// that means nothing in either set (see [`hints::is_meaningful`]) did not
+/// move.
 fn hint_direction(
     hint: &str,
-    old: &Map<String, Value>,
-    new: &Map<String, Value>,
+    old: &Annotations,
+    new: &Annotations,
 ) -> Option<(Direction, Value, Value)> {
-    let o = old.get(hint).cloned().unwrap_or(Value::Null);
-    let n = new.get(hint).cloned().unwrap_or(Value::Null);
+    let (o, n) = (old.get(hint), new.get(hint));
     if o == n {
         return None;
     }
-    let read_only = |m: &Map<String, Value>| m.get("readOnlyHint") == Some(&Value::Bool(true));
-    // Destructive and idempotent mean something only for tools that write.
-    if matches!(hint, "destructiveHint" | "idempotentHint") && (read_only(old) || read_only(new)) {
+    if !hints::is_meaningful(hint, old.read_only) || !hints::is_meaningful(hint, new.read_only) {
         return None;
     }
-    let direction = match (worst_value(hint), o.as_bool(), n.as_bool()) {
-        (Some(worst), _, Some(nv)) if nv == worst => Direction::Narrowing,
-        (Some(_), _, Some(_)) => Direction::Widening,
+    let direction = match (worst_value(hint), n) {
+        (Some(worst), Some(nv)) if nv == worst => Direction::Narrowing,
+        (Some(_), Some(_)) => Direction::Widening,
         // A hint of unknown direction that changes, appears or disappears:
         // the host cannot tell, so it counts against the new document.
         _ => Direction::Widening,
     };
-    Some((direction, o, n))
+    let json = |v: Option<bool>| v.map_or(Value::Null, Value::Bool);
+    Some((direction, json(o), json(n)))
 }
 
-fn all_hints(a: &Map<String, Value>, b: &Map<String, Value>) -> Vec<String> {
-    let mut hints: Vec<String> = Vec::new();
-    for h in [
-        "readOnlyHint",
-        "destructiveHint",
-        "idempotentHint",
-        "openWorldHint",
-        "agencyHint",
-    ] {
-        if a.contains_key(h) || b.contains_key(h) {
-            hints.push(h.to_string());
-        }
-    }
-    for k in a.keys().chain(b.keys()) {
-        if !hints.contains(k) {
-            hints.push(k.clone());
+/// Every hint either set has: the built-in ones in table order, then the
+/// others by name.
+fn all_hints(a: &Annotations, b: &Annotations) -> Vec<String> {
+    let mut hints: Vec<String> = BUILTIN_HINTS
+        .iter()
+        .filter(|h| a.get(&h.name).is_some() || b.get(&h.name).is_some())
+        .map(|h| h.name.to_string())
+        .collect();
+    for (k, _) in a.iter().chain(b.iter()) {
+        if !hints.iter().any(|h| h == k) {
+            hints.push(k.to_string());
         }
     }
     hints
 }
 
-fn compare_tool(o: &ToolSig, n: &ToolSig, old: &Value, new: &Value, changes: &mut Vec<Change>) {
-    let name = new
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
+fn compare_tool(o: &ToolSig, n: &ToolSig, changes: &mut Vec<Change>) {
+    let name = n.signed.name().to_string();
     let search = Search::new(Some(o), Some(n));
     let change = |direction, kind, message: String, witness, details: Map<String, Value>| Change {
         tool: name.clone(),
@@ -521,8 +491,8 @@ fn compare_tool(o: &ToolSig, n: &ToolSig, old: &Value, new: &Value, changes: &mu
             Map::new(),
         ));
     }
-    let variants = |t: &Value| t.get("resolvedVariants").cloned().unwrap_or(Value::Null);
-    if variants(old) != variants(new) && !found_resolution_change {
+    let variants = |t: &ToolSig| t.signed.def().resolved_variants.clone();
+    if variants(o) != variants(n) && !found_resolution_change {
         let names = |t: &ToolSig| {
             t.variants()
                 .iter()
@@ -552,8 +522,8 @@ fn details(pairs: &[(&str, Value)]) -> Map<String, Value> {
 
 /// The argument objects tried for one tool.
 struct Search<'a> {
-    old: Option<&'a ToolSig>,
-    new: Option<&'a ToolSig>,
+    old: Option<&'a ToolSig<'a>>,
+    new: Option<&'a ToolSig<'a>>,
     columns: Vec<(String, Vec<Option<Value>>)>,
     /// The argument objects, built once.
     candidates: Vec<Value>,
@@ -563,7 +533,7 @@ struct Search<'a> {
 const UNLISTED: &str = "x-unlisted-argument";
 
 impl<'a> Search<'a> {
-    fn new(old: Option<&'a ToolSig>, new: Option<&'a ToolSig>) -> Search<'a> {
+    fn new(old: Option<&'a ToolSig<'a>>, new: Option<&'a ToolSig<'a>>) -> Search<'a> {
         let sides: Vec<&ToolSig> = old.into_iter().chain(new).collect();
         // Every argument name any schema or pattern mentions.
         let mut names: Vec<String> = Vec::new();
@@ -689,9 +659,8 @@ impl<'a> Search<'a> {
                 let mut seed = base_valid.clone();
                 for (i, (name, values)) in self.columns.iter().enumerate() {
                     if let Some(p) = v.argument_patterns().get(name) {
-                        let Ok(check) = jsonschema::options()
-                            .should_validate_formats(false)
-                            .build(p)
+                        let Ok(check) =
+                            mcp_resolve_runtime::pattern::pattern_validator_options().build(p)
                         else {
                             continue;
                         };

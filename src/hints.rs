@@ -1,112 +1,42 @@
-//! Hints, their defaults and the conservative-bound relation (SPEC §3.2).
+//! Annotation sets as the compiler holds them, and the conservative-bound
+//! relation (SPEC §3.2). The hint table itself (names, defaults, worst
+//! values, when a hint means something) lives in the runtime crate,
+//! [`mcp_resolve_runtime::hints`], and is re-exported here.
 
-use mcp_resolve_runtime::Annotations;
+use mcp_resolve_runtime::{Annotations, ExtraHints};
 
-/// Index of `readOnlyHint` in every [`HintTable`].
-pub const READ_ONLY: usize = 0;
-/// Index of `destructiveHint`.
-pub const DESTRUCTIVE: usize = 1;
-/// Index of `idempotentHint`.
-pub const IDEMPOTENT: usize = 2;
-/// Index of `openWorldHint`.
-pub const OPEN_WORLD: usize = 3;
-/// Index of `agencyHint`.
-pub const AGENCY: usize = 4;
+pub use mcp_resolve_runtime::hints::{
+    AGENCY, DESTRUCTIVE, HintDef, HintTable, IDEMPOTENT, OPEN_WORLD, READ_ONLY,
+};
 
-/// One boolean hint.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HintDef {
-    /// The wire name.
-    pub name: String,
-    /// The value when omitted.
-    pub default: bool,
-    /// The conservative value.
-    pub worst: bool,
-}
-
-/// The hints of one server: the core four, `agencyHint`, then declared hints.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HintTable {
-    defs: Vec<HintDef>,
-}
-
-impl Default for HintTable {
-    fn default() -> Self {
-        let def = |name: &str, default, worst| HintDef {
-            name: name.into(),
-            default,
-            worst,
-        };
-        HintTable {
-            defs: vec![
-                def("readOnlyHint", false, false),
-                def("destructiveHint", true, true),
-                def("idempotentHint", false, false),
-                def("openWorldHint", true, true),
-                def("agencyHint", false, true),
-            ],
-        }
-    }
-}
-
-impl HintTable {
-    /// The number of built-in hints.
-    pub const BUILTIN: usize = 5;
-
-    /// Adds a declared hint; `false` if the name is taken.
-    pub fn declare(&mut self, def: HintDef) -> bool {
-        if self.index(&def.name).is_some() {
-            return false;
-        }
-        self.defs.push(def);
-        true
-    }
-
-    /// The index of a hint by name.
-    pub fn index(&self, name: &str) -> Option<usize> {
-        self.defs.iter().position(|d| d.name == name)
-    }
-
-    /// Every hint.
-    pub fn defs(&self) -> &[HintDef] {
-        &self.defs
-    }
-
-    /// The names, for suggestions.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.defs.iter().map(|d| d.name.as_str())
-    }
-
+/// The defaults and the runtime form of sets indexed by a [`HintTable`].
+pub trait HintTableExt {
     /// The set with every hint at its default.
-    pub fn defaults(&self) -> HintSet {
-        HintSet(self.defs.iter().map(|d| d.default).collect())
+    fn defaults(&self) -> HintSet;
+    /// A complete set as the runtime's [`Annotations`] (extra hints in
+    /// declaration order).
+    fn to_annotations(&self, set: &HintSet) -> Annotations;
+}
+
+impl HintTableExt for HintTable {
+    fn defaults(&self) -> HintSet {
+        HintSet(self.defs().iter().map(|d| d.default).collect())
     }
 
-    /// A complete set as runtime [`Annotations`].
-    pub fn to_annotations(&self, set: &HintSet) -> Annotations {
+    fn to_annotations(&self, set: &HintSet) -> Annotations {
         Annotations {
             read_only: set.get(READ_ONLY),
             destructive: set.get(DESTRUCTIVE),
             idempotent: set.get(IDEMPOTENT),
             open_world: set.get(OPEN_WORLD),
-            extra: self.defs[AGENCY..]
-                .iter()
-                .zip(set.0.iter().skip(AGENCY))
-                .map(|(d, v)| (d.name.clone(), *v))
-                .collect(),
+            extra: ExtraHints::Owned(
+                self.defs()[AGENCY..]
+                    .iter()
+                    .zip(set.0.iter().skip(AGENCY))
+                    .map(|(d, v)| (d.name.to_string(), *v))
+                    .collect(),
+            ),
         }
-    }
-
-    /// A complete set as a JSON object: the core four in wire order, then the
-    /// extra hints in declaration order.
-    pub fn to_json(&self, set: &HintSet) -> serde_json::Value {
-        serde_json::Value::Object(
-            self.defs
-                .iter()
-                .zip(&set.0)
-                .map(|(d, v)| (d.name.clone(), serde_json::Value::Bool(*v)))
-                .collect(),
-        )
     }
 }
 

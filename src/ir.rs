@@ -8,7 +8,9 @@ use std::fmt;
 
 use serde_json::{Number, Value};
 
-use crate::hints::{HintSet, HintTable};
+use mcp_resolve_runtime::signature::SignatureTool;
+
+use crate::hints::{HintSet, HintTable, HintTableExt};
 use crate::source::{FileId, Span};
 
 /// A span that takes no part in equality.
@@ -70,6 +72,25 @@ pub struct Tool {
     pub variants: Vec<Variant>,
     /// Whether the tool declares `variants` (is resolvable).
     pub resolvable: bool,
+}
+
+impl Tool {
+    /// The tool as the signature model holds it, with an empty
+    /// `resolvedVariants` when it is resolvable (the signature emitter fills
+    /// it in): what `tools/list` and resolution results are built from.
+    pub fn to_model(&self, hints: &HintTable) -> SignatureTool {
+        SignatureTool {
+            name: self.name.clone(),
+            title: self.title.clone(),
+            description: self.description.clone(),
+            input_schema: self.input_schema.clone(),
+            output_schema: None,
+            annotations: hints.to_annotations(&self.annotations),
+            required_scopes: self.required_scopes.clone(),
+            resolved_variants: self.resolvable.then(Vec::new),
+            other: serde_json::Map::new(),
+        }
+    }
 }
 
 /// A hint as written, with its location.

@@ -14,6 +14,7 @@ pub mod diagnostic;
 pub mod diff;
 pub mod emit;
 pub mod eval;
+#[cfg(feature = "cli")]
 pub mod format;
 pub mod hints;
 pub mod ir;
@@ -24,6 +25,7 @@ pub mod regex_cache;
 pub mod registry;
 pub mod resolve;
 pub mod rules_schema;
+pub mod schema;
 pub mod source;
 pub mod suggest;
 

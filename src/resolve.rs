@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use mcp_resolve_runtime::{ArgumentValidator, Dialect, Resolution, RpcError};
 use serde_json::Value;
 
-use crate::emit::tools::tool_object;
 use crate::eval::{Regexes, eval_cond};
+use crate::hints::HintTableExt;
 use crate::ir::{PredKind, Server, Tool};
 use crate::regex_cache::compile_pattern;
 
@@ -121,7 +121,7 @@ impl<'s> Resolver<'s> {
         let tool = self
             .server
             .tool(name)
-            .map(|t| tool_object(self.server, t, dialect));
+            .map(|t| t.to_model(&self.server.hints).list_entry(dialect));
         Ok(dialect.result(&tool.unwrap_or(Value::Null), &resolution))
     }
 

@@ -272,8 +272,7 @@ fn rule_set() -> impl Strategy<Value = String> {
 fn sig(path: &str, text: &str) -> Option<String> {
     let p = mcp_resolve::load_str(path, text);
     let server = p.single_server().ok()?;
-    let mut diags = Vec::new();
-    Some(to_pretty(&signature(server, &mut diags)))
+    Some(to_pretty(&signature(server)))
 }
 
 proptest! {

@@ -180,8 +180,7 @@ fn expected(rules: &Path) -> Vec<Value> {
 
 fn fingerprint(rules: &Path) -> String {
     let project = mcp_resolve::load(&[rules.to_path_buf()]).unwrap();
-    let mut diags = Vec::new();
-    let doc = mcp_resolve::emit::signature::signature(project.single_server().unwrap(), &mut diags);
+    let doc = mcp_resolve::emit::signature::signature(project.single_server().unwrap());
     doc["fingerprint"].as_str().unwrap().to_string()
 }
 

@@ -38,7 +38,7 @@ fn bundles() -> Vec<Bundle> {
             let project = mcp_resolve::load(std::slice::from_ref(&path)).unwrap();
             assert!(!project.has_errors(), "{}", path.display());
             let server = project.single_server().unwrap().clone();
-            let doc = signature(&server, &mut Vec::new());
+            let doc = signature(&server);
             let fingerprint = doc["fingerprint"].as_str().unwrap().to_string();
             let signature = Signature::pinned(doc, &fingerprint).unwrap();
             let calls = signature
@@ -46,11 +46,12 @@ fn bundles() -> Vec<Bundle> {
                 .iter()
                 .filter(|t| t.is_resolvable())
                 .map(|t| {
-                    let calls: Vec<Value> = candidate_calls(&Value::Object(t.tool().clone()))
-                        .unwrap()
-                        .into_iter()
-                        .filter(|c| t.accepts(c))
-                        .collect();
+                    let calls: Vec<Value> =
+                        candidate_calls(&serde_json::to_value(t.def()).unwrap())
+                            .unwrap()
+                            .into_iter()
+                            .filter(|c| t.accepts(c))
+                            .collect();
                     assert!(!calls.is_empty(), "{}: {}", path.display(), t.name());
                     (t.name().to_string(), calls)
                 })
@@ -134,7 +135,7 @@ fn lying_servers_are_caught_in_every_dialect_that_carries_the_lie() {
                 Some(h) => {
                     let value = variant.annotations.get(h);
                     variant.annotations.set(h, !value);
-                    Some(b.server.hints.defs()[h].name.clone())
+                    Some(b.server.hints.defs()[h].name.to_string())
                 }
                 None => {
                     let loc = variant.loc;
@@ -187,8 +188,12 @@ fn lying_servers_are_caught_in_every_dialect_that_carries_the_lie() {
                     Some(h) => {
                         assert_eq!(v.kind, ViolationKind::Annotation, "{v}");
                         assert!(v.message.contains(h.as_str()), "{v}");
-                        let signed = b.signature.expect(&name, args).unwrap().annotations()[h]
-                            .as_bool()
+                        let signed = b
+                            .signature
+                            .expect(&name, args)
+                            .unwrap()
+                            .annotations()
+                            .get(h)
                             .unwrap();
                         // Dangerous exactly when the signature had the worst value.
                         let dangerous = worst_value(h).is_none_or(|w| w == signed);

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use mcp_resolve::diagnostic::Code;
+use mcp_resolve::hints::HintTableExt;
 
 const HINTS: [&str; 4] = [
     "readOnlyHint",
@@ -210,7 +211,10 @@ tools:
     assert_eq!(codes, vec![Code::NonExhaustive]);
     let server = &project.servers[0];
     let tool = &server.tools[0];
-    let json = server.hints.to_json(&tool.annotations);
+    let json = server
+        .hints
+        .to_annotations(&tool.annotations)
+        .complete_json();
     // Not provably exhaustive: the core defaults, and the worst extra hints.
     assert_eq!(
         json,
@@ -237,7 +241,10 @@ tools:
     let project = mcp_resolve::load_str("derived.yaml", text);
     assert!(project.diagnostics.is_empty(), "{:?}", project.diagnostics);
     let server = &project.servers[0];
-    let json = server.hints.to_json(&server.tools[0].annotations);
+    let json = server
+        .hints
+        .to_annotations(&server.tools[0].annotations)
+        .complete_json();
     assert_eq!(
         json,
         serde_json::json!({"readOnlyHint": false, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false, "agencyHint": false})
@@ -256,7 +263,10 @@ tools:
     );
     let server = &project.servers[0];
     assert_eq!(
-        server.hints.to_json(&server.tools[0].annotations)["destructiveHint"],
+        server
+            .hints
+            .to_annotations(&server.tools[0].annotations)
+            .complete_json()["destructiveHint"],
         true
     );
 }

@@ -34,6 +34,7 @@ fn matching(c: &mut Criterion) {
                 file_server::resolve_validated("manage_files", &map)
                     .unwrap()
                     .result_json(Dialect::Extension)
+                    .as_ref()
             )
         );
         group.bench_function(format!("hand-written/{label}"), |b| {
@@ -57,7 +58,9 @@ fn full(c: &mut Criterion) {
     for (label, args) in calls() {
         assert_eq!(
             hand::full("manage_files", &args),
-            file_server::resolve_json("manage_files", &args, Dialect::Extension).ok()
+            file_server::resolve_json("manage_files", &args, Dialect::Extension)
+                .ok()
+                .as_deref()
         );
         group.bench_function(format!("hand-written/{label}"), |b| {
             b.iter(|| hand::full(black_box("manage_files"), black_box(&args)))
@@ -95,7 +98,7 @@ fn host(c: &mut Criterion) {
     let mut group = c.benchmark_group("host");
     for (label, args) in calls() {
         let answer: Value = serde_json::from_str(
-            file_server::resolve_json("manage_files", &args, Dialect::Extension).unwrap(),
+            &file_server::resolve_json("manage_files", &args, Dialect::Extension).unwrap(),
         )
         .unwrap();
         mcp_resolve_runtime::host::verify_resolution(&signature, "manage_files", &args, &answer)

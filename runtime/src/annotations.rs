@@ -1,16 +1,23 @@
-use std::collections::BTreeMap;
+//! One complete annotation set, the runtime's only one: what a resolution
+//! returns, what a signature document declares, and what generated code
+//! holds in its static tables.
 
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+use serde::de::{self, MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-/// The four core hints of MCP `ToolAnnotations`, in their wire order.
-pub const CORE_HINTS: [&str; 4] = [
-    "readOnlyHint",
-    "destructiveHint",
-    "idempotentHint",
-    "openWorldHint",
-];
+use crate::hints::{self, BUILTIN_HINTS, DESTRUCTIVE, IDEMPOTENT, OPEN_WORLD, READ_ONLY};
 
-/// A complete set of resolved annotations: every hint has a value.
+/// A complete set of annotations: every hint has a value.
+///
+/// Serialized as the four core hints in wire order, then the extra hints by
+/// name. Deserialized from any `ToolAnnotations` object: a core hint it omits
+/// takes MCP's default, `title` (a display string, not a hint) is skipped,
+/// and every other member must be a boolean hint.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Annotations {
     /// `readOnlyHint`: the tool does not modify its environment.
@@ -21,40 +28,229 @@ pub struct Annotations {
     pub idempotent: bool,
     /// `openWorldHint`: the tool interacts with an open world of external entities.
     pub open_world: bool,
-    /// Extra boolean hints (`agencyHint` and hints a rules file declares), by name.
-    pub extra: BTreeMap<String, bool>,
+    /// Extra boolean hints: `agencyHint` and hints a rules file declares.
+    pub extra: ExtraHints,
+}
+
+/// The extra hints of an [`Annotations`] set, by name. Generated code holds
+/// them as a static slice; everything else owns them. Two sets are equal when
+/// they hold the same hints with the same values, in any order.
+#[derive(Clone, Debug)]
+pub enum ExtraHints {
+    /// Known when the code was generated, in declaration order.
+    Static(&'static [(&'static str, bool)]),
+    /// Built at run time.
+    Owned(Vec<(String, bool)>),
+}
+
+impl Default for ExtraHints {
+    fn default() -> Self {
+        ExtraHints::Owned(Vec::new())
+    }
+}
+
+impl ExtraHints {
+    /// Every extra hint and its value, in the order held.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, bool)> {
+        let statics: &[(&str, bool)] = match self {
+            ExtraHints::Static(s) => s,
+            ExtraHints::Owned(_) => &[],
+        };
+        let owned: &[(String, bool)] = match self {
+            ExtraHints::Static(_) => &[],
+            ExtraHints::Owned(o) => o,
+        };
+        statics
+            .iter()
+            .map(|(k, v)| (*k, *v))
+            .chain(owned.iter().map(|(k, v)| (k.as_str(), *v)))
+    }
+
+    /// The value of an extra hint.
+    pub fn get(&self, name: &str) -> Option<bool> {
+        self.iter().find(|(k, _)| *k == name).map(|(_, v)| v)
+    }
+
+    /// Every extra hint, sorted by name (the order they are written in).
+    pub fn sorted(&self) -> Vec<(&str, bool)> {
+        let mut all: Vec<(&str, bool)> = self.iter().collect();
+        all.sort_unstable();
+        all
+    }
+
+    /// How many extra hints there are.
+    pub fn len(&self) -> usize {
+        self.iter().count()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl PartialEq for ExtraHints {
+    fn eq(&self, other: &Self) -> bool {
+        self.sorted() == other.sorted()
+    }
+}
+
+impl Eq for ExtraHints {}
+
+impl Hash for ExtraHints {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.sorted().hash(state);
+    }
 }
 
 impl Annotations {
+    /// Every hint at its default: MCP's defaults for the core four, and no
+    /// extra hints.
+    pub fn defaults() -> Annotations {
+        Annotations {
+            read_only: BUILTIN_HINTS[READ_ONLY].default,
+            destructive: BUILTIN_HINTS[DESTRUCTIVE].default,
+            idempotent: BUILTIN_HINTS[IDEMPOTENT].default,
+            open_world: BUILTIN_HINTS[OPEN_WORLD].default,
+            extra: ExtraHints::default(),
+        }
+    }
+
     /// The value of a hint by its wire name, core or extra.
     pub fn get(&self, hint: &str) -> Option<bool> {
-        match hint {
-            "readOnlyHint" => Some(self.read_only),
-            "destructiveHint" => Some(self.destructive),
-            "idempotentHint" => Some(self.idempotent),
-            "openWorldHint" => Some(self.open_world),
-            other => self.extra.get(other).copied(),
+        match hints::CORE_HINTS.iter().position(|h| *h == hint) {
+            Some(READ_ONLY) => Some(self.read_only),
+            Some(DESTRUCTIVE) => Some(self.destructive),
+            Some(IDEMPOTENT) => Some(self.idempotent),
+            Some(OPEN_WORLD) => Some(self.open_world),
+            _ => self.extra.get(hint),
         }
+    }
+
+    /// The four core hints, in wire order.
+    pub fn core(&self) -> [(&'static str, bool); 4] {
+        let [r, d, i, o] = hints::CORE_HINTS;
+        [
+            (r, self.read_only),
+            (d, self.destructive),
+            (i, self.idempotent),
+            (o, self.open_world),
+        ]
+    }
+
+    /// Every hint: the core four in wire order, then the extra hints by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, bool)> {
+        self.core().into_iter().chain(self.extra.sorted())
     }
 
     /// The four core hints as a JSON object, in wire order.
     pub fn core_json(&self) -> Value {
-        let mut map = Map::new();
-        map.insert("readOnlyHint".into(), Value::Bool(self.read_only));
-        map.insert("destructiveHint".into(), Value::Bool(self.destructive));
-        map.insert("idempotentHint".into(), Value::Bool(self.idempotent));
-        map.insert("openWorldHint".into(), Value::Bool(self.open_world));
-        Value::Object(map)
+        Value::Object(
+            self.core()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), Value::Bool(v)))
+                .collect(),
+        )
     }
 
     /// Every hint, core and extra, as a JSON object.
     pub fn complete_json(&self) -> Value {
-        let mut value = self.core_json();
-        if let Value::Object(map) = &mut value {
-            for (name, v) in &self.extra {
-                map.insert(name.clone(), Value::Bool(*v));
+        Value::Object(self.to_map())
+    }
+
+    /// Every hint as a JSON map (see [`Annotations::iter`] for the order).
+    pub fn to_map(&self) -> Map<String, Value> {
+        self.iter()
+            .map(|(k, v)| (k.to_string(), Value::Bool(v)))
+            .collect()
+    }
+
+    /// Reads a `ToolAnnotations` object (see the type's documentation).
+    pub fn from_map(map: &Map<String, Value>) -> Result<Annotations, String> {
+        let mut out = Annotations::defaults();
+        let mut extra = Vec::new();
+        for (hint, value) in map {
+            match value {
+                Value::Bool(b) => out.set(hint, *b, &mut extra),
+                // ToolAnnotations' display title is not a hint.
+                Value::String(_) if hint == "title" => {}
+                _ => return Err(format!("annotation `{hint}` must be a boolean")),
             }
         }
-        value
+        out.extra = ExtraHints::Owned(extra);
+        Ok(out)
+    }
+
+    fn set(&mut self, hint: &str, value: bool, extra: &mut Vec<(String, bool)>) {
+        match hints::CORE_HINTS.iter().position(|h| *h == hint) {
+            Some(READ_ONLY) => self.read_only = value,
+            Some(DESTRUCTIVE) => self.destructive = value,
+            Some(IDEMPOTENT) => self.idempotent = value,
+            Some(OPEN_WORLD) => self.open_world = value,
+            _ => extra.push((hint.to_string(), value)),
+        }
+    }
+}
+
+impl Serialize for Annotations {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(4 + self.extra.len()))?;
+        for (k, v) in self.iter() {
+            map.serialize_entry(k, &v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Annotations {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct AnnotationsVisitor;
+
+        impl<'de> Visitor<'de> for AnnotationsVisitor {
+            type Value = Annotations;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object of boolean hints")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Annotations, A::Error> {
+                let mut map = Map::new();
+                while let Some((k, v)) = access.next_entry::<String, Value>()? {
+                    map.insert(k, v);
+                }
+                Annotations::from_map(&map).map_err(de::Error::custom)
+            }
+        }
+
+        deserializer.deserialize_map(AnnotationsVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn static_and_owned_extras_compare_as_sets_and_write_sorted() {
+        let a = Annotations {
+            extra: ExtraHints::Static(&[("zHint", true), ("agencyHint", false)]),
+            ..Annotations::defaults()
+        };
+        let b: Annotations = serde_json::from_value(json!({
+            "agencyHint": false, "zHint": true, "title": "T",
+            "readOnlyHint": false, "destructiveHint": true
+        }))
+        .unwrap();
+        assert_eq!(a, b);
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":false,"zHint":true}"#
+        );
+        assert_eq!(a.get("zHint"), Some(true));
+        assert_eq!(a.get("openWorldHint"), Some(true));
+        assert!(serde_json::from_value::<Annotations>(json!({"readOnlyHint": 1})).is_err());
     }
 }

@@ -18,6 +18,7 @@
 mod annotations;
 mod dialect;
 mod error;
+pub mod hints;
 pub mod host;
 pub mod index;
 pub mod json;
@@ -26,13 +27,16 @@ mod resolved;
 #[cfg(feature = "rmcp")]
 pub mod rmcp;
 mod rules;
+pub mod signature;
 mod validate;
 
-pub use annotations::{Annotations, CORE_HINTS};
+pub use annotations::{Annotations, ExtraHints};
 pub use dialect::{Dialect, Resolution, UnknownDialect};
 pub use error::RpcError;
-pub use resolved::{Resolved, StaticAnnotations};
+pub use hints::CORE_HINTS;
+pub use resolved::{Resolved, ResultTexts};
 pub use rules::Rules;
+pub use signature::SignatureDocument;
 pub use validate::{ArgumentValidator, MAX_ARGUMENT_DEPTH, validate_with};
 
 /// Re-exported so generated code (and its users) need one dependency.
@@ -45,4 +49,4 @@ pub const EXTENSION_ID: &str = "io.modelcontextprotocol/tool-resolution";
 
 /// The version of the interface between generated code and this crate.
 /// Generated files assert it at compile time.
-pub const CODEGEN_VERSION: u32 = 1;
+pub const CODEGEN_VERSION: u32 = 2;

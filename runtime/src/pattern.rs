@@ -1,4 +1,13 @@
-//! JSON Schema `pattern`s, compiled with the same limits everywhere.
+//! The regex dialect, and the JSON Schema validator options, decided once.
+//!
+//! - A `pattern` in a rules file's `when` (and so in a signature's
+//!   `argumentPatterns`) is a search with the `regex` crate (linear time,
+//!   no lookaround), compiled under [`REGEX_SIZE_LIMIT`]: by the compiler's
+//!   checks, the library resolver, generated code and host verification alike
+//!   ([`compile_pattern`], [`pattern_validator_options`]).
+//! - A tool's `inputSchema` is the server's own schema, validated as written
+//!   with `jsonschema`'s ECMA-262-like default engine
+//!   ([`schema_validator_options`]); formats are not asserted.
 
 use regex::{Regex, RegexBuilder};
 
@@ -23,6 +32,22 @@ pub fn compile_pattern(pattern: &str) -> Result<Regex, String> {
             regex::Error::CompiledTooBig(n) => format!("compiled pattern exceeds {n} bytes"),
             other => other.to_string(),
         })
+}
+
+/// Options for validating a tool's full `inputSchema`.
+pub fn schema_validator_options() -> jsonschema::ValidationOptions<'static> {
+    jsonschema::options().should_validate_formats(false)
+}
+
+/// Options for validating `argumentPatterns`: the `regex` crate under the
+/// same limits as [`compile_pattern`], so a host evaluates patterns exactly
+/// as the compiler checked them and generated code runs them.
+pub fn pattern_validator_options() -> jsonschema::ValidationOptions<'static> {
+    schema_validator_options().with_pattern_options(
+        jsonschema::PatternOptions::regex()
+            .size_limit(REGEX_SIZE_LIMIT)
+            .dfa_size_limit(REGEX_SIZE_LIMIT),
+    )
 }
 
 /// Whether `value` satisfies a `pattern` compiled lazily by generated code:

@@ -1,58 +1,13 @@
-//! What generated resolvers return: static outcomes with their response bytes
+//! What generated resolvers return: static outcomes with their response text
 //! precomputed for every dialect.
+
+use std::borrow::Cow;
 
 use crate::{Annotations, Dialect, Resolution};
 
-/// A complete annotation set known when the code was generated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct StaticAnnotations {
-    /// `readOnlyHint`.
-    pub read_only: bool,
-    /// `destructiveHint`.
-    pub destructive: bool,
-    /// `idempotentHint`.
-    pub idempotent: bool,
-    /// `openWorldHint`.
-    pub open_world: bool,
-    /// `agencyHint` and declared hints, in declaration order.
-    pub extra: &'static [(&'static str, bool)],
-}
-
-impl StaticAnnotations {
-    /// The value of a hint by its wire name.
-    pub fn get(&self, hint: &str) -> Option<bool> {
-        match hint {
-            "readOnlyHint" => Some(self.read_only),
-            "destructiveHint" => Some(self.destructive),
-            "idempotentHint" => Some(self.idempotent),
-            "openWorldHint" => Some(self.open_world),
-            other => self
-                .extra
-                .iter()
-                .find(|(name, _)| *name == other)
-                .map(|(_, v)| *v),
-        }
-    }
-
-    /// The owned form.
-    pub fn to_annotations(&self) -> Annotations {
-        Annotations {
-            read_only: self.read_only,
-            destructive: self.destructive,
-            idempotent: self.idempotent,
-            open_world: self.open_world,
-            extra: self
-                .extra
-                .iter()
-                .map(|(k, v)| ((*k).to_string(), *v))
-                .collect(),
-        }
-    }
-}
-
 /// The outcome of resolving a call with a generated resolver: the matched
 /// variant (or the static fallback) with everything precomputed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resolved {
     /// The tool name.
     pub tool: &'static str,
@@ -60,21 +15,39 @@ pub struct Resolved {
     /// annotations apply.
     pub variant: Option<&'static str>,
     /// The resolved annotations.
-    pub annotations: StaticAnnotations,
+    pub annotations: Annotations,
     /// The OAuth scopes the call needs.
     pub required_scopes: &'static [&'static str],
-    /// The JSON-RPC `result` text for each dialect, in the order of [`Dialect::ALL`].
-    pub results: [&'static str; 3],
+    /// The JSON-RPC `result` text of each dialect.
+    pub results: ResultTexts,
+}
+
+/// The JSON-RPC `result` texts of one outcome, precomputed.
+///
+/// The SEP-1862 result repeats the whole tool (its `inputSchema` included),
+/// so it is held in three pieces: the tool's text up to its annotations,
+/// which generated code shares between all outcomes of a tool, then the
+/// annotations, then the rest. Generated code grows with tools plus variants,
+/// not with variants times schema size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResultTexts {
+    /// The extension dialect's result.
+    pub extension: &'static str,
+    /// The SEP-1862 result, in three pieces to concatenate.
+    pub sep1862: [&'static str; 3],
+    /// The `tools/annotations` result.
+    pub annotations: &'static str,
 }
 
 impl Resolved {
-    /// The JSON-RPC `result` of `tools/resolve` in `dialect`, as JSON text.
-    pub fn result_json(&self, dialect: Dialect) -> &'static str {
-        let [extension, sep1862, annotations] = self.results;
+    /// The JSON-RPC `result` of `tools/resolve` in `dialect`, as JSON text:
+    /// borrowed for the extension and `tools/annotations` dialects, put
+    /// together for SEP-1862.
+    pub fn result_json(&self, dialect: Dialect) -> Cow<'static, str> {
         match dialect {
-            Dialect::Extension => extension,
-            Dialect::Sep1862 => sep1862,
-            Dialect::Annotations => annotations,
+            Dialect::Extension => Cow::Borrowed(self.results.extension),
+            Dialect::Annotations => Cow::Borrowed(self.results.annotations),
+            Dialect::Sep1862 => Cow::Owned(self.results.sep1862.concat()),
         }
     }
 
@@ -83,7 +56,7 @@ impl Resolved {
         Resolution {
             tool: self.tool.to_string(),
             variant: self.variant.map(str::to_string),
-            annotations: self.annotations.to_annotations(),
+            annotations: self.annotations.clone(),
             required_scopes: self
                 .required_scopes
                 .iter()

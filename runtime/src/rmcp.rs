@@ -249,7 +249,7 @@ impl ToolResolution {
             .rules
             .resolve(name, &arguments)
             .map_err(to_error_data)?;
-        let result = serde_json::from_str(resolved.result_json(self.dialect)).map_err(|e| {
+        let result = serde_json::from_str(&resolved.result_json(self.dialect)).map_err(|e| {
             ErrorData::internal_error(format!("resolver result is not JSON: {e}"), None)
         })?;
         Ok(CustomResult::new(result))

@@ -18,8 +18,7 @@ pub struct ArgumentValidator {
 impl ArgumentValidator {
     /// Compiles `schema`; the error message says why it is not a usable schema.
     pub fn new(schema: &Value) -> Result<Self, String> {
-        jsonschema::options()
-            .should_validate_formats(false)
+        crate::pattern::schema_validator_options()
             .build(schema)
             .map(|validator| ArgumentValidator { validator })
             .map_err(|e| e.to_string())

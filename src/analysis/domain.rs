@@ -22,12 +22,13 @@ use mcp_resolve_runtime::json::Num;
 use serde_json::{Map, Number, Value};
 
 use super::matrix::Budget;
-use super::schema::{self, to_pred};
 use super::strings::{self, DfaCache, StringPreds};
+use super::translate::to_pred;
 use super::{Inconclusive, Limits};
 use crate::eval::{Regexes, eval_pred, json_equal};
 use crate::ir::{Pred, PredKind};
 use crate::regex_cache::compile_pattern;
+use crate::schema;
 
 /// One argument path and the regions of its values.
 #[derive(Debug)]
@@ -119,7 +120,7 @@ impl Env {
                 }
             });
         }
-        let types = crate::check::schema_types(sub);
+        let types = schema::schema_types(sub);
         let allows = |t: &str| {
             types.as_ref().is_none_or(|ts| {
                 ts.iter()

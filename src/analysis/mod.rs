@@ -25,8 +25,8 @@
 
 mod domain;
 mod matrix;
-mod schema;
 mod strings;
+mod translate;
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -38,6 +38,7 @@ use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::eval::{Regexes, eval_cond, eval_pred};
 use crate::hints::{HintSet, HintTable, tightest_bound};
 use crate::ir::{Cond, Pred, Server, Tool};
+use crate::schema;
 use domain::{Column, Env};
 use matrix::{Atoms, Bits, Budget, Found, Row};
 
@@ -95,7 +96,7 @@ pub fn distinguishing_values(
     let mut budget = Budget::new(limits.budget, limits.run_budget);
     let preds: Vec<Pred> = schemas
         .iter()
-        .map(|(schema, root)| schema::to_pred(schema, root, true, 0))
+        .map(|(schema, root)| translate::to_pred(schema, root, true, 0))
         .collect();
     let refs: Vec<&Pred> = preds.iter().collect();
     let any = Value::Bool(true);

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{ArgPath, Pred, PredKind, Server, Tool, Variant};
 use crate::regex_cache::compile_pattern;
+use crate::schema::{deref, schema_types, subschema as lookup_subschema};
 use crate::suggest;
 
 pub(super) fn check(
@@ -44,43 +45,6 @@ pub(super) fn check(
                 }
             });
         }
-    }
-}
-
-/// Resolves a local `$ref` (`#/…`) once, or returns the schema itself.
-fn deref<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
-    let mut current = schema;
-    for _ in 0..16 {
-        match current.get("$ref").and_then(Value::as_str) {
-            Some(r) if r.starts_with('#') => match root.pointer(&r[1..]) {
-                Some(target) => current = target,
-                None => return current,
-            },
-            _ => return current,
-        }
-    }
-    current
-}
-
-/// The subschema an argument path names, following `properties` and local `$ref`s.
-pub fn lookup_subschema<'a>(root: &'a Value, segments: &[String]) -> Option<&'a Value> {
-    let mut schema = deref(root, root);
-    for seg in segments {
-        schema = deref(root, schema.get("properties")?.get(seg)?);
-    }
-    Some(schema)
-}
-
-/// The JSON types a schema's `type` keyword allows (`None`: unconstrained).
-pub fn schema_types(schema: &Value) -> Option<Vec<String>> {
-    match schema.get("type")? {
-        Value::String(s) => Some(vec![s.clone()]),
-        Value::Array(a) => Some(
-            a.iter()
-                .filter_map(|t| t.as_str().map(str::to_string))
-                .collect(),
-        ),
-        _ => None,
     }
 }
 

@@ -3,12 +3,11 @@
 mod arguments;
 mod bound;
 mod names;
+mod patterns;
 mod schema;
 
 use crate::diagnostic::Diagnostic;
 use crate::ir::Server;
-
-pub use arguments::{lookup_subschema, schema_types};
 
 /// Runs every check on a server.
 pub fn check_server(server: &Server, diags: &mut Vec<Diagnostic>) {
@@ -16,4 +15,5 @@ pub fn check_server(server: &Server, diags: &mut Vec<Diagnostic>) {
     let validators = schema::check(server, diags);
     arguments::check(server, &validators, diags);
     bound::check(server, diags);
+    patterns::check(server, diags);
 }

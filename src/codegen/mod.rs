@@ -17,8 +17,8 @@ use quote::{format_ident, quote};
 use serde_json::Value;
 
 use crate::emit::signature::{signature, to_pretty};
-use crate::emit::tools::{tool_object, tools_list};
-use crate::hints::HintSet;
+use crate::emit::tools::tools_list;
+use crate::hints::HintTableExt;
 use crate::ir::{Server, Tool};
 use matching::{Code, Matcher};
 
@@ -43,19 +43,14 @@ impl Default for Options {
 /// Up to this many tools, dispatch is a `match` on the name.
 pub const LINEAR_DISPATCH_MAX: usize = 8;
 
-/// Generates the resolver for `server`. Fails when the signature cannot be
-/// written (a condition too large for argument patterns) or the runtime path
-/// is not a Rust path.
+/// Generates the resolver for `server`, which must have passed `check`.
+/// Fails when the runtime path is not a Rust path.
 pub fn generate(server: &Server, options: &Options) -> Result<String, String> {
     let rt: syn::Path = syn::parse_str(&options.runtime_path)
         .map_err(|e| format!("runtime path `{}`: {e}", options.runtime_path))?;
     let rt = quote!(#rt);
 
-    let mut diags = Vec::new();
-    let doc = signature(server, &mut diags);
-    if let Some(d) = diags.first() {
-        return Err(d.message.clone());
-    }
+    let doc = signature(server);
     let signature_text = to_pretty(&doc);
     let fingerprint = doc
         .get("fingerprint")
@@ -223,7 +218,7 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, String> {
             name: &str,
             arguments: &#rt::serde_json::Value,
             dialect: #rt::Dialect,
-        ) -> ::core::result::Result<&'static str, #rt::RpcError> {
+        ) -> ::core::result::Result<::std::borrow::Cow<'static, str>, #rt::RpcError> {
             resolve(name, arguments).map(|resolved| resolved.result_json(dialect))
         }
 
@@ -284,7 +279,18 @@ fn tool_fn(server: &Server, tool: &Tool, index: usize, rt: &TokenStream) -> Toke
     let name = &tool.name;
     let schema = text_literal(&serde_json::to_string(&tool.input_schema).unwrap_or_default());
 
-    // Outcomes: each variant, then the static fallback.
+    // Outcomes: each variant, then the static fallback. Their SEP-1862
+    // results share the tool's text up to its annotations.
+    let tool_json = tool.to_model(&server.hints).list_entry(Dialect::Sep1862);
+    let [head, _, _] = sep1862_pieces(
+        &tool_json,
+        &Resolution {
+            tool: tool.name.clone(),
+            variant: None,
+            annotations: server.hints.to_annotations(&tool.annotations),
+            required_scopes: Vec::new(),
+        },
+    );
     let mut outcomes: Vec<TokenStream> = tool
         .variants
         .iter()
@@ -295,7 +301,7 @@ fn tool_fn(server: &Server, tool: &Tool, index: usize, rt: &TokenStream) -> Toke
                 annotations: server.hints.to_annotations(&v.annotations),
                 required_scopes: v.scopes(),
             };
-            outcome(server, tool, &resolution, &v.annotations, rt)
+            outcome(&tool_json, &head, &resolution, rt)
         })
         .collect();
     let fallback = Resolution {
@@ -304,8 +310,9 @@ fn tool_fn(server: &Server, tool: &Tool, index: usize, rt: &TokenStream) -> Toke
         annotations: server.hints.to_annotations(&tool.annotations),
         required_scopes: tool.required_scopes.clone(),
     };
-    outcomes.push(outcome(server, tool, &fallback, &tool.annotations, rt));
+    outcomes.push(outcome(&tool_json, &head, &fallback, rt));
     let outcome_count = Literal::usize_unsuffixed(outcomes.len());
+    let head_lit = text_literal(&head);
 
     // Checks, in order, until one always holds.
     let mut matcher = Matcher::new(rt);
@@ -383,6 +390,7 @@ fn tool_fn(server: &Server, tool: &Tool, index: usize, rt: &TokenStream) -> Toke
         fn #m(
             #args: &#rt::serde_json::Map<::std::string::String, #rt::serde_json::Value>,
         ) -> &'static #rt::Resolved {
+            const TOOL_HEAD: &str = #head_lit;
             static OUTCOMES: [#rt::Resolved; #outcome_count] = [#(#outcomes),*];
             #(#regexes)*
             #(#locals)*
@@ -406,15 +414,11 @@ fn doc_text(s: &str) -> String {
         .collect()
 }
 
-/// One `Resolved` value, with every dialect's response precomputed.
-fn outcome(
-    server: &Server,
-    tool: &Tool,
-    resolution: &Resolution,
-    set: &HintSet,
-    rt: &TokenStream,
-) -> TokenStream {
-    let tool_name = &tool.name;
+/// One `Resolved` value, with every dialect's response precomputed. `tool`
+/// is the tool's SEP-1862 `tools/list` entry; the SEP-1862 result names the
+/// tool's shared head (`TOOL_HEAD`) rather than repeating it.
+fn outcome(tool: &Value, head: &str, resolution: &Resolution, rt: &TokenStream) -> TokenStream {
+    let tool_name = &resolution.tool;
     let variant = match &resolution.variant {
         Some(v) => quote!(::core::option::Option::Some(#v)),
         None => quote!(::core::option::Option::None),
@@ -422,37 +426,64 @@ fn outcome(
     let a = &resolution.annotations;
     let (read_only, destructive, idempotent, open_world) =
         (a.read_only, a.destructive, a.idempotent, a.open_world);
-    let extra = server
-        .hints
-        .defs()
-        .iter()
-        .enumerate()
-        .skip(crate::hints::AGENCY)
-        .map(|(i, d)| {
-            let (n, v) = (&d.name, set.get(i));
-            quote!((#n, #v))
-        });
+    let extra = a.extra.iter().map(|(n, v)| quote!((#n, #v)));
     let scopes = &resolution.required_scopes;
-    let results = Dialect::ALL.map(|d| {
-        let tool_json = tool_object(server, tool, d);
-        text_literal(&serde_json::to_string(&d.result(&tool_json, resolution)).unwrap_or_default())
-    });
-    let [r_ext, r_sep, r_ann] = results;
+    let text = |d: Dialect| {
+        text_literal(&serde_json::to_string(&d.result(tool, resolution)).unwrap_or_default())
+    };
+    let (r_ext, r_ann) = (text(Dialect::Extension), text(Dialect::Annotations));
+    let [first, middle, rest] = sep1862_pieces(tool, resolution);
+    let first = if first == head {
+        quote!(TOOL_HEAD)
+    } else {
+        let lit = text_literal(&first);
+        quote!(#lit)
+    };
+    let (middle, rest) = (text_literal(&middle), text_literal(&rest));
     quote! {
         #rt::Resolved {
             tool: #tool_name,
             variant: #variant,
-            annotations: #rt::StaticAnnotations {
+            annotations: #rt::Annotations {
                 read_only: #read_only,
                 destructive: #destructive,
                 idempotent: #idempotent,
                 open_world: #open_world,
-                extra: &[#(#extra),*],
+                extra: #rt::ExtraHints::Static(&[#(#extra),*]),
             },
             required_scopes: &[#(#scopes),*],
-            results: [#r_ext, #r_sep, #r_ann],
+            results: #rt::ResultTexts {
+                extension: #r_ext,
+                sep1862: [#first, #middle, #rest],
+                annotations: #r_ann,
+            },
         }
     }
+}
+
+/// The SEP-1862 result text in three pieces: everything before the
+/// annotations object (the same for every outcome of a tool), the
+/// annotations object, and everything after it. The runtime's
+/// [`Dialect::result`] shapes the result; a placeholder in place of the
+/// annotations marks where to cut.
+fn sep1862_pieces(tool: &Value, resolution: &Resolution) -> [String; 3] {
+    const MARK: &str = "\u{0}mcp-resolve:annotations\u{0}";
+    let mut result = Dialect::Sep1862.result(tool, resolution);
+    let annotations = resolution.annotations.complete_json();
+    if let Some(slot) = result.pointer_mut("/tool/annotations") {
+        *slot = Value::String(MARK.into());
+    }
+    let text = serde_json::to_string(&result).unwrap_or_default();
+    let quoted = serde_json::to_string(MARK).unwrap_or_default();
+    let whole =
+        serde_json::to_string(&Dialect::Sep1862.result(tool, resolution)).unwrap_or_default();
+    if let Some((head, tail)) = text.split_once(&quoted) {
+        let middle = serde_json::to_string(&annotations).unwrap_or_default();
+        if [head, &middle, tail].concat() == whole {
+            return [head.to_string(), middle, tail.to_string()];
+        }
+    }
+    [whole, String::new(), String::new()]
 }
 
 /// A string literal for JSON text: raw (readable) when it can be, escaped otherwise.

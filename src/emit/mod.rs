@@ -1,4 +1,3 @@
 //! Emitters: everything the compiler writes out.
-pub mod patterns;
 pub mod signature;
 pub mod tools;

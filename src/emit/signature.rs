@@ -1,90 +1,65 @@
-//! The signature document (SPEC §8) and its fingerprint.
+//! The signature document (SPEC §8): the IR written as the runtime's typed
+//! [`SignatureDocument`], fingerprinted.
 
-use serde_json::{Map, Value, json};
+use mcp_resolve_runtime::signature::{
+    ServerInfo, SignatureDocument, VariantCondition, VariantEntry,
+};
+use serde_json::Value;
 
-use crate::diagnostic::{Code, Diagnostic};
-use crate::emit::patterns::{MAX_DISJUNCTS, argument_patterns};
+use crate::hints::HintTableExt;
 use crate::ir::Server;
+use crate::schema::patterns::argument_patterns;
 
-/// Builds the signature document, fingerprint included. Conditions too large
-/// to write as patterns are reported in `diags` (and the document is still built).
-pub fn signature(server: &Server, diags: &mut Vec<Diagnostic>) -> Value {
+/// Builds the signature document, fingerprint included. The server must have
+/// passed `check`: a condition too large to write as patterns (reported there
+/// as `pattern-too-complex`) contributes no entries.
+pub fn signature_document(server: &Server) -> SignatureDocument {
     let hints = &server.hints;
-    let tools: Vec<Value> = server
+    let tools = server
         .tools
         .iter()
         .map(|tool| {
-            let mut t = Map::new();
-            t.insert("name".into(), json!(tool.name));
-            if let Some(title) = &tool.title {
-                t.insert("title".into(), json!(title));
-            }
-            if let Some(description) = &tool.description {
-                t.insert("description".into(), json!(description));
-            }
-            t.insert("inputSchema".into(), tool.input_schema.clone());
-            t.insert("annotations".into(), hints.to_json(&tool.annotations));
-            t.insert("requiredScopes".into(), json!(tool.required_scopes));
+            let mut t = tool.to_model(hints);
             if tool.resolvable {
-                let mut entries = Vec::new();
-                for v in &tool.variants {
-                    let patterns = match argument_patterns(&v.when) {
-                        Ok(p) => p,
-                        Err(n) => {
-                            diags.push(
-                                Diagnostic::new(
-                                    Code::PatternTooComplex,
-                                    format!(
-                                        "the condition of variant `{}` expands to more than {MAX_DISJUNCTS} argument patterns ({n} so far)",
-                                        v.name
-                                    ),
-                                )
-                                .at(v.loc.0)
-                                .for_tool(&tool.name)
-                                .for_variant(&v.name)
-                                .with_help("split the variant, or use `enum`/`anyOf` inside one argument's matcher"),
-                            );
-                            Vec::new()
-                        }
-                    };
-                    for p in patterns {
-                        entries.push(json!({
-                            "name": v.name,
-                            "when": { "argumentPatterns": p },
-                            "annotations": hints.to_json(&v.annotations),
-                            "requiredScopes": v.scopes(),
-                        }));
-                    }
-                }
-                t.insert("resolvedVariants".into(), Value::Array(entries));
+                let entries = tool
+                    .variants
+                    .iter()
+                    .flat_map(|v| {
+                        let annotations = hints.to_annotations(&v.annotations);
+                        let scopes = v.scopes();
+                        argument_patterns(&v.when)
+                            .unwrap_or_default()
+                            .into_iter()
+                            .map(move |argument_patterns| VariantEntry {
+                                name: v.name.clone(),
+                                when: VariantCondition { argument_patterns },
+                                annotations: annotations.clone(),
+                                required_scopes: scopes.clone(),
+                            })
+                    })
+                    .collect();
+                t.resolved_variants = Some(entries);
             }
-            Value::Object(t)
+            t
         })
         .collect();
-    let mut doc = json!({
-        "serverInfo": { "name": server.name, "version": server.version },
-        "tools": tools,
-        "prompts": [],
-        "resources": [],
-        "resourceTemplates": [],
-    });
-    let fp = fingerprint(&doc);
-    if let Value::Object(m) = &mut doc {
-        m.insert("fingerprint".into(), Value::String(fp));
+    SignatureDocument {
+        server_info: Some(ServerInfo {
+            name: server.name.clone(),
+            version: server.version.clone(),
+        }),
+        tools,
+        prompts: Vec::new(),
+        resources: Vec::new(),
+        resource_templates: Vec::new(),
+        fingerprint: None,
     }
-    doc
+    .finish()
 }
 
-/// `sha256:<hex>` of the RFC 8785 (JCS) form of `doc` without its `fingerprint`
-/// field; the runtime's implementation, so hosts and the compiler agree.
-pub use mcp_resolve_runtime::host::fingerprint;
-
-/// The document as written to disk: pretty JSON with keys in JCS order, one
-/// trailing newline; byte-identical for the same document on any machine.
-pub fn to_pretty(doc: &Value) -> String {
-    let canonical = serde_json_canonicalizer::to_string(doc).unwrap_or_default();
-    let ordered: Value = serde_json::from_str(&canonical).unwrap_or_else(|_| doc.clone());
-    let mut s = serde_json::to_string_pretty(&ordered).unwrap_or_default();
-    s.push('\n');
-    s
+/// The signature document as JSON, fingerprint included.
+pub fn signature(server: &Server) -> Value {
+    signature_document(server).to_value()
 }
+
+pub use mcp_resolve_runtime::signature::{fingerprint, to_pretty};

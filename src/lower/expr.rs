@@ -9,12 +9,12 @@
 use serde_json::{Map, Number, Value};
 
 use crate::ast::{Expr, ExprKind, Lit, RelOp};
-use crate::check::{lookup_subschema, schema_types};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{ArgPath, Cond, Loc, Pred, PredKind};
 use crate::lower::lower_pred;
 use crate::parse::decode;
 use crate::parse::yaml::{YNode, YValue};
+use crate::schema::{schema_types, subschema as lookup_subschema};
 use crate::source::{FileId, Span, Spanned};
 use crate::suggest;
 

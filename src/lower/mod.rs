@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use crate::ast::{self, HintSetting, Matcher, RulesFile, ValueMatcher, When};
 use crate::diagnostic::{Code, Diagnostic};
-use crate::hints::{HintDef, HintSet, HintTable, tightest_bound};
+use crate::hints::{HintDef, HintSet, HintTable, HintTableExt, tightest_bound};
 use crate::ir::*;
 use crate::source::Span;
 use crate::suggest;
@@ -85,11 +85,11 @@ fn lower_server(
             }
             continue;
         }
-        let ok = hints.declare(HintDef {
-            name: hint.name.value.clone(),
-            default: hint.default,
-            worst: hint.worst,
-        });
+        let ok = hints.declare(HintDef::declared(
+            hint.name.value.clone(),
+            hint.default,
+            hint.worst,
+        ));
         if ok {
             declared.push(hint);
         } else {

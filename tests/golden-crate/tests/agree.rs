@@ -203,7 +203,7 @@ fn check_outcome(
             let validated = (g.resolve_validated)(name, args.as_object().unwrap()).unwrap();
             assert_eq!(validated, *ours);
             for d in Dialect::ALL {
-                let text: Value = serde_json::from_str(ours.result_json(d)).unwrap();
+                let text: Value = serde_json::from_str(&ours.result_json(d)).unwrap();
                 assert_eq!(
                     text,
                     resolver.resolve_result(name, args, d).unwrap(),
@@ -303,8 +303,7 @@ fn static_data_is_the_library_output() {
             let list: Value = serde_json::from_str((g.tools_list)(d)).unwrap();
             assert_eq!(list, tools_list(server, d), "{} {d}", g.rules);
         }
-        let mut diags = Vec::new();
-        let doc = mcp_resolve::emit::signature::signature(server, &mut diags);
+        let doc = mcp_resolve::emit::signature::signature(server);
         assert_eq!(
             g.signature,
             mcp_resolve::emit::signature::to_pretty(&doc),
@@ -352,11 +351,11 @@ fn hostile_names_survive_intact() {
     for (args, variant) in cases {
         let r = h::resolve(name, &args).unwrap();
         assert_eq!(r.variant, variant, "{args}");
-        let ext: Value = serde_json::from_str(r.result_json(Dialect::Extension)).unwrap();
+        let ext: Value = serde_json::from_str(&r.result_json(Dialect::Extension)).unwrap();
         assert_eq!(ext["name"], name);
     }
     let sep: Value = serde_json::from_str(
-        h::resolve(name, &json!({"mode": "a\"b"}))
+        &h::resolve(name, &json!({"mode": "a\"b"}))
             .unwrap()
             .result_json(Dialect::Sep1862),
     )

@@ -193,7 +193,7 @@ fn generated_code_matches_the_library_resolver() {
                             .or_default() += 1;
                         assert_eq!(&o.to_resolution(), l, "{name} {args}\n{text}");
                         for d in Dialect::ALL {
-                            let got: Value = serde_json::from_str(o.result_json(d)).unwrap();
+                            let got: Value = serde_json::from_str(&o.result_json(d)).unwrap();
                             let want = resolver.resolve_result(name, &args, d).unwrap();
                             assert_eq!(got, want, "{name} {args} {d}\n{text}");
                         }

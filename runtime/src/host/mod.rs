@@ -1,0 +1,404 @@
+//! Host-side verification against a signature document.
+//!
+//! A host (an MCP client) that pinned a server's signature document
+//! (docs/signature.md) uses this module to check what the server says at run
+//! time against what it published:
+//!
+//! - [`verify_tools_list`]: every tool of a `tools/list` result is in the
+//!   signature, with the same name, title, description, schemas and static
+//!   annotations, and the resolvable marker only where the signature has
+//!   variants (a *subset*: the server may list fewer tools);
+//! - [`verify_resolution`]: a `tools/resolve` (or `tools/annotations`) result,
+//!   in any of the three wire dialects, equals what the signature declares for
+//!   those arguments under the host-side evaluation recipe.
+//!
+//! On success the host should use the signature's answer ([`Expected`]), which
+//! is complete, rather than the server's. With the `fingerprint` feature,
+//! [`Signature::verified`] and [`Signature::pinned`] also recompute the
+//! document's fingerprint (RFC 8785 + SHA-256).
+//!
+//! ```
+//! use mcp_resolve_runtime::host::{Signature, ViolationKind, verify_resolution};
+//! use serde_json::json;
+//!
+//! let signature = Signature::from_value(json!({
+//!     "tools": [{
+//!         "name": "manage_files",
+//!         "inputSchema": {"type": "object", "properties": {"action": {"enum": ["read", "delete"]}},
+//!                         "required": ["action"]},
+//!         "annotations": {"readOnlyHint": false, "destructiveHint": true,
+//!                         "idempotentHint": false, "openWorldHint": false},
+//!         "resolvedVariants": [{
+//!             "name": "read",
+//!             "when": {"argumentPatterns": {"action": {"const": "read"}}},
+//!             "annotations": {"readOnlyHint": true, "destructiveHint": false,
+//!                             "idempotentHint": true, "openWorldHint": false}
+//!         }]
+//!     }]
+//! }))?;
+//!
+//! // An honest answer for a read.
+//! let read = json!({"action": "read"});
+//! let answer = json!({"resultType": "complete", "name": "manage_files", "annotations":
+//!     {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}});
+//! let expected = verify_resolution(&signature, "manage_files", &read, &answer)?;
+//! assert_eq!(expected.variant().map(|v| v.name()), Some("read"));
+//!
+//! // The same answer for a delete is a lie: the signature says it is destructive.
+//! let delete = json!({"action": "delete"});
+//! let err = verify_resolution(&signature, "manage_files", &delete, &answer).unwrap_err();
+//! assert_eq!(err.0[0].kind, ViolationKind::Annotation);
+//! assert!(err.any_less_conservative());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod verify;
+mod violation;
+
+pub use verify::{verify_resolution, verify_tools_list};
+pub use violation::{Violation, ViolationKind, Violations};
+
+pub use crate::hints::worst_value;
+#[cfg(feature = "fingerprint")]
+pub use crate::signature::fingerprint;
+
+use serde_json::{Map, Value, json};
+
+use crate::signature::{ModelError, SignatureDocument, SignatureTool, VariantEntry};
+use crate::{Annotations, ArgumentValidator};
+
+/// A signature document that cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SignatureError(pub String);
+
+impl From<ModelError> for SignatureError {
+    fn from(e: ModelError) -> Self {
+        SignatureError(e.0)
+    }
+}
+
+fn bad(message: impl Into<String>) -> SignatureError {
+    SignatureError(message.into())
+}
+
+/// A signature document, checked and compiled for evaluation.
+#[derive(Debug)]
+pub struct Signature {
+    document: Value,
+    model: SignatureDocument,
+    tools: Vec<SignedTool>,
+}
+
+/// One tool of a signature, compiled.
+#[derive(Debug)]
+pub struct SignedTool {
+    def: SignatureTool,
+    validator: ArgumentValidator,
+    variants: Vec<SignedVariant>,
+}
+
+/// One entry of a tool's `resolvedVariants`, compiled.
+#[derive(Debug)]
+pub struct SignedVariant {
+    def: VariantEntry,
+    validator: jsonschema::Validator,
+}
+
+/// What the signature declares for one call.
+#[derive(Clone, Copy, Debug)]
+pub struct Expected<'a> {
+    tool: &'a SignedTool,
+    variant: Option<usize>,
+}
+
+impl Signature {
+    /// Reads the document ([`SignatureDocument::from_value`]) and compiles
+    /// every schema in it. The fingerprint is not recomputed: see
+    /// [`Signature::verified`].
+    pub fn from_value(document: Value) -> Result<Self, SignatureError> {
+        let model = SignatureDocument::from_value(&document)?;
+        let tools = model
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(i, tool)| {
+                SignedTool::compile(tool.clone()).map_err(|e| bad(format!("tools[{i}]: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Signature {
+            document,
+            model,
+            tools,
+        })
+    }
+
+    /// Parses JSON text with [`Signature::from_value`].
+    pub fn from_json(text: &str) -> Result<Self, SignatureError> {
+        let document: Value = serde_json::from_str(text)
+            .map_err(|e| bad(format!("a signature document must be JSON: {e}")))?;
+        Self::from_value(document)
+    }
+
+    /// Like [`Signature::from_value`], and the document's `fingerprint` must
+    /// be present and equal the recomputed one.
+    #[cfg(feature = "fingerprint")]
+    pub fn verified(document: Value) -> Result<Self, SignatureError> {
+        crate::signature::check_fingerprint(&document)
+            .map_err(|e| bad(format!("the document's fingerprint does not verify: {e}")))?;
+        Self::from_value(document)
+    }
+
+    /// Like [`Signature::verified`], and the fingerprint must be `pin`, the
+    /// one the host stored when the user approved the server.
+    #[cfg(feature = "fingerprint")]
+    pub fn pinned(document: Value, pin: &str) -> Result<Self, SignatureError> {
+        let signature = Self::verified(document)?;
+        match signature.fingerprint() {
+            Some(fp) if fp == pin => Ok(signature),
+            other => Err(bad(format!(
+                "the signature's fingerprint is {} but {pin} is pinned",
+                other.unwrap_or("missing")
+            ))),
+        }
+    }
+
+    /// The document's `fingerprint` member, as written.
+    pub fn fingerprint(&self) -> Option<&str> {
+        self.model.fingerprint.as_deref()
+    }
+
+    /// The whole document, as given.
+    pub fn document(&self) -> &Value {
+        &self.document
+    }
+
+    /// The typed document.
+    pub fn model(&self) -> &SignatureDocument {
+        &self.model
+    }
+
+    /// Every tool, in document order.
+    pub fn tools(&self) -> &[SignedTool] {
+        &self.tools
+    }
+
+    /// The tool called `name`.
+    pub fn tool(&self, name: &str) -> Option<&SignedTool> {
+        self.tools.iter().find(|t| t.def.name == name)
+    }
+
+    /// The host-side evaluation recipe: what the signature declares for the
+    /// call `(name, arguments)`. Fails for a tool the signature lacks and for
+    /// arguments its `inputSchema` refuses (no resolution is declared then).
+    pub fn expect(&self, name: &str, arguments: &Value) -> Result<Expected<'_>, Violation> {
+        let tool = self.tool(name).ok_or_else(|| {
+            Violation::new(
+                ViolationKind::UnknownTool,
+                name,
+                format!("the signature has no tool `{name}`"),
+            )
+        })?;
+        tool.expect(arguments)
+    }
+
+    /// See [`verify_tools_list`].
+    pub fn verify_tools_list(&self, result: &Value) -> Result<(), Violations> {
+        verify_tools_list(self, result)
+    }
+
+    /// See [`verify_resolution`].
+    pub fn verify_resolution(
+        &self,
+        name: &str,
+        arguments: &Value,
+        result: &Value,
+    ) -> Result<Expected<'_>, Violations> {
+        verify_resolution(self, name, arguments, result)
+    }
+}
+
+impl SignedTool {
+    /// Reads and compiles one tool object of a signature document.
+    pub fn from_value(tool: &Value) -> Result<Self, SignatureError> {
+        let def: SignatureTool = serde_path_to_error::deserialize(tool).map_err(|e| {
+            let name = tool.get("name").and_then(Value::as_str).unwrap_or("?");
+            bad(format!("tool `{name}`: {}: {}", e.path(), e.inner()))
+        })?;
+        Self::compile(def).map_err(SignatureError)
+    }
+
+    /// Compiles a tool of the model.
+    pub fn compile(def: SignatureTool) -> Result<Self, String> {
+        let in_tool = |e: String| format!("tool `{}`: {e}", def.name);
+        let validator = ArgumentValidator::new(&def.input_schema)
+            .map_err(|e| in_tool(format!("`inputSchema` does not compile: {e}")))?;
+        let variants = def
+            .variants()
+            .iter()
+            .enumerate()
+            .map(|(i, entry)| {
+                SignedVariant::compile(entry.clone())
+                    .map_err(|e| in_tool(format!("resolvedVariants[{i}]: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(SignedTool {
+            def,
+            validator,
+            variants,
+        })
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    /// The tool as the signature declares it.
+    pub fn def(&self) -> &SignatureTool {
+        &self.def
+    }
+
+    /// The tool's `inputSchema`.
+    pub fn input_schema(&self) -> &Value {
+        &self.def.input_schema
+    }
+
+    /// The static (worst-case) annotations, every hint explicit.
+    pub fn annotations(&self) -> &Annotations {
+        &self.def.annotations
+    }
+
+    /// The static `requiredScopes`.
+    pub fn required_scopes(&self) -> &[String] {
+        &self.def.required_scopes
+    }
+
+    /// The entries of `resolvedVariants`, in order.
+    pub fn variants(&self) -> &[SignedVariant] {
+        &self.variants
+    }
+
+    /// Whether the tool has variants (is resolvable).
+    pub fn is_resolvable(&self) -> bool {
+        !self.variants.is_empty()
+    }
+
+    /// Whether `arguments` are an object the `inputSchema` accepts (within
+    /// the runtime's nesting limit).
+    pub fn accepts(&self, arguments: &Value) -> bool {
+        self.validator.is_valid(arguments)
+    }
+
+    /// The index of the first entry whose `argumentPatterns` match, or `None`
+    /// when the static annotations apply. Does not validate the arguments.
+    pub fn land(&self, arguments: &Value) -> Option<usize> {
+        self.variants.iter().position(|v| v.matches(arguments))
+    }
+
+    /// The host-side evaluation recipe for this tool.
+    pub fn expect(&self, arguments: &Value) -> Result<Expected<'_>, Violation> {
+        if let Err(e) = self.validator.validate(&self.def.name, arguments) {
+            return Err(Violation::new(
+                ViolationKind::InvalidArguments,
+                &self.def.name,
+                format!(
+                    "the signature declares no resolution for arguments its inputSchema refuses ({})",
+                    e.message
+                ),
+            ));
+        }
+        Ok(Expected {
+            tool: self,
+            variant: self.land(arguments),
+        })
+    }
+}
+
+impl SignedVariant {
+    /// Compiles an entry: its `argumentPatterns` become one object schema
+    /// whose listed arguments are required, except those whose pattern is
+    /// `false` (absent), evaluated with the regex dialect of
+    /// [`crate::pattern`].
+    pub fn compile(def: VariantEntry) -> Result<Self, String> {
+        let patterns = &def.when.argument_patterns;
+        let required: Vec<&String> = patterns
+            .iter()
+            .filter(|(_, p)| **p != Value::Bool(false))
+            .map(|(k, _)| k)
+            .collect();
+        let schema = json!({ "type": "object", "properties": patterns, "required": required });
+        let validator = crate::pattern::pattern_validator_options()
+            .build(&schema)
+            .map_err(|e| {
+                format!(
+                    "variant `{}`: `argumentPatterns` do not compile: {e}",
+                    def.name
+                )
+            })?;
+        Ok(SignedVariant { def, validator })
+    }
+
+    /// The variant's name (shared by the entries of one variant's disjuncts).
+    pub fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    /// The entry as the signature declares it.
+    pub fn def(&self) -> &VariantEntry {
+        &self.def
+    }
+
+    /// `when.argumentPatterns`.
+    pub fn argument_patterns(&self) -> &Map<String, Value> {
+        &self.def.when.argument_patterns
+    }
+
+    /// The resolved annotations, every hint explicit.
+    pub fn annotations(&self) -> &Annotations {
+        &self.def.annotations
+    }
+
+    /// The scopes a call landing here needs.
+    pub fn required_scopes(&self) -> &[String] {
+        &self.def.required_scopes
+    }
+
+    /// Whether `arguments` satisfy the entry's `argumentPatterns`.
+    pub fn matches(&self, arguments: &Value) -> bool {
+        self.validator.is_valid(arguments)
+    }
+}
+
+impl<'a> Expected<'a> {
+    /// The tool.
+    pub fn tool(&self) -> &'a SignedTool {
+        self.tool
+    }
+
+    /// The index in `resolvedVariants` of the entry that matched, or `None`
+    /// when the static annotations apply.
+    pub fn index(&self) -> Option<usize> {
+        self.variant
+    }
+
+    /// The entry that matched.
+    pub fn variant(&self) -> Option<&'a SignedVariant> {
+        self.variant.and_then(|i| self.tool.variants.get(i))
+    }
+
+    /// The annotations the call resolves to, every hint explicit.
+    pub fn annotations(&self) -> &'a Annotations {
+        self.variant()
+            .map_or(self.tool.annotations(), |v| v.annotations())
+    }
+
+    /// The scopes the call needs.
+    pub fn required_scopes(&self) -> &'a [String] {
+        self.variant()
+            .map_or(self.tool.required_scopes(), |v| v.required_scopes())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,28 @@
+//! `check`: diagnostics in four formats.
+
+use std::path::PathBuf;
+
+use mcp_resolve::diagnostic::{self, Severity};
+
+use super::{FAILURE, Format, OK, color_for, load, out, pretty_json};
+
+pub(crate) fn run(paths: &[PathBuf], format: Format, deny_warnings: bool) -> u8 {
+    let project = match load(paths) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let diags = &project.diagnostics;
+    let text = match format {
+        Format::Human => {
+            diagnostic::render_human(&project.sources, diags, color_for(&std::io::stdout()))
+        }
+        Format::Json => pretty_json(&diagnostic::to_json(&project.sources, diags)),
+        Format::Github => diagnostic::render_github(&project.sources, diags),
+        Format::Sarif => pretty_json(&diagnostic::to_sarif(&project.sources, diags)),
+    };
+    out(&text);
+    let failing = diags.iter().any(|d| {
+        d.severity == Severity::Error || (deny_warnings && d.severity == Severity::Warning)
+    });
+    if failing { FAILURE } else { OK }
+}

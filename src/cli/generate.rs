@@ -1,0 +1,22 @@
+//! `generate`: the Rust resolver, through the same [`Builder`] as build.rs.
+
+use std::path::{Path, PathBuf};
+
+use mcp_resolve::Builder;
+
+use super::{FAILURE, with_server, write_output};
+
+pub(crate) fn run(paths: &[PathBuf], output: Option<&Path>, runtime_path: String) -> u8 {
+    with_server(paths, |project, _| {
+        let builder = Builder::new()
+            .runtime_path(runtime_path)
+            .cargo_instructions(false);
+        match builder.generate_project(project) {
+            Ok(code) => write_output(output, &code),
+            Err(e) => {
+                eprintln!("error: {e}");
+                FAILURE
+            }
+        }
+    })
+}

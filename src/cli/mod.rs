@@ -1,0 +1,335 @@
+//! Command-line interface: a thin wrapper over the library, one file per
+//! subcommand; this file holds the argument grammar, the exit codes and the
+//! helpers every subcommand shares.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use mcp_resolve::Project;
+use mcp_resolve::diagnostic::{self, Severity};
+use mcp_resolve::ir::Server;
+use mcp_resolve_runtime::Dialect;
+use serde_json::Value;
+
+mod check;
+mod diff;
+mod fmt;
+mod generate;
+mod resolve;
+mod signature;
+
+/// Compile MCP tool-resolution rules: check them, emit signatures, resolve calls.
+#[derive(Parser)]
+#[command(name = "mcp-resolve", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check rules files and report diagnostics.
+    Check {
+        /// Rules files, or directories of them.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+        /// Exit 1 on warnings too.
+        #[arg(long)]
+        deny_warnings: bool,
+    },
+    /// Emit the signature document of one server.
+    Signature {
+        /// Rules files, or directories of them (one server).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Write to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Print only the fingerprint.
+        #[arg(long)]
+        fingerprint_only: bool,
+        /// Write the fingerprint into this registry `server.json`, under
+        /// `_meta["io.modelcontextprotocol.registry/publisher-provided"]`,
+        /// keeping the rest of it; refused (file untouched) over 4096 bytes.
+        #[arg(long, value_name = "FILE")]
+        server_json: Option<PathBuf>,
+        /// With `--server-json`: where the full signature document is published.
+        #[arg(long, value_name = "URL", requires = "server_json")]
+        signature_url: Option<String>,
+    },
+    /// Generate the Rust resolver of one server (the file the build.rs
+    /// `Builder` writes).
+    Generate {
+        /// Rules files, or directories of them (one server).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Write to this file (only when its content changes) instead of
+        /// standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// The path generated code names the runtime crate by.
+        #[arg(long, default_value = "::mcp_resolve_runtime")]
+        runtime_path: String,
+    },
+    /// Resolve one call, printing the JSON-RPC result (or error) object.
+    Resolve {
+        /// Rules files, or directories of them (one server).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The tool name.
+        #[arg(long)]
+        tool: String,
+        /// The arguments, a JSON object; `-` reads them from standard input,
+        /// `@FILE` from a file.
+        #[arg(long)]
+        args: String,
+        /// The response shape.
+        #[arg(long, default_value = "extension", value_parser = parse_dialect)]
+        dialect: Dialect,
+        /// Say on standard error which variant matched and why.
+        #[arg(long)]
+        explain: bool,
+    },
+    /// Print rules files in canonical form (either syntax), or check or
+    /// rewrite them in place.
+    Fmt {
+        /// Rules files, or directories of them (`.yaml`, `.yml`, `.rules`).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Exit 1 if any file is not in canonical form; change nothing.
+        #[arg(long, conflicts_with = "write")]
+        check: bool,
+        /// Rewrite files in place (a file with errors is never touched).
+        #[arg(long)]
+        write: bool,
+    },
+    /// Convert a rules file between YAML and the `.rules` syntax.
+    Convert {
+        /// The rules file to convert.
+        input: PathBuf,
+        /// Write here; the syntax follows its extension. Refuses to replace
+        /// an existing file unless `--force`.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// The syntax to print (default: from `-o`, else the other one).
+        #[arg(long, value_enum)]
+        to: Option<SyntaxArg>,
+        /// Replace an existing output file.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Classify every change between two signatures as widening or narrowing.
+    ///
+    /// Each side is a signature document (`.json`) or rules (a file or a
+    /// directory). Every widening comes with a witness argument object. Exits
+    /// 1 on widening unless `--allow-widening`.
+    Diff {
+        /// The old signature document (`.json`), or rules.
+        old: PathBuf,
+        /// The new signature document (`.json`), or rules.
+        new: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = DiffFormat::Human)]
+        format: DiffFormat,
+        /// Exit 0 even when a change widens.
+        #[arg(long)]
+        allow_widening: bool,
+    },
+    /// Print the JSON Schema of the rules format (for editors).
+    Schema {
+        /// Write to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum Format {
+    /// Snippets with carets.
+    Human,
+    /// One JSON document.
+    Json,
+    /// GitHub Actions workflow annotations.
+    Github,
+    /// A SARIF 2.1.0 log, for code scanning.
+    Sarif,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum DiffFormat {
+    /// One line per change, with its witness.
+    Human,
+    /// One JSON document.
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum SyntaxArg {
+    /// YAML.
+    Yaml,
+    /// The `.rules` syntax.
+    Rules,
+}
+
+fn parse_dialect(s: &str) -> Result<Dialect, String> {
+    s.parse()
+        .map_err(|e: mcp_resolve_runtime::UnknownDialect| e.to_string())
+}
+
+/// Success.
+pub(crate) const OK: u8 = 0;
+/// Findings at error severity, a widening diff, a resolve error.
+pub(crate) const FAILURE: u8 = 1;
+/// Usage or I/O error.
+pub(crate) const USAGE: u8 = 2;
+
+/// Runs the command line; returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { USAGE } else { OK });
+        }
+    };
+    ExitCode::from(match cli.command {
+        Command::Check {
+            paths,
+            format,
+            deny_warnings,
+        } => check::run(&paths, format, deny_warnings),
+        Command::Signature {
+            paths,
+            output,
+            fingerprint_only,
+            server_json,
+            signature_url,
+        } => match server_json {
+            Some(file) => {
+                signature::server_json(&paths, output.as_deref(), &file, signature_url.as_deref())
+            }
+            None => signature::run(&paths, output.as_deref(), fingerprint_only),
+        },
+        Command::Generate {
+            paths,
+            output,
+            runtime_path,
+        } => generate::run(&paths, output.as_deref(), runtime_path),
+        Command::Resolve {
+            paths,
+            tool,
+            args,
+            dialect,
+            explain,
+        } => resolve::run(&paths, &tool, &args, dialect, explain),
+        Command::Fmt {
+            paths,
+            check,
+            write,
+        } => fmt::run(&paths, check, write),
+        Command::Convert {
+            input,
+            output,
+            to,
+            force,
+        } => fmt::convert(&input, output.as_deref(), to, force),
+        Command::Diff {
+            old,
+            new,
+            format,
+            allow_widening,
+        } => diff::run(&old, &new, format, allow_widening),
+        Command::Schema { output } => write_output(
+            output.as_deref(),
+            &mcp_resolve::rules_schema::rules_schema(),
+        ),
+    })
+}
+
+pub(crate) fn color_for(stream: &impl IsTerminal) -> bool {
+    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+pub(crate) fn load(paths: &[PathBuf]) -> Result<Project, u8> {
+    mcp_resolve::load(paths).map_err(|e| {
+        eprintln!("error: {e}");
+        USAGE
+    })
+}
+
+/// Loads rules that have no errors and declare one server, and runs `f` on
+/// it; prints the diagnostics (or why there is not one server) otherwise.
+pub(crate) fn with_server(paths: &[PathBuf], f: impl FnOnce(&Project, &Server) -> u8) -> u8 {
+    match load_clean(paths) {
+        Ok(project) => match project.single_server() {
+            Ok(server) => f(&project, server),
+            Err(message) => {
+                eprintln!("error: {message}");
+                USAGE
+            }
+        },
+        Err(code) => code,
+    }
+}
+
+fn load_clean(paths: &[PathBuf]) -> Result<Project, u8> {
+    let project = load(paths)?;
+    if project.has_errors() {
+        let errors: Vec<_> = project
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .cloned()
+            .collect();
+        eprint!(
+            "{}",
+            diagnostic::render_human(&project.sources, &errors, color_for(&std::io::stderr()))
+        );
+        return Err(FAILURE);
+    }
+    Ok(project)
+}
+
+/// Pretty JSON in the document's own key order, with a trailing newline.
+pub(crate) fn pretty_json(value: &Value) -> String {
+    let mut s = serde_json::to_string_pretty(value).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// Writes to standard output. A closed pipe (`mcp-resolve … | head`) ends the
+/// output quietly instead of panicking as `print!` would; any other write
+/// error (a full disk behind `>`) is reported and exits 2, so truncated
+/// output never passes for success.
+pub(crate) fn out(text: &str) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("error: cannot write to standard output: {e}");
+        std::process::exit(i32::from(USAGE));
+    }
+}
+
+pub(crate) fn write_output(output: Option<&Path>, text: &str) -> u8 {
+    let Some(path) = output else {
+        out(text);
+        return OK;
+    };
+    let written = mcp_resolve::builder::write_if_changed(path, text);
+    match written {
+        Ok(()) => OK,
+        Err(e) => {
+            eprintln!("error: cannot write `{}`: {e}", path.display());
+            USAGE
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! `resolve`: one call, answered by the library resolver.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use mcp_resolve::Resolver;
+use mcp_resolve::ir::Server;
+use mcp_resolve_runtime::{Dialect, RpcError};
+use serde_json::Value;
+
+use super::{FAILURE, OK, USAGE, out, pretty_json, with_server};
+
+pub(crate) fn run(
+    paths: &[PathBuf],
+    tool: &str,
+    args: &str,
+    dialect: Dialect,
+    explain: bool,
+) -> u8 {
+    with_server(paths, |_, server| {
+        resolve_one(server, tool, args, dialect, explain)
+    })
+}
+
+fn resolve_one(server: &Server, tool: &str, args: &str, dialect: Dialect, explain: bool) -> u8 {
+    let resolver = match Resolver::new(server) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return FAILURE;
+        }
+    };
+    let text = match read_args(args) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return USAGE;
+        }
+    };
+    let arguments: Result<Value, RpcError> = serde_json::from_str(&text)
+        .map_err(|e| RpcError::invalid_params(format!("arguments are not valid JSON: {e}")));
+    let result = arguments.and_then(|a| {
+        if explain {
+            explain_steps(&resolver, tool, &a);
+        }
+        resolver.resolve_result(tool, &a, dialect)
+    });
+    let (value, code) = match result {
+        Ok(v) => (v, OK),
+        Err(e) => (e.to_json(), FAILURE),
+    };
+    out(&pretty_json(&value));
+    code
+}
+
+/// `--args`: inline JSON, `-` for standard input, `@FILE` for a file.
+fn read_args(args: &str) -> Result<String, String> {
+    if args == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text)
+            .map_err(|e| format!("cannot read arguments from standard input: {e}"))?;
+        Ok(text)
+    } else if let Some(path) = args.strip_prefix('@') {
+        mcp_resolve::project::read_limited(Path::new(path))
+            .map_err(|e| format!("cannot read `{path}`: {e}"))
+    } else {
+        Ok(args.to_string())
+    }
+}
+
+fn explain_steps(resolver: &Resolver<'_>, tool: &str, arguments: &Value) {
+    let Ok(steps) = resolver.explain(tool, arguments) else {
+        return;
+    };
+    let mut err = std::io::stderr().lock();
+    for step in &steps {
+        let verdict = if step.matched {
+            "matches"
+        } else {
+            "does not match"
+        };
+        let _ = writeln!(
+            err,
+            "variant `{}` {verdict}: {}",
+            step.variant, step.condition
+        );
+    }
+    if !steps.iter().any(|s| s.matched) {
+        let _ = writeln!(err, "no variant matches: the static annotations apply");
+    }
+}
