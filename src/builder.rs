@@ -216,12 +216,14 @@ impl Builder {
     /// Generates the resolver of a project loaded without errors (the CLI's
     /// `generate` comes through here, so both write the same file).
     pub fn generate_project(&self, project: &Project) -> Result<String, Error> {
-        let server = project.single_server().map_err(Error::one)?;
+        let server = project
+            .single_server()
+            .map_err(|e| Error::one(e.to_string()))?;
         let options = Options {
             runtime_path: self.runtime_path.clone(),
             sources: project.inputs.iter().map(|p| display_source(p)).collect(),
         };
-        codegen::generate(server, &options).map_err(Error::one)
+        codegen::generate(server, &options).map_err(|e| Error::one(e.to_string()))
     }
 
     /// Compiles the rules and writes the resolver (only when its content

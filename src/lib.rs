@@ -4,6 +4,7 @@
 //! [`lower`] (AST → [`ir`]) → [`check`] (diagnostics) → [`emit`]
 //! (signature, `tools/list`), and [`resolve`] (the reference resolver).
 //! [`project`] drives them; the CLI only wraps the library.
+#![deny(missing_docs)]
 
 pub mod analysis;
 pub mod ast;
@@ -21,13 +22,13 @@ pub mod ir;
 pub mod lower;
 pub mod parse;
 pub mod project;
-pub mod regex_cache;
+pub(crate) mod regex_cache;
 pub mod registry;
 pub mod resolve;
 pub mod rules_schema;
 pub mod schema;
 pub mod source;
-pub mod suggest;
+pub(crate) mod suggest;
 
 pub use builder::Builder;
 pub use project::{LoadError, Project, load, load_str};

@@ -36,6 +36,37 @@ pub struct Project {
     pub inputs: Vec<PathBuf>,
 }
 
+/// Why a project does not declare exactly one server.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerCountError {
+    /// No file declares a server.
+    #[error("no server found in the given rules files")]
+    None,
+    /// The files declare several servers (their names).
+    #[error(
+        "the given rules files declare {} servers ({}); give the files of one server",
+        .0.len(),
+        .0.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+    )]
+    Many(Vec<String>),
+}
+
+/// Why a file could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// Over [`MAX_FILE_BYTES`].
+    #[error("file is {0} bytes, over the limit of {MAX_FILE_BYTES} bytes")]
+    TooLarge(u64),
+    /// Not UTF-8.
+    #[error("file is not valid UTF-8")]
+    NotUtf8,
+    /// The operating system's error.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
 /// A path that cannot be read at all.
 #[derive(Debug)]
 pub struct LoadError {
@@ -61,18 +92,13 @@ impl Project {
             .any(|d| d.severity == Severity::Error)
     }
 
-    /// The single server of the project, or a message saying why there is not one.
-    pub fn single_server(&self) -> Result<&Server, String> {
+    /// The single server of the project, or why there is not one.
+    pub fn single_server(&self) -> Result<&Server, ServerCountError> {
         match self.servers.as_slice() {
             [one] => Ok(one),
-            [] => Err("no server found in the given rules files".into()),
-            many => Err(format!(
-                "the given rules files declare {} servers ({}); give the files of one server",
-                many.len(),
-                many.iter()
-                    .map(|s| format!("`{}`", s.name))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+            [] => Err(ServerCountError::None),
+            many => Err(ServerCountError::Many(
+                many.iter().map(|s| s.name.clone()).collect(),
             )),
         }
     }
@@ -107,16 +133,13 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
 }
 
 /// Reads a file, refusing anything over [`MAX_FILE_BYTES`] before reading it.
-pub fn read_limited(path: &Path) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+pub fn read_limited(path: &Path) -> Result<String, ReadError> {
+    let meta = std::fs::metadata(path)?;
     if meta.len() > MAX_FILE_BYTES as u64 {
-        return Err(format!(
-            "file is {} bytes, over the limit of {MAX_FILE_BYTES} bytes",
-            meta.len()
-        ));
+        return Err(ReadError::TooLarge(meta.len()));
     }
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    String::from_utf8(bytes).map_err(|_| "file is not valid UTF-8".to_string())
+    let bytes = std::fs::read(path)?;
+    String::from_utf8(bytes).map_err(|_| ReadError::NotUtf8)
 }
 
 /// Loads, decodes, lowers and checks the rules files at `paths`.
@@ -136,9 +159,9 @@ pub fn load(paths: &[PathBuf]) -> Result<Project, LoadError> {
         });
     }
     for path in files {
-        let text = read_limited(&path).map_err(|message| LoadError {
+        let text = read_limited(&path).map_err(|e| LoadError {
             path: path.clone(),
-            message,
+            message: e.to_string(),
         })?;
         project.inputs.push(path.clone());
         add_source(&mut project, path, text);
@@ -197,7 +220,7 @@ fn add_source_here(project: &mut Project, path: PathBuf, text: String) {
     let mut schema_files = Vec::new();
     let mut loader = |rel: &Path| -> Result<Value, String> {
         let full = base.join(rel);
-        let text = read_limited(&full)?;
+        let text = read_limited(&full).map_err(|e| e.to_string())?;
         schema_files.push(full.clone());
         let node = yaml::parse(&text).map_err(|e| e.message)?;
         Ok(node.to_json())
@@ -243,7 +266,8 @@ fn finish(project: &mut Project) {
     // Like rustc's match checking, pattern analysis runs on rules that check.
     if crate::analysis::should_run(&project.diagnostics) {
         for server in &mut project.servers {
-            crate::analysis::analyze_server(server, &mut project.diagnostics);
+            let facts = crate::analysis::analyze_server(server, &mut project.diagnostics);
+            crate::analysis::derive_annotations(server, &facts);
         }
     }
     diagnostic::sort(&mut project.diagnostics);

@@ -29,15 +29,29 @@ pub struct Step {
     pub matched: bool,
 }
 
+/// A tool whose `inputSchema` does not compile (`check` reports it as
+/// `invalid-schema`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("inputSchema of tool `{tool}`: {message}")]
+pub struct ResolverError {
+    /// The tool.
+    pub tool: String,
+    /// Why its schema does not compile.
+    pub message: String,
+}
+
 impl<'s> Resolver<'s> {
     /// Compiles the validators and regexes of every tool. Fails with a message
     /// when a schema does not compile (which `check` reports as `invalid-schema`).
-    pub fn new(server: &'s Server) -> Result<Self, String> {
+    pub fn new(server: &'s Server) -> Result<Self, ResolverError> {
         let mut validators = HashMap::new();
         let mut regexes = Regexes::new();
         for tool in &server.tools {
-            let v = ArgumentValidator::new(&tool.input_schema)
-                .map_err(|e| format!("inputSchema of tool `{}`: {e}", tool.name))?;
+            let v =
+                ArgumentValidator::new(&tool.input_schema).map_err(|message| ResolverError {
+                    tool: tool.name.clone(),
+                    message,
+                })?;
             validators.insert(tool.name.as_str(), v);
             for variant in &tool.variants {
                 variant.when.walk(&mut |_, pred| {

@@ -18,8 +18,8 @@ use mcp_resolve::eval::{Regexes, eval_cond};
 use mcp_resolve::ir::Cond;
 use mcp_resolve::lower::expr::Lowerer;
 use mcp_resolve::parse::expr::parse_expression;
-use mcp_resolve::regex_cache::compile_pattern;
 use mcp_resolve::source::FileId;
+use mcp_resolve_runtime::pattern::compile_pattern;
 use serde_json::{Value, json};
 
 /// A small deterministic generator (xorshift), so failures reproduce.

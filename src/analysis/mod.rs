@@ -531,25 +531,32 @@ fn in_schema_order(value: Value, sub: &Value, root: &Value, depth: u32) -> Value
 
 /// Runs the analysis on every resolvable tool of `server`, reports its
 /// findings, and tightens derived static annotations of exhaustive tools.
-pub fn analyze_server(
-    server: &mut Server,
-    diags: &mut Vec<Diagnostic>,
-) -> Vec<Option<ToolAnalysis>> {
+pub fn analyze_server(server: &Server, diags: &mut Vec<Diagnostic>) -> Vec<Option<ToolAnalysis>> {
     let mut analyzer = Analyzer::new();
     let mut results = Vec::new();
-    for tool in &mut server.tools {
+    for tool in &server.tools {
         let analysis = analyzer.analyze_tool(tool);
         if let Some(a) = &analysis {
             report(&server.hints, tool, a, diags);
-            if tool.written_annotations.is_none() && a.is_exhaustive() && !tool.variants.is_empty()
-            {
-                tool.annotations =
-                    tightest_bound(&server.hints, tool.variants.iter().map(|v| &v.annotations));
-            }
         }
         results.push(analysis);
     }
     results
+}
+
+/// The finishing step after analysis: a tool that leaves its static
+/// annotations to be derived gets the tightest bound of its variants when
+/// the analysis proved them exhaustive (no call falls through to the
+/// defaults). The analysis itself only states facts; this is the one place
+/// that turns them into annotations.
+pub fn derive_annotations(server: &mut Server, analyses: &[Option<ToolAnalysis>]) {
+    let hints = server.hints.clone();
+    for (tool, analysis) in server.tools.iter_mut().zip(analyses) {
+        let exhaustive = analysis.as_ref().is_some_and(ToolAnalysis::is_exhaustive);
+        if tool.written_annotations.is_none() && exhaustive && !tool.variants.is_empty() {
+            tool.annotations = tightest_bound(&hints, tool.variants.iter().map(|v| &v.annotations));
+        }
+    }
 }
 
 /// Whether a project's diagnostics let the analysis run (no errors so far).

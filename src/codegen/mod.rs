@@ -9,7 +9,7 @@
 //! condition directly. Every response is precomputed text.
 
 mod matching;
-pub mod phf;
+pub(crate) mod phf;
 
 use mcp_resolve_runtime::{CODEGEN_VERSION, Dialect, Resolution};
 use proc_macro2::{Literal, TokenStream};
@@ -40,14 +40,19 @@ impl Default for Options {
     }
 }
 
+/// Why code could not be generated.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CodegenError(pub String);
+
 /// Up to this many tools, dispatch is a `match` on the name.
 pub const LINEAR_DISPATCH_MAX: usize = 8;
 
 /// Generates the resolver for `server`, which must have passed `check`.
 /// Fails when the runtime path is not a Rust path.
-pub fn generate(server: &Server, options: &Options) -> Result<String, String> {
+pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenError> {
     let rt: syn::Path = syn::parse_str(&options.runtime_path)
-        .map_err(|e| format!("runtime path `{}`: {e}", options.runtime_path))?;
+        .map_err(|e| CodegenError(format!("runtime path `{}`: {e}", options.runtime_path)))?;
     let rt = quote!(#rt);
 
     let doc = signature(server);
@@ -59,7 +64,7 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, String> {
         .to_string();
 
     let names: Vec<&str> = server.tools.iter().map(|t| t.name.as_str()).collect();
-    let table = phf::build(&names).ok_or("tool names repeat")?;
+    let table = phf::build(&names).ok_or_else(|| CodegenError("tool names repeat".into()))?;
     // A few names are found fastest by a `match` (a length check, then a
     // compare, per name); beyond that the perfect hash keeps dispatch flat.
     let linear = names.len() <= LINEAR_DISPATCH_MAX;
@@ -241,12 +246,13 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, String> {
         #(#tool_fns)*
     };
 
-    let file: syn::File =
-        syn::parse2(tokens).map_err(|e| format!("generated code does not parse: {e}"))?;
+    let file: syn::File = syn::parse2(tokens)
+        .map_err(|e| CodegenError(format!("generated code does not parse: {e}")))?;
     let mut out = header(server, &fingerprint, &options.sources);
     out.push_str(&prettyplease::unparse(&file));
     // What is written must parse too, not only the tokens it was printed from.
-    syn::parse_file(&out).map_err(|e| format!("generated code does not parse back: {e}"))?;
+    syn::parse_file(&out)
+        .map_err(|e| CodegenError(format!("generated code does not parse back: {e}")))?;
     Ok(out)
 }
 

@@ -7,6 +7,7 @@
 //! it compiles to the same IR as the input.
 
 mod rules;
+mod unlower;
 mod yaml;
 
 use std::path::Path;

@@ -2,9 +2,10 @@
 
 use serde_json::Value;
 
+use super::unlower::cond_expr;
 use super::{Comment, Out, inline_len};
 use crate::ast::{HintSetting, RulesFile, SchemaSource, ToolDecl, VariantDecl, When};
-use crate::lower::{expr::cond_expr, lower_when};
+use crate::lower::lower_when;
 use crate::parse::expr::write_string;
 
 const WIDTH: usize = 80;

@@ -2,5 +2,5 @@
 pub mod decode;
 pub mod dsl;
 pub mod expr;
-pub mod grammar;
+pub(crate) mod grammar;
 pub mod yaml;

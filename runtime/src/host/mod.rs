@@ -225,12 +225,12 @@ impl SignedTool {
             let name = tool.get("name").and_then(Value::as_str).unwrap_or("?");
             bad(format!("tool `{name}`: {}: {}", e.path(), e.inner()))
         })?;
-        Self::compile(def).map_err(SignatureError)
+        Self::compile(def)
     }
 
     /// Compiles a tool of the model.
-    pub fn compile(def: SignatureTool) -> Result<Self, String> {
-        let in_tool = |e: String| format!("tool `{}`: {e}", def.name);
+    pub fn compile(def: SignatureTool) -> Result<Self, SignatureError> {
+        let in_tool = |e: String| bad(format!("tool `{}`: {e}", def.name));
         let validator = ArgumentValidator::new(&def.input_schema)
             .map_err(|e| in_tool(format!("`inputSchema` does not compile: {e}")))?;
         let variants = def
@@ -320,7 +320,7 @@ impl SignedVariant {
     /// whose listed arguments are required, except those whose pattern is
     /// `false` (absent), evaluated with the regex dialect of
     /// [`crate::pattern`].
-    pub fn compile(def: VariantEntry) -> Result<Self, String> {
+    pub fn compile(def: VariantEntry) -> Result<Self, SignatureError> {
         let patterns = &def.when.argument_patterns;
         let required: Vec<&String> = patterns
             .iter()
@@ -331,10 +331,10 @@ impl SignedVariant {
         let validator = crate::pattern::pattern_validator_options()
             .build(&schema)
             .map_err(|e| {
-                format!(
+                bad(format!(
                     "variant `{}`: `argumentPatterns` do not compile: {e}",
                     def.name
-                )
+                ))
             })?;
         Ok(SignedVariant { def, validator })
     }
