@@ -1,4 +1,4 @@
-//! `tools/resolve` for servers built on the official Rust SDK, [`rmcp`](::rmcp)
+//! `tools/resolve` for servers built on the official Rust SDK, [`rmcp`]
 //! (feature `rmcp`).
 //!
 //! [`ToolResolution`] wraps a generated resolver ([`Rules`]) and answers the

@@ -3,8 +3,8 @@
 //! annotations could be.
 //!
 //! Each argument path the patterns mention becomes a column whose values are
-//! split into regions ([`domain`]); each `when` becomes rows of region sets
-//! ([`matrix::dnf`]); Maranget's usefulness search ([`matrix::useful`])
+//! split into regions (`domain`); each `when` becomes rows of region sets
+//! (`matrix::dnf`); Maranget's usefulness search (`matrix::useful`)
 //! answers every question:
 //! - variant *i* is reachable iff one of its rows is useful against the rows
 //!   of the variants before it;

@@ -9,7 +9,7 @@
 //!
 //! Changes to static annotations and scopes are read off the documents. What
 //! calls resolve to is compared on concrete argument objects: for every
-//! argument, [`analysis::distinguishing_values`] gives one value per class of
+//! argument, [`crate::analysis::distinguishing_values`] gives one value per class of
 //! values the two signatures' schemas and patterns tell apart (strings from
 //! the product of the patterns' automata, numbers at and around every bound,
 //! nested objects field by field); the objects built from them are resolved
