@@ -64,7 +64,7 @@ pub use crate::signature::fingerprint;
 
 use serde_json::{Map, Value, json};
 
-use crate::signature::{ModelError, SignatureDocument, SignatureTool, VariantEntry};
+use crate::signature::{ModelError, ServerInfo, SignatureDocument, SignatureTool, VariantEntry};
 use crate::{Annotations, ArgumentValidator};
 
 /// A signature document that cannot be used.
@@ -86,7 +86,8 @@ fn bad(message: impl Into<String>) -> SignatureError {
 #[derive(Debug)]
 pub struct Signature {
     document: Value,
-    model: SignatureDocument,
+    server_info: Option<ServerInfo>,
+    fingerprint: Option<String>,
     tools: Vec<SignedTool>,
 }
 
@@ -120,15 +121,14 @@ impl Signature {
         let model = SignatureDocument::from_value(&document)?;
         let tools = model
             .tools
-            .iter()
+            .into_iter()
             .enumerate()
-            .map(|(i, tool)| {
-                SignedTool::compile(tool.clone()).map_err(|e| bad(format!("tools[{i}]: {e}")))
-            })
+            .map(|(i, tool)| SignedTool::compile(tool).map_err(|e| bad(format!("tools[{i}]: {e}"))))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Signature {
             document,
-            model,
+            server_info: model.server_info,
+            fingerprint: model.fingerprint,
             tools,
         })
     }
@@ -165,7 +165,7 @@ impl Signature {
 
     /// The document's `fingerprint` member, as written.
     pub fn fingerprint(&self) -> Option<&str> {
-        self.model.fingerprint.as_deref()
+        self.fingerprint.as_deref()
     }
 
     /// The whole document, as given.
@@ -173,9 +173,9 @@ impl Signature {
         &self.document
     }
 
-    /// The typed document.
-    pub fn model(&self) -> &SignatureDocument {
-        &self.model
+    /// `serverInfo`, when the document has it.
+    pub fn server_info(&self) -> Option<&ServerInfo> {
+        self.server_info.as_ref()
     }
 
     /// Every tool, in document order.
