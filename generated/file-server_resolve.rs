@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 2,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 3,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -251,7 +251,7 @@ fn tool_0(
     static SCHEMA: ::std::sync::LazyLock<
         ::core::result::Result<
             ::mcp_resolve_runtime::ArgumentValidator,
-            ::std::string::String,
+            ::mcp_resolve_runtime::SchemaError,
         >,
     > = ::std::sync::LazyLock::new(|| ::mcp_resolve_runtime::ArgumentValidator::from_json(
         r#"{"type":"object","properties":{"path":{"type":"string","minLength":1},"action":{"type":"string","enum":["read","append","replace","delete"]},"content":{"type":"string"}},"required":["path","action"],"additionalProperties":false}"#,

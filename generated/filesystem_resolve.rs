@@ -10,7 +10,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 2,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 3,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -376,7 +376,7 @@ fn tool_0(
     static SCHEMA: ::std::sync::LazyLock<
         ::core::result::Result<
             ::mcp_resolve_runtime::ArgumentValidator,
-            ::std::string::String,
+            ::mcp_resolve_runtime::SchemaError,
         >,
     > = ::std::sync::LazyLock::new(|| ::mcp_resolve_runtime::ArgumentValidator::from_json(
         r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"operation":{"type":"string","enum":["read","append","overwrite","delete"]},"path":{"type":"string","minLength":1},"content":{"type":"string"},"options":{"type":"object","properties":{"recursive":{"type":"boolean"},"followSymlinks":{"type":"boolean"}},"additionalProperties":false}},"required":["operation","path"],"additionalProperties":false}"#,

@@ -1,35 +1,78 @@
 //! mcp-resolve: a compiler for MCP tool-resolution rules.
 //!
-//! Phases, data flowing one way: [`parse`] (YAML → AST with spans) →
-//! [`lower`] (AST → [`ir`]) → [`check`] (diagnostics) → [`emit`]
-//! (signature, `tools/list`), and [`resolve`] (the reference resolver).
-//! [`project`] drives them; the CLI only wraps the library.
+//! The library face is small: [`load`] (or [`load_str`]) reads rules files
+//! into a checked [`Project`] — its [`ir`] servers, [`ast`] files and
+//! [`diagnostic`]s — which [`emit`] turns into a signature document or a
+//! `tools/list`, [`Resolver`] resolves calls against, [`diff`] compares, and
+//! [`Builder`] turns into a Rust resolver from `build.rs`.
+//!
+//! Inside, data flows one way: parse (YAML or `.rules` → AST with spans) →
+//! lower (AST → IR) → check (diagnostics) → analysis (derived facts) →
+//! emit / codegen; `docs/architecture.md` maps where each concept lives.
+//! Those phases are private; the crate's own tests, benchmarks and fuzz
+//! targets reach them through the hidden `internals` module, which carries
+//! no stability promise.
 #![deny(missing_docs)]
 
-pub mod analysis;
+mod analysis;
 pub mod ast;
 pub mod builder;
-pub mod check;
-pub mod codegen;
+mod check;
+mod codegen;
 pub mod diagnostic;
 pub mod diff;
 pub mod emit;
-pub mod eval;
+mod eval;
 #[cfg(feature = "cli")]
 pub mod format;
 pub mod hints;
 pub mod ir;
-pub mod lower;
-pub mod parse;
+mod lower;
+mod parse;
 pub mod project;
-pub(crate) mod regex_cache;
+mod regex_cache;
 pub mod registry;
 pub mod resolve;
 pub mod rules_schema;
-pub mod schema;
+mod schema;
 pub mod source;
-pub(crate) mod suggest;
+mod suggest;
 
 pub use builder::Builder;
 pub use project::{LoadError, Project, load, load_str};
 pub use resolve::Resolver;
+
+/// The compiler's phases, for this crate's own tests, benchmarks and fuzz
+/// targets. Not part of the documented API: anything here may change in any
+/// release.
+#[doc(hidden)]
+pub mod internals {
+    /// Semantic analysis: reachability, exhaustiveness, the derived bound.
+    pub mod analysis {
+        pub use crate::analysis::*;
+    }
+    /// The checks behind every diagnostic.
+    pub mod check {
+        pub use crate::check::*;
+    }
+    /// Rust code generation.
+    pub mod codegen {
+        pub use crate::codegen::*;
+    }
+    /// The reference evaluator of `when` conditions.
+    pub mod eval {
+        pub use crate::eval::*;
+    }
+    /// AST → IR.
+    pub mod lower {
+        pub use crate::lower::*;
+    }
+    /// YAML and `.rules` → AST.
+    pub mod parse {
+        pub use crate::parse::*;
+    }
+    /// JSON Schema navigation shared by the phases.
+    pub mod schema {
+        pub use crate::schema::*;
+    }
+}

@@ -47,11 +47,10 @@ impl<'s> Resolver<'s> {
         let mut validators = HashMap::new();
         let mut regexes = Regexes::new();
         for tool in &server.tools {
-            let v =
-                ArgumentValidator::new(&tool.input_schema).map_err(|message| ResolverError {
-                    tool: tool.name.clone(),
-                    message,
-                })?;
+            let v = ArgumentValidator::new(&tool.input_schema).map_err(|e| ResolverError {
+                tool: tool.name.clone(),
+                message: e.to_string(),
+            })?;
             validators.insert(tool.name.as_str(), v);
             for variant in &tool.variants {
                 variant.when.walk(&mut |_, pred| {

@@ -6,8 +6,8 @@
 
 mod common;
 
-use mcp_resolve::analysis::{Analyzer, Coverage, Reach, ToolAnalysis, summary};
 use mcp_resolve::diagnostic::{Code, Severity, render_human};
+use mcp_resolve::internals::analysis::{Analyzer, Coverage, Reach, ToolAnalysis, summary};
 use mcp_resolve::ir::Server;
 use mcp_resolve::resolve::Resolver;
 use mcp_resolve_runtime::ArgumentValidator;
@@ -125,7 +125,7 @@ fn analysis_fixtures_match_their_expected_analysis() {
 /// nothing is claimed for the tool.
 #[test]
 fn every_limit_ends_in_inconclusive_not_a_claim() {
-    use mcp_resolve::analysis::Limits;
+    use mcp_resolve::internals::analysis::Limits;
     let path = std::path::PathBuf::from("tests/fixtures/analysis/overlapping-regexes.yaml");
     let project = mcp_resolve::load(std::slice::from_ref(&path)).unwrap();
     let tool = &project.servers[0].tools[0];

@@ -4,8 +4,8 @@
 //! it gives is valid and resolves as claimed.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use mcp_resolve::analysis::{Analyzer, Coverage, Reach, ToolAnalysis};
 use mcp_resolve::diagnostic::Severity;
+use mcp_resolve::internals::analysis::{Analyzer, Coverage, Reach, ToolAnalysis};
 use mcp_resolve::resolve::Resolver;
 use mcp_resolve_runtime::ArgumentValidator;
 use proptest::prelude::*;

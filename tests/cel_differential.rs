@@ -14,10 +14,10 @@
 
 use std::process::Command;
 
-use mcp_resolve::eval::{Regexes, eval_cond};
+use mcp_resolve::internals::eval::{Regexes, eval_cond};
+use mcp_resolve::internals::lower::expr::Lowerer;
+use mcp_resolve::internals::parse::expr::parse_expression;
 use mcp_resolve::ir::Cond;
-use mcp_resolve::lower::expr::Lowerer;
-use mcp_resolve::parse::expr::parse_expression;
 use mcp_resolve::source::FileId;
 use mcp_resolve_runtime::pattern::compile_pattern;
 use serde_json::{Value, json};

@@ -419,7 +419,9 @@ fn schema_command_prints_the_committed_schema_and_it_accepts_the_bundled_rules()
     let validator = jsonschema::validator_for(&schema).unwrap();
     let as_json = |path: &std::path::Path| -> Value {
         let text = std::fs::read_to_string(path).unwrap();
-        mcp_resolve::parse::yaml::parse(&text).unwrap().to_json()
+        mcp_resolve::internals::parse::yaml::parse(&text)
+            .unwrap()
+            .to_json()
     };
     let mut valid = common::files("rules", "yaml");
     valid.extend(common::files("tests/fixtures/valid", "yaml"));

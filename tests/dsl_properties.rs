@@ -7,7 +7,7 @@ use std::path::Path;
 
 use mcp_resolve::emit::signature::{signature, to_pretty};
 use mcp_resolve::format::{Syntax, format_file};
-use mcp_resolve::parse::expr::parse_expression;
+use mcp_resolve::internals::parse::expr::parse_expression;
 use mcp_resolve::source::FileId;
 use proptest::prelude::*;
 

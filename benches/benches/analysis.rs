@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mcp_resolve::analysis::Analyzer;
+use mcp_resolve::internals::analysis::Analyzer;
 use mcp_resolve::ir::Server;
 
 const HEADER: &str = "version: 1\nserver: { name: bench, version: \"1\" }\ntools:\n";

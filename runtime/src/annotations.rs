@@ -166,7 +166,7 @@ impl Annotations {
     }
 
     /// Reads a `ToolAnnotations` object (see the type's documentation).
-    pub fn from_map(map: &Map<String, Value>) -> Result<Annotations, String> {
+    fn from_map(map: &Map<String, Value>) -> Result<Annotations, String> {
         let mut out = Annotations::defaults();
         let mut extra = Vec::new();
         for (hint, value) in map {

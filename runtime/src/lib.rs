@@ -37,7 +37,7 @@ pub use hints::CORE_HINTS;
 pub use resolved::{Resolved, ResultTexts};
 pub use rules::Rules;
 pub use signature::SignatureDocument;
-pub use validate::{ArgumentValidator, MAX_ARGUMENT_DEPTH, validate_with};
+pub use validate::{ArgumentValidator, MAX_ARGUMENT_DEPTH, SchemaError, validate_with};
 
 /// Re-exported so generated code (and its users) need one dependency.
 pub use regex;
@@ -49,4 +49,4 @@ pub const EXTENSION_ID: &str = "io.modelcontextprotocol/tool-resolution";
 
 /// The version of the interface between generated code and this crate.
 /// Generated files assert it at compile time.
-pub const CODEGEN_VERSION: u32 = 2;
+pub const CODEGEN_VERSION: u32 = 3;

@@ -15,23 +15,38 @@ use regex::{Regex, RegexBuilder};
 /// instead of exhausting memory.
 pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
-/// Compiles a JSON Schema `pattern` (an unanchored search). The error is the
-/// one-line reason.
-pub fn compile_pattern(pattern: &str) -> Result<Regex, String> {
-    RegexBuilder::new(pattern)
+/// Why a `pattern` does not compile under this dialect and its limits.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct PatternError {
+    message: String,
+}
+
+impl PatternError {
+    /// The one-line reason (the `regex` crate's message without its caret drawing).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// Compiles a JSON Schema `pattern` (an unanchored search).
+pub fn compile_pattern(pattern: &str) -> Result<Regex, PatternError> {
+    let message = match RegexBuilder::new(pattern)
         .size_limit(REGEX_SIZE_LIMIT)
         .dfa_size_limit(REGEX_SIZE_LIMIT)
         .build()
-        .map_err(|e| match e {
-            regex::Error::Syntax(s) => s
-                .lines()
-                .rev()
-                .find(|l| l.starts_with("error: "))
-                .map(|l| l.trim_start_matches("error: ").to_string())
-                .unwrap_or(s),
-            regex::Error::CompiledTooBig(n) => format!("compiled pattern exceeds {n} bytes"),
-            other => other.to_string(),
-        })
+    {
+        Ok(regex) => return Ok(regex),
+        Err(regex::Error::Syntax(s)) => s
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("error: "))
+            .map(|l| l.trim_start_matches("error: ").to_string())
+            .unwrap_or(s),
+        Err(regex::Error::CompiledTooBig(n)) => format!("compiled pattern exceeds {n} bytes"),
+        Err(other) => other.to_string(),
+    };
+    Err(PatternError { message })
 }
 
 /// Options for validating a tool's full `inputSchema`.

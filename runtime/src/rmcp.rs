@@ -56,7 +56,7 @@ pub struct ToolResolution {
     tools: Arc<[Tool]>,
     /// Validators of the tools without variants (the resolver validates the
     /// others), compiled once.
-    validators: Arc<BTreeMap<String, Result<ArgumentValidator, String>>>,
+    validators: Arc<BTreeMap<String, Result<ArgumentValidator, crate::SchemaError>>>,
     /// The signature document, parsed once.
     signature: Arc<Value>,
 }

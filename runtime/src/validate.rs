@@ -9,6 +9,20 @@ pub const MAX_ARGUMENT_DEPTH: usize = 64;
 /// The maximum number of validation errors reported in an error's `data`.
 const MAX_REPORTED_ERRORS: usize = 16;
 
+/// Why a tool's `inputSchema` is not a usable JSON Schema.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct SchemaError {
+    message: String,
+}
+
+impl SchemaError {
+    /// The one-line reason.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
 /// A compiled validator for one tool's full `inputSchema`.
 #[derive(Debug)]
 pub struct ArgumentValidator {
@@ -17,16 +31,20 @@ pub struct ArgumentValidator {
 
 impl ArgumentValidator {
     /// Compiles `schema`; the error message says why it is not a usable schema.
-    pub fn new(schema: &Value) -> Result<Self, String> {
+    pub fn new(schema: &Value) -> Result<Self, SchemaError> {
         crate::pattern::schema_validator_options()
             .build(schema)
             .map(|validator| ArgumentValidator { validator })
-            .map_err(|e| e.to_string())
+            .map_err(|e| SchemaError {
+                message: e.to_string(),
+            })
     }
 
     /// Compiles a schema given as JSON text (as generated code holds it).
-    pub fn from_json(schema: &str) -> Result<Self, String> {
-        let schema: Value = serde_json::from_str(schema).map_err(|e| e.to_string())?;
+    pub fn from_json(schema: &str) -> Result<Self, SchemaError> {
+        let schema: Value = serde_json::from_str(schema).map_err(|e| SchemaError {
+            message: e.to_string(),
+        })?;
         Self::new(&schema)
     }
 
@@ -88,7 +106,7 @@ impl ArgumentValidator {
 /// Validates `arguments` with a validator compiled lazily from generated code:
 /// a schema that failed to compile is `-32603`, never a panic.
 pub fn validate_with<'a>(
-    validator: &Result<ArgumentValidator, String>,
+    validator: &Result<ArgumentValidator, SchemaError>,
     tool: &str,
     arguments: &'a Value,
 ) -> Result<&'a Map<String, Value>, RpcError> {

@@ -68,11 +68,6 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
     // A few names are found fastest by a `match` (a length check, then a
     // compare, per name); beyond that the perfect hash keeps dispatch flat.
     let linear = names.len() <= LINEAR_DISPATCH_MAX;
-    let order: Vec<usize> = if linear {
-        (0..names.len()).collect()
-    } else {
-        table.order.clone()
-    };
 
     let version = Literal::u32_unsuffixed(CODEGEN_VERSION);
     let server_name = &server.name;
@@ -83,64 +78,13 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
         .map(|d| text_literal(&serde_json::to_string(&tools_list(server, d)).unwrap_or_default()));
     let [list_ext, list_sep, list_ann] = lists;
 
-    let seed = Literal::u64_unsuffixed(table.seed);
-    let displacements = table.displacements.iter().map(|(d1, d2)| {
-        let (d1, d2) = (Literal::u32_unsuffixed(*d1), Literal::u32_unsuffixed(*d2));
-        quote!((#d1, #d2))
-    });
-    let slot_names = order.iter().map(|&i| names[i]);
-    let arms = order.iter().enumerate().map(|(slot, &i)| {
-        let slot = Literal::usize_unsuffixed(slot);
-        let tool = &server.tools[i];
-        if tool.resolvable {
-            let f = format_ident!("tool_{}", i);
-            quote!(::core::option::Option::Some(#slot) => #f(arguments),)
-        } else {
-            quote!(::core::option::Option::Some(#slot) => ::core::result::Result::Err(#rt::RpcError::not_resolvable(name)),)
-        }
-    });
+    let Dispatch {
+        arms,
+        validated_arms,
+        slot_fn,
+    } = dispatch(server, &names, &table, linear, &rt);
     // With no resolvable tool, the arguments are never looked at.
     let unused = (!server.tools.iter().any(|t| t.resolvable)).then(|| quote!(let _ = arguments;));
-    let validated_arms = order.iter().enumerate().map(|(slot, &i)| {
-        let slot = Literal::usize_unsuffixed(slot);
-        let tool = &server.tools[i];
-        if tool.resolvable {
-            let f = format_ident!("match_{}", i);
-            quote!(::core::option::Option::Some(#slot) => ::core::result::Result::Ok(#f(arguments)),)
-        } else {
-            quote!(::core::option::Option::Some(#slot) => ::core::result::Result::Err(#rt::RpcError::not_resolvable(name)),)
-        }
-    });
-    let slot_fn = if linear {
-        let arms = names.iter().enumerate().map(|(i, n)| {
-            let i = Literal::usize_unsuffixed(i);
-            quote!(#n => ::core::option::Option::Some(#i),)
-        });
-        quote! {
-            /// The slot of a tool name: its place in [`TOOL_NAMES`].
-            #[inline]
-            fn slot(name: &str) -> ::core::option::Option<usize> {
-                match name {
-                    #(#arms)*
-                    _ => ::core::option::Option::None,
-                }
-            }
-        }
-    } else {
-        quote! {
-            /// The slot of a tool name, through a perfect hash built when
-            /// this file was generated.
-            #[inline]
-            fn slot(name: &str) -> ::core::option::Option<usize> {
-                static INDEX: #rt::index::NameIndex = #rt::index::NameIndex {
-                    seed: #seed,
-                    displacements: &[#(#displacements),*],
-                    names: &[#(#slot_names),*],
-                };
-                INDEX.get(name)
-            }
-        }
-    };
     let tool_fns = server
         .tools
         .iter()
@@ -254,6 +198,91 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
     syn::parse_file(&out)
         .map_err(|e| CodegenError(format!("generated code does not parse back: {e}")))?;
     Ok(out)
+}
+
+/// The name dispatch of the generated resolver: the `slot` function and the
+/// `match` arms of `resolve` and `resolve_validated`, in slot order.
+struct Dispatch {
+    arms: Vec<TokenStream>,
+    validated_arms: Vec<TokenStream>,
+    slot_fn: TokenStream,
+}
+
+fn dispatch(
+    server: &Server,
+    names: &[&str],
+    table: &phf::Table,
+    linear: bool,
+    rt: &TokenStream,
+) -> Dispatch {
+    let order: Vec<usize> = if linear {
+        (0..names.len()).collect()
+    } else {
+        table.order.clone()
+    };
+    let seed = Literal::u64_unsuffixed(table.seed);
+    let displacements = table.displacements.iter().map(|(d1, d2)| {
+        let (d1, d2) = (Literal::u32_unsuffixed(*d1), Literal::u32_unsuffixed(*d2));
+        quote!((#d1, #d2))
+    });
+    let slot_names = order.iter().map(|&i| names[i]);
+    let arms: Vec<TokenStream> = order.iter().enumerate().map(|(slot, &i)| {
+        let slot = Literal::usize_unsuffixed(slot);
+        let tool = &server.tools[i];
+        if tool.resolvable {
+            let f = format_ident!("tool_{}", i);
+            quote!(::core::option::Option::Some(#slot) => #f(arguments),)
+        } else {
+            quote!(::core::option::Option::Some(#slot) => ::core::result::Result::Err(#rt::RpcError::not_resolvable(name)),)
+        }
+    })
+    .collect();
+    let validated_arms: Vec<TokenStream> = order.iter().enumerate().map(|(slot, &i)| {
+        let slot = Literal::usize_unsuffixed(slot);
+        let tool = &server.tools[i];
+        if tool.resolvable {
+            let f = format_ident!("match_{}", i);
+            quote!(::core::option::Option::Some(#slot) => ::core::result::Result::Ok(#f(arguments)),)
+        } else {
+            quote!(::core::option::Option::Some(#slot) => ::core::result::Result::Err(#rt::RpcError::not_resolvable(name)),)
+        }
+    })
+    .collect();
+    let slot_fn = if linear {
+        let arms = names.iter().enumerate().map(|(i, n)| {
+            let i = Literal::usize_unsuffixed(i);
+            quote!(#n => ::core::option::Option::Some(#i),)
+        });
+        quote! {
+            /// The slot of a tool name: its place in [`TOOL_NAMES`].
+            #[inline]
+            fn slot(name: &str) -> ::core::option::Option<usize> {
+                match name {
+                    #(#arms)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+        }
+    } else {
+        quote! {
+            /// The slot of a tool name, through a perfect hash built when
+            /// this file was generated.
+            #[inline]
+            fn slot(name: &str) -> ::core::option::Option<usize> {
+                static INDEX: #rt::index::NameIndex = #rt::index::NameIndex {
+                    seed: #seed,
+                    displacements: &[#(#displacements),*],
+                    names: &[#(#slot_names),*],
+                };
+                INDEX.get(name)
+            }
+        }
+    };
+    Dispatch {
+        arms,
+        validated_arms,
+        slot_fn,
+    }
 }
 
 fn header(server: &Server, fingerprint: &str, sources: &[String]) -> String {
@@ -384,7 +413,7 @@ fn tool_fn(server: &Server, tool: &Tool, index: usize, rt: &TokenStream) -> Toke
             arguments: &#rt::serde_json::Value,
         ) -> ::core::result::Result<&'static #rt::Resolved, #rt::RpcError> {
             static SCHEMA: ::std::sync::LazyLock<
-                ::core::result::Result<#rt::ArgumentValidator, ::std::string::String>,
+                ::core::result::Result<#rt::ArgumentValidator, #rt::SchemaError>,
             > = ::std::sync::LazyLock::new(|| #rt::ArgumentValidator::from_json(#schema));
             let args = #rt::validate_with(&SCHEMA, #name, arguments)?;
             ::core::result::Result::Ok(#m(args))

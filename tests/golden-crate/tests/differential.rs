@@ -165,7 +165,7 @@ fn generated_code_matches_the_library_resolver() {
             .iter()
             .map(|t| (t.name.clone(), t.input_schema.clone(), t.resolvable))
             .collect();
-        if tools.len() > mcp_resolve::codegen::LINEAR_DISPATCH_MAX {
+        if tools.len() > mcp_resolve::internals::codegen::LINEAR_DISPATCH_MAX {
             hashed += 1;
         }
         tools.push(("unknown".into(), json!({}), false));
