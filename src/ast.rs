@@ -86,8 +86,18 @@ pub struct ToolDecl {
     pub description: Option<String>,
     /// `inputSchema:` or `inputSchemaFile:`.
     pub input_schema: Option<SchemaSource>,
+    /// `outputSchema:`, verbatim.
+    pub output_schema: Option<Spanned<serde_json::Value>>,
     /// Static `annotations:`; `None` when omitted (derived).
     pub annotations: Option<Vec<HintSetting>>,
+    /// `annotations.title`: `ToolAnnotations`' display title.
+    pub annotations_title: Option<Spanned<String>>,
+    /// `icons:`, verbatim.
+    pub icons: Option<Spanned<serde_json::Value>>,
+    /// `execution:` (for example `taskSupport`), verbatim.
+    pub execution: Option<Spanned<serde_json::Value>>,
+    /// `_meta:`, verbatim.
+    pub meta: Option<Spanned<serde_json::Value>>,
     /// Static `requiredScopes:`; `None` when omitted.
     pub required_scopes: Option<Vec<Spanned<String>>>,
     /// `variants:`; `None` for a plain static tool.

@@ -6,8 +6,9 @@
 
 use std::fmt;
 
-use serde_json::{Number, Value};
+use serde_json::{Map, Number, Value};
 
+use mcp_resolve_runtime::ToolAnnotations;
 use mcp_resolve_runtime::signature::SignatureTool;
 
 use crate::hints::{HintSet, HintTable, HintTableExt};
@@ -60,8 +61,17 @@ pub struct Tool {
     pub input_schema: Value,
     /// Where the schema was written (or its file named).
     pub schema_loc: Loc,
+    /// `outputSchema`, verbatim.
+    pub output_schema: Option<Value>,
+    /// Where `outputSchema` was written (the name's when it was not).
+    pub output_schema_loc: Loc,
     /// The static annotations, complete (written, or derived).
     pub annotations: HintSet,
+    /// `annotations.title`: `ToolAnnotations`' display title.
+    pub annotations_title: Option<String>,
+    /// The other members of MCP's `Tool` a rules file carries verbatim
+    /// (`icons`, `execution`, `_meta`), by wire name.
+    pub members: Map<String, Value>,
     /// The static hints as written (`None`: derived).
     pub written_annotations: Option<Vec<Setting>>,
     /// The static scopes (written, or the union of the variants').
@@ -84,11 +94,14 @@ impl Tool {
             title: self.title.clone(),
             description: self.description.clone(),
             input_schema: self.input_schema.clone(),
-            output_schema: None,
-            annotations: hints.to_annotations(&self.annotations),
+            output_schema: self.output_schema.clone(),
+            annotations: ToolAnnotations {
+                title: self.annotations_title.clone(),
+                hints: hints.to_annotations(&self.annotations),
+            },
             required_scopes: self.required_scopes.clone(),
             resolved_variants: self.resolvable.then(Vec::new),
-            other: serde_json::Map::new(),
+            other: self.members.clone(),
         }
     }
 }

@@ -60,12 +60,61 @@ struct Tool {
     input_schema: Option<Value>,
     /// The input JSON Schema in a file, relative to this rules file.
     input_schema_file: Option<String>,
+    /// The tool's output JSON Schema (an object schema), listed verbatim.
+    output_schema: Option<Value>,
     /// Static annotations: the worst case, advertised by tools/list. Derived when omitted.
-    annotations: Option<BTreeMap<String, bool>>,
+    annotations: Option<ToolAnnotations>,
     /// OAuth scopes the tool may need. The union of the variants' when omitted.
     required_scopes: Option<Vec<String>>,
     /// Variants; the first whose `when` matches gives the resolved annotations.
     variants: Option<Vec<Variant>>,
+    /// Icons for the tool, listed verbatim.
+    icons: Option<Vec<Icon>>,
+    /// Execution properties (`taskSupport`), listed verbatim.
+    execution: Option<Execution>,
+    /// Metadata, listed verbatim.
+    #[serde(rename = "_meta")]
+    meta: Option<serde_json::Map<String, Value>>,
+}
+
+/// A tool's static annotations: boolean hints, and a display `title`.
+#[derive(Deserialize, JsonSchema)]
+struct ToolAnnotations {
+    /// A display title for the tool (MCP `ToolAnnotations.title`).
+    title: Option<String>,
+    #[serde(flatten)]
+    hints: BTreeMap<String, bool>,
+}
+
+/// An icon (MCP `Icon`).
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct Icon {
+    /// The icon's URI (`https:` or `data:`).
+    src: String,
+    /// Its MIME type.
+    mime_type: Option<String>,
+    /// Sizes, such as `48x48` or `any`.
+    sizes: Option<Vec<String>>,
+    /// The theme it is designed for (`light` or `dark`).
+    theme: Option<String>,
+}
+
+/// Execution properties of a tool.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct Execution {
+    /// Whether the tool may be called as a task.
+    task_support: Option<TaskSupport>,
+}
+
+/// `execution.taskSupport`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum TaskSupport {
+    Forbidden,
+    Optional,
+    Required,
 }
 
 /// An annotation variant.

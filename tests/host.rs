@@ -238,3 +238,58 @@ fn a_resolution_for_refused_arguments_or_an_unknown_tool_is_a_violation() {
     assert_eq!(err.0[0].kind, ViolationKind::Malformed, "{err}");
     assert!(verify_resolution(&b.signature, "manage_files", &good, &result).is_ok());
 }
+
+/// Every member of MCP's `Tool` a rules file carries (title, `outputSchema`,
+/// `annotations.title`, icons, execution, `_meta`) is listed verbatim, so a
+/// server listing exactly that passes in every dialect — the extension's
+/// marker inside `_meta` included — and a change to any of them is caught.
+#[test]
+fn every_tool_member_is_listed_verbatim_and_pinned() {
+    use mcp_resolve::emit::tools::tools_list;
+    use mcp_resolve_runtime::host::verify_tools_list;
+
+    let path = PathBuf::from("tests/fixtures/forms/storage.structured.yaml");
+    let project = mcp_resolve::load(std::slice::from_ref(&path)).unwrap();
+    assert!(!project.has_errors());
+    let server = project.single_server().unwrap();
+    let doc = signature(server);
+    let fingerprint = doc["fingerprint"].as_str().unwrap().to_string();
+    let signature = Signature::pinned(doc, &fingerprint).unwrap();
+    for dialect in Dialect::ALL {
+        let listed = tools_list(server, dialect);
+        let tool = &listed["tools"][0];
+        assert_eq!(tool["annotations"]["title"], "Storage");
+        assert_eq!(tool["execution"]["taskSupport"], "optional");
+        assert_eq!(tool["outputSchema"]["type"], "object");
+        assert_eq!(tool["_meta"]["example.com/ui"], "ui://storage/browser");
+        assert!(tool["icons"][0]["src"].is_string());
+        verify_tools_list(&signature, &listed).unwrap();
+
+        let changes: [(&str, Value); 6] = [
+            ("/annotations/title", Value::from("Storage (beta)")),
+            ("/icons/0/src", Value::from("https://example.com/other.png")),
+            ("/execution/taskSupport", Value::from("required")),
+            ("/_meta/example.com~1ui", Value::from("ui://elsewhere")),
+            ("/outputSchema/type", Value::from("array")),
+            ("/title", Value::from("Store")),
+        ];
+        for (pointer, value) in changes {
+            let mut changed = listed.clone();
+            let tool = &mut changed["tools"][0];
+            match tool.pointer_mut(pointer) {
+                Some(slot) => *slot = value,
+                None => {
+                    tool.as_object_mut()
+                        .unwrap()
+                        .insert(pointer.trim_start_matches('/').into(), value);
+                }
+            }
+            let err = verify_tools_list(&signature, &changed)
+                .expect_err(&format!("{dialect:?}: a changed {pointer} passed"));
+            assert!(
+                err.0.iter().any(|v| v.kind == ViolationKind::ToolChanged),
+                "{dialect:?} {pointer}: {err}"
+            );
+        }
+    }
+}

@@ -172,8 +172,12 @@ impl Annotations {
         for (hint, value) in map {
             match value {
                 Value::Bool(b) => out.set(hint, *b, &mut extra),
-                // ToolAnnotations' display title is not a hint.
+                // ToolAnnotations' display title is not a hint
+                // (`ToolAnnotations` keeps it).
                 Value::String(_) if hint == "title" => {}
+                _ if hint == "title" => {
+                    return Err("annotation `title` must be a string".into());
+                }
                 _ => return Err(format!("annotation `{hint}` must be a boolean")),
             }
         }
@@ -223,6 +227,78 @@ impl<'de> Deserialize<'de> for Annotations {
         }
 
         deserializer.deserialize_map(AnnotationsVisitor)
+    }
+}
+
+/// A tool's `annotations` as MCP lists them: its complete hint set and the
+/// optional display `title` that `ToolAnnotations` may carry. Dereferences
+/// to the hints, so it reads like an [`Annotations`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ToolAnnotations {
+    /// `title`: a display name for the tool (not a hint).
+    pub title: Option<String>,
+    /// Every hint.
+    pub hints: Annotations,
+}
+
+impl Default for Annotations {
+    fn default() -> Self {
+        Annotations::defaults()
+    }
+}
+
+impl std::ops::Deref for ToolAnnotations {
+    type Target = Annotations;
+    fn deref(&self) -> &Annotations {
+        &self.hints
+    }
+}
+
+impl From<Annotations> for ToolAnnotations {
+    fn from(hints: Annotations) -> Self {
+        ToolAnnotations { title: None, hints }
+    }
+}
+
+impl ToolAnnotations {
+    /// `title` (when set) and the four core hints, as JSON.
+    pub fn core_json(&self) -> Value {
+        self.with_title(self.hints.core_json())
+    }
+
+    /// `title` (when set) and every hint, as JSON.
+    pub fn complete_json(&self) -> Value {
+        self.with_title(self.hints.complete_json())
+    }
+
+    fn with_title(&self, mut json: Value) -> Value {
+        if let (Some(title), Value::Object(map)) = (&self.title, &mut json) {
+            map.insert("title".into(), Value::String(title.clone()));
+        }
+        json
+    }
+}
+
+impl Serialize for ToolAnnotations {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let len = 4 + self.hints.extra.len() + usize::from(self.title.is_some());
+        let mut map = serializer.serialize_map(Some(len))?;
+        for (k, v) in self.hints.iter() {
+            map.serialize_entry(k, &v)?;
+        }
+        if let Some(title) = &self.title {
+            map.serialize_entry("title", title)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolAnnotations {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = Map::<String, Value>::deserialize(deserializer)?;
+        let hints = Annotations::from_map(&map).map_err(de::Error::custom)?;
+        let title = map.get("title").and_then(Value::as_str).map(str::to_string);
+        Ok(ToolAnnotations { title, hints })
     }
 }
 

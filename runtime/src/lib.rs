@@ -30,7 +30,7 @@ mod rules;
 pub mod signature;
 mod validate;
 
-pub use annotations::{Annotations, ExtraHints};
+pub use annotations::{Annotations, ExtraHints, ToolAnnotations};
 pub use dialect::{Dialect, Resolution, UnknownDialect};
 pub use error::RpcError;
 pub use hints::CORE_HINTS;

@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::{Annotations, Dialect};
+use crate::{Annotations, Dialect, ToolAnnotations};
 
 /// A signature document: seed 003's `signature` result, with
 /// `resolvedVariants` on each tool.
@@ -68,8 +68,9 @@ pub struct SignatureTool {
     /// The `outputSchema`, when the tool has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
-    /// The static (worst-case) annotations, every hint explicit.
-    pub annotations: Annotations,
+    /// The static (worst-case) annotations, every hint explicit, with
+    /// `ToolAnnotations`' display `title` when the tool has one.
+    pub annotations: ToolAnnotations,
     /// The scopes the tool may need; every variant's are among them.
     #[serde(default)]
     pub required_scopes: Vec<String>,

@@ -1,5 +1,6 @@
-//! `invalid-schema`: every inputSchema compiles with a real JSON Schema
-//! validator (draft by `$schema`, 2020-12 by default) and describes an object.
+//! `invalid-schema`: every inputSchema and outputSchema compiles with a real
+//! JSON Schema validator (draft by `$schema`, 2020-12 by default) and
+//! describes an object.
 //!
 //! Why: resolution validates arguments against the full inputSchema; a schema
 //! that does not compile cannot be enforced, and MCP requires `type: object`.
@@ -7,7 +8,8 @@
 use serde_json::Value;
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::ir::Server;
+use crate::ir::{Server, Tool};
+use mcp_resolve_runtime::pattern::schema_validator_options;
 
 /// Returns, per tool, its compiled validator when the schema is usable by later checks.
 pub(super) fn check(
@@ -18,9 +20,8 @@ pub(super) fn check(
         .tools
         .iter()
         .map(|tool| {
-            let compiled = jsonschema::options()
-                .should_validate_formats(false)
-                .build(&tool.input_schema);
+            check_output_schema(tool, diags);
+            let compiled = schema_validator_options().build(&tool.input_schema);
             let (validator, problem) = match compiled {
                 Err(e) => (None, Some(e.to_string())),
                 Ok(_) if tool.input_schema.get("type") != Some(&Value::String("object".into())) => {
@@ -48,6 +49,31 @@ pub(super) fn check(
             validator
         })
         .collect()
+}
+
+fn check_output_schema(tool: &Tool, diags: &mut Vec<Diagnostic>) {
+    let Some(schema) = &tool.output_schema else {
+        return;
+    };
+    let problem = match schema_validator_options().build(schema) {
+        Err(e) => e.to_string(),
+        Ok(_) if schema.get("type") != Some(&Value::String("object".into())) => {
+            "an outputSchema must have `type: object`".to_string()
+        }
+        Ok(_) => return,
+    };
+    diags.push(
+        Diagnostic::new(
+            Code::InvalidSchema,
+            format!(
+                "outputSchema of tool `{}` is not a valid JSON Schema: {}",
+                tool.name,
+                first_line(&problem)
+            ),
+        )
+        .at(tool.output_schema_loc.0)
+        .for_tool(&tool.name),
+    );
 }
 
 fn first_line(s: &str) -> &str {

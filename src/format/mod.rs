@@ -220,17 +220,22 @@ impl<'a> Out<'a> {
         }
     }
 
+    /// Writes the comments that come before `at` in the source.
+    fn comments_before(&mut self, indent: usize, at: usize) {
+        while let Some(c) = self.comments.get(self.next) {
+            if c.offset >= at {
+                break;
+            }
+            let c = c.clone();
+            self.next += 1;
+            self.push_comment(indent, &c);
+        }
+    }
+
     /// A line for code written at `anchor` in the source (if known).
     fn line(&mut self, indent: usize, text: &str, anchor: Option<usize>) {
         if let Some(at) = anchor {
-            while let Some(c) = self.comments.get(self.next) {
-                if c.offset >= at {
-                    break;
-                }
-                let c = c.clone();
-                self.next += 1;
-                self.push_comment(indent, &c);
-            }
+            self.comments_before(indent, at);
         }
         for _ in 0..indent {
             self.buf.push(' ');

@@ -66,10 +66,15 @@ fn string(s: &str) -> String {
     out
 }
 
-fn settings(items: &[HintSetting]) -> String {
-    let parts: Vec<String> = items
-        .iter()
-        .map(|s| format!("{}: {}", name(&s.name.value), s.value.value))
+fn settings(items: &[HintSetting], title: Option<&str>) -> String {
+    let parts: Vec<String> = title
+        .map(|t| format!("title: {}", string(t)))
+        .into_iter()
+        .chain(
+            items
+                .iter()
+                .map(|s| format!("{}: {}", name(&s.name.value), s.value.value)),
+        )
         .collect();
     if parts.is_empty() {
         "{}".into()
@@ -116,13 +121,38 @@ fn tool(out: &mut Out<'_>, t: &ToolDecl) {
         }
         None => None,
     };
+    if let Some(o) = &t.output_schema {
+        let mut lines = Vec::new();
+        json_lines(&o.value, &mut lines, 0);
+        let first = lines.first().cloned().unwrap_or_default();
+        out.line(2, &format!("outputSchema {first}"), Some(o.span.start));
+        for l in lines.iter().skip(1) {
+            out.line(2, l, None);
+        }
+    }
     if let Some(a) = &t.annotations {
         let anchor = a.first().map(|s| s.name.span.start);
-        out.line(2, &format!("annotations {}", settings(a)), anchor);
+        let title = t.annotations_title.as_ref().map(|t| t.value.as_str());
+        out.line(2, &format!("annotations {}", settings(a, title)), anchor);
     }
     if let Some(s) = &t.required_scopes {
         let anchor = s.first().map(|s| s.span.start);
         out.line(2, &format!("requiredScopes {}", scopes(s)), anchor);
+    }
+    for (key, member) in [
+        ("icons", &t.icons),
+        ("execution", &t.execution),
+        ("_meta", &t.meta),
+    ] {
+        if let Some(m) = member {
+            let mut lines = Vec::new();
+            json_lines(&m.value, &mut lines, 0);
+            let first = lines.first().cloned().unwrap_or_default();
+            out.line(2, &format!("{key} {first}"), Some(m.span.start));
+            for l in lines.iter().skip(1) {
+                out.line(2, l, None);
+            }
+        }
     }
     match &t.variants {
         Some(vs) if vs.is_empty() => out.line(2, "resolvable", None),
@@ -158,7 +188,7 @@ fn variant(out: &mut Out<'_>, v: &VariantDecl, schema: &Value) {
         let anchor = v.annotations.first().map(|s| s.name.span.start);
         out.line(
             4,
-            &format!("annotations {}", settings(&v.annotations)),
+            &format!("annotations {}", settings(&v.annotations, None)),
             anchor,
         );
     }

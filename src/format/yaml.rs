@@ -179,15 +179,25 @@ fn block(out: &mut Out<'_>, indent: usize, key: &str, v: &Value) {
 }
 
 /// `annotations:` on one line if it fits, else one hint per line.
-fn settings(out: &mut Out<'_>, indent: usize, items: &[HintSetting]) {
-    let parts: Vec<String> = items
-        .iter()
-        .map(|s| format!("{}: {}", scalar(&s.name.value, true), s.value.value))
+fn settings(
+    out: &mut Out<'_>,
+    indent: usize,
+    items: &[HintSetting],
+    title: Option<&Spanned<String>>,
+) {
+    let parts: Vec<String> = title
+        .map(|t| format!("title: {}", scalar(&t.value, true)))
+        .into_iter()
+        .chain(
+            items
+                .iter()
+                .map(|s| format!("{}: {}", scalar(&s.name.value, true), s.value.value)),
+        )
         .collect();
     let anchor = items.first().map(|s| s.name.span.start);
     let one = format!("annotations: {{ {} }}", parts.join(", "));
-    if items.is_empty() || one.len() + indent <= WIDTH {
-        let one = if items.is_empty() {
+    if parts.is_empty() || one.len() + indent <= WIDTH {
+        let one = if parts.is_empty() {
             "annotations: {}".to_string()
         } else {
             one
@@ -196,8 +206,12 @@ fn settings(out: &mut Out<'_>, indent: usize, items: &[HintSetting]) {
         return;
     }
     out.line(indent, "annotations:", anchor);
-    for (p, s) in parts.iter().zip(items) {
-        out.line(indent + 2, p, Some(s.name.span.start));
+    let anchors = title
+        .map(|t| t.span.start)
+        .into_iter()
+        .chain(items.iter().map(|s| s.name.span.start));
+    for (p, at) in parts.iter().zip(anchors) {
+        out.line(indent + 2, p, Some(at));
     }
 }
 
@@ -246,12 +260,26 @@ fn tool(out: &mut Out<'_>, t: &ToolDecl) {
         }
         None => {}
     }
+    if let Some(o) = &t.output_schema {
+        out.comments_before(4, o.span.start);
+        block(out, 4, "outputSchema", &o.value);
+    }
     if let Some(a) = &t.annotations {
-        settings(out, 4, a);
+        settings(out, 4, a, t.annotations_title.as_ref());
     }
     if let Some(s) = &t.required_scopes {
         let anchor = s.first().map(|s| s.span.start);
         out.line(4, &format!("requiredScopes: {}", scopes(s)), anchor);
+    }
+    for (key, member) in [
+        ("icons", &t.icons),
+        ("execution", &t.execution),
+        ("_meta", &t.meta),
+    ] {
+        if let Some(m) = member {
+            out.comments_before(4, m.span.start);
+            block(out, 4, key, &m.value);
+        }
     }
     match &t.variants {
         Some(vs) if vs.is_empty() => out.line(4, "variants: []", None),
@@ -288,7 +316,7 @@ fn variant(out: &mut Out<'_>, v: &VariantDecl) {
         },
     }
     if !v.annotations.is_empty() {
-        settings(out, 8, &v.annotations);
+        settings(out, 8, &v.annotations, None);
     }
     if let Some(s) = &v.required_scopes {
         let anchor = s.first().map(|s| s.span.start);

@@ -234,7 +234,21 @@ fn lower_tool(
         description: tool.description.clone(),
         input_schema,
         schema_loc,
+        output_schema: tool.output_schema.as_ref().map(|s| s.value.clone()),
+        output_schema_loc: Loc(tool
+            .output_schema
+            .as_ref()
+            .map_or(tool.name.span, |s| s.span)),
         annotations,
+        annotations_title: tool.annotations_title.as_ref().map(|t| t.value.clone()),
+        members: [
+            ("icons", &tool.icons),
+            ("execution", &tool.execution),
+            ("_meta", &tool.meta),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.to_string(), v.as_ref()?.value.clone())))
+        .collect(),
         written_annotations: written,
         required_scopes,
         scopes_written,

@@ -19,9 +19,13 @@ const TOOL_FIELDS: &[&str] = &[
     "description",
     "inputSchema",
     "inputSchemaFile",
+    "outputSchema",
     "annotations",
     "requiredScopes",
     "variants",
+    "icons",
+    "execution",
+    "_meta",
 ];
 const VARIANT_FIELDS: &[&str] = &["name", "when", "annotations", "requiredScopes"];
 /// The JSON Schema keywords a matcher mapping may use (SPEC §3.1), and `absent`.
@@ -395,7 +399,25 @@ impl Decoder<'_> {
         out
     }
 
+    /// A tool's `annotations`: its hints and `ToolAnnotations`' `title`.
+    fn tool_settings(&mut self, node: &YNode) -> (Vec<HintSetting>, Option<Spanned<String>>) {
+        let mut title = None;
+        let settings = self.settings_with(node, "`annotations`", &mut Some(&mut title));
+        (settings, title)
+    }
+
     fn settings(&mut self, node: &YNode, what: &str) -> Vec<HintSetting> {
+        self.settings_with(node, what, &mut None)
+    }
+
+    /// Hint settings; `title` is taken where the caller has a place for it
+    /// (a tool's annotations) and refused with a reason elsewhere.
+    fn settings_with(
+        &mut self,
+        node: &YNode,
+        what: &str,
+        title: &mut Option<&mut Option<Spanned<String>>>,
+    ) -> Vec<HintSetting> {
         let YValue::Map(entries) = &node.value else {
             self.wrong(node, &format!("a mapping of hints for {what}"));
             return Vec::new();
@@ -405,6 +427,20 @@ impl Decoder<'_> {
             let Some(name) = self.string(k, "a hint name") else {
                 continue;
             };
+            if name.value == "title" {
+                match title {
+                    Some(slot) => **slot = self.string(v, "`annotations.title`"),
+                    None => {
+                        self.error(
+                            Code::InvalidValue,
+                            "`title` is not a hint: a variant's annotations hold hints only".into(),
+                            name.span,
+                        )
+                        .help = Some("set the display title in the tool's `annotations`".into());
+                    }
+                }
+                continue;
+            }
             let Some(value) = self.boolean(v, &format!("`{}`", name.value)) else {
                 continue;
             };
@@ -472,9 +508,28 @@ impl Decoder<'_> {
                 None
             }
         };
-        let annotations = fields
-            .get("annotations")
-            .map(|a| self.settings(a, "`annotations`"));
+        let mut annotations_title = None;
+        let annotations = fields.get("annotations").map(|a| {
+            let (settings, title) = self.tool_settings(a);
+            annotations_title = title;
+            settings
+        });
+        let mut member = |key: &str| {
+            let node = fields.get(key)?;
+            let value = node.to_json();
+            match super::check_tool_member(key, &value) {
+                Ok(()) => Some(Spanned::new(value, self.span(node))),
+                Err(message) => {
+                    let span = self.span(node);
+                    self.error(Code::InvalidValue, message, span);
+                    None
+                }
+            }
+        };
+        let output_schema = member("outputSchema");
+        let icons = member("icons");
+        let execution = member("execution");
+        let meta = member("_meta");
         let required_scopes = fields.get("requiredScopes").and_then(|s| self.scopes(s));
         let variants = fields.get("variants").map(|v| {
             self.seq(v, "`variants`")
@@ -486,7 +541,12 @@ impl Decoder<'_> {
             title,
             description,
             input_schema,
+            output_schema,
             annotations,
+            annotations_title,
+            icons,
+            execution,
+            meta,
             required_scopes,
             variants,
             span: self.span(node),

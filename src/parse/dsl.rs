@@ -214,6 +214,17 @@ impl Dsl<'_, '_> {
     }
 
     fn settings(&mut self, pair: Pair<'_, Rule>) -> Vec<HintSetting> {
+        self.settings_with(pair, None)
+    }
+
+    /// Hint settings; a string value is `ToolAnnotations`' `title`, taken
+    /// where the caller has a place for it (a tool's annotations) and
+    /// refused with a reason elsewhere.
+    fn settings_with(
+        &mut self,
+        pair: Pair<'_, Rule>,
+        mut title: Option<&mut Option<Spanned<String>>>,
+    ) -> Vec<HintSetting> {
         let mut out = Vec::new();
         for setting in pair.into_inner() {
             let mut parts = setting.into_inner();
@@ -221,12 +232,59 @@ impl Dsl<'_, '_> {
                 continue;
             };
             let vspan = self.b.span(&value);
+            let name = self.name(name);
+            if value.as_rule() == Rule::string {
+                let text = self.name(value);
+                match (&mut title, name.value == "title") {
+                    (Some(slot), true) => **slot = Some(text),
+                    (None, true) => self.diags.push(
+                        Diagnostic::new(
+                            Code::InvalidValue,
+                            "`title` is not a hint: a variant's annotations hold hints only",
+                        )
+                        .at(name.span)
+                        .with_help("set the display title in the tool's `annotations`"),
+                    ),
+                    (_, false) => self.diags.push(
+                        Diagnostic::new(
+                            Code::InvalidValue,
+                            format!(
+                                "expected `true` or `false` for `{}`, found a string",
+                                name.value
+                            ),
+                        )
+                        .at(vspan),
+                    ),
+                }
+                continue;
+            }
             out.push(HintSetting {
-                name: self.name(name),
+                name,
                 value: Spanned::new(value.as_str() == "true", vspan),
             });
         }
         out
+    }
+
+    /// Inline JSON after a keyword (`inputSchema { … }`, `icons [ … ]`).
+    fn json(&mut self, entry: Pair<'_, Rule>) -> Option<Spanned<Value>> {
+        let json = entry.into_inner().nth(1)?;
+        let jspan = self.b.span(&json);
+        match serde_json::from_str::<Value>(json.as_str()) {
+            Ok(v) => Some(Spanned::new(v, jspan)),
+            Err(e) => {
+                let off = json_error_offset(json.as_str(), e.line(), e.column());
+                let at = jspan.start + off;
+                self.diags.push(
+                    Diagnostic::new(Code::Syntax, format!("invalid JSON: {e}")).at(Span::new(
+                        jspan.file,
+                        at,
+                        at + 1,
+                    )),
+                );
+                None
+            }
+        }
     }
 
     fn hint(&mut self, item: Pair<'_, Rule>) -> Option<HintDecl> {
@@ -301,7 +359,12 @@ impl Dsl<'_, '_> {
             title: None,
             description: None,
             input_schema: None,
+            output_schema: None,
             annotations: None,
+            annotations_title: None,
+            icons: None,
+            execution: None,
+            meta: None,
             required_scopes: None,
             variants: None,
             span,
@@ -314,6 +377,10 @@ impl Dsl<'_, '_> {
                 Rule::title => "title",
                 Rule::description => "description",
                 Rule::input_schema | Rule::input_schema_file => "inputSchema",
+                Rule::output_schema => "outputSchema",
+                Rule::icons => "icons",
+                Rule::execution => "execution",
+                Rule::meta => "_meta",
                 Rule::annotations => "annotations",
                 Rule::scopes => "requiredScopes",
                 _ => "",
@@ -351,25 +418,27 @@ impl Dsl<'_, '_> {
                     let s = entry.into_inner().nth(1).map(|p| self.name(p));
                     tool.description = s.map(|s| s.value);
                 }
-                Rule::input_schema => {
-                    let Some(json) = entry.into_inner().nth(1) else {
+                Rule::input_schema => match self.json(entry) {
+                    Some(v) => tool.input_schema = Some(SchemaSource::Inline(v)),
+                    None => ok = false,
+                },
+                Rule::output_schema | Rule::icons | Rule::execution | Rule::meta => {
+                    let Some(v) = self.json(entry) else {
+                        ok = false;
                         continue;
                     };
-                    let jspan = self.b.span(&json);
-                    match serde_json::from_str::<Value>(json.as_str()) {
-                        Ok(v) => {
-                            tool.input_schema = Some(SchemaSource::Inline(Spanned::new(v, jspan)))
-                        }
-                        Err(e) => {
-                            let off = json_error_offset(json.as_str(), e.line(), e.column());
-                            let at = jspan.start + off;
-                            self.diags.push(
-                                Diagnostic::new(Code::Syntax, format!("invalid JSON: {e}"))
-                                    .at(Span::new(jspan.file, at, at + 1)),
-                            );
-                            ok = false;
-                        }
+                    if let Err(message) = super::check_tool_member(key, &v.value) {
+                        self.diags
+                            .push(Diagnostic::new(Code::InvalidValue, message).at(v.span));
+                        continue;
                     }
+                    let slot = match key {
+                        "outputSchema" => &mut tool.output_schema,
+                        "icons" => &mut tool.icons,
+                        "execution" => &mut tool.execution,
+                        _ => &mut tool.meta,
+                    };
+                    *slot = Some(v);
                 }
                 Rule::input_schema_file => {
                     let Some(p) = entry.into_inner().nth(1) else {
@@ -395,7 +464,9 @@ impl Dsl<'_, '_> {
                     let Some(s) = entry.into_inner().nth(1) else {
                         continue;
                     };
-                    tool.annotations = Some(self.settings(s));
+                    let mut title = None;
+                    tool.annotations = Some(self.settings_with(s, Some(&mut title)));
+                    tool.annotations_title = title;
                 }
                 Rule::scopes => tool.required_scopes = Some(self.scopes(entry)),
                 Rule::resolvable => {

@@ -127,8 +127,17 @@ fn scopes_of_schemes(tool: &Map<String, Value>) -> Option<Result<BTreeSet<String
     Some(Ok(scopes))
 }
 
-/// The fields of a tool the signature pins besides its annotations.
-const PINNED_FIELDS: [&str; 4] = ["title", "description", "inputSchema", "outputSchema"];
+/// The fields of a tool the signature pins besides its annotations: every
+/// member of MCP's `Tool`.
+const PINNED_FIELDS: [&str; 7] = [
+    "title",
+    "description",
+    "inputSchema",
+    "outputSchema",
+    "icons",
+    "execution",
+    "_meta",
+];
 
 fn compare_tool_fields(
     signed: &SignedTool,
@@ -136,14 +145,38 @@ fn compare_tool_fields(
     context: &str,
     out: &mut Vec<Violation>,
 ) {
+    let mut changed = |what: &str| {
+        out.push(Violation::new(
+            ViolationKind::ToolChanged,
+            signed.name(),
+            format!("{context} has a `{what}` that differs from the signature's"),
+        ))
+    };
     for field in PINNED_FIELDS {
-        if listed.get(field) != signed.def().field(field).as_ref() {
-            out.push(Violation::new(
-                ViolationKind::ToolChanged,
-                signed.name(),
-                format!("{context} has a `{field}` that differs from the signature's"),
-            ));
+        let (mut got, mut want) = (listed.get(field).cloned(), signed.def().field(field));
+        if field == "_meta" {
+            // The extension's resolvable marker is the dialect's, not the tool's.
+            got = without_marker(got);
+            want = without_marker(want);
         }
+        if got != want {
+            changed(field);
+        }
+    }
+    let title = listed.get("annotations").and_then(|a| a.get("title"));
+    if title.and_then(Value::as_str) != signed.def().annotations.title.as_deref() {
+        changed("annotations.title");
+    }
+}
+
+/// `_meta` without the resolution extension's member; `None` when nothing is left.
+fn without_marker(meta: Option<Value>) -> Option<Value> {
+    match meta {
+        Some(Value::Object(mut map)) => {
+            map.remove(EXTENSION_ID);
+            (!map.is_empty()).then_some(Value::Object(map))
+        }
+        other => other,
     }
 }
 
@@ -160,8 +193,10 @@ fn marked_resolvable(tool: &Map<String, Value>) -> bool {
 
 /// Checks a `tools/list` result (`{"tools": [...]}`, one page or all pages
 /// concatenated, or the bare array) against the signature: every listed tool
-/// must be in the signature with the same title, description, `inputSchema`
-/// and `outputSchema`, static annotations equal to the signature's, and a
+/// must be in the signature with the same members of MCP's `Tool` (title,
+/// description, `inputSchema`, `outputSchema`, icons, execution, `_meta`
+/// apart from the resolvable marker, `annotations.title`), static
+/// annotations equal to the signature's, and a
 /// resolvable marker (of any dialect) only if the signature gives it
 /// variants. Tools the signature has but the server does not list are fine.
 pub fn verify_tools_list(signature: &Signature, result: &Value) -> Result<(), Violations> {
