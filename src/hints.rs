@@ -113,6 +113,19 @@ pub fn violations(table: &HintTable, static_set: &HintSet, resolved: &HintSet) -
     out
 }
 
+/// Whether two sets say the same thing: equal `readOnlyHint`, and equal
+/// values for every hint that means something at that `readOnlyHint`
+/// (`destructiveHint` and `idempotentHint` mean nothing on a read-only set).
+pub fn same_meaning(table: &HintTable, a: &HintSet, b: &HintSet) -> bool {
+    let read_only = a.get(READ_ONLY);
+    read_only == b.get(READ_ONLY)
+        && table
+            .defs()
+            .iter()
+            .enumerate()
+            .all(|(i, def)| !def.is_meaningful(read_only) || a.get(i) == b.get(i))
+}
+
 /// The tightest (least conservative) static set that bounds every set in `sets`.
 pub fn tightest_bound<'a>(
     table: &HintTable,

@@ -36,7 +36,7 @@ use serde_json::{Map, Value};
 
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::eval::{Regexes, eval_cond, eval_pred};
-use crate::hints::{HintSet, HintTable, tightest_bound};
+use crate::hints::{HintSet, HintTable, READ_ONLY, same_meaning, tightest_bound};
 use crate::ir::{Cond, Pred, Server, Tool};
 use crate::schema;
 use domain::{Column, Env};
@@ -687,7 +687,7 @@ fn too_strict(hints: &HintTable, tool: &Tool, reach: &[Reach], diags: &mut Vec<D
         .flat_map(|&i| tool.variants[i].scopes())
         .collect();
     let fewer_scopes = tool.scopes_written && scopes.len() < tool.required_scopes.len();
-    if tight == tool.annotations && !fewer_scopes {
+    if same_meaning(hints, &tight, &tool.annotations) && !fewer_scopes {
         return;
     }
     let mut help = format!(
@@ -721,8 +721,16 @@ struct HintsText<'a>(&'a HintTable, &'a HintSet);
 impl fmt::Display for HintsText<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("{ ")?;
-        for (i, def) in self.0.defs().iter().enumerate() {
-            if i > 0 {
+        // Hints that mean nothing at this `readOnlyHint` are left out.
+        let read_only = self.1.get(READ_ONLY);
+        let meaningful = self
+            .0
+            .defs()
+            .iter()
+            .enumerate()
+            .filter(|(_, def)| def.is_meaningful(read_only));
+        for (n, (i, def)) in meaningful.enumerate() {
+            if n > 0 {
                 f.write_str(", ")?;
             }
             write!(f, "{}: {}", def.name, self.1.get(i))?;
