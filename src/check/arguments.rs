@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{ArgPath, Pred, PredKind, Server, Tool, Variant};
 use crate::regex_cache::compile_pattern;
-use crate::schema::{deref, schema_types, subschema as lookup_subschema};
+use crate::schema::{Property, deref, property, schema_types, subschema as lookup_subschema};
 use crate::suggest;
 
 pub(super) fn check(
@@ -48,23 +48,21 @@ pub(super) fn check(
     }
 }
 
-/// Checks each segment exists; `false` (after a diagnostic) when one does not.
+/// Checks each segment exists; `false` (after a diagnostic, or when the
+/// schema admits the name without describing it) when one is not declared.
 fn check_path(tool: &Tool, v: &Variant, path: &ArgPath, diags: &mut Vec<Diagnostic>) -> bool {
     let root = &tool.input_schema;
     let mut schema = deref(root, root);
     for (i, seg) in path.segments.iter().enumerate() {
-        let props = schema.get("properties").and_then(Value::as_object);
-        if let Some(next) = props.and_then(|p| p.get(seg)) {
-            schema = deref(root, next);
-            continue;
-        }
-        if open_to(schema, seg) {
-            return false;
-        }
+        let names = match property(root, schema, seg) {
+            Property::Declared(next) => {
+                schema = next;
+                continue;
+            }
+            Property::Open => return false,
+            Property::Undeclared { known } => known,
+        };
         let prefix = path.segments[..i].join(".");
-        let names: Vec<&str> = props
-            .map(|p| p.keys().map(String::as_str).collect())
-            .unwrap_or_default();
         let full = |n: &str| {
             if prefix.is_empty() {
                 n.to_string()
@@ -74,52 +72,38 @@ fn check_path(tool: &Tool, v: &Variant, path: &ArgPath, diags: &mut Vec<Diagnost
         };
         let help = suggest::closest(seg, names.iter().copied())
             .map(|n| format!("did you mean `{}`?", full(n)))
-            .or_else(|| {
-                (!names.is_empty()).then(|| {
-                    format!(
-                        "the {} are {}",
-                        if prefix.is_empty() {
-                            "arguments".to_string()
-                        } else {
-                            format!("fields of `{prefix}`")
-                        },
-                        names
-                            .iter()
-                            .map(|n| format!("`{}`", full(n)))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                })
+            .unwrap_or_else(|| {
+                format!(
+                    "the {} are {}",
+                    if prefix.is_empty() {
+                        "arguments".to_string()
+                    } else {
+                        format!("fields of `{prefix}`")
+                    },
+                    names
+                        .iter()
+                        .map(|n| format!("`{}`", full(n)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
             });
+        // Whether or not the schema refuses undeclared keys, a name it does
+        // not describe is a typo in practice: the declared properties are
+        // the tool's vocabulary.
+        let diagnostic = Diagnostic::new(
+            Code::UnknownArgument,
+            format!("tool `{}` has no argument `{}`", tool.name, full(seg)),
+        )
+        .labeled(path.loc.0, "not in the inputSchema");
         diags.push(
-            Diagnostic::new(
-                Code::UnknownArgument,
-                format!("tool `{}` has no argument `{}`", tool.name, full(seg)),
-            )
-            .labeled(path.loc.0, "not in the inputSchema")
-            .for_tool(&tool.name)
-            .for_variant(&v.name)
-            .with_help_opt(help),
+            diagnostic
+                .for_tool(&tool.name)
+                .for_variant(&v.name)
+                .with_help(help),
         );
         return false;
     }
     true
-}
-
-/// Whether an object schema admits a property not in `properties`: an
-/// explicit `additionalProperties` schema or `true`, or a matching `patternProperties`.
-fn open_to(schema: &Value, name: &str) -> bool {
-    match schema.get("additionalProperties") {
-        Some(Value::Bool(true)) | Some(Value::Object(_)) => return true,
-        _ => {}
-    }
-    schema
-        .get("patternProperties")
-        .and_then(Value::as_object)
-        .is_some_and(|pp| {
-            pp.keys()
-                .any(|re| compile_pattern(re).is_ok_and(|r| r.is_match(name)))
-        })
 }
 
 fn check_values(

@@ -91,3 +91,92 @@ pub fn schema_types(schema: &Value) -> Option<Vec<String>> {
         _ => None,
     }
 }
+
+/// What an object schema says about one property name, looking through
+/// `$ref`, `allOf`/`anyOf`/`oneOf`, `if`/`then`/`else` and `dependentSchemas`.
+#[derive(Debug)]
+pub enum Property<'a> {
+    /// Declared under `properties` of the schema or one of its branches
+    /// (the first such declaration).
+    Declared(&'a Value),
+    /// Admitted without a declaration: `additionalProperties` true or a
+    /// schema, a matching `patternProperties`, or a free-form object (one
+    /// that declares no properties at all, as SDKs write "any object").
+    Open,
+    /// Not declared, though other properties are.
+    Undeclared {
+        /// The names the schema and its branches declare, in order.
+        known: Vec<&'a str>,
+    },
+}
+
+/// Branches looked through at most this deep, and at most this many.
+const MAX_BRANCH_DEPTH: usize = 8;
+const MAX_BRANCHES: usize = 256;
+
+/// [`Property`] for `name` in `schema` (a subschema of `root`).
+pub fn property<'a>(root: &'a Value, schema: &'a Value, name: &str) -> Property<'a> {
+    let mut all = Vec::new();
+    object_branches(root, schema, 0, &mut all);
+    let mut known: Vec<&str> = Vec::new();
+    let mut declared = None;
+    let mut open = false;
+    let mut patterns = false;
+    for s in &all {
+        if let Some(props) = s.get("properties").and_then(Value::as_object) {
+            for (key, sub) in props {
+                if key == name && declared.is_none() {
+                    declared = Some(deref(root, sub));
+                }
+                if !known.contains(&key.as_str()) {
+                    known.push(key);
+                }
+            }
+        }
+        if matches!(
+            s.get("additionalProperties"),
+            Some(Value::Bool(true) | Value::Object(_))
+        ) {
+            open = true;
+        }
+        if let Some(pp) = s.get("patternProperties").and_then(Value::as_object) {
+            patterns = true;
+            open |= pp.keys().any(|re| {
+                mcp_resolve_runtime::pattern::compile_pattern(re).is_ok_and(|r| r.is_match(name))
+            });
+        }
+    }
+    match declared {
+        Some(sub) => Property::Declared(sub),
+        None if open || (known.is_empty() && !patterns) => Property::Open,
+        None => Property::Undeclared { known },
+    }
+}
+
+fn object_branches<'a>(root: &'a Value, schema: &'a Value, depth: usize, out: &mut Vec<&'a Value>) {
+    let schema = deref(root, schema);
+    if depth > MAX_BRANCH_DEPTH || out.len() >= MAX_BRANCHES || !schema.is_object() {
+        return;
+    }
+    out.push(schema);
+    for key in ["allOf", "anyOf", "oneOf"] {
+        for branch in schema
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            object_branches(root, branch, depth + 1, out);
+        }
+    }
+    for key in ["if", "then", "else"] {
+        if let Some(branch) = schema.get(key) {
+            object_branches(root, branch, depth + 1, out);
+        }
+    }
+    if let Some(deps) = schema.get("dependentSchemas").and_then(Value::as_object) {
+        for branch in deps.values() {
+            object_branches(root, branch, depth + 1, out);
+        }
+    }
+}
