@@ -461,6 +461,25 @@ fn cli_exits_one_on_widening_unless_allowed_and_reports_json() {
         (json!(false), json!(true))
     );
     assert_eq!(c["oldVariant"], "overwrite");
+
+    // A change the search cannot decide: exit 1 unless allowed, never "no effect".
+    let mut undecided = old.clone();
+    undecided["tools"][0]["inputSchema"]["propertyNames"] = json!({"maxLength": 30});
+    let u = write_doc(&dir, "undecided.json", &undecided);
+    let out = run(&["diff", &o, &u, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["summary"]["undecided"], 1, "{report}");
+    assert_eq!(report["summary"]["noEffect"], 0, "{report}");
+    assert_eq!(report["changes"][0]["direction"], "undecided");
+    assert_eq!(
+        run(&["diff", &o, &u, "--allow-undecided"]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        run(&["diff", &o, &u, "--allow-widening"]).status.code(),
+        Some(1)
+    );
 }
 
 #[test]
@@ -529,6 +548,35 @@ fn document_changes_without_effect_are_not_widening() {
     assert_eq!(d.count(Direction::Narrowing), 0, "{:?}", d.changes);
     assert_eq!(d.changes.len(), 1, "{:?}", d.changes);
     assert_eq!(d.changes[0].kind, "variants");
+    // Proved: the same patterns in the same order, only a name apart.
+    assert_eq!(
+        d.changes[0].direction,
+        Direction::Neutral,
+        "{:?}",
+        d.changes
+    );
+
+    // Descriptive keywords inside the inputSchema are proved without effect;
+    // a change the search cannot tell apart is undecided, never no effect.
+    let mut described = old.clone();
+    described["tools"][0]["inputSchema"]["properties"]["path"]["description"] = json!("where");
+    let d = diff(&old, &described).unwrap();
+    assert_eq!(d.changes.len(), 1, "{:?}", d.changes);
+    assert_eq!(
+        d.changes[0].direction,
+        Direction::Neutral,
+        "{:?}",
+        d.changes
+    );
+    let mut rewritten = old.clone();
+    rewritten["tools"][0]["inputSchema"]["properties"]["path"]["not"] =
+        json!({"pattern": "^(?:a|b)(?:c|d)(?:e|f)(?:g|h)(?:i|j)$"});
+    let d = diff(&old, &rewritten).unwrap();
+    assert!(
+        d.changes.iter().all(|c| c.direction != Direction::Neutral),
+        "{:?}",
+        d.changes
+    );
 }
 
 #[test]
@@ -558,4 +606,288 @@ fn malformed_documents_are_errors_not_panics() {
             "{bad}"
         );
     }
+}
+
+/// Schema mutations at every depth of every subschema: each with the
+/// direction it must be reported in.
+fn schema_mutants(doc: &Value) -> Vec<Mutant> {
+    let mut out = Vec::new();
+    for (ti, t) in doc["tools"].as_array().unwrap().iter().enumerate() {
+        let name = t["name"].as_str().unwrap().to_string();
+        walk_schema(
+            doc,
+            &format!("/tools/{ti}/inputSchema"),
+            &t["inputSchema"],
+            &name,
+            &mut out,
+        );
+    }
+    out
+}
+
+fn walk_schema(doc: &Value, ptr: &str, schema: &Value, tool: &str, out: &mut Vec<Mutant>) {
+    let Some(s) = schema.as_object() else { return };
+    let mut push = |what: String, widening: bool, f: Box<dyn FnOnce(&mut Value)>| {
+        out.push(mutate(doc, format!("{tool} {ptr}: {what}"), widening, f))
+    };
+    let at = |p: &str| p.to_string();
+    if let Some(values) = s.get("enum").and_then(Value::as_array)
+        && !values.iter().any(Value::is_boolean)
+    {
+        let extra = if values.iter().all(Value::is_string) {
+            json!("mutant-value")
+        } else {
+            json!(987_654_321)
+        };
+        let p = at(ptr);
+        push(
+            "enum gains a value".into(),
+            true,
+            Box::new(move |d| {
+                d.pointer_mut(&p).unwrap()["enum"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(extra)
+            }),
+        );
+        if values.len() >= 2 {
+            let p = at(ptr);
+            push(
+                "enum loses a value".into(),
+                false,
+                Box::new(move |d| {
+                    d.pointer_mut(&p).unwrap()["enum"]
+                        .as_array_mut()
+                        .unwrap()
+                        .pop();
+                }),
+            );
+        }
+    }
+    if let Some(values) = s.get("enum").and_then(Value::as_array)
+        && values == &[json!(true)]
+    {
+        let p = at(ptr);
+        push(
+            "enum [true] dropped".into(),
+            true,
+            Box::new(move |d| {
+                d.pointer_mut(&p)
+                    .unwrap()
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("enum");
+            }),
+        );
+    }
+    if let Some(c) = s.get("const").and_then(Value::as_str) {
+        let c = c.to_string();
+        let p = at(ptr);
+        push(
+            "const becomes an enum of two".into(),
+            true,
+            Box::new(move |d| {
+                let m = d.pointer_mut(&p).unwrap().as_object_mut().unwrap();
+                m.remove("const");
+                m.insert("enum".into(), json!([c, "mutant-value"]));
+            }),
+        );
+    }
+    if s.get("type") == Some(&json!("string")) && !s.contains_key("enum") {
+        let p = at(ptr);
+        push(
+            "type string becomes integer".into(),
+            true,
+            Box::new(move |d| d.pointer_mut(&p).unwrap()["type"] = json!("integer")),
+        );
+    }
+    if let Some(re) = s.get("pattern").and_then(Value::as_str) {
+        let (wide, narrow) = (format!("(?:{re})|^mutant"), format!("(?:{re}).*mutant"));
+        let p = at(ptr);
+        push(
+            "pattern widened".into(),
+            true,
+            Box::new(move |d| d.pointer_mut(&p).unwrap()["pattern"] = json!(wide)),
+        );
+        let p = at(ptr);
+        push(
+            "pattern narrowed".into(),
+            false,
+            Box::new(move |d| d.pointer_mut(&p).unwrap()["pattern"] = json!(narrow)),
+        );
+    }
+    // Lower bounds widen when lowered, upper bounds when raised.
+    for (key, lower) in [
+        ("minimum", true),
+        ("exclusiveMinimum", true),
+        ("maximum", false),
+        ("exclusiveMaximum", false),
+        ("minLength", true),
+        ("maxLength", false),
+        ("minItems", true),
+        ("maxItems", false),
+    ] {
+        let Some(n) = s.get(key).and_then(Value::as_i64) else {
+            continue;
+        };
+        let counts = key.ends_with("Length") || key.ends_with("Items");
+        for (delta, widening) in [(-1i64, lower), (1, !lower)] {
+            if counts && n + delta < 0 {
+                continue;
+            }
+            let p = at(ptr);
+            push(
+                format!("{key} {n} -> {}", n + delta),
+                widening,
+                Box::new(move |d| d.pointer_mut(&p).unwrap()[key] = json!(n + delta)),
+            );
+        }
+    }
+    if let Some(required) = s.get("required").and_then(Value::as_array)
+        && !required.is_empty()
+    {
+        let p = at(ptr);
+        push(
+            "required loses its last name".into(),
+            true,
+            Box::new(move |d| {
+                d.pointer_mut(&p).unwrap()["required"]
+                    .as_array_mut()
+                    .unwrap()
+                    .pop();
+            }),
+        );
+        let optional = s
+            .get("properties")
+            .and_then(Value::as_object)
+            .and_then(|props| {
+                props
+                    .keys()
+                    .find(|k| !required.contains(&json!(k)))
+                    .cloned()
+            });
+        if let Some(optional) = optional {
+            let p = at(ptr);
+            push(
+                format!("`{optional}` becomes required"),
+                false,
+                Box::new(move |d| {
+                    d.pointer_mut(&p).unwrap()["required"]
+                        .as_array_mut()
+                        .unwrap()
+                        .push(json!(optional));
+                }),
+            );
+        }
+    }
+    if s.get("additionalProperties") == Some(&json!(false)) {
+        let p = at(ptr);
+        push(
+            "additionalProperties: false dropped".into(),
+            true,
+            Box::new(move |d| {
+                d.pointer_mut(&p)
+                    .unwrap()
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("additionalProperties");
+            }),
+        );
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(branches) = s.get(key).and_then(Value::as_array)
+            && branches.len() >= 2
+        {
+            let p = at(ptr);
+            push(
+                format!("{key} loses its last branch"),
+                false,
+                Box::new(move |d| {
+                    d.pointer_mut(&p).unwrap()[key]
+                        .as_array_mut()
+                        .unwrap()
+                        .pop();
+                }),
+            );
+        }
+    }
+    // Deeper.
+    if let Some(props) = s.get("properties").and_then(Value::as_object) {
+        for (k, sub) in props {
+            let token = k.replace('~', "~0").replace('/', "~1");
+            walk_schema(doc, &format!("{ptr}/properties/{token}"), sub, tool, out);
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(sub) = s.get(key).filter(|v| v.is_object()) {
+            walk_schema(doc, &format!("{ptr}/{key}"), sub, tool, out);
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        for (i, sub) in s
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            walk_schema(doc, &format!("{ptr}/{key}/{i}"), sub, tool, out);
+        }
+    }
+}
+
+/// The documents the schema mutation test runs on: every bundled signature
+/// and the schema zoo.
+fn schema_documents() -> Vec<(String, Value)> {
+    let mut docs = bundled();
+    let path = std::path::PathBuf::from("tests/fixtures/diff/zoo.yaml");
+    let project = mcp_resolve::load(std::slice::from_ref(&path)).unwrap();
+    assert!(!project.has_errors());
+    let server = project.single_server().unwrap();
+    docs.push((
+        "zoo".into(),
+        mcp_resolve::emit::signature::signature(server),
+    ));
+    docs
+}
+
+#[test]
+fn every_schema_mutation_at_every_depth_is_reported_and_never_as_no_effect() {
+    let (mut total, mut caught) = (0, 0);
+    let mut missed = Vec::new();
+    for (file, doc) in schema_documents() {
+        for m in schema_mutants(&doc) {
+            total += 1;
+            let d = diff(&doc, &m.doc).unwrap();
+            let label = format!("{file}: {}", m.label);
+            if d.changes.iter().any(|c| c.direction == Direction::Neutral) {
+                missed.push(format!("{label}: reported as no effect: {:?}", d.changes));
+                continue;
+            }
+            let ok = if m.widening {
+                d.has_widening()
+            } else {
+                !d.has_widening()
+                    && d.changes
+                        .iter()
+                        .any(|c| c.direction == Direction::Narrowing)
+            };
+            if ok {
+                caught += 1;
+            } else {
+                missed.push(format!("{label}: {:?}", d.changes));
+            }
+            if m.widening {
+                check_witnesses(&doc, &m.doc, &label);
+            }
+        }
+    }
+    println!("schema mutation score: {caught}/{total}");
+    assert!(total >= 60, "too few schema mutants: {total}");
+    assert!(
+        missed.is_empty(),
+        "{} of {total} missed:\n{}",
+        missed.len(),
+        missed.join("\n")
+    );
 }

@@ -42,7 +42,13 @@ fn load_signature(path: &Path) -> Result<Value, u8> {
     Ok(doc)
 }
 
-pub(crate) fn run(old: &Path, new: &Path, format: DiffFormat, allow_widening: bool) -> u8 {
+pub(crate) fn run(
+    old: &Path,
+    new: &Path,
+    format: DiffFormat,
+    allow_widening: bool,
+    allow_undecided: bool,
+) -> u8 {
     let (old_doc, new_doc) = match (load_signature(old), load_signature(new)) {
         (Ok(o), Ok(n)) => (o, n),
         (Err(code), _) | (_, Err(code)) => return code,
@@ -58,7 +64,7 @@ pub(crate) fn run(old: &Path, new: &Path, format: DiffFormat, allow_widening: bo
         DiffFormat::Human => out(&diff.to_human()),
         DiffFormat::Json => out(&to_pretty(&diff.to_json())),
     }
-    if diff.has_widening() && !allow_widening {
+    if (diff.has_widening() && !allow_widening) || (diff.has_undecided() && !allow_undecided) {
         FAILURE
     } else {
         OK

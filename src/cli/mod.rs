@@ -127,7 +127,8 @@ enum Command {
     ///
     /// Each side is a signature document (`.json`) or rules (a file or a
     /// directory). Every widening comes with a witness argument object. Exits
-    /// 1 on widening unless `--allow-widening`.
+    /// 1 on widening unless `--allow-widening`, and on a change the search
+    /// could not decide unless `--allow-undecided`.
     Diff {
         /// The old signature document (`.json`), or rules.
         old: PathBuf,
@@ -139,6 +140,11 @@ enum Command {
         /// Exit 0 even when a change widens.
         #[arg(long)]
         allow_widening: bool,
+        /// Exit 0 even when a change could not be decided ("undecided": the
+        /// search found no call that tells the documents apart, but cannot
+        /// show that none exists).
+        #[arg(long)]
+        allow_undecided: bool,
     },
     /// Print the JSON Schema of the rules format (for editors).
     Schema {
@@ -243,7 +249,8 @@ pub fn main() -> ExitCode {
             new,
             format,
             allow_widening,
-        } => diff::run(&old, &new, format, allow_widening),
+            allow_undecided,
+        } => diff::run(&old, &new, format, allow_widening, allow_undecided),
         Command::Schema { output } => write_output(
             output.as_deref(),
             &mcp_resolve::rules_schema::rules_schema(),

@@ -30,6 +30,8 @@ mod search;
 
 use search::Search;
 
+mod proof;
+
 /// The direction of a change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Direction {
@@ -37,8 +39,13 @@ pub enum Direction {
     Widening,
     /// The new signature lets less through.
     Narrowing,
-    /// The documents differ, but no call is treated differently.
+    /// The documents differ, and it is proved that no call is treated
+    /// differently (only descriptive keywords changed, say).
     Neutral,
+    /// The documents differ and the search found no call that tells them
+    /// apart, but cannot show that none exists. Counted against the new
+    /// document like a widening unless the user allows it.
+    Undecided,
 }
 
 impl Direction {
@@ -48,6 +55,7 @@ impl Direction {
             Direction::Widening => "widening",
             Direction::Narrowing => "narrowing",
             Direction::Neutral => "no-effect",
+            Direction::Undecided => "undecided",
         }
     }
 }
@@ -87,6 +95,13 @@ impl Diff {
             .any(|c| c.direction == Direction::Widening)
     }
 
+    /// Whether the search could not decide some change.
+    pub fn has_undecided(&self) -> bool {
+        self.changes
+            .iter()
+            .any(|c| c.direction == Direction::Undecided)
+    }
+
     /// How many changes go each way.
     pub fn count(&self, direction: Direction) -> usize {
         self.changes
@@ -121,6 +136,7 @@ impl Diff {
                 "widening": self.count(Direction::Widening),
                 "narrowing": self.count(Direction::Narrowing),
                 "noEffect": self.count(Direction::Neutral),
+                "undecided": self.count(Direction::Undecided),
             }
         })
     }
@@ -143,10 +159,11 @@ impl Diff {
             }
         }
         out.push_str(&format!(
-            "{} widening, {} narrowing, {} without effect\n",
+            "{} widening, {} narrowing, {} without effect, {} undecided\n",
             self.count(Direction::Widening),
             self.count(Direction::Narrowing),
-            self.count(Direction::Neutral)
+            self.count(Direction::Neutral),
+            self.count(Direction::Undecided)
         ));
         out
     }
@@ -483,12 +500,24 @@ fn compare_tool(o: &ToolSig, n: &ToolSig, changes: &mut Vec<Change>) {
     let found_resolution_change = groups.keys().any(|k| k.1 != "schema");
     changes.extend(groups.into_values());
 
-    // Document changes no call was found to feel.
+    // Document changes no call was found to feel: "no effect" only with a
+    // proof, "undecided" otherwise.
     if o.schema() != n.schema() && !found_schema_change {
+        let (direction, message) = if proof::same_instances(o.schema(), n.schema()) {
+            (
+                Direction::Neutral,
+                "inputSchema changed in descriptive keywords only (no call is admitted differently)",
+            )
+        } else {
+            (
+                Direction::Undecided,
+                "inputSchema changed; the search found no call that one admits and the other refuses, but cannot show that none exists",
+            )
+        };
         changes.push(change(
-            Direction::Neutral,
+            direction,
             "input-schema",
-            "inputSchema changed; no call found that one admits and the other refuses".into(),
+            message.into(),
             None,
             Map::new(),
         ));
@@ -501,14 +530,21 @@ fn compare_tool(o: &ToolSig, n: &ToolSig, changes: &mut Vec<Change>) {
                 .map(|v| v.name().to_string())
                 .collect::<Vec<_>>()
         };
+        let (direction, why) = if proof::same_resolution(o.signed.def(), n.signed.def()) {
+            (
+                Direction::Neutral,
+                "only variant names changed, so every call resolves as before",
+            )
+        } else {
+            (
+                Direction::Undecided,
+                "the search found no call that resolves differently, but cannot show that none exists",
+            )
+        };
         changes.push(change(
-            Direction::Neutral,
+            direction,
             "variants",
-            format!(
-                "variants changed ({:?} → {:?}); no call found that resolves differently",
-                names(o),
-                names(n)
-            ),
+            format!("variants changed ({:?} → {:?}); {why}", names(o), names(n)),
             None,
             Map::new(),
         ));

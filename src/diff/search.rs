@@ -269,12 +269,16 @@ fn column_values(schemas: &[(Value, Value)], depth: u32) -> Vec<Value> {
                     .and_then(Value::as_array)
                     .is_some_and(|r| r.iter().any(|x| x == f.as_str()))
             });
-            if required && let Some(first) = vals.first() {
+            if required && let Some(first) = first_valid(&vals, &sub) {
                 base.insert(f.clone(), first.clone());
             }
             per_field.push((f.clone(), vals));
         }
         values.push(Value::Object(base.clone()));
+        // A key no schema lists, for `additionalProperties`.
+        let mut unlisted = base.clone();
+        unlisted.insert(UNLISTED.into(), json!(""));
+        values.push(Value::Object(unlisted));
         for (f, vals) in per_field {
             for v in vals {
                 let mut o = base.clone();
@@ -287,7 +291,175 @@ fn column_values(schemas: &[(Value, Value)], depth: u32) -> Vec<Value> {
             }
         }
     }
+    for (s, _) in schemas {
+        values.extend(boundary_values(s));
+    }
+    // Maps: a key no schema lists, holding each value the
+    // `additionalProperties` schemas tell apart.
+    let extra: Vec<(Value, Value)> = schemas
+        .iter()
+        .filter_map(|(s, r)| {
+            let a = s.get("additionalProperties").filter(|a| a.is_object())?;
+            Some((a.clone(), r.clone()))
+        })
+        .collect();
+    if depth < 3 && !extra.is_empty() {
+        for v in column_values(&extra, depth + 1)
+            .into_iter()
+            .take(MAX_ITEM_VALUES)
+        {
+            values.push(json!({ UNLISTED: v }));
+        }
+    }
+    if depth < 3 {
+        values.extend(array_values(schemas, depth));
+    }
     let mut seen = BTreeSet::new();
     values.retain(|v| seen.insert(serde_json::to_string(v).unwrap_or_default()));
     values
+}
+
+/// Values on each side of a schema's own bounds — numeric bounds and
+/// `multipleOf`, string lengths, property counts — whatever the analysis
+/// made of the schema, so a changed bound shows even where the analysis
+/// gives up (`multipleOf`, `minProperties`).
+fn boundary_values(schema: &Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    let number = |k: &str| schema.get(k).and_then(Value::as_f64);
+    let push_number = |out: &mut Vec<Value>, x: f64| {
+        if x.is_finite() {
+            if x.fract() == 0.0 && x.abs() < 9.0e15 {
+                out.push(json!(x as i64));
+            } else {
+                out.push(json!(x));
+            }
+        }
+    };
+    for key in ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"] {
+        if let Some(x) = number(key) {
+            for d in [-1.0, -0.5, 0.0, 0.5, 1.0] {
+                push_number(&mut out, x + d);
+            }
+        }
+    }
+    if let Some(m) = number("multipleOf").filter(|m| *m > 0.0) {
+        for k in [-1.0, 1.0, 2.0, 3.0] {
+            push_number(&mut out, m * k);
+        }
+        push_number(&mut out, m + 1.0);
+        push_number(&mut out, m / 2.0);
+    }
+    for key in ["minLength", "maxLength"] {
+        if let Some(n) = schema.get(key).and_then(Value::as_u64) {
+            let n = n.min(1 << 16) as usize;
+            for len in [n.saturating_sub(1), n, n + 1] {
+                out.push(json!("a".repeat(len)));
+            }
+        }
+    }
+    for key in ["minProperties", "maxProperties"] {
+        if let Some(n) = schema.get(key).and_then(Value::as_u64) {
+            let n = n.min(64) as usize;
+            for len in [n.saturating_sub(1), n, n + 1] {
+                let object: Map<String, Value> =
+                    (0..len).map(|i| (format!("k{i}"), json!(""))).collect();
+                out.push(Value::Object(object));
+            }
+        }
+    }
+    out
+}
+
+/// Whether `schema` (compiled on its own) accepts `value`; a schema that does
+/// not compile alone (a `$ref` into its document) accepts everything here.
+fn accepts(schema: &Value, value: &Value) -> bool {
+    mcp_resolve_runtime::pattern::schema_validator_options()
+        .build(schema)
+        .map_or(true, |v| v.is_valid(value))
+}
+
+/// The first of `values` every schema of `schemas` accepts, else the first.
+fn first_valid<'v>(values: &'v [Value], schemas: &[(Value, Value)]) -> Option<&'v Value> {
+    values
+        .iter()
+        .find(|v| schemas.iter().all(|(s, _)| accepts(s, v)))
+        .or_else(|| values.first())
+}
+
+/// The most item values one array column is built from.
+const MAX_ITEM_VALUES: usize = 64;
+
+/// Arrays for schemas that describe arrays: one per value the `items`
+/// schemas tell apart (so an item enum, type, pattern, bound or nested field
+/// that changed shows), and arrays at the lengths `minItems`/`maxItems` tell
+/// apart, each side of each bound.
+fn array_values(schemas: &[(Value, Value)], depth: u32) -> Vec<Value> {
+    let is_array = |s: &Value| {
+        s.get("items").is_some()
+            || s.get("minItems").is_some()
+            || s.get("maxItems").is_some()
+            || match s.get("type") {
+                Some(Value::String(t)) => t == "array",
+                Some(Value::Array(ts)) => ts.iter().any(|t| t == "array"),
+                _ => false,
+            }
+    };
+    if !schemas.iter().any(|(s, _)| is_array(s)) {
+        return Vec::new();
+    }
+    let items: Vec<(Value, Value)> = schemas
+        .iter()
+        .filter_map(|(s, r)| {
+            let items = s.get("items")?;
+            let items = match items.get("$ref").and_then(Value::as_str) {
+                Some(reference) => crate::schema::resolve_ref(r, reference).unwrap_or(items),
+                None => items,
+            };
+            Some((items.clone(), r.clone()))
+        })
+        .collect();
+    let mut item_values = if items.is_empty() {
+        vec![json!(""), json!(0), json!(true)]
+    } else {
+        column_values(&items, depth + 1)
+    };
+    item_values.truncate(MAX_ITEM_VALUES);
+    // Arrays at the bounds are built from items the schemas accept, so the
+    // length is what tells them apart.
+    let valid_items: Vec<Value> = item_values
+        .iter()
+        .filter(|v| items.iter().all(|(s, _)| accepts(s, v)))
+        .cloned()
+        .collect();
+    let mut out = vec![json!([])];
+    out.extend(item_values.iter().map(|v| json!([v])));
+    let mut lengths = BTreeSet::new();
+    for (s, _) in schemas {
+        for key in ["minItems", "maxItems"] {
+            if let Some(n) = s.get(key).and_then(Value::as_u64) {
+                let n = n.min(MAX_ITEM_VALUES as u64) as usize;
+                lengths.extend([n.saturating_sub(1), n, n + 1]);
+            }
+        }
+    }
+    lengths.insert(2);
+    for len in lengths {
+        if len < 2 {
+            continue;
+        }
+        // Repeated and (where there are enough values) distinct items, for
+        // `uniqueItems` and for bounds.
+        let pool = if valid_items.is_empty() {
+            &item_values
+        } else {
+            &valid_items
+        };
+        if let Some(first) = pool.first() {
+            out.push(Value::Array(vec![first.clone(); len]));
+        }
+        if pool.len() >= len {
+            out.push(Value::Array(pool[..len].to_vec()));
+        }
+    }
+    out
 }
