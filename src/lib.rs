@@ -26,6 +26,8 @@ mod eval;
 #[cfg(feature = "cli")]
 pub mod format;
 pub mod hints;
+#[cfg(feature = "cli")]
+pub mod import;
 pub mod ir;
 mod lower;
 mod parse;

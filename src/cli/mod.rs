@@ -17,6 +17,7 @@ mod check;
 mod diff;
 mod fmt;
 mod generate;
+mod import;
 mod resolve;
 mod signature;
 
@@ -146,6 +147,30 @@ enum Command {
         #[arg(long)]
         allow_undecided: bool,
     },
+    /// Write a rules file from the tools a server lists.
+    ///
+    /// INPUT is a JSON file holding a `tools/list` result, a JSON-RPC
+    /// response with one, or an array of tools. Every tool is written as
+    /// published; a tool with a discriminating string enum (`method`,
+    /// `action`, …) gets one variant per value with the tool's own
+    /// annotations and a suggestion by verb. The output's extension picks the
+    /// syntax (`.yaml` or `.rules`); an existing file is kept unless `--force`.
+    Import {
+        /// The `tools/list` JSON file.
+        input: PathBuf,
+        /// The rules file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The server's name (default: the output file's stem).
+        #[arg(long)]
+        name: Option<String>,
+        /// The server's version.
+        #[arg(long, default_value = "0.0.0")]
+        server_version: String,
+        /// Overwrite the output file if it exists.
+        #[arg(long)]
+        force: bool,
+    },
     /// Print the JSON Schema of the rules format (for editors).
     Schema {
         /// Write to this file instead of standard output.
@@ -251,6 +276,13 @@ pub fn main() -> ExitCode {
             allow_widening,
             allow_undecided,
         } => diff::run(&old, &new, format, allow_widening, allow_undecided),
+        Command::Import {
+            input,
+            output,
+            name,
+            server_version,
+            force,
+        } => import::run(&input, &output, name, &server_version, force),
         Command::Schema { output } => write_output(
             output.as_deref(),
             &mcp_resolve::rules_schema::rules_schema(),

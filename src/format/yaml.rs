@@ -43,7 +43,13 @@ pub(super) fn print(rules: &RulesFile, source: &str, comments: Vec<Comment>) -> 
             );
         }
     }
-    out.line(0, "tools:", None);
+    // An empty list must stay a list: `tools:` alone would be null.
+    let header = if rules.tools.is_empty() {
+        "tools: []"
+    } else {
+        "tools:"
+    };
+    out.line(0, header, None);
     for (i, t) in rules.tools.iter().enumerate() {
         if i > 0 {
             out.blank();

@@ -1,0 +1,321 @@
+//! `mcp-resolve import`: a rules file from the tools a server lists.
+//!
+//! Every tool is written as published — name, title, description, schemas,
+//! annotations (with their `title`), icons, execution, `_meta` — so `check`
+//! passes right away and the signature lists exactly what the server lists.
+//! A tool with a discriminating argument (a string enum called `method`,
+//! `action`, `operation`, `mode`, …) gets one variant per value, each with
+//! the tool's own (safe) annotations and a comment that suggests what its
+//! verb usually means; the author turns the suggestions into overrides.
+
+use std::fmt::Write as _;
+
+use serde_json::{Map, Value};
+
+use crate::format::{FormatError, Syntax, format_file};
+use mcp_resolve_runtime::EXTENSION_ID;
+
+/// The members of MCP's `Tool` a rules file carries.
+const TOOL_MEMBERS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+    "icons",
+    "execution",
+    "_meta",
+];
+
+/// Argument names that usually select what a call does, most telling first.
+const DISCRIMINATORS: &[&str] = &[
+    "method",
+    "action",
+    "operation",
+    "op",
+    "mode",
+    "command",
+    "verb",
+    "kind",
+    "type",
+];
+
+/// Why tools could not be imported.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ImportError {
+    /// The input holds no list of tools.
+    #[error("{0}")]
+    NotToolsList(String),
+    /// A tool is not an object with a string `name` and an object `inputSchema`.
+    #[error("tool {index}: {message}")]
+    BadTool {
+        /// Its place in the list.
+        index: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// The written rules do not pass `check` (a tool the rules format cannot express).
+    #[error("the imported rules do not pass `check`:\n{0}")]
+    Check(String),
+}
+
+/// What an import wrote, beyond the rules text.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Imported {
+    /// The rules file, in the syntax asked for.
+    pub text: String,
+    /// Members of a listed tool that are not part of MCP's `Tool`, left out.
+    pub dropped: Vec<String>,
+    /// How many tools got variants from a discriminating argument.
+    pub with_variants: usize,
+}
+
+/// The tools of a `tools/list` result (`{"tools": […]}`), of a JSON-RPC
+/// response carrying one, or of a bare array of tools.
+pub fn tools_of(document: &Value) -> Result<&[Value], ImportError> {
+    let result = document.get("result").unwrap_or(document);
+    match result {
+        Value::Array(tools) => Ok(tools),
+        other => other
+            .get("tools")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .ok_or_else(|| {
+                ImportError::NotToolsList(
+                    "expected a tools/list result (`{\"tools\": [...]}`), a JSON-RPC response holding one, or an array of tools".into(),
+                )
+            }),
+    }
+}
+
+/// Writes rules for `tools` of server `name`@`version` in `syntax`.
+pub fn import(
+    tools: &[Value],
+    name: &str,
+    version: &str,
+    source: &str,
+    syntax: Syntax,
+) -> Result<Imported, ImportError> {
+    let mut yaml = String::new();
+    let mut imported = Imported::default();
+    let _ = writeln!(
+        yaml,
+        "# Imported by `mcp-resolve import` from {}: every tool as the server lists it.",
+        one_line(source)
+    );
+    yaml.push_str("version: 1\n");
+    let server = serde_json::json!({ "name": name, "version": version });
+    let _ = writeln!(yaml, "server: {server}");
+    yaml.push_str("tools:\n");
+    for (index, tool) in tools.iter().enumerate() {
+        let Some(tool) = tool.as_object() else {
+            return Err(ImportError::BadTool {
+                index,
+                message: "not an object".into(),
+            });
+        };
+        let Some(tool_name) = tool.get("name").and_then(Value::as_str) else {
+            return Err(ImportError::BadTool {
+                index,
+                message: "no string `name`".into(),
+            });
+        };
+        if !tool.get("inputSchema").is_some_and(Value::is_object) {
+            return Err(ImportError::BadTool {
+                index,
+                message: format!("`{tool_name}` has no object `inputSchema`"),
+            });
+        }
+        for key in tool.keys() {
+            if !TOOL_MEMBERS.contains(&key.as_str()) && !is_marker(key) {
+                imported.dropped.push(format!("{tool_name}.{key}"));
+            }
+        }
+        let _ = writeln!(yaml, "  - name: {}", json(&Value::String(tool_name.into())));
+        for key in &TOOL_MEMBERS[1..] {
+            let value = match (*key, tool.get(*key)) {
+                ("_meta", Some(meta)) => without_marker(meta),
+                // The static set is what the server publishes: MCP's defaults
+                // when it publishes none.
+                ("annotations", None) => Some(Value::Object(Map::new())),
+                (_, value) => value.cloned(),
+            };
+            if let Some(value) = value {
+                let _ = writeln!(yaml, "    {key}: {}", json(&value));
+            }
+        }
+        if let Some((argument, values)) = discriminator(&tool["inputSchema"]) {
+            imported.with_variants += 1;
+            let _ = writeln!(
+                yaml,
+                "    # One variant per `{argument}`; each keeps the tool's annotations (safe)."
+            );
+            yaml.push_str("    # Override the hints each call really has, as suggested.\n");
+            yaml.push_str("    variants:\n");
+            for value in values {
+                if let Some(hint) = suggestion(&value) {
+                    let _ = writeln!(yaml, "      # {}: {hint}", one_line(&value));
+                }
+                let when = serde_json::json!({ argument.clone(): value });
+                let _ = writeln!(
+                    yaml,
+                    "      - name: {}\n        when: {}",
+                    json(&Value::String(value.clone())),
+                    json(&when)
+                );
+            }
+        }
+    }
+    if tools.is_empty() {
+        // `tools:` with nothing under it is null; the list is empty.
+        yaml = yaml.replace("tools:\n", "tools: []\n");
+    }
+    let path = match syntax {
+        Syntax::Yaml => "imported.yaml",
+        Syntax::Rules => "imported.rules",
+    };
+    let project = crate::load_str("imported.yaml", &yaml);
+    if project.has_errors() {
+        let rendered =
+            crate::diagnostic::render_human(&project.sources, &project.diagnostics, false);
+        return Err(ImportError::Check(rendered));
+    }
+    imported.text =
+        format_file(std::path::Path::new("imported.yaml"), &yaml, syntax).map_err(|e| match e {
+            FormatError::Invalid(m) | FormatError::Internal(m) => {
+                ImportError::Check(format!("{path}: {m}"))
+            }
+        })?;
+    Ok(imported)
+}
+
+/// JSON text, which YAML reads as flow style; `fmt` makes it canonical.
+fn json(value: &Value) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+fn one_line(s: &str) -> String {
+    s.replace(['\n', '\r'], " ")
+}
+
+/// A resolvable marker of one of the dialects: the server's, not the tool's.
+fn is_marker(key: &str) -> bool {
+    key == "resolve" || key == "dynamicAnnotations"
+}
+
+fn without_marker(meta: &Value) -> Option<Value> {
+    let mut meta = meta.as_object()?.clone();
+    meta.remove(EXTENSION_ID);
+    (!meta.is_empty()).then_some(Value::Object(meta))
+}
+
+/// The argument that selects what a call does: a top-level string enum of
+/// two or more values, named like one (`method`, `action`, …), else the
+/// first required one.
+fn discriminator(schema: &Value) -> Option<(String, Vec<String>)> {
+    let props = schema.get("properties")?.as_object()?;
+    let string_enum = |name: &str| -> Option<Vec<String>> {
+        let values = props.get(name)?.get("enum")?.as_array()?;
+        let strings: Vec<String> = values
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect::<Option<_>>()?;
+        let mut unique = strings.clone();
+        unique.dedup();
+        (unique.len() >= 2 && unique.len() == strings.len()).then_some(strings)
+    };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    DISCRIMINATORS
+        .iter()
+        .copied()
+        .chain(required.iter().copied())
+        .find_map(|name| string_enum(name).map(|values| (name.to_string(), values)))
+}
+
+/// What a verb usually means, as a hint override to consider.
+fn suggestion(value: &str) -> Option<&'static str> {
+    let verb = value
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap_or(value)
+        .to_ascii_lowercase();
+    const READ: &[&str] = &[
+        "get", "list", "read", "search", "find", "show", "view", "fetch", "query", "describe",
+        "count", "stat", "status", "check", "inspect", "download", "export",
+    ];
+    const ADD: &[&str] = &[
+        "create", "add", "append", "insert", "post", "new", "upload", "comment", "open",
+    ];
+    const CHANGE: &[&str] = &["update", "edit", "set", "patch", "rename", "move", "merge"];
+    const DESTROY: &[&str] = &[
+        "delete",
+        "remove",
+        "replace",
+        "overwrite",
+        "drop",
+        "clear",
+        "purge",
+        "destroy",
+        "truncate",
+        "reset",
+        "close",
+        "lock",
+        "archive",
+    ];
+    if READ.contains(&verb.as_str()) {
+        Some("reads? consider `annotations: { readOnlyHint: true }`")
+    } else if ADD.contains(&verb.as_str()) {
+        Some("adds? consider `annotations: { readOnlyHint: false, destructiveHint: false }`")
+    } else if CHANGE.contains(&verb.as_str()) {
+        Some("changes in place? keep `destructiveHint: true` unless nothing is lost")
+    } else if DESTROY.contains(&verb.as_str()) {
+        Some("destroys or replaces: keep `destructiveHint: true`")
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_discriminator_is_a_named_string_enum_or_the_first_required_one() {
+        let s = json!({"type": "object", "properties": {
+            "x": {"type": "string", "enum": ["a", "b"]},
+            "action": {"type": "string", "enum": ["get", "delete"]}}});
+        assert_eq!(discriminator(&s).unwrap().0, "action");
+        let s = json!({"type": "object", "required": ["x"], "properties": {
+            "x": {"type": "string", "enum": ["a", "b"]}}});
+        assert_eq!(discriminator(&s).unwrap().0, "x");
+        let s = json!({"type": "object", "properties": {
+            "action": {"type": "string", "enum": ["only"]}}});
+        assert!(discriminator(&s).is_none());
+    }
+
+    #[test]
+    fn verbs_suggest_hints() {
+        assert!(
+            suggestion("list_issues")
+                .unwrap()
+                .contains("readOnlyHint: true")
+        );
+        assert!(
+            suggestion("delete")
+                .unwrap()
+                .contains("destructiveHint: true")
+        );
+        assert!(
+            suggestion("create")
+                .unwrap()
+                .contains("destructiveHint: false")
+        );
+        assert!(suggestion("frobnicate").is_none());
+    }
+}
