@@ -12,27 +12,16 @@
 use serde_json::Value;
 
 use crate::ir::{Loc, Pred, PredKind};
-use crate::schema::resolve_ref;
+use crate::schema::{DESCRIPTIVE_KEYWORDS, resolve_ref};
 use crate::source::{FileId, Span};
 
-/// Keywords that never constrain a value.
-const ANNOTATIONS: &[&str] = &[
-    "$schema",
-    "$id",
-    "$anchor",
-    "$comment",
-    "$defs",
-    "definitions",
-    "title",
-    "description",
-    "default",
-    "examples",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "contentEncoding",
-    "contentMediaType",
-];
+/// Keywords that never constrain a value: the descriptive ones, and the
+/// identifiers and definitions a schema refers through.
+const STRUCTURAL: &[&str] = &["$schema", "$id", "$anchor", "$defs", "definitions"];
+
+fn never_constrains(keyword: &str) -> bool {
+    DESCRIPTIVE_KEYWORDS.contains(&keyword) || STRUCTURAL.contains(&keyword)
+}
 
 fn loc() -> Loc {
     Loc(Span::new(FileId(0), 0, 0))
@@ -78,7 +67,7 @@ fn translate(schema: &Value, root: &Value, positive: bool, depth: u32, fuel: &mu
     let mut all = Vec::new();
     for (key, value) in obj {
         let part = match (key.as_str(), value) {
-            (k, _) if ANNOTATIONS.contains(&k) => continue,
+            (k, _) if never_constrains(k) => continue,
             ("type", Value::String(t)) => pred(PredKind::Type(vec![t.clone()])),
             ("type", Value::Array(ts)) => pred(PredKind::Type(
                 ts.iter()

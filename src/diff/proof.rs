@@ -5,22 +5,16 @@
 use mcp_resolve_runtime::signature::SignatureTool;
 use serde_json::{Map, Value};
 
-/// Keywords that annotate a schema without constraining instances (JSON
-/// Schema 2020-12 meta-data and content vocabularies, and `$comment`).
-const DESCRIPTIVE: &[&str] = &[
-    "title",
-    "description",
-    "default",
-    "examples",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "$comment",
-    "contentMediaType",
-    "contentEncoding",
-    "contentSchema",
-    "format",
-];
+use crate::schema::DESCRIPTIVE_KEYWORDS;
+
+/// Keywords without effect on which instances are valid here, beyond the
+/// descriptive ones: formats are not asserted by the validators this
+/// project uses, and `contentSchema` only annotates.
+const UNASSERTED: &[&str] = &["format", "contentSchema"];
+
+fn descriptive(keyword: &str) -> bool {
+    DESCRIPTIVE_KEYWORDS.contains(&keyword) || UNASSERTED.contains(&keyword)
+}
 
 /// Keywords whose value is a map of names to schemas (the names are data).
 const SCHEMA_MAPS: &[&str] = &[
@@ -46,7 +40,7 @@ fn strip(v: &Value, in_map: bool) -> Value {
         Value::Object(m) => {
             let mut out = Map::new();
             for (k, x) in m {
-                if !in_map && DESCRIPTIVE.contains(&k.as_str()) {
+                if !in_map && descriptive(k) {
                     continue;
                 }
                 let value = match x {

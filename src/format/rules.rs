@@ -102,13 +102,7 @@ fn tool(out: &mut Out<'_>, t: &ToolDecl) {
     }
     let schema = match &t.input_schema {
         Some(SchemaSource::Inline(v)) => {
-            let mut lines = Vec::new();
-            json_lines(&v.value, &mut lines, 0);
-            let first = lines.first().cloned().unwrap_or_default();
-            out.line(2, &format!("inputSchema {first}"), Some(v.span.start));
-            for l in lines.iter().skip(1) {
-                out.line(2, l, None);
-            }
+            json_member(out, "inputSchema", v);
             Some(&v.value)
         }
         Some(SchemaSource::File { path, schema }) => {
@@ -122,13 +116,7 @@ fn tool(out: &mut Out<'_>, t: &ToolDecl) {
         None => None,
     };
     if let Some(o) = &t.output_schema {
-        let mut lines = Vec::new();
-        json_lines(&o.value, &mut lines, 0);
-        let first = lines.first().cloned().unwrap_or_default();
-        out.line(2, &format!("outputSchema {first}"), Some(o.span.start));
-        for l in lines.iter().skip(1) {
-            out.line(2, l, None);
-        }
+        json_member(out, "outputSchema", o);
     }
     if let Some(a) = &t.annotations {
         let anchor = a.first().map(|s| s.name.span.start);
@@ -145,13 +133,7 @@ fn tool(out: &mut Out<'_>, t: &ToolDecl) {
         ("_meta", &t.meta),
     ] {
         if let Some(m) = member {
-            let mut lines = Vec::new();
-            json_lines(&m.value, &mut lines, 0);
-            let first = lines.first().cloned().unwrap_or_default();
-            out.line(2, &format!("{key} {first}"), Some(m.span.start));
-            for l in lines.iter().skip(1) {
-                out.line(2, l, None);
-            }
+            json_member(out, key, m);
         }
     }
     match &t.variants {
@@ -200,6 +182,17 @@ fn variant(out: &mut Out<'_>, v: &VariantDecl, schema: &Value) {
 }
 
 /// Pretty JSON: containers that fit stay on one line.
+/// `key {…}` (or `key […]`) with the JSON laid out under it.
+fn json_member(out: &mut Out<'_>, key: &str, value: &crate::source::Spanned<Value>) {
+    let mut lines = Vec::new();
+    json_lines(&value.value, &mut lines, 0);
+    let first = lines.first().cloned().unwrap_or_default();
+    out.line(2, &format!("{key} {first}"), Some(value.span.start));
+    for l in lines.iter().skip(1) {
+        out.line(2, l, None);
+    }
+}
+
 fn json_lines(v: &Value, lines: &mut Vec<String>, indent: usize) {
     let text = json_text(v, indent);
     lines.extend(text.lines().map(str::to_string));

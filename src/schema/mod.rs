@@ -7,6 +7,21 @@ use serde_json::Value;
 
 pub mod patterns;
 
+/// Keywords that describe a schema without constraining instances (JSON
+/// Schema 2020-12's meta-data and content vocabularies, and `$comment`).
+pub const DESCRIPTIVE_KEYWORDS: &[&str] = &[
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+    "contentEncoding",
+    "contentMediaType",
+];
+
 /// Resolves a local `$ref` (`#/...`).
 pub fn resolve_ref<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
     root.pointer(reference.strip_prefix('#')?)
