@@ -163,9 +163,23 @@ fn compare_tool_fields(
             changed(field);
         }
     }
+}
+
+/// `annotations.title` as listed against the signature's. Only `tools/list`
+/// pins it: a resolution's annotations are the resolved hints, and a display
+/// title there neither adds to nor takes from them.
+fn compare_annotations_title(
+    signed: &SignedTool,
+    listed: &Map<String, Value>,
+    out: &mut Vec<Violation>,
+) {
     let title = listed.get("annotations").and_then(|a| a.get("title"));
     if title.and_then(Value::as_str) != signed.def().annotations.title.as_deref() {
-        changed("annotations.title");
+        out.push(Violation::new(
+            ViolationKind::ToolChanged,
+            signed.name(),
+            "tools/list has an `annotations.title` that differs from the signature's".into(),
+        ));
     }
 }
 
@@ -250,6 +264,7 @@ pub fn verify_tools_list(signature: &Signature, result: &Value) -> Result<(), Vi
             continue;
         };
         compare_tool_fields(signed, listed, "tools/list", &mut out);
+        compare_annotations_title(signed, listed, &mut out);
         match listed.get("annotations") {
             None => {
                 // No annotations: every core hint at its MCP default.
