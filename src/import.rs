@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value};
 
 use crate::format::{FormatError, Syntax, format_file};
-use mcp_resolve_runtime::EXTENSION_ID;
+use mcp_resolve_runtime::Dialect;
 
 /// The members of MCP's `Tool` a rules file carries.
 const TOOL_MEMBERS: &[&str] = &[
@@ -107,7 +107,11 @@ pub fn import(
     yaml.push_str("version: 1\n");
     let server = serde_json::json!({ "name": name, "version": version });
     let _ = writeln!(yaml, "server: {server}");
-    yaml.push_str("tools:\n");
+    yaml.push_str(if tools.is_empty() {
+        "tools: []\n"
+    } else {
+        "tools:\n"
+    });
     for (index, tool) in tools.iter().enumerate() {
         let Some(tool) = tool.as_object() else {
             return Err(ImportError::BadTool {
@@ -127,15 +131,16 @@ pub fn import(
                 message: format!("`{tool_name}` has no object `inputSchema`"),
             });
         }
+        // A resolvable marker is the dialect's, not the tool's.
+        let tool = Dialect::unmark(tool);
         for key in tool.keys() {
-            if !TOOL_MEMBERS.contains(&key.as_str()) && !is_marker(key) {
+            if !TOOL_MEMBERS.contains(&key.as_str()) {
                 imported.dropped.push(format!("{tool_name}.{key}"));
             }
         }
         let _ = writeln!(yaml, "  - name: {}", json(&Value::String(tool_name.into())));
         for key in &TOOL_MEMBERS[1..] {
             let value = match (*key, tool.get(*key)) {
-                ("_meta", Some(meta)) => without_marker(meta),
                 // The static set is what the server publishes: MCP's defaults
                 // when it publishes none.
                 ("annotations", None) => Some(Value::Object(Map::new())),
@@ -167,10 +172,6 @@ pub fn import(
             }
         }
     }
-    if tools.is_empty() {
-        // `tools:` with nothing under it is null; the list is empty.
-        yaml = yaml.replace("tools:\n", "tools: []\n");
-    }
     let path = match syntax {
         Syntax::Yaml => "imported.yaml",
         Syntax::Rules => "imported.rules",
@@ -199,17 +200,6 @@ fn one_line(s: &str) -> String {
     s.replace(['\n', '\r'], " ")
 }
 
-/// A resolvable marker of one of the dialects: the server's, not the tool's.
-fn is_marker(key: &str) -> bool {
-    key == "resolve" || key == "dynamicAnnotations"
-}
-
-fn without_marker(meta: &Value) -> Option<Value> {
-    let mut meta = meta.as_object()?.clone();
-    meta.remove(EXTENSION_ID);
-    (!meta.is_empty()).then_some(Value::Object(meta))
-}
-
 /// The argument that selects what a call does: a top-level string enum of
 /// two or more values, named like one (`method`, `action`, …), else the
 /// first required one.
@@ -221,9 +211,9 @@ fn discriminator(schema: &Value) -> Option<(String, Vec<String>)> {
             .iter()
             .map(|v| v.as_str().map(str::to_string))
             .collect::<Option<_>>()?;
-        let mut unique = strings.clone();
-        unique.dedup();
-        (unique.len() >= 2 && unique.len() == strings.len()).then_some(strings)
+        let unique: std::collections::BTreeSet<&String> = strings.iter().collect();
+        let usable = strings.iter().all(|s| !s.is_empty());
+        (usable && unique.len() >= 2 && unique.len() == strings.len()).then_some(strings)
     };
     let required: Vec<&str> = schema
         .get("required")

@@ -40,6 +40,23 @@ impl Dialect {
         }
     }
 
+    /// A tool object without any dialect's resolvable marker: the
+    /// extension's member of `_meta` (and `_meta` itself when nothing else
+    /// is left in it), SEP-1862's `resolve`, the earlier `dynamicAnnotations`.
+    /// What remains is the tool as its server defines it.
+    pub fn unmark(tool: &Map<String, Value>) -> Map<String, Value> {
+        let mut tool = tool.clone();
+        tool.remove("resolve");
+        tool.remove("dynamicAnnotations");
+        if let Some(Value::Object(meta)) = tool.get_mut("_meta") {
+            meta.remove(EXTENSION_ID);
+            if meta.is_empty() {
+                tool.remove("_meta");
+            }
+        }
+        tool
+    }
+
     /// Marks a `tools/list` tool object as resolvable in this dialect.
     pub fn mark_resolvable(self, tool: &mut Map<String, Value>) {
         match self {

@@ -73,6 +73,16 @@ fn check_path(tool: &Tool, v: &Variant, path: &ArgPath, diags: &mut Vec<Diagnost
         let help = suggest::closest(seg, names.iter().copied())
             .map(|n| format!("did you mean `{}`?", full(n)))
             .unwrap_or_else(|| {
+                if names.is_empty() {
+                    return format!(
+                        "the inputSchema declares no {} and admits no others",
+                        if prefix.is_empty() {
+                            "arguments".to_string()
+                        } else {
+                            format!("fields of `{prefix}`")
+                        }
+                    );
+                }
                 format!(
                     "the {} are {}",
                     if prefix.is_empty() {

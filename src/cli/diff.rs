@@ -6,7 +6,7 @@ use mcp_resolve::emit::signature::{signature, to_pretty};
 use mcp_resolve_runtime::signature::check_fingerprint;
 use serde_json::Value;
 
-use super::{DiffFormat, FAILURE, OK, USAGE, out, with_server};
+use super::{DiffFormat, FAILURE, OK, USAGE, out, read_json, with_server};
 
 /// A signature document from a `.json` file (its fingerprint checked), or
 /// the signature of a rules file or directory.
@@ -20,14 +20,7 @@ fn load_signature(path: &Path) -> Result<Value, u8> {
         });
         return if code == OK { doc } else { Err(code) };
     }
-    let text = mcp_resolve::project::read_limited(path).map_err(|e| {
-        eprintln!("error: cannot read `{}`: {e}", path.display());
-        USAGE
-    })?;
-    let doc: Value = serde_json::from_str(&text).map_err(|e| {
-        eprintln!("error: `{}` is not JSON: {e}", path.display());
-        USAGE
-    })?;
+    let doc = read_json(path)?;
     // A document that carries a fingerprint must verify; one without is
     // compared as it is.
     if doc.get("fingerprint").is_some()

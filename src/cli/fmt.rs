@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use mcp_resolve::format::{FormatError, Syntax, format_file};
 
-use super::{FAILURE, OK, SyntaxArg, USAGE, out, write_output};
+use super::{FAILURE, OK, SyntaxArg, USAGE, out, read_input, write_output};
 
 pub(crate) fn run(paths: &[PathBuf], check: bool, write: bool) -> u8 {
     let files = match mcp_resolve::project::expand_paths(paths) {
@@ -23,11 +23,10 @@ pub(crate) fn run(paths: &[PathBuf], check: bool, write: bool) -> u8 {
     }
     let mut status = OK;
     for path in &files {
-        let text = match mcp_resolve::project::read_limited(path) {
+        let text = match read_input(path) {
             Ok(t) => t,
-            Err(e) => {
-                eprintln!("error: cannot read `{}`: {e}", path.display());
-                status = USAGE;
+            Err(code) => {
+                status = code;
                 continue;
             }
         };
@@ -104,12 +103,9 @@ pub(crate) fn convert(
             return USAGE;
         }
     }
-    let text = match mcp_resolve::project::read_limited(input) {
+    let text = match read_input(input) {
         Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: cannot read `{}`: {e}", input.display());
-            return USAGE;
-        }
+        Err(code) => return code,
     };
     match format_file(input, &text, target) {
         Ok(out) => write_output(output, &out),

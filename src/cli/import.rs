@@ -2,11 +2,9 @@
 
 use std::path::Path;
 
+use super::{FAILURE, OK, USAGE, read_json, write_output};
 use mcp_resolve::format::Syntax;
 use mcp_resolve::import::{import, tools_of};
-use serde_json::Value;
-
-use super::{FAILURE, OK, USAGE, write_output};
 
 pub(crate) fn run(
     input: &Path,
@@ -22,19 +20,9 @@ pub(crate) fn run(
         );
         return USAGE;
     }
-    let text = match mcp_resolve::project::read_limited(input) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: cannot read `{}`: {e}", input.display());
-            return USAGE;
-        }
-    };
-    let document: Value = match serde_json::from_str(&text) {
+    let document = match read_json(input) {
         Ok(d) => d,
-        Err(e) => {
-            eprintln!("error: `{}` is not JSON: {e}", input.display());
-            return USAGE;
-        }
+        Err(code) => return code,
     };
     let tools = match tools_of(&document) {
         Ok(t) => t,

@@ -358,6 +358,25 @@ pub(crate) fn out(text: &str) {
     }
 }
 
+/// Reads an input file within the size limit; a clear error and
+/// [`USAGE`] when it cannot be read.
+pub(crate) fn read_input(path: &Path) -> Result<String, u8> {
+    mcp_resolve::project::read_limited(path).map_err(|e| {
+        eprintln!("error: cannot read `{}`: {e}", path.display());
+        USAGE
+    })
+}
+
+/// Reads a JSON input file; a clear error and [`USAGE`] when it cannot be
+/// read or is not JSON.
+pub(crate) fn read_json(path: &Path) -> Result<Value, u8> {
+    let text = read_input(path)?;
+    serde_json::from_str(&text).map_err(|e| {
+        eprintln!("error: `{}` is not JSON: {e}", path.display());
+        USAGE
+    })
+}
+
 pub(crate) fn write_output(output: Option<&Path>, text: &str) -> u8 {
     let Some(path) = output else {
         out(text);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use mcp_resolve::emit::signature::{signature_document, to_pretty};
 use mcp_resolve_runtime::SignatureDocument;
 
-use super::{FAILURE, OK, USAGE, with_server, write_output};
+use super::{FAILURE, OK, read_input, with_server, write_output};
 
 pub(crate) fn run(paths: &[PathBuf], output: Option<&Path>, fingerprint_only: bool) -> u8 {
     with_server(paths, |_, server| {
@@ -40,12 +40,9 @@ fn write_server_json(
     url: Option<&str>,
 ) -> u8 {
     let fingerprint = doc.fingerprint.clone().unwrap_or_default();
-    let text = match mcp_resolve::project::read_limited(file) {
+    let text = match read_input(file) {
         Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: cannot read `{}`: {e}", file.display());
-            return USAGE;
-        }
+        Err(code) => return code,
     };
     let updated = match mcp_resolve::registry::with_fingerprint(&text, &fingerprint, url) {
         Ok(u) => u,

@@ -319,6 +319,9 @@ fn column_values(schemas: &[(Value, Value)], depth: u32) -> Vec<Value> {
     values
 }
 
+/// The longest string length bound tried on each side of.
+const MAX_BOUND_LENGTH: u64 = 4096;
+
 /// Values on each side of a schema's own bounds — numeric bounds and
 /// `multipleOf`, string lengths, property counts — whatever the analysis
 /// made of the schema, so a changed bound shows even where the analysis
@@ -351,7 +354,9 @@ fn boundary_values(schema: &Value) -> Vec<Value> {
     }
     for key in ["minLength", "maxLength"] {
         if let Some(n) = schema.get(key).and_then(Value::as_u64) {
-            let n = n.min(1 << 16) as usize;
+            // Long enough for the bounds real schemas write, short enough
+            // that thousands of candidates stay small.
+            let n = n.min(MAX_BOUND_LENGTH) as usize;
             for len in [n.saturating_sub(1), n, n + 1] {
                 out.push(json!("a".repeat(len)));
             }

@@ -116,7 +116,8 @@ pub enum Property<'a> {
     Declared(&'a Value),
     /// Admitted without a declaration: `additionalProperties` true or a
     /// schema, a matching `patternProperties`, or a free-form object (one
-    /// that declares no properties at all, as SDKs write "any object").
+    /// that declares no properties at all, as SDKs write "any object", and
+    /// does not refuse undeclared ones).
     Open,
     /// Not declared, though other properties are.
     Undeclared {
@@ -163,9 +164,16 @@ pub fn property<'a>(root: &'a Value, schema: &'a Value, name: &str) -> Property<
     }
     match declared {
         Some(sub) => Property::Declared(sub),
-        None if open || (known.is_empty() && !patterns) => Property::Open,
+        None if open || (known.is_empty() && !patterns && !refuses_extra(schema)) => Property::Open,
         None => Property::Undeclared { known },
     }
+}
+
+/// Whether `schema` itself refuses properties it does not declare.
+fn refuses_extra(schema: &Value) -> bool {
+    ["additionalProperties", "unevaluatedProperties"]
+        .iter()
+        .any(|k| schema.get(k) == Some(&Value::Bool(false)))
 }
 
 fn object_branches<'a>(root: &'a Value, schema: &'a Value, depth: usize, out: &mut Vec<&'a Value>) {

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::violation::{Violation, ViolationKind, Violations, finish};
 use super::{Expected, Signature, SignedTool};
 use crate::hints::{self, is_core};
-use crate::{Annotations, EXTENSION_ID};
+use crate::{Annotations, Dialect, EXTENSION_ID};
 
 /// Compares the hints a server reports with the signature's complete set.
 ///
@@ -152,14 +152,20 @@ fn compare_tool_fields(
             format!("{context} has a `{what}` that differs from the signature's"),
         ))
     };
+    // A resolvable marker is the dialect's, not the tool's.
+    let listed = Dialect::unmark(listed);
     for field in PINNED_FIELDS {
-        let (mut got, mut want) = (listed.get(field).cloned(), signed.def().field(field));
-        if field == "_meta" {
-            // The extension's resolvable marker is the dialect's, not the tool's.
-            got = without_marker(got);
-            want = without_marker(want);
+        let mut want = signed.def().field(field);
+        if field == "_meta"
+            && want
+                .as_ref()
+                .and_then(Value::as_object)
+                .is_some_and(Map::is_empty)
+        {
+            // `unmark` drops a `_meta` left empty; an empty one says nothing.
+            want = None;
         }
-        if got != want {
+        if listed.get(field) != want.as_ref() {
             changed(field);
         }
     }
@@ -180,17 +186,6 @@ fn compare_annotations_title(
             signed.name(),
             "tools/list has an `annotations.title` that differs from the signature's".into(),
         ));
-    }
-}
-
-/// `_meta` without the resolution extension's member; `None` when nothing is left.
-fn without_marker(meta: Option<Value>) -> Option<Value> {
-    match meta {
-        Some(Value::Object(mut map)) => {
-            map.remove(EXTENSION_ID);
-            (!map.is_empty()).then_some(Value::Object(map))
-        }
-        other => other,
     }
 }
 
