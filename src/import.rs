@@ -55,8 +55,11 @@ pub enum ImportError {
         /// What is wrong.
         message: String,
     },
-    /// The written rules do not pass `check` (a tool the rules format cannot express).
-    #[error("the imported rules do not pass `check`:\n{0}")]
+    /// The written rules do not pass `check`: a listed tool breaks MCP's
+    /// rules (an `inputSchema` without `type: object`, an invalid schema, …).
+    #[error(
+        "the listed tools do not pass `check`, so nothing was written (lines below are those of the rules file it would have written):\n{0}"
+    )]
     Check(String),
 }
 

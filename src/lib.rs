@@ -39,6 +39,8 @@ pub mod rules_schema;
 mod schema;
 pub mod source;
 mod suggest;
+#[cfg(feature = "cli")]
+pub mod upstream;
 
 pub use builder::Builder;
 pub use project::{LoadError, Project, load, load_str};

@@ -1,44 +1,113 @@
-//! `import`: a rules file from the tools a server lists.
+//! `import`: a rules file from the tools a server lists — read from a file,
+//! or asked of a live server over stdio or streamable HTTP.
 
-use std::path::Path;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
 
 use super::{FAILURE, OK, USAGE, read_json, write_output};
 use mcp_resolve::format::Syntax;
 use mcp_resolve::import::{import, tools_of};
+use mcp_resolve::upstream::{Session, UpstreamError, command_line};
 
-pub(crate) fn run(
-    input: &Path,
-    output: &Path,
-    name: Option<String>,
-    version: &str,
-    force: bool,
-) -> u8 {
-    if output.exists() && !force {
-        eprintln!(
-            "error: `{}` exists; give `--force` to overwrite it",
-            output.display()
-        );
-        return USAGE;
-    }
-    let document = match read_json(input) {
-        Ok(d) => d,
-        Err(code) => return code,
-    };
-    let tools = match tools_of(&document) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: `{}`: {e}", input.display());
+/// Where the tools come from.
+pub(crate) enum Source {
+    /// A JSON file.
+    File(PathBuf),
+    /// A server started as a child process.
+    Command(Vec<OsString>),
+    /// A streamable HTTP endpoint.
+    Url(String),
+}
+
+/// The options of `import`.
+pub(crate) struct Options {
+    pub(crate) output: PathBuf,
+    pub(crate) name: Option<String>,
+    pub(crate) version: Option<String>,
+    pub(crate) save_list: Option<PathBuf>,
+    pub(crate) force: bool,
+    pub(crate) timeout: Duration,
+}
+
+pub(crate) fn run(source: Source, options: Options) -> u8 {
+    let output = &options.output;
+    for path in std::iter::once(output).chain(&options.save_list) {
+        if path.exists() && !options.force {
+            eprintln!(
+                "error: `{}` exists; give `--force` to overwrite it",
+                path.display()
+            );
             return USAGE;
         }
+    }
+    let started = Instant::now();
+    let (tools, described, server_info) = match &source {
+        Source::File(input) => {
+            let document = match read_json(input) {
+                Ok(d) => d,
+                Err(code) => return code,
+            };
+            match tools_of(&document) {
+                Ok(tools) => (tools.to_vec(), input.display().to_string(), None),
+                Err(e) => {
+                    eprintln!("error: `{}`: {e}", input.display());
+                    return USAGE;
+                }
+            }
+        }
+        Source::Command(command) => {
+            let line = command_line(command);
+            match ask(Live::Command(command), options.timeout) {
+                Ok((tools, info)) => (tools, format!("`{line}`"), info),
+                Err(e) => {
+                    eprintln!("error: importing from `{line}`: {e}");
+                    return FAILURE;
+                }
+            }
+        }
+        Source::Url(url) => match ask(Live::Url(url), options.timeout) {
+            Ok((tools, info)) => (tools, url.clone(), info),
+            Err(e) => {
+                eprintln!("error: importing from {url}: {e}");
+                return FAILURE;
+            }
+        },
     };
-    let name = name.unwrap_or_else(|| {
-        output
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "server".into())
-    });
-    let source = input.display().to_string();
-    let imported = match import(tools, &name, version, &source, Syntax::of(output)) {
+    if let Some(path) = &options.save_list {
+        let mut list = serde_json::to_string_pretty(&serde_json::json!({ "tools": tools }))
+            .unwrap_or_default();
+        list.push('\n');
+        let code = write_output(Some(path), &list);
+        if code != OK {
+            return code;
+        }
+    }
+    let listed = |key: &str| {
+        server_info
+            .as_ref()
+            .and_then(|info: &serde_json::Map<String, Value>| info.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let name = options
+        .name
+        .clone()
+        .or_else(|| listed("name"))
+        .unwrap_or_else(|| {
+            output
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "server".into())
+        });
+    let version = options
+        .version
+        .clone()
+        .or_else(|| listed("version"))
+        .unwrap_or_else(|| "0.0.0".into());
+    let imported = match import(&tools, &name, &version, &described, Syntax::of(output)) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("error: {e}");
@@ -51,11 +120,72 @@ pub(crate) fn run(
     let code = write_output(Some(output), &imported.text);
     if code == OK {
         eprintln!(
-            "imported {} tools ({} with variants) into {}",
+            "imported {} tools ({} with variants) from {name} {version} into {} in {:.2}s",
             tools.len(),
             imported.with_variants,
-            output.display()
+            output.display(),
+            started.elapsed().as_secs_f64()
         );
     }
     code
+}
+
+type Listed = (Vec<Value>, Option<serde_json::Map<String, Value>>);
+
+/// A live server.
+enum Live<'a> {
+    Command(&'a [OsString]),
+    Url(&'a str),
+}
+
+/// Opens a session with the live server, lists its tools and closes it.
+fn ask(live: Live<'_>, timeout: Duration) -> Result<Listed, UpstreamError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| UpstreamError::Io {
+            context: "cannot start the async runtime".into(),
+            source,
+        })?;
+    runtime.block_on(async {
+        let mut session = match live {
+            Live::Command(command) => Session::spawn(command, timeout).await?,
+            Live::Url(url) => Session::connect(url, timeout).await?,
+        };
+        let listed = session.list_tools().await;
+        for warning in &session.warnings {
+            eprintln!("warning: {warning}");
+        }
+        let info = session.server_info().cloned();
+        // Closed on both paths, so the child is stopped before an error is shown.
+        let closed = session.close(Duration::from_secs(2)).await;
+        let tools = listed?;
+        closed?;
+        Ok((tools, info))
+    })
+}
+
+/// Picks the one source among `input`, `--url` and `-- COMMAND`.
+pub(crate) fn source(
+    input: Option<PathBuf>,
+    url: Option<String>,
+    command: Vec<OsString>,
+) -> Result<Source, u8> {
+    match (input, url, command.is_empty()) {
+        (Some(input), None, true) => Ok(Source::File(input)),
+        (None, Some(url), true) => Ok(Source::Url(url)),
+        (None, None, false) => Ok(Source::Command(command)),
+        (None, None, true) => {
+            eprintln!(
+                "error: say where the tools come from: a tools/list FILE, `--url URL`, or `-- COMMAND ARGS…`"
+            );
+            Err(USAGE)
+        }
+        _ => {
+            eprintln!(
+                "error: give only one of a tools/list FILE, `--url URL` and `-- COMMAND ARGS…`"
+            );
+            Err(USAGE)
+        }
+    }
 }

@@ -2,6 +2,7 @@
 //! subcommand; this file holds the argument grammar, the exit codes and the
 //! helpers every subcommand shares.
 
+use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -149,27 +150,43 @@ enum Command {
     },
     /// Write a rules file from the tools a server lists.
     ///
-    /// INPUT is a JSON file holding a `tools/list` result, a JSON-RPC
-    /// response with one, or an array of tools. Every tool is written as
-    /// published; a tool with a discriminating string enum (`method`,
-    /// `action`, …) gets one variant per value with the tool's own
-    /// annotations and a suggestion by verb. The output's extension picks the
-    /// syntax (`.yaml` or `.rules`); an existing file is kept unless `--force`.
+    /// The tools come from a JSON file (INPUT: a `tools/list` result, a
+    /// JSON-RPC response with one, or an array of tools), from a live server
+    /// started as `-- COMMAND ARGS…` (stdio), or from a streamable HTTP
+    /// endpoint (`--url`): initialize, every page of `tools/list`, then a
+    /// clean shutdown. Every tool is written as published; a tool with a
+    /// discriminating string enum (`method`, `action`, …) gets one variant
+    /// per value with the tool's own annotations and a suggestion by verb.
+    /// The output's extension picks the syntax (`.yaml` or `.rules`); an
+    /// existing file is kept unless `--force`.
     Import {
         /// The `tools/list` JSON file.
-        input: PathBuf,
+        input: Option<PathBuf>,
         /// The rules file to write.
         #[arg(short, long)]
         output: PathBuf,
-        /// The server's name (default: the output file's stem).
+        /// Ask the streamable HTTP endpoint at this URL.
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
+        /// The server's name (default: its `serverInfo`, else the output's stem).
         #[arg(long)]
         name: Option<String>,
-        /// The server's version.
-        #[arg(long, default_value = "0.0.0")]
-        server_version: String,
+        /// The server's version (default: its `serverInfo`, else 0.0.0).
+        #[arg(long)]
+        server_version: Option<String>,
+        /// Also write the tools as listed (`{"tools": […]}`, JSON) to this
+        /// file: a snapshot to commit, diff or import again later.
+        #[arg(long, value_name = "FILE")]
+        save_list: Option<PathBuf>,
+        /// Seconds to wait for each answer of a live server.
+        #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+        timeout: u64,
         /// Overwrite the output file if it exists.
         #[arg(long)]
         force: bool,
+        /// The server to start and ask over stdio.
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<OsString>,
     },
     /// Print the JSON Schema of the rules format (for editors).
     Schema {
@@ -279,10 +296,27 @@ pub fn main() -> ExitCode {
         Command::Import {
             input,
             output,
+            url,
             name,
             server_version,
+            save_list,
+            timeout,
             force,
-        } => import::run(&input, &output, name, &server_version, force),
+            command,
+        } => match import::source(input, url, command) {
+            Ok(source) => import::run(
+                source,
+                import::Options {
+                    output,
+                    name,
+                    version: server_version,
+                    save_list,
+                    force,
+                    timeout: std::time::Duration::from_secs(timeout.max(1)),
+                },
+            ),
+            Err(code) => code,
+        },
         Command::Schema { output } => write_output(
             output.as_deref(),
             &mcp_resolve::rules_schema::rules_schema(),
