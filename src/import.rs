@@ -153,7 +153,12 @@ pub fn import(
                 let _ = writeln!(yaml, "    {key}: {}", json(&value));
             }
         }
-        if let Some((argument, values)) = discriminator(&tool["inputSchema"]) {
+        let discriminated = if safest(tool.get("annotations")) {
+            None
+        } else {
+            discriminator(&tool["inputSchema"])
+        };
+        if let Some((argument, values)) = discriminated {
             imported.with_variants += 1;
             let _ = writeln!(
                 yaml,
@@ -201,6 +206,17 @@ fn json(value: &Value) -> String {
 
 fn one_line(s: &str) -> String {
     s.replace(['\n', '\r'], " ")
+}
+
+/// Whether `annotations` are already the safest set (read-only and
+/// closed-world): no variant could say less about a call, so none is written.
+fn safest(annotations: Option<&Value>) -> bool {
+    let hint = |name: &str| {
+        annotations
+            .and_then(|a| a.get(name))
+            .and_then(Value::as_bool)
+    };
+    hint("readOnlyHint") == Some(true) && hint("openWorldHint") == Some(false)
 }
 
 /// The argument that selects what a call does: a top-level string enum of

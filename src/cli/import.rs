@@ -120,8 +120,9 @@ pub(crate) fn run(source: Source, options: Options) -> u8 {
     let code = write_output(Some(output), &imported.text);
     if code == OK {
         eprintln!(
-            "imported {} tools ({} with variants) from {name} {version} into {} in {:.2}s",
+            "imported {} tool{} ({} with variants) from {name} {version} into {} in {:.2}s",
             tools.len(),
+            if tools.len() == 1 { "" } else { "s" },
             imported.with_variants,
             output.display(),
             started.elapsed().as_secs_f64()

@@ -22,6 +22,22 @@ pub mod goldens {
     pub mod github_api {
         include!("../../../generated/github-api_resolve.rs");
     }
+    /// `rules/real-mcp-server-git.yaml`.
+    pub mod real_mcp_server_git {
+        include!("../../../generated/real-mcp-server-git_resolve.rs");
+    }
+    /// `rules/real-server-everything.yaml`.
+    pub mod real_server_everything {
+        include!("../../../generated/real-server-everything_resolve.rs");
+    }
+    /// `rules/real-server-filesystem.yaml`.
+    pub mod real_server_filesystem {
+        include!("../../../generated/real-server-filesystem_resolve.rs");
+    }
+    /// `rules/real-server-memory.yaml`.
+    pub mod real_server_memory {
+        include!("../../../generated/real-server-memory_resolve.rs");
+    }
     /// `rules/repo-contents.rules`.
     pub mod repo_contents {
         include!("../../../generated/repo-contents_resolve.rs");

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the real MCP servers of tests/real_servers.rs, at the versions its
+# snapshots were taken from (tests/fixtures/real/README.md), under DIR
+# (default target/real-servers): npm packages from the lockfiles in
+# scripts/real-servers/node*, PyPI packages from the frozen requirements in
+# scripts/real-servers/py*-requirements.txt. Prints DIR.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+dir="${1:-target/real-servers}"
+mkdir -p "$dir"
+dir="$(cd "$dir" && pwd)"
+
+sudo_cmd=""; [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo_cmd="sudo"
+if ! command -v npm >/dev/null 2>&1; then
+  $sudo_cmd apt-get update -qq >&2 && $sudo_cmd apt-get install -y -qq nodejs npm >/dev/null
+fi
+
+for project in node node-old; do
+  mkdir -p "$dir/$project"
+  cp "$here/real-servers/$project/package.json" "$here/real-servers/$project/package-lock.json" "$dir/$project/"
+  (cd "$dir/$project" && npm ci --no-audit --no-fund --silent >&2)
+done
+
+for venv in py py-old; do
+  if [ ! -x "$dir/$venv/bin/python" ]; then
+    if ! python3 -m venv "$dir/$venv" >&2 2>/dev/null; then
+      $sudo_cmd apt-get update -qq >&2 && $sudo_cmd apt-get install -y -qq python3-venv >/dev/null
+      rm -rf "${dir:?}/$venv"; python3 -m venv "$dir/$venv" >&2
+    fi
+  fi
+  "$dir/$venv/bin/python" -m pip install -q --disable-pip-version-check \
+    -r "$here/real-servers/$venv-requirements.txt" >&2
+done
+echo "$dir"
