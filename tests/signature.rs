@@ -103,7 +103,11 @@ fn fingerprint_covers_annotation_values() {
 /// patterns all hold wins (a `false` pattern: the argument is absent; any
 /// other: present and valid); no entry: the static annotations.
 fn host_resolve(tool: &Value, arguments: &Value) -> Option<(Option<String>, Value)> {
-    let validator = jsonschema::validator_for(&tool["inputSchema"]).unwrap();
+    // `format` is an annotation, as for the resolver (docs/signature.md).
+    let validator = jsonschema::options()
+        .should_validate_formats(false)
+        .build(&tool["inputSchema"])
+        .unwrap();
     if !validator.is_valid(arguments) {
         return None;
     }
