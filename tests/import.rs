@@ -16,12 +16,7 @@ use serde_json::Value;
 const LISTING: &str = "tests/fixtures/import/tools-list.json";
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("import")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("import", name)
 }
 
 fn run(args: &[&str]) -> std::process::Output {

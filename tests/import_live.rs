@@ -15,12 +15,7 @@ use std::process::{Command, Stdio};
 const FAKE: &str = "tests/fixtures/import/fake_server.py";
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("import-live")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("import-live", name)
 }
 
 fn import(out: &Path, args: &[&str]) -> (Option<i32>, String) {

@@ -25,6 +25,17 @@ pub fn expect_file(path: &Path, actual: &str) {
     }
 }
 
+/// An empty directory `group/name` under cargo's scratch space for
+/// integration tests (removed and made again on every call).
+pub fn scratch(group: &str, name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(group)
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// Files with extension `ext` in `dir`, sorted.
 pub fn files(dir: &str, ext: &str) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
