@@ -274,3 +274,56 @@ fn exactly_one_source_is_asked_for() {
     assert_eq!(code, Some(2));
     assert!(stderr.contains("give only one of"), "{stderr}");
 }
+
+#[test]
+fn an_interrupted_import_stops_the_server_and_its_children() {
+    let dir = scratch("interrupt");
+    let pids = dir.join("pids");
+    let import = common::bin()
+        .arg("import")
+        .arg("-o")
+        .arg(dir.join("x.yaml"))
+        .args([
+            "--timeout",
+            "60",
+            "--",
+            "python3",
+            FAKE,
+            "--hang",
+            "--ignore-eof",
+        ])
+        .arg("--child-pid-file")
+        .arg(&pids)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::fs::read_to_string(&pids).map_or(true, |p| p.split_whitespace().count() < 2) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &import.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = import.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("interrupted; the server was stopped"),
+        "{stderr}"
+    );
+    // SIGKILL went to the group as the import exited; give the kernel a moment.
+    for pid in std::fs::read_to_string(&pids).unwrap().split_whitespace() {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while alive(pid) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(!alive(pid), "process {pid} outlived the interrupted import");
+    }
+    assert!(!dir.join("x.yaml").exists());
+}

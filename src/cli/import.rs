@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::{FAILURE, OK, USAGE, read_json, write_output};
 use mcp_resolve::format::Syntax;
 use mcp_resolve::import::{import, tools_of};
-use mcp_resolve::upstream::{Session, UpstreamError, command_line};
+use mcp_resolve::upstream::{Session, UpstreamError, command_line, until_interrupted};
 
 /// Where the tools come from.
 pub(crate) enum Source {
@@ -148,7 +148,7 @@ fn ask(live: Live<'_>, timeout: Duration) -> Result<Listed, UpstreamError> {
             context: "cannot start the async runtime".into(),
             source,
         })?;
-    runtime.block_on(async {
+    runtime.block_on(until_interrupted(async {
         let mut session = match live {
             Live::Command(command) => Session::spawn(command, timeout).await?,
             Live::Url(url) => Session::connect(url, timeout).await?,
@@ -163,7 +163,7 @@ fn ask(live: Live<'_>, timeout: Duration) -> Result<Listed, UpstreamError> {
         let tools = listed?;
         closed?;
         Ok((tools, info))
-    })
+    }))
 }
 
 /// Picks the one source among `input`, `--url` and `-- COMMAND`.

@@ -79,6 +79,10 @@ pub enum UpstreamError {
     /// An HTTP exchange failed.
     #[error("{0}")]
     Http(String),
+    /// The user interrupted (`SIGINT`, `SIGTERM` or `SIGHUP`); the server
+    /// was stopped.
+    #[error("interrupted; the server was stopped")]
+    Interrupted,
     /// Reading from or writing to the server failed.
     #[error("{context}: {source}")]
     Io {
@@ -153,7 +157,11 @@ impl Transport {
     async fn close(self, grace: Duration) -> Result<(), UpstreamError> {
         match self {
             Transport::Stdio(t) => t.close(grace).await,
-            Transport::Http(t) => t.close().await,
+            Transport::Http(t) => {
+                // A server that does not answer the DELETE is left to expire.
+                let _ = tokio::time::timeout(grace, t.close()).await;
+                Ok(())
+            }
         }
     }
 }
@@ -239,7 +247,27 @@ impl Session {
     /// Sends a notification.
     pub async fn notify(&mut self, method: &str, params: Value) -> Result<(), UpstreamError> {
         let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        self.transport.send(&message).await
+        let deadline = Instant::now() + self.timeout;
+        self.send_by(deadline, method, &message).await
+    }
+
+    /// Sends `message` (about `method`), failing at `deadline`: a server
+    /// that stops reading its stdin, or an HTTP endpoint that never
+    /// answers the `POST`, cannot hang the session.
+    async fn send_by(
+        &mut self,
+        deadline: Instant,
+        method: &str,
+        message: &Value,
+    ) -> Result<(), UpstreamError> {
+        match timeout_at(deadline, self.transport.send(message)).await {
+            Ok(sent) => sent,
+            Err(_) => Err(UpstreamError::Timeout {
+                method: method.into(),
+                after: self.timeout,
+                stderr: self.transport.stderr(),
+            }),
+        }
     }
 
     /// Sends a request and waits (until the session's deadline) for its
@@ -249,8 +277,8 @@ impl Session {
         let id = self.next_id;
         self.next_id += 1;
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.transport.send(&message).await?;
         let deadline = Instant::now() + self.timeout;
+        self.send_by(deadline, method, &message).await?;
         loop {
             let received = match timeout_at(deadline, self.transport.recv()).await {
                 Ok(received) => received?,
@@ -280,7 +308,7 @@ impl Session {
                         json!({"jsonrpc": "2.0", "id": their_id,
                                "error": {"code": -32601, "message": format!("method not found: {request}")}})
                     };
-                    self.transport.send(&reply).await?;
+                    self.send_by(deadline, method, &reply).await?;
                 }
                 continue;
             }
@@ -352,6 +380,42 @@ impl Session {
     /// sent `SIGTERM`, then `SIGKILL`.
     pub async fn close(self, grace: Duration) -> Result<(), UpstreamError> {
         self.transport.close(grace).await
+    }
+}
+
+/// Runs `work` until it ends or the user interrupts (`SIGINT`, and on Unix
+/// `SIGTERM` and `SIGHUP`). On an interruption `work` is dropped — with it
+/// any session it holds, whose child process group is then killed — and
+/// the result is [`UpstreamError::Interrupted`].
+pub async fn until_interrupted<T>(
+    work: impl std::future::Future<Output = Result<T, UpstreamError>>,
+) -> Result<T, UpstreamError> {
+    tokio::select! {
+        result = work => result,
+        () = interrupted() => Err(UpstreamError::Interrupted),
+    }
+}
+
+#[cfg(unix)]
+async fn interrupted() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+        _ = hup.recv() => {}
+    }
+}
+
+#[cfg(not(unix))]
+async fn interrupted() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
     }
 }
 
