@@ -181,6 +181,18 @@ pub enum ValueMatcher {
     AnyOf(Vec<ValueMatcher>, Span),
     /// `allOf`; a keyword mapping with several keywords is one too.
     AllOf(Vec<ValueMatcher>, Span),
+    /// `minItems`.
+    MinItems(Spanned<u64>),
+    /// `maxItems`.
+    MaxItems(Spanned<u64>),
+    /// `items`: every item matches.
+    Items(Box<ValueMatcher>, Span),
+    /// `contains`: some item matches.
+    Contains(Box<ValueMatcher>, Span),
+    /// `properties`: each named property, when present, matches.
+    Properties(Vec<(Spanned<String>, ValueMatcher)>, Span),
+    /// `required`.
+    Required(Spanned<Vec<String>>),
 }
 
 impl ValueMatcher {
@@ -191,7 +203,14 @@ impl ValueMatcher {
             ValueMatcher::Enum(s) => s.span,
             ValueMatcher::Type(s) => s.span,
             ValueMatcher::Pattern(s) => s.span,
-            ValueMatcher::MinLength(s) | ValueMatcher::MaxLength(s) => s.span,
+            ValueMatcher::MinLength(s)
+            | ValueMatcher::MaxLength(s)
+            | ValueMatcher::MinItems(s)
+            | ValueMatcher::MaxItems(s) => s.span,
+            ValueMatcher::Required(s) => s.span,
+            ValueMatcher::Items(_, s)
+            | ValueMatcher::Contains(_, s)
+            | ValueMatcher::Properties(_, s) => *s,
             ValueMatcher::Minimum(s)
             | ValueMatcher::Maximum(s)
             | ValueMatcher::ExclusiveMinimum(s)

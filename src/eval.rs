@@ -50,6 +50,21 @@ pub fn eval_pred(pred: &Pred, value: &Value, regexes: &Regexes) -> bool {
         PredKind::Not(p) => !eval_pred(p, value, regexes),
         PredKind::AnyOf(ps) => ps.iter().any(|p| eval_pred(p, value, regexes)),
         PredKind::AllOf(ps) => ps.iter().all(|p| eval_pred(p, value, regexes)),
+        PredKind::MinItems(n) => json::min_items(value, *n),
+        PredKind::MaxItems(n) => json::max_items(value, *n),
+        PredKind::Items(p) => value
+            .as_array()
+            .is_none_or(|a| a.iter().all(|v| eval_pred(p, v, regexes))),
+        PredKind::Contains(p) => value
+            .as_array()
+            .is_none_or(|a| a.iter().any(|v| eval_pred(p, v, regexes))),
+        PredKind::Properties(ps) => value.as_object().is_none_or(|o| {
+            ps.iter()
+                .all(|(k, p)| o.get(k).is_none_or(|v| eval_pred(p, v, regexes)))
+        }),
+        PredKind::Required(ks) => value
+            .as_object()
+            .is_none_or(|o| ks.iter().all(|k| o.contains_key(k))),
     }
 }
 

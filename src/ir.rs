@@ -215,15 +215,42 @@ pub enum PredKind {
     AnyOf(Vec<Pred>),
     /// `allOf` (empty: any value).
     AllOf(Vec<Pred>),
+    /// `minItems`.
+    MinItems(u64),
+    /// `maxItems`.
+    MaxItems(u64),
+    /// `items` (one schema for every item).
+    Items(Box<Pred>),
+    /// `contains` (some item).
+    Contains(Box<Pred>),
+    /// `properties`: each named property, when present, satisfies its
+    /// predicate (in the order written).
+    Properties(Vec<(String, Pred)>),
+    /// `required`.
+    Required(Vec<String>),
 }
 
 impl Pred {
-    /// Visits this predicate and every one nested in it.
+    /// Visits this predicate and every one nested in it that applies to the
+    /// same value (through `not`, `anyOf`, `allOf`; not into items or
+    /// properties).
     pub fn walk<'a>(&'a self, f: &mut dyn FnMut(&'a Pred)) {
         f(self);
         match &self.kind {
             PredKind::Not(p) => p.walk(f),
             PredKind::AnyOf(ps) | PredKind::AllOf(ps) => ps.iter().for_each(|p| p.walk(f)),
+            _ => {}
+        }
+    }
+
+    /// Visits this predicate and every one nested in it, items and
+    /// properties included.
+    pub fn walk_deep<'a>(&'a self, f: &mut dyn FnMut(&'a Pred)) {
+        f(self);
+        match &self.kind {
+            PredKind::Not(p) | PredKind::Items(p) | PredKind::Contains(p) => p.walk_deep(f),
+            PredKind::AnyOf(ps) | PredKind::AllOf(ps) => ps.iter().for_each(|p| p.walk_deep(f)),
+            PredKind::Properties(ps) => ps.iter().for_each(|(_, p)| p.walk_deep(f)),
             _ => {}
         }
     }
@@ -294,5 +321,21 @@ fn pred_text(p: &Pred) -> String {
         PredKind::AllOf(ps) if ps.is_empty() => "is any value".into(),
         PredKind::AnyOf(ps) => ps.iter().map(pred_text).collect::<Vec<_>>().join(" or "),
         PredKind::AllOf(ps) => ps.iter().map(pred_text).collect::<Vec<_>>().join(" and "),
+        PredKind::MinItems(n) => format!("has at least {n} items"),
+        PredKind::MaxItems(n) => format!("has at most {n} items"),
+        PredKind::Items(p) => format!("has every item {}", pred_text(p)),
+        PredKind::Contains(p) => format!("has an item {}", pred_text(p)),
+        PredKind::Properties(ps) => ps
+            .iter()
+            .map(|(k, p)| format!("has `{k}` absent or {}", pred_text(p)))
+            .collect::<Vec<_>>()
+            .join(" and "),
+        PredKind::Required(ks) => format!(
+            "has {}",
+            ks.iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }

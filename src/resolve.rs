@@ -55,7 +55,7 @@ impl<'s> Resolver<'s> {
             for variant in &tool.variants {
                 variant.when.walk(&mut |_, pred| {
                     if let Some(pred) = pred {
-                        pred.walk(&mut |p| {
+                        pred.walk_deep(&mut |p| {
                             if let PredKind::Pattern(re) = &p.kind
                                 && let Ok(r) = compile_pattern(re)
                             {

@@ -192,6 +192,18 @@ struct Keywords {
     any_of: Option<Vec<Keywords>>,
     /// The value matches all of these.
     all_of: Option<Vec<Keywords>>,
+    /// An array value has at least this many items.
+    min_items: Option<u64>,
+    /// An array value has at most this many items.
+    max_items: Option<u64>,
+    /// Every item of an array value matches this.
+    items: Option<Box<Keywords>>,
+    /// Some item of an array value matches this.
+    contains: Option<Box<Keywords>>,
+    /// Each named property of an object value, when present, matches its keywords.
+    properties: Option<BTreeMap<String, Keywords>>,
+    /// An object value has these properties.
+    required: Option<Vec<String>>,
     /// `true`: the argument is absent; `false`: present with any value.
     absent: Option<bool>,
 }

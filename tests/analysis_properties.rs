@@ -35,6 +35,16 @@ const ATOMS: &[&str] = &[
     "has(opts)",
     "opts.level > 2",
     "has(opts.level)",
+    "size(tags) == 0",
+    "size(tags) > 1",
+    r#""x" in tags"#,
+    r#"tags.all(t, t in ["x", "y"])"#,
+    r#"tags.exists(t, t == "z")"#,
+    r#"tags == ["x"]"#,
+    "edits.exists(e, e.delete)",
+    "edits.all(e, has(e.path))",
+    r#"edits.exists(e, e.path.startsWith("/tmp/"))"#,
+    "size(edits) <= 1",
 ];
 
 #[derive(Clone, Debug)]
@@ -69,7 +79,8 @@ fn expr() -> impl Strategy<Value = Expr> {
 
 #[derive(Clone, Debug)]
 struct Shape {
-    required: [bool; 5],
+    required: [bool; 7],
+    short_tags: bool,
     integer: bool,
     bounded: bool,
     absolute: bool,
@@ -80,7 +91,8 @@ struct Shape {
 
 fn shape() -> impl Strategy<Value = Shape> {
     (
-        any::<[bool; 5]>(),
+        any::<[bool; 7]>(),
+        any::<bool>(),
         any::<bool>(),
         any::<bool>(),
         any::<bool>(),
@@ -89,8 +101,18 @@ fn shape() -> impl Strategy<Value = Shape> {
         prop::bool::weighted(0.2),
     )
         .prop_map(
-            |(required, integer, bounded, absolute, force_required, variants, catch_all)| Shape {
+            |(
                 required,
+                short_tags,
+                integer,
+                bounded,
+                absolute,
+                force_required,
+                variants,
+                catch_all,
+            )| Shape {
+                required,
+                short_tags,
                 integer,
                 bounded,
                 absolute,
@@ -101,7 +123,7 @@ fn shape() -> impl Strategy<Value = Shape> {
         )
 }
 
-const NAMES: [&str; 5] = ["mode", "path", "n", "flag", "opts"];
+const NAMES: [&str; 7] = ["mode", "path", "n", "flag", "opts", "tags", "edits"];
 
 fn schema(s: &Shape) -> Value {
     let mut n = json!({"type": if s.integer { "integer" } else { "number" }});
@@ -112,6 +134,10 @@ fn schema(s: &Shape) -> Value {
     let mut path = json!({"type": "string"});
     if s.absolute {
         path["pattern"] = json!("^/");
+    }
+    let mut tags = json!({"type": "array", "items": {"type": "string", "enum": ["x", "y", "z"]}});
+    if s.short_tags {
+        tags["maxItems"] = json!(2);
     }
     let required: Vec<&str> = NAMES
         .iter()
@@ -130,6 +156,14 @@ fn schema(s: &Shape) -> Value {
                 "type": "object",
                 "properties": {"force": {"type": "boolean"}, "level": {"type": "integer"}},
                 "required": if s.force_required { json!(["force"]) } else { json!([]) }
+            },
+            "tags": tags,
+            "edits": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"path": {"type": "string"}, "delete": {"type": "boolean"}}
+                }
             }
         },
         "required": required
@@ -193,7 +227,27 @@ fn arguments(seed: u64) -> Vec<Value> {
         json!({"level": 1}),
         json!({"force": true, "level": 5}),
     ];
-    let pools: [&[Value]; 5] = [&modes, &paths, &ns, &flags, &opts];
+    let tags = [
+        json!([]),
+        json!(["x"]),
+        json!(["y"]),
+        json!(["z"]),
+        json!(["x", "y"]),
+        json!(["x", "x"]),
+        json!(["y", "z"]),
+        json!(["z", "y", "x"]),
+        json!(["y", "y", "y"]),
+    ];
+    let edits = [
+        json!([]),
+        json!([{}]),
+        json!([{"delete": true}]),
+        json!([{"delete": false, "path": "/tmp/a"}]),
+        json!([{"path": "a"}, {"delete": true}]),
+        json!([{"path": "/tmp/"}, {"path": "b"}]),
+        json!([{"delete": true, "path": "/tmp/x"}]),
+    ];
+    let pools: [&[Value]; 7] = [&modes, &paths, &ns, &flags, &opts, &tags, &edits];
     let mut out = Vec::new();
     let mut state = seed | 1;
     let mut next = |n: usize| {

@@ -71,7 +71,12 @@ fn schema() -> Value {
             "i": { "type": "integer" },
             "f": { "type": "number" },
             "b": { "type": "boolean" },
-            "o": { "type": "object", "properties": { "x": { "type": "string" }, "y": { "type": "integer" } } }
+            "o": { "type": "object", "properties": { "x": { "type": "string" }, "y": { "type": "integer" } } },
+            "l": { "type": "array", "items": { "type": "string" } },
+            "e": {
+                "type": "array",
+                "items": { "type": "object", "properties": { "x": { "type": "string" }, "y": { "type": "integer" } } }
+            }
         }
     })
 }
@@ -89,7 +94,27 @@ fn atom(r: &mut Rng) -> (String, String) {
     let spath = *r.pick(&["s", "t", "o.x"]);
     let ipath = *r.pick(&["i", "o.y"]);
     let ops = ["==", "!=", "<", "<=", ">", ">="];
-    let ours = match r.below(13) {
+    let ours = match r.below(19) {
+        13 => format!("{} in l", lit_str(r.word(STRINGS))),
+        14 => format!("size(l) {} {}", r.pick(&ops), r.pick(INTS)),
+        15 => format!(
+            "l.exists(it, it {} {})",
+            r.pick(&["==", "!="]),
+            lit_str(r.word(STRINGS))
+        ),
+        16 => format!(
+            "l.all(it, it.startsWith({}) || it in [{}])",
+            lit_str(r.word(STRINGS)),
+            lit_str(r.word(STRINGS))
+        ),
+        17 => format!(
+            "e.{}(it, it.y {} {} && it.x.contains({}))",
+            r.pick(&["exists", "all"]),
+            r.pick(&ops),
+            r.pick(INTS),
+            lit_str(r.word(STRINGS))
+        ),
+        18 => format!("l == [{}]", lit_str(r.word(STRINGS))),
         0 => format!("{spath} == {}", lit_str(r.word(STRINGS))),
         1 => format!("{spath} != {}", lit_str(r.word(STRINGS))),
         2 => format!(
@@ -152,7 +177,7 @@ fn to_cel(ours: &str) -> String {
                 }
             }
             let is_call = chars.peek() == Some(&'(');
-            let keyword = matches!(word.as_str(), "true" | "false" | "null" | "in");
+            let keyword = matches!(word.as_str(), "true" | "false" | "null" | "in" | "it");
             if !is_call && !keyword {
                 out.push_str("args.");
             }
@@ -198,14 +223,18 @@ fn arguments(r: &mut Rng) -> Value {
         "i": r.pick(INTS),
         "f": r.pick(FLOATS),
         "b": r.below(2) == 0,
-        "o": { "x": r.pick(STRINGS), "y": r.pick(INTS) }
+        "o": { "x": r.pick(STRINGS), "y": r.pick(INTS) },
+        "l": (0..r.below(4)).map(|_| r.word(STRINGS)).collect::<Vec<_>>(),
+        "e": (0..r.below(3))
+            .map(|_| json!({ "x": r.word(STRINGS), "y": r.pick(INTS) }))
+            .collect::<Vec<_>>()
     })
 }
 
 fn regexes(cond: &Cond, into: &mut Regexes) {
     cond.walk(&mut |_, pred| {
         if let Some(p) = pred {
-            p.walk(&mut |q| {
+            p.walk_deep(&mut |q| {
                 if let mcp_resolve::ir::PredKind::Pattern(re) = &q.kind {
                     into.insert(re.clone(), compile_pattern(re).unwrap());
                 }

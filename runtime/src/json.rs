@@ -147,6 +147,16 @@ pub fn max_length(value: &Value, n: u64) -> bool {
     }
 }
 
+/// `minItems`: arrays of at least `n` items; other values pass.
+pub fn min_items(value: &Value, n: u64) -> bool {
+    value.as_array().is_none_or(|a| a.len() as u64 >= n)
+}
+
+/// `maxItems`: arrays of at most `n` items; other values pass.
+pub fn max_items(value: &Value, n: u64) -> bool {
+    value.as_array().is_none_or(|a| a.len() as u64 <= n)
+}
+
 /// A JSON value known when the code was generated: `const` and `enum`
 /// members that are not a plain string, boolean or null.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -226,6 +236,9 @@ mod tests {
         assert!(max_length(&json!("éé"), 2));
         assert!(!max_length(&json!("ééé"), 2));
         assert!(min_length(&json!(5), 9));
+        assert!(min_items(&json!([1, 2]), 2) && !min_items(&json!([1]), 2));
+        assert!(max_items(&json!([]), 0) && !max_items(&json!([1]), 0));
+        assert!(min_items(&json!("ab"), 9) && max_items(&json!({"a": 1}), 0));
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! split domains by.
 //!
 //! The translation is an over-approximation: keywords outside the matcher
-//! subset (`format`, `multipleOf`, object and array keywords, …) are dropped,
+//! subset (`format`, `multipleOf`, object and array keywords other than
+//! `minItems`/`maxItems`, …) are dropped (the domains build items and
+//! properties from their own subschemas, so values stay valid there),
 //! so the predicate admits at least every value the schema admits. Under
 //! `not`, polarity flips and a subschema with such keywords becomes `false`,
 //! which keeps the whole translation an over-approximation. Claims that rest
@@ -82,6 +84,12 @@ fn translate(schema: &Value, root: &Value, positive: bool, depth: u32, fuel: &mu
             }
             ("maxLength", Value::Number(n)) if n.is_u64() => {
                 pred(PredKind::MaxLength(n.as_u64().unwrap_or(0)))
+            }
+            ("minItems", Value::Number(n)) if n.is_u64() => {
+                pred(PredKind::MinItems(n.as_u64().unwrap_or(0)))
+            }
+            ("maxItems", Value::Number(n)) if n.is_u64() => {
+                pred(PredKind::MaxItems(n.as_u64().unwrap_or(0)))
             }
             ("minimum", Value::Number(n)) => pred(PredKind::Minimum(n.clone())),
             ("maximum", Value::Number(n)) => pred(PredKind::Maximum(n.clone())),

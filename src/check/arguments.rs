@@ -24,7 +24,7 @@ pub(super) fn check(
             v.when.walk(&mut |path, pred| {
                 let known = *ok && check_path(tool, v, path, diags);
                 if let Some(pred) = pred {
-                    pred.walk(&mut |p| {
+                    pred.walk_deep(&mut |p| {
                         if let PredKind::Pattern(re) = &p.kind
                             && let Err(e) = compile_pattern(re)
                         {

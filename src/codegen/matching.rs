@@ -27,6 +27,14 @@ impl Code {
             Code::And(ts) | Code::Or(ts) => quote!((#ts)),
         }
     }
+
+    /// As a closure's body, which needs no parentheses.
+    fn body(self) -> TokenStream {
+        match self {
+            Code::Const(b) => quote!(#b),
+            Code::Atom(ts) | Code::And(ts) | Code::Or(ts) => ts,
+        }
+    }
 }
 
 /// The state of compiling one tool: argument locals and regexes.
@@ -203,6 +211,49 @@ impl<'a> Matcher<'a> {
                 let parts = ps.iter().map(|p| self.pred(p)).collect();
                 join(parts, true)
             }
+            PredKind::MinItems(0) => Code::Const(true),
+            PredKind::MinItems(n) => {
+                let n = Literal::u64_unsuffixed(*n);
+                Code::Atom(quote!(#rt::json::min_items(v, #n)))
+            }
+            PredKind::MaxItems(n) => {
+                let n = Literal::u64_unsuffixed(*n);
+                Code::Atom(quote!(#rt::json::max_items(v, #n)))
+            }
+            PredKind::Items(inner) => match self.pred(inner) {
+                Code::Const(true) => Code::Const(true),
+                Code::Const(false) => Code::Atom(quote!(v.as_array().is_none_or(|a| a.is_empty()))),
+                body => {
+                    let body = body.body();
+                    Code::Atom(quote!(v.as_array().is_none_or(|a| a.iter().all(|v| #body))))
+                }
+            },
+            PredKind::Contains(inner) => match self.pred(inner) {
+                Code::Const(false) => Code::Atom(quote!(!v.is_array())),
+                Code::Const(true) => Code::Atom(quote!(v.as_array().is_none_or(|a| !a.is_empty()))),
+                body => {
+                    let body = body.body();
+                    Code::Atom(quote!(v.as_array().is_none_or(|a| a.iter().any(|v| #body))))
+                }
+            },
+            PredKind::Properties(ps) => {
+                let mut parts = Vec::new();
+                for (key, p) in ps {
+                    parts.push(match self.pred(p) {
+                        Code::Const(true) => Code::Const(true),
+                        Code::Const(false) => Code::Atom(quote!(v.get(#key).is_none())),
+                        body => {
+                            let body = body.body();
+                            Code::Atom(quote!(v.get(#key).is_none_or(|v| #body)))
+                        }
+                    });
+                }
+                join(parts, true)
+            }
+            PredKind::Required(keys) if keys.is_empty() => Code::Const(true),
+            PredKind::Required(keys) => Code::Atom(quote!(
+                v.as_object().is_none_or(|o| #(o.contains_key(#keys))&&*)
+            )),
         }
     }
 }

@@ -80,6 +80,22 @@ pub fn matcher_json(p: &Pred) -> Value {
         PredKind::AllOf(ps) if ps.is_empty() => Value::Object(Map::new()),
         PredKind::AnyOf(ps) => one("anyOf", Value::Array(ps.iter().map(matcher_json).collect())),
         PredKind::AllOf(ps) => one("allOf", Value::Array(ps.iter().map(matcher_json).collect())),
+        PredKind::MinItems(n) => one("minItems", Value::from(*n)),
+        PredKind::MaxItems(n) => one("maxItems", Value::from(*n)),
+        PredKind::Items(p) => one("items", matcher_json(p)),
+        PredKind::Contains(p) => one("contains", matcher_json(p)),
+        PredKind::Properties(ps) => one(
+            "properties",
+            Value::Object(
+                ps.iter()
+                    .map(|(k, p)| (k.clone(), matcher_json(p)))
+                    .collect(),
+            ),
+        ),
+        PredKind::Required(ks) => one(
+            "required",
+            Value::Array(ks.iter().cloned().map(Value::String).collect()),
+        ),
     }
 }
 

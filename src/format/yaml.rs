@@ -441,6 +441,26 @@ fn single(v: &ValueMatcher) -> Option<(&'static str, String)> {
         ValueMatcher::ExclusiveMinimum(n) => ("exclusiveMinimum", num(&n.value)),
         ValueMatcher::ExclusiveMaximum(n) => ("exclusiveMaximum", num(&n.value)),
         ValueMatcher::Not(inner, _) => ("not", keywords(inner)),
+        ValueMatcher::MinItems(n) => ("minItems", n.value.to_string()),
+        ValueMatcher::MaxItems(n) => ("maxItems", n.value.to_string()),
+        ValueMatcher::Items(inner, _) => ("items", keywords(inner)),
+        ValueMatcher::Contains(inner, _) => ("contains", keywords(inner)),
+        ValueMatcher::Properties(ps, _) => (
+            "properties",
+            format!(
+                "{{ {} }}",
+                ps.iter()
+                    .map(|(k, m)| format!("{}: {}", scalar(&k.value, true), keywords(m)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+        ValueMatcher::Required(r) => (
+            "required",
+            flow(&Value::Array(
+                r.value.iter().cloned().map(Value::String).collect(),
+            )),
+        ),
         ValueMatcher::AnyOf(parts, _) => (
             "anyOf",
             format!(

@@ -22,6 +22,8 @@ use crate::suggest;
 pub const FUNCTIONS: &[&str] = &[
     "has",
     "size",
+    "exists",
+    "all",
     "startsWith",
     "endsWith",
     "contains",
@@ -37,9 +39,25 @@ pub struct Lowerer<'a> {
     pub diags: &'a mut Vec<Diagnostic>,
 }
 
+#[derive(Clone, Copy, PartialEq)]
 enum Operand {
     String,
     Number,
+    Array,
+}
+
+impl Operand {
+    fn type_name(self) -> &'static str {
+        match self {
+            Operand::String => "string",
+            Operand::Number => "number",
+            Operand::Array => "array",
+        }
+    }
+
+    fn holds(self, t: &str) -> bool {
+        t == self.type_name() || (self == Operand::Number && t == "integer")
+    }
 }
 
 impl Lowerer<'_> {
@@ -139,13 +157,9 @@ impl Lowerer<'_> {
     /// when its schema admits only `want`'s type, else guarded by `type`.
     fn guarded(&self, path: &ArgPath, want: Operand, kinds: Vec<Pred>, span: Span) -> Pred {
         let types = lookup_subschema(self.schema, &path.segments).and_then(schema_types);
-        let pinned = types.as_ref().is_some_and(|ts| {
-            !ts.is_empty()
-                && ts.iter().all(|t| match want {
-                    Operand::String => t == "string",
-                    Operand::Number => t == "number" || t == "integer",
-                })
-        });
+        let pinned = types
+            .as_ref()
+            .is_some_and(|ts| !ts.is_empty() && ts.iter().all(|t| want.holds(t)));
         let mut kinds = kinds;
         if pinned {
             if kinds.len() == 1 {
@@ -156,10 +170,7 @@ impl Lowerer<'_> {
                 loc: Loc(span),
             };
         }
-        let ty = match want {
-            Operand::String => "string",
-            Operand::Number => "number",
-        };
+        let ty = want.type_name();
         let mut all = vec![Pred {
             kind: PredKind::Type(vec![ty.into()]),
             loc: Loc(span),
@@ -208,6 +219,7 @@ impl Lowerer<'_> {
                 let m = decode::schema_matcher(&node, e.span.file, self.diags)?;
                 Some(Cond::Test(path, lower_pred(&m)))
             }
+            ("exists" | "all", Some(r), [var, body]) => self.macro_call(e, r, name, var, body),
             ("size", _, _) => {
                 self.err(
                     e.span,
@@ -219,6 +231,10 @@ impl Lowerer<'_> {
             _ if FUNCTIONS.contains(&n) => {
                 let form = match n {
                     "has" => "`has(a.b)`",
+                    "exists" => "`list.exists(x, x == \"a\")` (a variable and a condition on it)",
+                    "all" => {
+                        "`list.all(x, x in [\"a\", \"b\"])` (a variable and a condition on it)"
+                    }
                     "satisfies" => "`a.satisfies({\"minimum\": 1})`",
                     _ => "`a.startsWith(\"x\")` (a method with one string argument)",
                 };
@@ -256,6 +272,9 @@ impl Lowerer<'_> {
             && op != RelOp::In
         {
             return self.size(span, arg, op.flipped(), lhs);
+        }
+        if op == RelOp::In && !is_path(lhs) && is_path(rhs) {
+            return self.membership(span, lhs, rhs);
         }
         let (arg, op, lit) = if is_path(lhs) {
             (lhs, op, rhs)
@@ -383,10 +402,165 @@ impl Lowerer<'_> {
                 return None;
             }
         };
+        // CEL's `size()` counts a string's characters and a list's items:
+        // the keywords for the types the argument's schema allows.
+        let types = lookup_subschema(self.schema, &path.segments).and_then(schema_types);
+        let may = |o: Operand| {
+            types
+                .as_ref()
+                .is_none_or(|ts| ts.iter().any(|t| o.holds(t)))
+        };
+        let items = |kinds: &[Pred]| -> Vec<Pred> { kinds.iter().map(length_to_items).collect() };
+        let pred = match (may(Operand::String), may(Operand::Array)) {
+            (false, true) => self.guarded(&path, Operand::Array, items(&kinds), span),
+            (true, true) => Pred {
+                kind: PredKind::AnyOf(vec![
+                    self.guarded(&path, Operand::String, kinds.clone(), span),
+                    self.guarded(&path, Operand::Array, items(&kinds), span),
+                ]),
+                loc: Loc(span),
+            },
+            _ => self.guarded(&path, Operand::String, kinds, span),
+        };
+        Some(Cond::Test(path, pred))
+    }
+
+    /// `"x" in list` (an item equals the literal) or `"k" in map` (the key
+    /// is present), by the argument's type.
+    fn membership(&mut self, span: Span, lit: &Expr, arg: &Expr) -> Option<Cond> {
+        let path = self.path(arg)?;
+        let value = self.literal(lit)?;
+        let loc = Loc(lit.span);
+        let types = lookup_subschema(self.schema, &path.segments).and_then(schema_types);
+        let only_objects = types
+            .as_ref()
+            .is_some_and(|ts| !ts.is_empty() && ts.iter().all(|t| t == "object"));
+        if only_objects {
+            let Value::String(key) = value else {
+                self.err(
+                    lit.span,
+                    format!(
+                        "`{path}` is an object: `in` asks for a key, a string, found `{value}`"
+                    ),
+                    None,
+                );
+                return None;
+            };
+            let mut segments = path.segments.clone();
+            segments.push(key);
+            return Some(Cond::Present(ArgPath { segments, loc }));
+        }
+        let contains = Pred {
+            kind: PredKind::Contains(Box::new(Pred {
+                kind: PredKind::Const(value),
+                loc,
+            })),
+            loc: Loc(span),
+        };
         Some(Cond::Test(
             path.clone(),
-            self.guarded(&path, Operand::String, kinds, span),
+            self.guarded(&path, Operand::Array, vec![contains], span),
         ))
+    }
+
+    /// `list.exists(x, cond)` and `list.all(x, cond)`: `cond` is over `x`
+    /// (and its fields), lowered against the list's `items` schema into one
+    /// item predicate.
+    fn macro_call(
+        &mut self,
+        e: &Expr,
+        list: &Expr,
+        name: &Spanned<String>,
+        var: &Expr,
+        body: &Expr,
+    ) -> Option<Cond> {
+        let path = self.path(list)?;
+        let ExprKind::Ident(var_name) = &var.kind else {
+            self.err(
+                var.span,
+                format!("`{}` takes a variable name first", name.value),
+                Some(format!(
+                    "for example `{path}.{}(x, x == \"a\")`",
+                    name.value
+                )),
+            );
+            return None;
+        };
+        let items = lookup_subschema(self.schema, &path.segments)
+            .and_then(|s| s.get("items"))
+            .filter(|s| s.is_object() || s.is_boolean())
+            .map(|s| crate::schema::deref(self.schema, s).clone())
+            .unwrap_or(Value::Bool(true));
+        let scope = serde_json::json!({
+            "type": "object",
+            "properties": { var_name.as_str(): items },
+            "required": [var_name.as_str()],
+        });
+        let cond = Lowerer {
+            schema: &scope,
+            diags: self.diags,
+        }
+        .cond(body)?;
+        let item = self.item_pred(&cond, var_name, body.span)?;
+        let kind = if name.value == "exists" {
+            PredKind::Contains(Box::new(item))
+        } else {
+            PredKind::Items(Box::new(item))
+        };
+        let pred = Pred {
+            kind,
+            loc: Loc(e.span),
+        };
+        Some(Cond::Test(
+            path.clone(),
+            self.guarded(&path, Operand::Array, vec![pred], e.span),
+        ))
+    }
+
+    /// A condition over the macro variable `var` as one predicate on the
+    /// item: `var.f` becomes a required property `f`.
+    fn item_pred(&mut self, cond: &Cond, var: &str, span: Span) -> Option<Pred> {
+        let loc = Loc(span);
+        let mk = |kind| Pred { kind, loc };
+        Some(match cond {
+            Cond::Const(true) => mk(PredKind::AllOf(Vec::new())),
+            Cond::Const(false) => mk(PredKind::AnyOf(Vec::new())),
+            Cond::And(cs) => mk(PredKind::AllOf(
+                cs.iter()
+                    .map(|c| self.item_pred(c, var, span))
+                    .collect::<Option<_>>()?,
+            )),
+            Cond::Or(cs) => mk(PredKind::AnyOf(
+                cs.iter()
+                    .map(|c| self.item_pred(c, var, span))
+                    .collect::<Option<_>>()?,
+            )),
+            Cond::Not(c) => mk(PredKind::Not(Box::new(self.item_pred(c, var, span)?))),
+            Cond::Present(p) | Cond::Test(p, _) => {
+                let test = match cond {
+                    Cond::Test(_, pred) => Some(pred.clone()),
+                    _ => None,
+                };
+                let (first, fields) = p.segments.split_first()?;
+                if first != var {
+                    self.err(
+                        p.loc.0,
+                        format!("inside the macro, conditions are on `{var}`, found `{p}`"),
+                        Some(format!("compare `{var}` or its fields with literals")),
+                    );
+                    return None;
+                }
+                let mut pred = test.unwrap_or_else(|| mk(PredKind::AllOf(Vec::new())));
+                for field in fields.iter().rev() {
+                    pred = mk(PredKind::AllOf(vec![
+                        mk(PredKind::Type(vec!["object".into()])),
+                        mk(PredKind::Required(vec![field.clone()])),
+                        mk(PredKind::Properties(vec![(field.clone(), pred)])),
+                    ]));
+                }
+                pred
+            }
+        })
     }
 
     /// A literal's JSON value; `None` after reporting a non-literal.
@@ -490,6 +664,19 @@ impl Lowerer<'_> {
             end: e.span.end,
         })
     }
+}
+
+/// A string-length keyword as the array-length keyword with the same bound.
+fn length_to_items(p: &Pred) -> Pred {
+    let kind = match &p.kind {
+        PredKind::MinLength(n) => PredKind::MinItems(*n),
+        PredKind::MaxLength(n) => PredKind::MaxItems(*n),
+        PredKind::Not(inner) => PredKind::Not(Box::new(length_to_items(inner))),
+        PredKind::AllOf(ps) => PredKind::AllOf(ps.iter().map(length_to_items).collect()),
+        PredKind::AnyOf(ps) => PredKind::AnyOf(ps.iter().map(length_to_items).collect()),
+        other => other.clone(),
+    };
+    Pred { kind, loc: p.loc }
 }
 
 fn is_path(e: &Expr) -> bool {

@@ -318,6 +318,16 @@ pub fn lower_pred(m: &ValueMatcher) -> Pred {
         ValueMatcher::Not(inner, _) => PredKind::Not(Box::new(lower_pred(inner))),
         ValueMatcher::AnyOf(ps, _) => PredKind::AnyOf(ps.iter().map(lower_pred).collect()),
         ValueMatcher::AllOf(ps, _) => PredKind::AllOf(ps.iter().map(lower_pred).collect()),
+        ValueMatcher::MinItems(v) => PredKind::MinItems(v.value),
+        ValueMatcher::MaxItems(v) => PredKind::MaxItems(v.value),
+        ValueMatcher::Items(inner, _) => PredKind::Items(Box::new(lower_pred(inner))),
+        ValueMatcher::Contains(inner, _) => PredKind::Contains(Box::new(lower_pred(inner))),
+        ValueMatcher::Properties(ps, _) => PredKind::Properties(
+            ps.iter()
+                .map(|(k, m)| (k.value.clone(), lower_pred(m)))
+                .collect(),
+        ),
+        ValueMatcher::Required(v) => PredKind::Required(v.value.clone()),
     };
     Pred {
         kind,

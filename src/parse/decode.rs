@@ -43,6 +43,12 @@ pub const MATCHER_KEYWORDS: &[&str] = &[
     "not",
     "anyOf",
     "allOf",
+    "minItems",
+    "maxItems",
+    "items",
+    "contains",
+    "properties",
+    "required",
     "absent",
 ];
 
@@ -749,6 +755,41 @@ impl Decoder<'_> {
             "exclusiveMinimum" => ValueMatcher::ExclusiveMinimum(self.number(node, &what)?),
             "exclusiveMaximum" => ValueMatcher::ExclusiveMaximum(self.number(node, &what)?),
             "not" => ValueMatcher::Not(Box::new(self.schema_matcher(node)?), span),
+            "minItems" => ValueMatcher::MinItems(self.uint(node, &what)?),
+            "maxItems" => ValueMatcher::MaxItems(self.uint(node, &what)?),
+            "items" => ValueMatcher::Items(Box::new(self.schema_matcher(node)?), span),
+            "contains" => ValueMatcher::Contains(Box::new(self.schema_matcher(node)?), span),
+            "properties" => {
+                let YValue::Map(entries) = &node.value else {
+                    self.wrong(node, "a mapping of property names to keyword mappings");
+                    return None;
+                };
+                let mut props = Vec::new();
+                for (k, v) in entries {
+                    let name = self.string(k, "a property name")?;
+                    if props
+                        .iter()
+                        .any(|(n, _): &(Spanned<String>, _)| n.value == name.value)
+                    {
+                        self.error(
+                            Code::InvalidValue,
+                            format!("property `{}` is named twice", name.value),
+                            name.span,
+                        );
+                        return None;
+                    }
+                    props.push((name, self.schema_matcher(v)?));
+                }
+                ValueMatcher::Properties(props, span)
+            }
+            "required" => {
+                let items = self.seq(node, &what)?;
+                let mut names = Vec::new();
+                for item in items {
+                    names.push(self.string(item, "a property name")?.value);
+                }
+                ValueMatcher::Required(Spanned::new(names, span))
+            }
             "anyOf" | "allOf" => {
                 let items = self.seq(node, &what)?;
                 let mut parts = Vec::new();

@@ -167,5 +167,16 @@ pub fn pred_schema(pred: &Pred) -> Value {
         PredKind::AllOf(ps) if ps.is_empty() => json!({}),
         PredKind::AnyOf(ps) => json!({ "anyOf": ps.iter().map(pred_schema).collect::<Vec<_>>() }),
         PredKind::AllOf(ps) => json!({ "allOf": ps.iter().map(pred_schema).collect::<Vec<_>>() }),
+        PredKind::MinItems(n) => json!({ "minItems": n }),
+        PredKind::MaxItems(n) => json!({ "maxItems": n }),
+        PredKind::Items(p) => json!({ "items": pred_schema(p) }),
+        PredKind::Contains(p) => json!({ "contains": pred_schema(p) }),
+        PredKind::Properties(ps) => json!({
+            "properties": ps
+                .iter()
+                .map(|(k, p)| (k.clone(), pred_schema(p)))
+                .collect::<Map<String, Value>>()
+        }),
+        PredKind::Required(ks) => json!({ "required": ks }),
     }
 }

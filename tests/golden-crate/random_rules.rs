@@ -71,6 +71,10 @@ enum Kind {
     Bool,
     Any,
     IntOrStr,
+    /// An array of strings.
+    List,
+    /// An array of objects like `opts`.
+    Records,
 }
 
 const ARGS: &[(&str, Kind)] = &[
@@ -82,6 +86,8 @@ const ARGS: &[(&str, Kind)] = &[
     ("any", Kind::Any),
     ("opts.depth", Kind::IntOrStr),
     ("opts.force", Kind::Bool),
+    ("tags", Kind::List),
+    ("edits", Kind::Records),
 ];
 
 fn scalar(rng: &mut Rng, kind: Kind) -> String {
@@ -96,6 +102,49 @@ fn scalar(rng: &mut Rng, kind: Kind) -> String {
             2 => "true".into(),
             _ => "null".into(),
         },
+        Kind::List => match rng.below(3) {
+            0 => "[]".into(),
+            1 => format!("[{}]", q(rng.pick_str(STRINGS))),
+            _ => format!(
+                "[{}, {}]",
+                q(rng.pick_str(STRINGS)),
+                q(rng.pick_str(STRINGS))
+            ),
+        },
+        Kind::Records => rng
+            .pick(&[
+                "[]",
+                "[{}]",
+                "[{ force: true }]",
+                "[{ depth: 1 }, { force: false }]",
+            ])
+            .to_string(),
+    }
+}
+
+/// A keyword on an array, its items, or its items' fields.
+fn array_keyword(rng: &mut Rng, kind: Kind, depth: u32) -> String {
+    let item = |rng: &mut Rng| {
+        if kind == Kind::List {
+            keyword(rng, Kind::Str, depth.saturating_sub(1))
+        } else {
+            format!(
+                "{{ properties: {{ force: {} }}{} }}",
+                keyword(rng, Kind::Bool, depth.saturating_sub(1)),
+                if rng.chance(2) {
+                    ", required: [force]"
+                } else {
+                    ""
+                }
+            )
+        }
+    };
+    match rng.below(6) {
+        0 => format!("{{ minItems: {} }}", rng.below(3)),
+        1 => format!("{{ maxItems: {} }}", rng.below(3)),
+        2 | 3 => format!("{{ contains: {} }}", item(rng)),
+        4 => format!("{{ items: {} }}", item(rng)),
+        _ => format!("{{ const: {} }}", scalar(rng, kind)),
     }
 }
 
@@ -144,6 +193,7 @@ fn keyword(rng: &mut Rng, kind: Kind, depth: u32) -> String {
             }
         }
         Kind::Bool | Kind::Any => format!("{{ const: {} }}", scalar(rng, kind)),
+        Kind::List | Kind::Records => array_keyword(rng, kind, depth),
     }
 }
 
@@ -227,6 +277,28 @@ fn atom(rng: &mut Rng) -> String {
             1 => format!("!has({arg})"),
             _ => format!("{arg} == {}", scalar(rng, kind)),
         },
+        Kind::List => match rng.below(6) {
+            0 => format!(
+                "size({arg}) {} {}",
+                rng.pick(&["<", "<=", ">", ">=", "==", "!="]),
+                rng.below(3)
+            ),
+            1 => format!("{} in {arg}", q(rng.pick_str(STRINGS))),
+            2 => format!("{arg}.exists(t, t.matches({}))", q(rng.pick_str(PATTERNS))),
+            3 => format!(
+                "{arg}.all(t, t in [{}, {}])",
+                q(rng.pick_str(STRINGS)),
+                q(rng.pick_str(STRINGS))
+            ),
+            4 => format!("{arg} == {}", scalar(rng, kind)),
+            _ => format!("{arg}.exists(t, size(t) > {})", rng.below(4)),
+        },
+        Kind::Records => match rng.below(4) {
+            0 => format!("{arg}.exists(e, e.force)"),
+            1 => format!("{arg}.all(e, has(e.depth) || e.force == false)"),
+            2 => format!("{arg}.exists(e, e.depth > {})", rng.pick(INTEGERS)),
+            _ => format!("size({arg}) == {}", rng.below(3)),
+        },
     }
 }
 
@@ -272,6 +344,11 @@ fn schema(rng: &mut Rng) -> String {
         (
             "opts",
             "{ type: object, properties: { depth: { type: [integer, string] }, force: { type: boolean } } }",
+        ),
+        ("tags", "{ type: array, items: { type: string } }"),
+        (
+            "edits",
+            "{ type: array, items: { type: object, properties: { depth: { type: integer }, force: { type: boolean } } } }",
         ),
     ] {
         let ty = match (name, rng.below(6)) {

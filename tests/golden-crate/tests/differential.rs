@@ -138,6 +138,29 @@ fn arguments(rng: &mut Rng, schema: &Value) -> Value {
         };
         m.insert("opts".into(), opts);
     }
+    if include(rng, "tags") {
+        let tags = if rng.chance(8) {
+            any_value(rng, 1)
+        } else {
+            Value::Array((0..rng.below(4)).map(|_| typed(rng, "string")).collect())
+        };
+        m.insert("tags".into(), tags);
+    }
+    if include(rng, "edits") {
+        let edits = (0..rng.below(3))
+            .map(|_| {
+                let mut o = Map::new();
+                if rng.chance(2) {
+                    o.insert("depth".into(), typed(rng, "integer"));
+                }
+                if rng.chance(2) {
+                    o.insert("force".into(), typed(rng, "boolean"));
+                }
+                Value::Object(o)
+            })
+            .collect();
+        m.insert("edits".into(), Value::Array(edits));
+    }
     if rng.chance(12) {
         m.insert("extra".into(), json!(1));
     }
