@@ -42,8 +42,117 @@ pub(super) fn check(
                     if known && let Some(validator) = &validator {
                         check_values(tool, v, path, pred, validator, diags);
                     }
+                    if known
+                        && let Some(schema) = lookup_subschema(&tool.input_schema, &path.segments)
+                    {
+                        let at = Nested {
+                            tool,
+                            variant: v,
+                            what: path.to_string(),
+                        };
+                        at.check(schema, pred, diags);
+                    }
                 }
             });
+        }
+    }
+}
+
+/// Property names inside `items`, `contains` and `properties` (where a
+/// macro's `x.field` lands): each must be declared by the schema of the
+/// value it applies to, as argument paths must.
+struct Nested<'a> {
+    tool: &'a Tool,
+    variant: &'a Variant,
+    /// The argument, and `[]` per level of items.
+    what: String,
+}
+
+impl<'a> Nested<'a> {
+    fn check(&self, schema: &'a Value, pred: &Pred, diags: &mut Vec<Diagnostic>) {
+        let root = &self.tool.input_schema;
+        let schema = deref(root, schema);
+        match &pred.kind {
+            PredKind::Not(p) => self.check(schema, p, diags),
+            PredKind::AnyOf(ps) | PredKind::AllOf(ps) => {
+                ps.iter().for_each(|p| self.check(schema, p, diags));
+            }
+            PredKind::Items(p) | PredKind::Contains(p) => {
+                let items = match schema.get("items") {
+                    Some(s @ (Value::Object(_) | Value::Bool(_))) => s,
+                    _ => return,
+                };
+                let inner = Nested {
+                    what: format!("{}[]", self.what),
+                    tool: self.tool,
+                    variant: self.variant,
+                };
+                inner.check(items, p, diags);
+            }
+            PredKind::Properties(ps) => {
+                for (name, p) in ps {
+                    if let Some(next) = self.field(schema, name, p, diags) {
+                        let inner = Nested {
+                            what: format!("{}.{name}", self.what),
+                            tool: self.tool,
+                            variant: self.variant,
+                        };
+                        inner.check(next, p, diags);
+                    }
+                }
+            }
+            PredKind::Required(names) => {
+                for name in names {
+                    self.field(schema, name, pred, diags);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The schema of field `name`; `None` after reporting an undeclared one
+    /// (or when the schema admits it without describing it).
+    fn field(
+        &self,
+        schema: &'a Value,
+        name: &str,
+        at: &Pred,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Option<&'a Value> {
+        // A macro's `x.f` is both `required` and `properties`: one report.
+        let message = format!(
+            "tool `{}` has no field `{name}` in `{}`",
+            self.tool.name, self.what
+        );
+        match property(&self.tool.input_schema, schema, name) {
+            Property::Declared(next) => Some(next),
+            Property::Open => None,
+            Property::Undeclared { known } => {
+                let help = suggest::closest(name, known.iter().copied())
+                    .map(|n| format!("did you mean `{n}`?"))
+                    .unwrap_or_else(|| {
+                        if known.is_empty() {
+                            format!("the items of `{}` declare no fields", self.what)
+                        } else {
+                            format!(
+                                "the fields of `{}` are {}",
+                                self.what,
+                                suggest::backticked(&known, ", ")
+                            )
+                        }
+                    });
+                if diags.iter().any(|d| d.message == message) {
+                    return None;
+                }
+                diags.push(
+                    Diagnostic::new(Code::UnknownArgument, message)
+                        .labeled(at.loc.0, "not in the inputSchema")
+                        .for_tool(&self.tool.name)
+                        .for_variant(&self.variant.name)
+                        .with_help(help),
+                );
+                None
+            }
         }
     }
 }

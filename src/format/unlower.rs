@@ -177,7 +177,7 @@ fn sugar(path: &ArgPath, pred: &Pred) -> Vec<Expr> {
                 }
                 if let PredKind::AllOf(ps) = &inner.kind
                     && let [min, _] = ps.as_slice()
-                    && let PredKind::MinLength(n) = min.kind
+                    && let PredKind::MinLength(n) | PredKind::MinItems(n) = min.kind
                 {
                     out.push(rel(
                         call(None, "size", vec![a()]),
@@ -223,6 +223,21 @@ fn sugar(path: &ArgPath, pred: &Pred) -> Vec<Expr> {
             PredKind::ExclusiveMaximum(n) => {
                 out.push(rel(a(), RelOp::Lt, value_expr(&Value::Number(n.clone()))))
             }
+            PredKind::Contains(inner) => {
+                if let PredKind::Const(v) = &inner.kind {
+                    out.push(rel(value_expr(v), RelOp::In, a()));
+                }
+            }
+            PredKind::MinItems(n) => out.push(rel(
+                call(None, "size", vec![a()]),
+                RelOp::Ge,
+                value_expr(&Value::from(*n)),
+            )),
+            PredKind::MaxItems(n) => out.push(rel(
+                call(None, "size", vec![a()]),
+                RelOp::Le,
+                value_expr(&Value::from(*n)),
+            )),
             PredKind::AnyOf(ps) if ps.is_empty() => {
                 out.push(rel(
                     call(None, "size", vec![a()]),
@@ -233,7 +248,8 @@ fn sugar(path: &ArgPath, pred: &Pred) -> Vec<Expr> {
             _ => {}
         },
         [min, max] => {
-            if let (PredKind::MinLength(x), PredKind::MaxLength(y)) = (&min.kind, &max.kind)
+            if let (PredKind::MinLength(x), PredKind::MaxLength(y))
+            | (PredKind::MinItems(x), PredKind::MaxItems(y)) = (&min.kind, &max.kind)
                 && x == y
             {
                 out.push(rel(

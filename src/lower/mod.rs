@@ -322,9 +322,15 @@ pub fn lower_pred(m: &ValueMatcher) -> Pred {
         ValueMatcher::MaxItems(v) => PredKind::MaxItems(v.value),
         ValueMatcher::Items(inner, _) => PredKind::Items(Box::new(lower_pred(inner))),
         ValueMatcher::Contains(inner, _) => PredKind::Contains(Box::new(lower_pred(inner))),
+        // Each property's predicate is located at its name, where
+        // diagnostics about the property point.
         ValueMatcher::Properties(ps, _) => PredKind::Properties(
             ps.iter()
-                .map(|(k, m)| (k.value.clone(), lower_pred(m)))
+                .map(|(k, m)| {
+                    let mut p = lower_pred(m);
+                    p.loc = Loc(k.span);
+                    (k.value.clone(), p)
+                })
                 .collect(),
         ),
         ValueMatcher::Required(v) => PredKind::Required(v.value.clone()),
