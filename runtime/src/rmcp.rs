@@ -18,8 +18,8 @@
 //!     fn get_info(&self) -> rmcp::model::ServerConfig {
 //!         self.resolution.server_config(rmcp::model::ServerCapabilities::builder().enable_tools().build())
 //!     }
-//!     async fn list_tools(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>)
-//!         -> Result<ListToolsResult, ErrorData> { Ok(self.resolution.list_tools()) }
+//!     async fn list_tools(&self, _: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>)
+//!         -> Result<ListToolsResult, ErrorData> { Ok(self.resolution.list_tools_for(&context)) }
 //!     async fn on_custom_request(&self, request: CustomRequest, context: RequestContext<RoleServer>)
 //!         -> Result<CustomResult, ErrorData> { self.resolution.on_custom_request(&request, &context) }
 //!     // call_tool: your tools
@@ -155,9 +155,34 @@ impl ToolResolution {
         self.tools.iter().find(|t| t.name == name)
     }
 
-    /// The `tools/list` result.
+    /// The `tools/list` result, every resolvable tool with its marker.
     pub fn list_tools(&self) -> ListToolsResult {
         ListToolsResult::with_all_items(self.tools.to_vec())
+    }
+
+    /// The `tools/list` result for the client of `context`: in the extension
+    /// dialect the resolvable marker is listed only to a client that
+    /// declares the extension (the extension says servers SHOULD NOT offer
+    /// it to others); the tools are otherwise identical.
+    pub fn list_tools_for(&self, context: &RequestContext<RoleServer>) -> ListToolsResult {
+        if self.dialect != Dialect::Extension || client_declares_extension(context) {
+            return self.list_tools();
+        }
+        let tools = self
+            .tools
+            .iter()
+            .cloned()
+            .map(|mut tool| {
+                if let Some(meta) = tool.meta.as_mut() {
+                    meta.0.remove(EXTENSION_ID);
+                    if meta.0.is_empty() {
+                        tool.meta = None;
+                    }
+                }
+                tool
+            })
+            .collect();
+        ListToolsResult::with_all_items(tools)
     }
 
     /// Checks a `tools/call`'s arguments against the tool's full `inputSchema`
@@ -264,12 +289,22 @@ fn is_marked(tool: &Tool) -> bool {
 }
 
 /// Whether the request (its `_meta` client capabilities, or the session's
-/// `initialize`) declares the tool-resolution extension.
+/// `initialize`) declares the tool-resolution extension in the form this
+/// version supports: an empty settings object. The extension requires a
+/// server to treat settings it does not know (any non-empty object) as
+/// unsupported, so such a client gets `-32021` like one that declares
+/// nothing.
 pub fn client_declares_extension(context: &RequestContext<RoleServer>) -> bool {
     context
         .client_capabilities()
         .and_then(|caps| caps.extensions)
-        .is_some_and(|extensions| extensions.contains_key(EXTENSION_ID))
+        .is_some_and(|extensions| supported_settings(extensions.get(EXTENSION_ID)))
+}
+
+/// Whether the extension's settings object, as a client declared it, is one
+/// this version supports: present and empty.
+pub fn supported_settings(settings: Option<&JsonObject>) -> bool {
+    settings.is_some_and(JsonObject::is_empty)
 }
 
 /// `-32021` naming the tool-resolution extension as the missing capability.
@@ -285,4 +320,18 @@ pub fn missing_capability() -> ErrorData {
 pub fn to_error_data(error: RpcError) -> ErrorData {
     let code = i32::try_from(error.code).unwrap_or(ErrorCode::INTERNAL_ERROR.0);
     ErrorData::new(ErrorCode(code), Cow::Owned(error.message), error.data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_empty_settings_are_supported() {
+        assert!(supported_settings(Some(&JsonObject::new())));
+        assert!(!supported_settings(None));
+        let mut future = JsonObject::new();
+        future.insert("futureRequiredMode".into(), Value::Bool(true));
+        assert!(!supported_settings(Some(&future)));
+    }
 }

@@ -127,9 +127,9 @@ impl ServerHandler for FileServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(self.resolution.list_tools())
+        Ok(self.resolution.list_tools_for(&context))
     }
 
     async fn call_tool(

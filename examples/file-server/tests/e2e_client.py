@@ -373,11 +373,23 @@ async def main_async(args: argparse.Namespace) -> None:
             await check_calls(client, root, outside)
             await measure(client, calls, args.requests)
 
-        # A client that does not declare the extension.
+        # A client that does not declare the extension: no marker, -32021.
         async with Client(stdio(args.server, root)) as client:
+            listed = await client.list_tools()
+            marked = [t.name for t in listed.tools if EXTENSION in (t.meta or {})]
+            check(not marked, f"the marker is listed to a client without the extension: {marked}")
             e = await resolve_error(client, "manage_files", {"path": "a", "action": "read"})
             check(e.code == -32021, f"missing capability: code {e.code}")
-            print("ok missing client capability -> -32021", flush=True)
+            print("ok missing client capability -> -32021, no resolvable marker listed", flush=True)
+
+        # Settings this version does not know are unsupported (the extension's MUST),
+        # per request and in a legacy session's initialize alike.
+        future = [advertise(EXTENSION, {"futureRequiredMode": True})]
+        for mode in ("auto", "legacy"):
+            async with Client(stdio(args.server, root), extensions=future, mode=mode) as client:
+                e = await resolve_error(client, "manage_files", {"path": "a", "action": "read"})
+                check(e.code == -32021, f"non-empty settings ({mode}): code {e.code}")
+        print("ok non-empty extension settings -> -32021", flush=True)
 
         # The legacy handshake: the capability declared in `initialize`.
         async with Client(stdio(args.server, root), extensions=resolving, mode="legacy") as client:

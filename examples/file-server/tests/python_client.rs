@@ -55,6 +55,7 @@ fn python_mcp_client_resolves_every_variant_and_calls_tools() {
         "ok errors",
         "ok tools/call",
         "ok missing client capability -> -32021",
+        "ok non-empty extension settings -> -32021",
         "ok legacy session",
         "ok dialect sep1862",
         "ok dialect annotations",
