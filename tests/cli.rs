@@ -185,7 +185,7 @@ fn usage_and_io_errors_exit_two() {
         "{}",
     ]);
     assert_eq!(o.status.code(), Some(2), "several servers: ambiguous");
-    assert!(String::from_utf8_lossy(&o.stderr).contains("declare 9 servers"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("declare 10 servers"));
 }
 
 #[test]

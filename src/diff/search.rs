@@ -241,13 +241,33 @@ fn column_values(schemas: &[(Value, Value)], depth: u32) -> Vec<Value> {
         }
         v
     });
+    // Every literal a schema names, each on its own: the analysis merges
+    // the members of an `enum` no condition tells apart, but a pattern
+    // nested in another argument's items may.
+    for (s, _) in schemas {
+        for branch in branches(s) {
+            values.extend(branch.get("const").cloned());
+            values.extend(
+                branch
+                    .get("enum")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .cloned(),
+            );
+        }
+    }
     // Nested properties: vary each listed field around the smallest object.
+    // Fields listed in `allOf`/`anyOf`/`oneOf` branches count (patterns on
+    // items' fields are written that way).
     let mut fields: Vec<String> = Vec::new();
     for (s, _) in schemas {
-        if let Some(props) = s.get("properties").and_then(Value::as_object) {
-            for k in props.keys() {
-                if !fields.contains(k) {
-                    fields.push(k.clone());
+        for branch in branches(s) {
+            if let Some(props) = branch.get("properties").and_then(Value::as_object) {
+                for k in props.keys() {
+                    if !fields.contains(k) {
+                        fields.push(k.clone());
+                    }
                 }
             }
         }
@@ -258,9 +278,11 @@ fn column_values(schemas: &[(Value, Value)], depth: u32) -> Vec<Value> {
         for f in &fields {
             let sub: Vec<(Value, Value)> = schemas
                 .iter()
-                .filter_map(|(s, r)| {
-                    s.pointer(&format!("/properties/{}", escape(f)))
-                        .map(|p| (p.clone(), r.clone()))
+                .flat_map(|(s, r)| {
+                    branches(s).into_iter().filter_map(move |b| {
+                        b.pointer(&format!("/properties/{}", escape(f)))
+                            .map(|p| (p.clone(), r.clone()))
+                    })
                 })
                 .collect();
             let vals = column_values(&sub, depth + 1);
@@ -317,6 +339,21 @@ fn column_values(schemas: &[(Value, Value)], depth: u32) -> Vec<Value> {
     let mut seen = BTreeSet::new();
     values.retain(|v| seen.insert(serde_json::to_string(v).unwrap_or_default()));
     values
+}
+
+/// A schema and the subschemas of its `allOf`/`anyOf`/`oneOf` (one level).
+fn branches(schema: &Value) -> Vec<&Value> {
+    let mut out = vec![schema];
+    for key in ["allOf", "anyOf", "oneOf"] {
+        out.extend(
+            schema
+                .get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten(),
+        );
+    }
+    out
 }
 
 /// The longest string length bound tried on each side of.
@@ -383,12 +420,21 @@ fn accepts(schema: &Value, value: &Value) -> bool {
         .map_or(true, |v| v.is_valid(value))
 }
 
-/// The first of `values` every schema of `schemas` accepts, else the first.
+/// The first of `values` the most schemas of `schemas` accept (every one,
+/// where some value is accepted by all; patterns that pin different values
+/// of one field leave the one accepted by the schema and one pattern).
 fn first_valid<'v>(values: &'v [Value], schemas: &[(Value, Value)]) -> Option<&'v Value> {
-    values
-        .iter()
-        .find(|v| schemas.iter().all(|(s, _)| accepts(s, v)))
-        .or_else(|| values.first())
+    let mut best: Option<(&Value, usize)> = None;
+    for v in values {
+        let n = schemas.iter().filter(|(s, _)| accepts(s, v)).count();
+        if n == schemas.len() {
+            return Some(v);
+        }
+        if best.is_none_or(|(_, m)| n > m) {
+            best = Some((v, n));
+        }
+    }
+    best.map(|(v, _)| v)
 }
 
 /// The most item values one array column is built from.
@@ -401,6 +447,7 @@ const MAX_ITEM_VALUES: usize = 64;
 fn array_values(schemas: &[(Value, Value)], depth: u32) -> Vec<Value> {
     let is_array = |s: &Value| {
         s.get("items").is_some()
+            || s.get("contains").is_some()
             || s.get("minItems").is_some()
             || s.get("maxItems").is_some()
             || match s.get("type") {
@@ -412,21 +459,29 @@ fn array_values(schemas: &[(Value, Value)], depth: u32) -> Vec<Value> {
     if !schemas.iter().any(|(s, _)| is_array(s)) {
         return Vec::new();
     }
-    let items: Vec<(Value, Value)> = schemas
-        .iter()
-        .filter_map(|(s, r)| {
-            let items = s.get("items")?;
-            let items = match items.get("$ref").and_then(Value::as_str) {
-                Some(reference) => crate::schema::resolve_ref(r, reference).unwrap_or(items),
-                None => items,
-            };
-            Some((items.clone(), r.clone()))
-        })
-        .collect();
-    let mut item_values = if items.is_empty() {
+    let item_schemas = |key: &'static str| -> Vec<(Value, Value)> {
+        schemas
+            .iter()
+            .flat_map(|(s, r)| branches(s).into_iter().map(move |b| (b, r)))
+            .filter_map(|(s, r)| {
+                let items = s.get(key)?;
+                let items = match items.get("$ref").and_then(Value::as_str) {
+                    Some(reference) => crate::schema::resolve_ref(r, reference).unwrap_or(items),
+                    None => items,
+                };
+                Some((items.clone(), r.clone()))
+            })
+            .collect()
+    };
+    let items = item_schemas("items");
+    // Items are built from `contains` schemas too (a pattern `"x" in list`
+    // names an item no `items` schema does).
+    let mut sources = items.clone();
+    sources.extend(item_schemas("contains"));
+    let mut item_values = if sources.is_empty() {
         vec![json!(""), json!(0), json!(true)]
     } else {
-        column_values(&items, depth + 1)
+        column_values(&sources, depth + 1)
     };
     item_values.truncate(MAX_ITEM_VALUES);
     // Arrays at the bounds are built from items the schemas accept, so the

@@ -22,6 +22,10 @@ pub mod goldens {
     pub mod github_api {
         include!("../../../generated/github-api_resolve.rs");
     }
+    /// `rules/issue-tracker.yaml`.
+    pub mod issue_tracker {
+        include!("../../../generated/issue-tracker_resolve.rs");
+    }
     /// `rules/real-mcp-server-git.yaml`.
     pub mod real_mcp_server_git {
         include!("../../../generated/real-mcp-server-git_resolve.rs");
