@@ -48,8 +48,16 @@ pub const SIGNATURE_METHOD: &str = "signature";
 /// typed capabilities).
 pub const SIGNATURE_CAPABILITY: &str = "signature";
 
+/// A server's own checks of a call's arguments, beyond its `inputSchema`
+/// (paths inside a sandbox, fields one action needs): `Err` refuses the call
+/// with `-32602`. It must be a pure function of the tool name and the
+/// arguments — resolution has no side effects — and it runs for
+/// `tools/resolve` and `tools/call` alike ([`ToolResolution::check_call`]),
+/// so a call the server would refuse never resolves.
+pub type ArgumentCheck = Arc<dyn Fn(&str, &Value) -> Result<(), RpcError> + Send + Sync>;
+
 /// Serves `tools/resolve` and `signature` from a generated resolver.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ToolResolution {
     rules: &'static Rules,
     dialect: Dialect,
@@ -59,6 +67,19 @@ pub struct ToolResolution {
     validators: Arc<BTreeMap<String, Result<ArgumentValidator, crate::SchemaError>>>,
     /// The signature document, parsed once.
     signature: Arc<Value>,
+    /// The server's own argument checks.
+    check: Option<ArgumentCheck>,
+}
+
+impl std::fmt::Debug for ToolResolution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolResolution")
+            .field("server", &self.rules.server_name)
+            .field("dialect", &self.dialect)
+            .field("tools", &self.tools.len())
+            .field("argument_check", &self.check.is_some())
+            .finish()
+    }
 }
 
 impl ToolResolution {
@@ -92,6 +113,26 @@ impl ToolResolution {
             tools,
             validators: Arc::new(validators),
             signature: Arc::new(rules.signature()),
+            check: None,
+        }
+    }
+
+    /// Adds the server's own argument checks ([`ArgumentCheck`]), run after
+    /// the `inputSchema` validation for resolve requests and for
+    /// [`ToolResolution::check_call`].
+    pub fn with_argument_check(
+        mut self,
+        check: impl Fn(&str, &Value) -> Result<(), RpcError> + Send + Sync + 'static,
+    ) -> Self {
+        self.check = Some(Arc::new(check));
+        self
+    }
+
+    /// Runs the server's own checks, if any.
+    fn server_check(&self, name: &str, arguments: &Value) -> Result<(), ErrorData> {
+        match &self.check {
+            Some(check) => check(name, arguments).map_err(to_error_data),
+            None => Ok(()),
         }
     }
 
@@ -186,7 +227,8 @@ impl ToolResolution {
     }
 
     /// Checks a `tools/call`'s arguments against the tool's full `inputSchema`
-    /// with the resolver's own validator, and resolves them. Tools without
+    /// with the resolver's own validator and the server's own
+    /// [`ArgumentCheck`], and resolves them. Tools without
     /// variants are only validated: `Ok(None)`.
     pub fn check_call(
         &self,
@@ -194,7 +236,7 @@ impl ToolResolution {
         arguments: Option<&JsonObject>,
     ) -> Result<Option<&'static Resolved>, ErrorData> {
         let arguments = Value::Object(arguments.cloned().unwrap_or_default());
-        match self.validators.get(name) {
+        let resolved = match self.validators.get(name) {
             None => self
                 .rules
                 .resolve(name, &arguments)
@@ -208,7 +250,9 @@ impl ToolResolution {
                 format!("the inputSchema of {name} does not compile: {e}"),
                 None,
             )),
-        }
+        }?;
+        self.server_check(name, &arguments)?;
+        Ok(resolved)
     }
 
     /// Handles the requests this crate owns — the resolve method of the
@@ -274,6 +318,7 @@ impl ToolResolution {
             .rules
             .resolve(name, &arguments)
             .map_err(to_error_data)?;
+        self.server_check(name, &arguments)?;
         let result = serde_json::from_str(&resolved.result_json(self.dialect)).map_err(|e| {
             ErrorData::internal_error(format!("resolver result is not JSON: {e}"), None)
         })?;

@@ -138,6 +138,13 @@ impl Sandbox {
     }
 }
 
+/// Refuses a path that lexically leaves the root (absolute, `..` above the
+/// root, NUL). Pure: no file system access, so resolution can run it too;
+/// symlinks that leave the root are refused only when the call walks them.
+pub fn check_path(path: &str) -> Result<()> {
+    relative(path).map(|_| ())
+}
+
 /// `path` as a path relative to the root, refusing what lexically leaves it.
 fn relative(path: &str) -> Result<&Path> {
     let p = Path::new(path);

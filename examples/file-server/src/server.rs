@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use mcp_resolve_runtime::Dialect;
 use mcp_resolve_runtime::rmcp::ToolResolution;
+use mcp_resolve_runtime::{Dialect, RpcError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
@@ -14,7 +14,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde::Deserialize;
 
-use crate::sandbox::{Refused, Sandbox};
+use crate::sandbox::{Refused, Sandbox, check_path};
 
 /// The resolver `build.rs` generated from `rules/file-server.yaml`.
 pub mod resolve {
@@ -33,7 +33,8 @@ impl FileServer {
     pub fn new(sandbox: Arc<Sandbox>, dialect: Dialect) -> FileServer {
         FileServer {
             sandbox,
-            resolution: ToolResolution::with_dialect(&resolve::RULES, dialect),
+            resolution: ToolResolution::with_dialect(&resolve::RULES, dialect)
+                .with_argument_check(check_arguments),
         }
     }
 
@@ -84,6 +85,34 @@ impl FileServer {
             other => Err(Refused(format!("unknown tool {other}"))),
         }
     }
+}
+
+/// The server's own checks, beyond the inputSchema, that `tools/resolve` and
+/// `tools/call` share: every path stays inside the sandbox (lexically; the
+/// call's walk also refuses symlinks that leave it), and the actions that
+/// write have `content`. Pure, as resolution must be.
+pub fn check_arguments(name: &str, arguments: &serde_json::Value) -> Result<(), RpcError> {
+    let refuse = |r: Refused| RpcError::invalid_params(r.0);
+    let paths: &[&str] = match name {
+        "manage_files" | "list_directory" => &["path"],
+        "copy_file" => &["source", "destination"],
+        _ => &[],
+    };
+    for key in paths {
+        if let Some(path) = arguments.get(*key).and_then(serde_json::Value::as_str) {
+            check_path(path).map_err(refuse)?;
+        }
+    }
+    if name == "manage_files"
+        && let Some(action @ ("append" | "replace")) =
+            arguments.get("action").and_then(serde_json::Value::as_str)
+        && arguments.get("content").is_none()
+    {
+        return Err(RpcError::invalid_params(format!(
+            "`content` is required to {action}"
+        )));
+    }
+    Ok(())
 }
 
 #[derive(Deserialize)]

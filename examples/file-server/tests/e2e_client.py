@@ -12,7 +12,8 @@ project wrote) and checks, through the real protocol:
   docs/signature.md, run with the `jsonschema` package), and every result put
   through the client-side conservative-bound check;
 * errors: unknown tool, tool without the marker, invalid arguments, missing
-  client capability (-32021);
+  client capability (-32021), arguments the call would refuse (a path that
+  leaves the sandbox, `append` without `content`);
 * `tools/call`: files really change in the sandbox, escapes are refused;
 * the `sep1862` and `annotations` dialects and streamable HTTP;
 * latency of `tools/resolve` through the client: median and p99.
@@ -169,6 +170,13 @@ def selftest() -> None:
           "self-test: fingerprint")
 
 
+def server_refuses(name: str, arguments: dict[str, Any]) -> bool:
+    """The example server's own check beyond the schema that candidates can hit:
+    writing actions need `content` (candidates' paths stay in the sandbox)."""
+    return (name == "manage_files" and arguments.get("action") in ("append", "replace")
+            and "content" not in arguments)
+
+
 def candidates(schema: dict[str, Any], limit: int = 512) -> list[dict[str, Any]]:
     """Argument objects covering the schema's enums, booleans and optional fields."""
     required = set(schema.get("required", []))
@@ -231,6 +239,10 @@ async def check_every_variant(client: Client, tools: dict[str, dict[str, Any]],
         for arguments in candidates(sig["inputSchema"]):
             if not jsonschema.Draft202012Validator(sig["inputSchema"]).is_valid(arguments):
                 continue
+            if server_refuses(name, arguments):
+                e = await resolve_error(client, name, arguments)
+                check(e.code == -32602, f"{name} {arguments}: the server's own check: code {e.code}")
+                continue
             variant, expected = declared(sig, arguments)
             result = await resolve(client, name, arguments)
             check(set(result) <= {"resultType", "name", "annotations", "_meta"},
@@ -275,6 +287,20 @@ async def check_errors(client: Client, tools: dict[str, dict[str, Any]]) -> None
     e = await resolve_error(client, "manage_files", {"path": "a", "action": "read", "content": nested})
     check(e.code == -32602, f"deeply nested arguments: code {e.code}")
     print("ok errors: unknown tool, unmarked tool, invalid arguments -> -32602", flush=True)
+    # The server's own checks apply to resolve as to the call: what the call
+    # refuses never resolves.
+    for arguments in [{"path": "../outside.txt", "action": "read"},
+                      {"path": "/etc/hostname", "action": "read"},
+                      {"path": "sub/../../outside.txt", "action": "delete"},
+                      {"path": "notes.txt", "action": "append"},
+                      {"path": "notes.txt", "action": "replace"}]:
+        e = await resolve_error(client, "manage_files", arguments)
+        check(e.code == -32602, f"{arguments}: code {e.code}")
+    for arguments in [{"source": "notes.txt", "destination": "../x"},
+                      {"source": "/etc/hostname", "destination": "x"}]:
+        e = await resolve_error(client, "copy_file", arguments)
+        check(e.code == -32602, f"copy_file {arguments}: code {e.code}")
+    print("ok resolve applies the call's checks: escapes and missing content -> -32602", flush=True)
 
 
 async def call_text(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
@@ -407,7 +433,7 @@ async def main_async(args: argparse.Namespace) -> None:
             check(tool["securitySchemes"][0]["type"] == "oauth2", f"sep1862 scopes: {result}")
             print("ok dialect sep1862: {tool: Tool} with securitySchemes", flush=True)
         async with Client(stdio(args.server, root, "--dialect", "annotations")) as client:
-            result = await resolve(client, "manage_files", {"path": "a", "action": "append"},
+            result = await resolve(client, "manage_files", {"path": "a", "action": "append", "content": "x"},
                                    method="tools/annotations")
             log("<-", "tools/annotations", result)
             check(set(result) == {"annotations"} and result["annotations"]["destructiveHint"] is False,

@@ -53,6 +53,7 @@ fn python_mcp_client_resolves_every_variant_and_calls_tools() {
         "ok manage_files: 4/4 variants",
         "ok copy_file: 2/2 variants",
         "ok errors",
+        "ok resolve applies the call's checks",
         "ok tools/call",
         "ok missing client capability -> -32021",
         "ok non-empty extension settings -> -32021",

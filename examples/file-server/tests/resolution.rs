@@ -161,3 +161,39 @@ fn error_codes_carry_over() {
         (ErrorCode::INTERNAL_ERROR, Some(json!(1)))
     );
 }
+
+#[test]
+fn the_servers_own_checks_refuse_resolve_and_call_alike() {
+    let r =
+        resolution(Dialect::Extension).with_argument_check(file_server::server::check_arguments);
+    for (tool, arguments) in [
+        (
+            "manage_files",
+            json!({"path": "../outside.txt", "action": "read"}),
+        ),
+        (
+            "manage_files",
+            json!({"path": "/etc/hostname", "action": "read"}),
+        ),
+        ("manage_files", json!({"path": "a", "action": "append"})),
+        ("copy_file", json!({"source": "a", "destination": "../b"})),
+        ("list_directory", json!({"path": "/"})),
+    ] {
+        let params = json!({"name": tool, "arguments": arguments});
+        let e = r.resolve_params(Some(&params)).unwrap_err();
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{params}");
+        let e = r.check_call(tool, arguments.as_object()).unwrap_err();
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{params}");
+    }
+    // Calls the server accepts resolve as before.
+    let params = json!({"name": "manage_files", "arguments": {"path": "sub/a.txt", "action": "append", "content": "x"}});
+    assert!(r.resolve_params(Some(&params)).is_ok());
+    // Without the hook the same escape resolves: the hook is what refuses it.
+    let params =
+        json!({"name": "manage_files", "arguments": {"path": "../outside.txt", "action": "read"}});
+    assert!(
+        resolution(Dialect::Extension)
+            .resolve_params(Some(&params))
+            .is_ok()
+    );
+}
