@@ -264,7 +264,14 @@ impl ToolResolution {
         context: &RequestContext<RoleServer>,
     ) -> Option<Result<CustomResult, ErrorData>> {
         if request.method == SIGNATURE_METHOD {
-            return Some(Ok(CustomResult::new(self.signature.as_ref().clone())));
+            // Every result carries `resultType` under protocol 2026-07-28
+            // (clients of that version reject a result without it); the
+            // fingerprint leaves it out, so the document still verifies.
+            let mut document = self.signature.as_ref().clone();
+            if let Value::Object(map) = &mut document {
+                map.insert("resultType".into(), Value::String("complete".into()));
+            }
+            return Some(Ok(CustomResult::new(document)));
         }
         if request.method != self.method() {
             return None;

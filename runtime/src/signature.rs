@@ -232,8 +232,14 @@ fn tool_name_at<'a>(document: &'a Value, path: &str) -> Option<&'a str> {
     document.get("tools")?.get(index)?.get("name")?.as_str()
 }
 
-/// `sha256:<hex>` of the RFC 8785 (JCS) form of `document` without its
-/// `fingerprint` member: the fingerprint scheme of docs/signature.md.
+/// Top-level members a fingerprint leaves out: the fingerprint itself, and
+/// the envelope an MCP result adds around the document when a server sends
+/// it (`resultType` under protocol 2026-07-28, result `_meta`). A document
+/// on disk has none of the latter, so its fingerprint is the same either way.
+pub const NOT_FINGERPRINTED: &[&str] = &["fingerprint", "resultType", "_meta"];
+
+/// `sha256:<hex>` of the RFC 8785 (JCS) form of `document` without the
+/// [`NOT_FINGERPRINTED`] members: the fingerprint scheme of docs/signature.md.
 #[cfg(feature = "fingerprint")]
 pub fn fingerprint(document: &Value) -> String {
     use sha2::{Digest, Sha256};
@@ -241,7 +247,9 @@ pub fn fingerprint(document: &Value) -> String {
     let canonical = match document {
         Value::Object(map) => {
             let mut map = map.clone();
-            map.remove("fingerprint");
+            for key in NOT_FINGERPRINTED {
+                map.remove(*key);
+            }
             serde_json_canonicalizer::to_string(&Value::Object(map))
         }
         other => serde_json_canonicalizer::to_string(other),
@@ -315,5 +323,21 @@ mod tests {
                 .0
                 .contains("listed twice")
         );
+    }
+
+    #[cfg(feature = "fingerprint")]
+    #[test]
+    fn the_result_envelope_is_not_fingerprinted() {
+        let doc = json!({"tools": [], "serverInfo": {"name": "s", "version": "1"}});
+        let print = fingerprint(&doc);
+        let mut sent = doc.clone();
+        sent["resultType"] = json!("complete");
+        sent["_meta"] = json!({"x": 1});
+        sent["fingerprint"] = json!(print.clone());
+        assert_eq!(fingerprint(&sent), print);
+        assert!(check_fingerprint(&sent).is_ok());
+        // Anything else is covered.
+        sent["prompts"] = json!([{"name": "p"}]);
+        assert!(check_fingerprint(&sent).is_err());
     }
 }

@@ -109,7 +109,7 @@ async def resolve_error(client: Client, name: str, arguments: Any, method: str =
 
 
 def fingerprint_of(document: dict[str, Any]) -> str:
-    body = {k: v for k, v in document.items() if k != "fingerprint"}
+    body = {k: v for k, v in document.items() if k not in ("fingerprint", "resultType", "_meta")}
     return "sha256:" + hashlib.sha256(rfc8785.dumps(body)).hexdigest()
 
 
@@ -390,6 +390,7 @@ async def main_async(args: argparse.Namespace) -> None:
             signature = await client.session.send_request(SignatureRequest(), RAW)
             log("<-", "signature", {"fingerprint": signature["fingerprint"],
                                     "tools": [t["name"] for t in signature["tools"]]})
+            check(signature.get("resultType") == "complete", "the signature result has no resultType")
             check(signature["fingerprint"] == fingerprint_of(signature), "signature fingerprint does not verify")
             print("ok signature: fingerprint verified with rfc8785 + sha256", flush=True)
             tools = await check_listing(client, signature)
