@@ -18,6 +18,8 @@
 mod annotations;
 mod dialect;
 mod error;
+#[cfg(feature = "rmcp")]
+pub mod framing;
 pub mod hints;
 pub mod host;
 pub mod index;

@@ -69,7 +69,7 @@ fn main() -> ExitCode {
 
 async fn serve_stdio(server: FileServer) -> Result<(), String> {
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve(mcp_resolve_runtime::framing::stdio())
         .await
         .map_err(|e| format!("stdio session failed to start: {e}"))?;
     running
