@@ -15,7 +15,12 @@
 //!   and is dropped, and so is any notification before the first request
 //!   (nothing has started that it could concern; rmcp would end the session);
 //! - a line over [`MAX_LINE_BYTES`]: `-32600` with `"id": null`, and the
-//!   rest of the line is skipped.
+//!   rest of the line is skipped;
+//! - with [`stdio_for`] a server in the extension dialect: a `tools/resolve`
+//!   request of the 2026-07-28 lifecycle whose `_meta` client capabilities
+//!   are missing or do not declare the extension with a settings object
+//!   (`true`, `null`): `-32021`, as the extension's table says. rmcp would
+//!   answer `-32602` for capabilities that do not decode, before any handler.
 //!
 //! ```ignore
 //! let running = server.serve(mcp_resolve_runtime::framing::stdio()).await?;
@@ -41,11 +46,20 @@ pub enum Screened {
 }
 
 /// The screening of one stream: remembers whether a request has been
-/// forwarded yet.
+/// forwarded yet, and whether the session opened with `initialize`.
 #[derive(Debug, Default)]
 pub struct Screen {
     started: bool,
+    legacy: bool,
+    /// The resolve method whose client capability is checked here (the
+    /// extension dialect), if any.
+    resolve_method: Option<&'static str>,
 }
+
+/// The request `_meta` key of the client capabilities (protocol 2026-07-28).
+const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The request `_meta` key of the protocol version (protocol 2026-07-28).
+const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 
 fn error(id: Value, code: i64, message: &str) -> Screened {
     Screened::Reply(json!({
@@ -56,6 +70,16 @@ fn error(id: Value, code: i64, message: &str) -> Screened {
 }
 
 impl Screen {
+    /// A screen that also answers `-32021` for `method` requests whose
+    /// capability metadata does not declare the extension (see the module
+    /// documentation).
+    pub fn checking(method: &'static str) -> Screen {
+        Screen {
+            resolve_method: Some(method),
+            ..Screen::default()
+        }
+    }
+
     /// Screens one line (without its newline).
     pub fn line(&mut self, line: &str) -> Screened {
         if line.trim().is_empty() {
@@ -123,8 +147,47 @@ impl Screen {
             Some(Value::Object(_)) => {}
             Some(_) => return error(id, -32602, "Invalid params: `params` must be an object"),
         }
-        self.started = true;
+        if !self.started {
+            self.started = true;
+            self.legacy = message.get("method") == Some(&json!("initialize"));
+        }
+        if let Some(method) = self.resolve_method
+            && message.get("method") == Some(&json!(method))
+            && !self.declares_extension(message.get("params"))
+        {
+            return Screened::Reply(json!({
+                "jsonrpc": "2.0",
+                "id": id,
+                "error": {
+                    "code": -32021,
+                    "message": "Missing required client capability",
+                    "data": { "requiredCapabilities": { "extensions": { crate::EXTENSION_ID: {} } } },
+                },
+            }));
+        }
         Screened::Forward
+    }
+}
+
+impl Screen {
+    /// Whether a resolve request may go on to the server: a request of a
+    /// session opened with `initialize` that does not say it is 2026-07-28
+    /// (the server checks the session's capabilities), or one whose `_meta`
+    /// client capabilities declare the extension with an object.
+    fn declares_extension(&self, params: Option<&Value>) -> bool {
+        let meta = params.and_then(|p| p.get("_meta"));
+        let modern = !self.legacy
+            || meta
+                .and_then(|m| m.get(PROTOCOL_VERSION))
+                .and_then(Value::as_str)
+                .is_some_and(|v| v >= "2026-07-28");
+        if !modern {
+            return true;
+        }
+        meta.and_then(|m| m.get(CLIENT_CAPABILITIES))
+            .and_then(|c| c.get("extensions"))
+            .and_then(|e| e.get(crate::EXTENSION_ID))
+            .is_some_and(Value::is_object)
     }
 }
 
@@ -132,7 +195,7 @@ impl Screen {
 /// output with the answers of the screen into `output`, one line at a time.
 /// Spawns two tasks on the current tokio runtime; both end when `input`
 /// ends and the server has closed its output.
-pub fn guard<R, W>(input: R, output: W) -> (DuplexStream, DuplexStream)
+pub fn guard<R, W>(input: R, output: W, screen: Screen) -> (DuplexStream, DuplexStream)
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -143,7 +206,7 @@ where
 
     tokio::spawn(async move {
         let mut input = BufReader::new(input);
-        let mut screen = Screen::default();
+        let mut screen = screen;
         let mut buf = Vec::new();
         loop {
             buf.clear();
@@ -215,7 +278,19 @@ where
 /// [`guard`] over the process's stdin and stdout: pass the result to rmcp's
 /// `serve`.
 pub fn stdio() -> (DuplexStream, DuplexStream) {
-    guard(tokio::io::stdin(), tokio::io::stdout())
+    guard(tokio::io::stdin(), tokio::io::stdout(), Screen::default())
+}
+
+/// [`stdio`] for a server answering `resolution`'s requests: in the
+/// extension dialect, resolve requests whose capability metadata does not
+/// declare the extension get `-32021` here (see the module documentation).
+pub fn stdio_for(resolution: &crate::rmcp::ToolResolution) -> (DuplexStream, DuplexStream) {
+    let screen = if resolution.dialect() == crate::Dialect::Extension {
+        Screen::checking(resolution.method())
+    } else {
+        Screen::default()
+    };
+    guard(tokio::io::stdin(), tokio::io::stdout(), screen)
 }
 
 fn line_of(value: &Value) -> String {
@@ -334,11 +409,47 @@ mod tests {
         assert!(matches!(s.line("   "), Screened::Drop(_)));
     }
 
+    #[test]
+    fn resolve_requests_without_the_declared_extension_get_32021() {
+        let resolve = |meta: Value| {
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/resolve",
+                   "params": {"name": "t", "arguments": {}, "_meta": meta}})
+            .to_string()
+        };
+        let caps = |ext: Value| {
+            json!({PROTOCOL_VERSION: "2026-07-28",
+                   CLIENT_CAPABILITIES: {"extensions": {crate::EXTENSION_ID: ext}}})
+        };
+        let mut s = Screen::checking("tools/resolve");
+        assert_eq!(
+            code(&s.line(&resolve(json!({PROTOCOL_VERSION: "2026-07-28"})))).0,
+            -32021
+        );
+        assert_eq!(code(&s.line(&resolve(caps(json!(true))))).0, -32021);
+        assert_eq!(code(&s.line(&resolve(caps(Value::Null)))).0, -32021);
+        assert_eq!(s.line(&resolve(caps(json!({})))), Screened::Forward);
+        // Non-empty settings decode; the server answers -32021 itself.
+        assert_eq!(s.line(&resolve(caps(json!({"x": 1})))), Screened::Forward);
+        // Other methods, and screens without the check, pass.
+        let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{}}}"#;
+        assert_eq!(s.line(list), Screened::Forward);
+        let mut plain = Screen::default();
+        assert_eq!(plain.line(&resolve(json!({}))), Screened::Forward);
+        // A legacy session: the server checks the capabilities of `initialize`.
+        let mut legacy = Screen::checking("tools/resolve");
+        legacy.line(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#);
+        assert_eq!(legacy.line(&resolve(json!({}))), Screened::Forward);
+        assert_eq!(
+            code(&legacy.line(&resolve(json!({PROTOCOL_VERSION: "2026-07-28"})))).0,
+            -32021
+        );
+    }
+
     #[tokio::test]
     async fn answers_and_server_output_share_the_output_line_by_line() {
         let input: &[u8] = b"garbage\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\n";
         let (out_w, out_r) = tokio::io::duplex(1 << 16);
-        let (server_in, mut server_out) = guard(input, out_w);
+        let (server_in, mut server_out) = guard(input, out_w, Screen::default());
         // The server echoes what it gets as a result.
         let mut lines = BufReader::new(server_in).lines();
         let got = lines.next_line().await.unwrap().unwrap();

@@ -68,8 +68,9 @@ fn main() -> ExitCode {
 }
 
 async fn serve_stdio(server: FileServer) -> Result<(), String> {
+    let framed = mcp_resolve_runtime::framing::stdio_for(server.resolution());
     let running = server
-        .serve(mcp_resolve_runtime::framing::stdio())
+        .serve(framed)
         .await
         .map_err(|e| format!("stdio session failed to start: {e}"))?;
     running

@@ -38,6 +38,11 @@ impl FileServer {
         }
     }
 
+    /// The tool-resolution wiring this server answers with.
+    pub fn resolution(&self) -> &ToolResolution {
+        &self.resolution
+    }
+
     fn run(&self, name: &str, arguments: JsonObject) -> Result<String, Refused> {
         let arguments = serde_json::Value::Object(arguments);
         let parse = |e: serde_json::Error| Refused(format!("invalid arguments: {e}"));

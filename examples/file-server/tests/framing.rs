@@ -12,19 +12,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-#[test]
-fn framing_errors_are_answered_and_the_session_goes_on() {
-    let root = std::env::temp_dir().join(format!("file-server-framing-{}", std::process::id()));
-    std::fs::create_dir_all(&root).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_file-server"))
-        .args(["--root", root.to_str().unwrap()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
+/// The server's output lines, parsed, on a channel (so a test waits with a
+/// deadline, never forever).
+fn answers_of(stdout: std::process::ChildStdout) -> mpsc::Receiver<Value> {
     let (tx, rx) = mpsc::channel::<Value>();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
@@ -37,6 +27,22 @@ fn framing_errors_are_answered_and_the_session_goes_on() {
             }
         }
     });
+    rx
+}
+
+#[test]
+fn framing_errors_are_answered_and_the_session_goes_on() {
+    let root = std::env::temp_dir().join(format!("file-server-framing-{}", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_file-server"))
+        .args(["--root", root.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let rx = answers_of(child.stdout.take().unwrap());
     let initialize = json!({"jsonrpc": "2.0", "id": 10, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
     let lines = [
@@ -104,5 +110,71 @@ fn framing_errors_are_answered_and_the_session_goes_on() {
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.code().is_some(), "killed by a signal: {status:?}");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A 2026-07-28 request whose capability metadata is missing or does not
+/// declare the extension with a settings object gets `-32021`, as the
+/// extension's table says (rmcp alone answers `-32602` there).
+#[test]
+fn malformed_capability_metadata_is_a_missing_capability() {
+    let root = std::env::temp_dir().join(format!("file-server-caps-{}", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_file-server"))
+        .args(["--root", root.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let meta = |caps: Option<Value>| {
+        let mut m = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        });
+        if let Some(c) = caps {
+            m["io.modelcontextprotocol/clientCapabilities"] = c;
+        }
+        m
+    };
+    let ext =
+        |v: Value| Some(json!({"extensions": {"io.modelcontextprotocol/tool-resolution": v}}));
+    let cases = [
+        (1, meta(None), -32021),
+        (2, meta(ext(json!(true))), -32021),
+        (3, meta(ext(Value::Null)), -32021),
+        (4, meta(Some(json!({}))), -32021),
+        (5, meta(ext(json!({"futureRequiredMode": true}))), -32021),
+        (6, meta(ext(json!({}))), 0),
+    ];
+    for (id, meta, _) in &cases {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/resolve", "params": {
+            "name": "manage_files", "arguments": {"path": "a", "action": "read"}, "_meta": meta}});
+        writeln!(stdin, "{request}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let rx = answers_of(child.stdout.take().unwrap());
+    let mut answers = Vec::new();
+    while answers.len() < cases.len() {
+        let v = rx
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("no answer after {answers:?}"));
+        answers.push(v);
+    }
+    drop(stdin);
+    for (id, _, code) in &cases {
+        let answer = answers.iter().find(|a| a["id"] == json!(id)).unwrap();
+        if *code == 0 {
+            assert_eq!(
+                answer["result"]["annotations"]["readOnlyHint"],
+                json!(true),
+                "{answer}"
+            );
+        } else {
+            assert_eq!(answer["error"]["code"], json!(code), "id {id}: {answer}");
+        }
+    }
+    let _ = child.wait();
     let _ = std::fs::remove_dir_all(&root);
 }
