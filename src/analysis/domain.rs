@@ -372,7 +372,8 @@ impl Env {
                     continue;
                 }
                 let exact = kinds.iter().enumerate().all(|(i, k)| {
-                    mask & (1 << i) == 0 || exact_kind(&item_preds, &k.0, exact_pool)
+                    mask & (1 << i) == 0
+                        || (k.1.len() < MAX_MEMBERS && exact_kind(&item_preds, &k.0, exact_pool))
                 });
                 match other_array(&members, n, hi, &literals, budget)? {
                     Other::Found(a) => out.push(a),
@@ -593,7 +594,8 @@ const MAX_MEMBERS: usize = 64;
 
 /// Whether the pool of [`Env::more_members`] holds every member of the kind
 /// with signature `sig`: the items schema is an `enum` (or `const`), or an
-/// item condition the kind satisfies is one.
+/// item condition the kind satisfies is one. (Callers also check that the
+/// kind did not reach [`MAX_MEMBERS`], where the pool was cut short.)
 fn exact_kind(item_preds: &[&Pred], sig: &[bool], exact_pool: bool) -> bool {
     exact_pool
         || item_preds.iter().zip(sig).any(|(p, &holds)| {
@@ -851,6 +853,30 @@ mod tests {
         let got: Vec<String> = numbers(&[&a, &b]).iter().map(|n| n.to_string()).collect();
         // below 1: 0, 0.5; between 1 and 2: (no integer), 1.5; above 2: 3, 2.5; points 1, 2
         assert_eq!(got, vec!["0", "0.5", "1.5", "3", "2.5", "1", "2"]);
+    }
+
+    #[test]
+    fn literals_never_stand_for_members_beyond_the_enumerated_ones() {
+        // 70 item values, the first 64 of them as one-item literals: the
+        // arrays of the other 6 must keep a region (or the analysis must say
+        // it cannot decide), never be taken as covered by the literals.
+        let values: Vec<Value> = (0..70).map(|i| json!(format!("v{i:02}"))).collect();
+        let root = json!({"type": "object", "properties": {"xs": {
+            "type": "array", "maxItems": 1, "items": {"enum": values}}}, "required": ["xs"]});
+        let literals: Vec<Value> = values[..64].iter().map(|v| json!([v])).collect();
+        let p = pred(PredKind::Enum(literals.clone()));
+        let mut env = Env::default();
+        match env.column(&root, &["xs".to_string()], &[&p], &mut Budget::new(0, u64::MAX)) {
+            Ok(col) => assert!(
+                col.regions
+                    .iter()
+                    .flatten()
+                    .any(|r| r.as_array().is_some_and(|a| a.len() == 1) && !literals.contains(r)),
+                "{:?}",
+                col.regions
+            ),
+            Err(Inconclusive(why)) => assert!(why.contains("array"), "{why}"),
+        }
     }
 
     #[test]
