@@ -866,7 +866,12 @@ mod tests {
         let literals: Vec<Value> = values[..64].iter().map(|v| json!([v])).collect();
         let p = pred(PredKind::Enum(literals.clone()));
         let mut env = Env::default();
-        match env.column(&root, &["xs".to_string()], &[&p], &mut Budget::new(0, u64::MAX)) {
+        match env.column(
+            &root,
+            &["xs".to_string()],
+            &[&p],
+            &mut Budget::new(0, u64::MAX),
+        ) {
             Ok(col) => assert!(
                 col.regions
                     .iter()
