@@ -317,10 +317,17 @@ impl ToolResolution {
                 "params.name must be a string (the tool name)",
             )));
         };
-        let arguments = params
-            .get("arguments")
-            .cloned()
-            .unwrap_or_else(|| Value::Object(Map::new()));
+        // The extension requires the complete arguments object (`{}` for a
+        // no-argument tool); the older drafts let it be omitted.
+        let arguments = match params.get("arguments") {
+            Some(arguments) => arguments.clone(),
+            None if self.dialect == Dialect::Extension => {
+                return Err(to_error_data(RpcError::invalid_params(
+                    "params.arguments is required: the complete arguments object of the call ({} for a tool without arguments)",
+                )));
+            }
+            None => Value::Object(Map::new()),
+        };
         let resolved = self
             .rules
             .resolve(name, &arguments)

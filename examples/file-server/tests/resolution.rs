@@ -111,6 +111,21 @@ fn resolve_params_errors_are_invalid_params() {
         ))
         .unwrap_err();
     assert!(err.data.is_some(), "validation errors travel in data");
+    // The extension requires `arguments`; the older drafts default it to `{}`.
+    let err = r
+        .resolve_params(Some(&json!({"name": "manage_files"})))
+        .unwrap_err();
+    assert!(
+        err.message.contains("params.arguments is required"),
+        "{err:?}"
+    );
+    let err = resolution(Dialect::Sep1862)
+        .resolve_params(Some(&json!({"name": "manage_files"})))
+        .unwrap_err();
+    assert!(
+        !err.message.contains("params.arguments is required"),
+        "{err:?}"
+    );
 }
 
 #[test]
