@@ -220,7 +220,16 @@ where
                     })));
                 }
                 Ok(Line::Complete) => {
-                    let text = String::from_utf8_lossy(&buf);
+                    // JSON text is UTF-8: anything else is a parse error,
+                    // never forwarded with replacement characters.
+                    let Ok(text) = std::str::from_utf8(&buf) else {
+                        let _ = replies.send(line_of(&json!({
+                            "jsonrpc": "2.0",
+                            "id": null,
+                            "error": { "code": -32700, "message": "Parse error: the line is not UTF-8" },
+                        })));
+                        continue;
+                    };
                     let text = text.trim_end_matches(['\n', '\r']);
                     match screen.line(text) {
                         Screened::Forward => {
@@ -447,7 +456,7 @@ mod tests {
 
     #[tokio::test]
     async fn answers_and_server_output_share_the_output_line_by_line() {
-        let input: &[u8] = b"garbage\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\n";
+        let input: &[u8] = b"garbage\n\"\xff\xfe\"\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\n";
         let (out_w, out_r) = tokio::io::duplex(1 << 16);
         let (server_in, mut server_out) = guard(input, out_w, Screen::default());
         // The server echoes what it gets as a result.
@@ -465,8 +474,12 @@ mod tests {
         while let Some(line) = out.next_line().await.unwrap() {
             seen.push(serde_json::from_str::<Value>(&line).unwrap());
         }
-        assert_eq!(seen.len(), 2, "{seen:?}");
-        assert!(seen.iter().any(|v| v["error"]["code"] == json!(-32700)));
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        let parse_errors = seen
+            .iter()
+            .filter(|v| v["error"]["code"] == json!(-32700) && v["id"].is_null())
+            .count();
+        assert_eq!(parse_errors, 2, "not JSON, and not UTF-8: {seen:?}");
         assert!(seen.iter().any(|v| v["result"] == json!({})));
     }
 

@@ -141,7 +141,9 @@ impl<'a> Nested<'a> {
                             )
                         }
                     });
-                if diags.iter().any(|d| d.message == message) {
+                if diags.iter().any(|d| {
+                    d.message == message && d.variant.as_deref() == Some(&self.variant.name)
+                }) {
                     return None;
                 }
                 diags.push(

@@ -550,12 +550,15 @@ impl Lowerer<'_> {
                     );
                     return None;
                 }
-                let mut pred = test.unwrap_or_else(|| mk(PredKind::AllOf(Vec::new())));
+                // The field tests point at the field path, where a
+                // diagnostic about the field belongs.
+                let at = |kind| Pred { kind, loc: p.loc };
+                let mut pred = test.unwrap_or_else(|| at(PredKind::AllOf(Vec::new())));
                 for field in fields.iter().rev() {
-                    pred = mk(PredKind::AllOf(vec![
-                        mk(PredKind::Type(vec!["object".into()])),
-                        mk(PredKind::Required(vec![field.clone()])),
-                        mk(PredKind::Properties(vec![(field.clone(), pred)])),
+                    pred = at(PredKind::AllOf(vec![
+                        at(PredKind::Type(vec!["object".into()])),
+                        at(PredKind::Required(vec![field.clone()])),
+                        at(PredKind::Properties(vec![(field.clone(), pred)])),
                     ]));
                 }
                 pred

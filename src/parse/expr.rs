@@ -151,14 +151,17 @@ impl Builder<'_> {
                             self.error(&suffix, format!("more than {MAX_CHAIN} `.` in a row"))
                         );
                     }
-                    let end = self.span(&suffix).end;
                     let mut parts = suffix.into_inner();
                     let name = match parts.next() {
                         Some(id) => self.ident(id),
                         None => return Err(Diagnostic::new(Code::Syntax, "missing name").at(span)),
                     };
+                    // The suffix's own span can take in the blanks before an
+                    // absent argument list; end at the name or the arguments.
+                    let args = parts.next();
+                    let end = args.as_ref().map_or(name.span.end, |a| self.span(a).end);
                     let whole = Span::new(self.file, e.span.start, end);
-                    e = match parts.next() {
+                    e = match args {
                         Some(args) => Expr {
                             kind: ExprKind::Call {
                                 receiver: Some(Box::new(e)),

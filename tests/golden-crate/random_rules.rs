@@ -198,6 +198,16 @@ fn keyword(rng: &mut Rng, kind: Kind, depth: u32) -> String {
 }
 
 fn structured_matcher(rng: &mut Rng, kind: Kind) -> String {
+    // A bare scalar or list means `const`/`enum` of scalars: arrays take
+    // keywords (a literal list is `{ const: […] }`).
+    if matches!(kind, Kind::List | Kind::Records) {
+        return match rng.below(6) {
+            0 => rng
+                .pick(&["{ absent: true }", "{ absent: false }"])
+                .to_string(),
+            _ => keyword(rng, kind, 2),
+        };
+    }
     match rng.below(8) {
         0..=2 => scalar(rng, kind),
         3..=5 => keyword(rng, kind, 2),
