@@ -456,7 +456,8 @@ mod tests {
 
     #[tokio::test]
     async fn answers_and_server_output_share_the_output_line_by_line() {
-        let input: &[u8] = b"garbage\n\"\xff\xfe\"\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\n";
+        let input: &[u8] =
+            b"garbage\n\"\xff\xfe\"\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\n";
         let (out_w, out_r) = tokio::io::duplex(1 << 16);
         let (server_in, mut server_out) = guard(input, out_w, Screen::default());
         // The server echoes what it gets as a result.
