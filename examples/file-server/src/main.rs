@@ -10,6 +10,7 @@ use clap::Parser;
 use file_server::sandbox::Sandbox;
 use file_server::server::FileServer;
 use mcp_resolve_runtime::Dialect;
+use mcp_resolve_runtime::framing::http::Screened;
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -83,12 +84,16 @@ async fn serve_stdio(server: FileServer) -> Result<(), String> {
 async fn serve_http(server: FileServer, addr: SocketAddr) -> Result<(), String> {
     let config = StreamableHttpServerConfig::default();
     let cancel = config.cancellation_token.clone();
+    let resolution = server.resolution().clone();
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let router = axum::Router::new().nest_service("/mcp", service);
+    // Malformed JSON-RPC and resolve requests without capability metadata
+    // are answered as the stdio screen answers them.
+    let screened = Screened::for_resolution(&resolution, service);
+    let router = axum::Router::new().nest_service("/mcp", screened);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;

@@ -25,6 +25,12 @@
 //! ```ignore
 //! let running = server.serve(mcp_resolve_runtime::framing::stdio()).await?;
 //! ```
+//!
+//! [`http`] (feature `http`) screens the bodies of streamable HTTP requests
+//! the same way, in front of rmcp's `StreamableHttpService`.
+
+#[cfg(feature = "http")]
+pub mod http;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
@@ -80,6 +86,29 @@ impl Screen {
         }
     }
 
+    /// The screen of a server answering `resolution`'s requests: in the
+    /// extension dialect, it checks the capability metadata of resolve
+    /// requests ([`Screen::checking`]).
+    pub fn for_resolution(resolution: &crate::rmcp::ToolResolution) -> Screen {
+        if resolution.dialect() == crate::Dialect::Extension {
+            Screen::checking(resolution.method())
+        } else {
+            Screen::default()
+        }
+    }
+
+    /// This screen for messages that each arrive on their own (one HTTP
+    /// request each): there is no stream whose first request could be
+    /// awaited, and a request is of the 2026-07-28 lifecycle when its own
+    /// `_meta` says so.
+    pub fn per_message(self) -> Screen {
+        Screen {
+            started: true,
+            legacy: true,
+            ..self
+        }
+    }
+
     /// Screens one line (without its newline).
     pub fn line(&mut self, line: &str) -> Screened {
         if line.trim().is_empty() {
@@ -87,7 +116,7 @@ impl Screen {
         }
         let value: Value = match serde_json::from_str(line) {
             Ok(v) => v,
-            Err(_) => return error(Value::Null, -32700, "Parse error: the line is not JSON"),
+            Err(_) => return error(Value::Null, -32700, "Parse error: the message is not JSON"),
         };
         let Value::Object(message) = &value else {
             let why = if value.is_array() {
@@ -294,12 +323,11 @@ pub fn stdio() -> (DuplexStream, DuplexStream) {
 /// extension dialect, resolve requests whose capability metadata does not
 /// declare the extension get `-32021` here (see the module documentation).
 pub fn stdio_for(resolution: &crate::rmcp::ToolResolution) -> (DuplexStream, DuplexStream) {
-    let screen = if resolution.dialect() == crate::Dialect::Extension {
-        Screen::checking(resolution.method())
-    } else {
-        Screen::default()
-    };
-    guard(tokio::io::stdin(), tokio::io::stdout(), screen)
+    guard(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        Screen::for_resolution(resolution),
+    )
 }
 
 fn line_of(value: &Value) -> String {
