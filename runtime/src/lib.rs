@@ -49,6 +49,16 @@ pub use serde_json;
 /// The extension identifier of the tool-resolution extension (draft 2026-08-20).
 pub const EXTENSION_ID: &str = "io.modelcontextprotocol/tool-resolution";
 
+/// The extension identifier of this project's companion extension: a client
+/// that declares it (with an empty settings object) gets, in each resolve
+/// result's `_meta` under this key, the variant that matched and the scopes
+/// the call needs — `{"variant": "read" | null, "requiredScopes": […]}` —
+/// so a host can show or log *why* a call resolved as it did. Servers
+/// advertise it next to [`EXTENSION_ID`]; clients that do not declare it
+/// never see the key (the extension allows result `_meta` only for
+/// negotiated extensions).
+pub const VARIANT_EXTENSION_ID: &str = "io.github.mcp-resolve/variant";
+
 /// The version of the interface between generated code and this crate.
 /// Generated files assert it at compile time.
 pub const CODEGEN_VERSION: u32 = 3;

@@ -51,6 +51,15 @@ impl Resolved {
         }
     }
 
+    /// The value of the companion extension's result `_meta` entry
+    /// ([`crate::VARIANT_EXTENSION_ID`]): `{"variant": …, "requiredScopes": […]}`.
+    pub fn variant_meta(&self) -> serde_json::Value {
+        serde_json::json!({
+            "variant": self.variant,
+            "requiredScopes": self.required_scopes,
+        })
+    }
+
     /// The owned [`Resolution`], as the library resolver returns it.
     pub fn to_resolution(&self) -> Resolution {
         Resolution {

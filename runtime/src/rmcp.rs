@@ -38,7 +38,9 @@ use ::rmcp::model::{
 use ::rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
 
-use crate::{ArgumentValidator, Dialect, EXTENSION_ID, Resolved, RpcError, Rules};
+use crate::{
+    ArgumentValidator, Dialect, EXTENSION_ID, Resolved, RpcError, Rules, VARIANT_EXTENSION_ID,
+};
 
 /// The method of the Server Capability Signature draft.
 pub const SIGNATURE_METHOD: &str = "signature";
@@ -156,8 +158,13 @@ impl ToolResolution {
     /// dialect `extensions["io.modelcontextprotocol/tool-resolution"] = {}`;
     /// in the others `experimental["tools/resolve"]` (or
     /// `experimental["tools/annotations"]`), since rmcp's typed `tools`
-    /// capability has no `resolve` field; and `experimental["signature"]`.
+    /// capability has no `resolve` field; `experimental["signature"]`; and
+    /// the companion extension [`VARIANT_EXTENSION_ID`].
     pub fn advertise(&self, capabilities: &mut ServerCapabilities) {
+        capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(VARIANT_EXTENSION_ID.to_string(), JsonObject::new());
         if self.dialect == Dialect::Extension {
             capabilities
                 .extensions
@@ -279,7 +286,8 @@ impl ToolResolution {
         if self.dialect == Dialect::Extension && !client_declares_extension(context) {
             return Some(Err(missing_capability()));
         }
-        Some(self.resolve_params(request.params.as_ref()))
+        let variant_meta = client_declares(context, VARIANT_EXTENSION_ID);
+        Some(self.resolve(request.params.as_ref(), variant_meta))
     }
 
     /// [`ToolResolution::handle`], with `-32601` for methods it does not own:
@@ -302,6 +310,16 @@ impl ToolResolution {
     /// Resolves the `params` of a resolve request (`{name, arguments}`) to the
     /// dialect's result, without the capability check.
     pub fn resolve_params(&self, params: Option<&Value>) -> Result<CustomResult, ErrorData> {
+        self.resolve(params, false)
+    }
+
+    /// [`ToolResolution::resolve_params`], with the companion extension's
+    /// result `_meta` ([`VARIANT_EXTENSION_ID`]) when `variant_meta`.
+    fn resolve(
+        &self,
+        params: Option<&Value>,
+        variant_meta: bool,
+    ) -> Result<CustomResult, ErrorData> {
         let empty = Map::new();
         let params = match params {
             None => &empty,
@@ -333,9 +351,18 @@ impl ToolResolution {
             .resolve(name, &arguments)
             .map_err(to_error_data)?;
         self.server_check(name, &arguments)?;
-        let result = serde_json::from_str(&resolved.result_json(self.dialect)).map_err(|e| {
-            ErrorData::internal_error(format!("resolver result is not JSON: {e}"), None)
-        })?;
+        let mut result: Value =
+            serde_json::from_str(&resolved.result_json(self.dialect)).map_err(|e| {
+                ErrorData::internal_error(format!("resolver result is not JSON: {e}"), None)
+            })?;
+        if variant_meta && let Value::Object(map) = &mut result {
+            let meta = map
+                .entry("_meta")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(meta) = meta {
+                meta.insert(VARIANT_EXTENSION_ID.into(), resolved.variant_meta());
+            }
+        }
         Ok(CustomResult::new(result))
     }
 }
@@ -354,10 +381,16 @@ fn is_marked(tool: &Tool) -> bool {
 /// unsupported, so such a client gets `-32021` like one that declares
 /// nothing.
 pub fn client_declares_extension(context: &RequestContext<RoleServer>) -> bool {
+    client_declares(context, EXTENSION_ID)
+}
+
+/// Whether the request (or the session) declares the extension `id` with
+/// an empty settings object (see [`client_declares_extension`]).
+pub fn client_declares(context: &RequestContext<RoleServer>, id: &str) -> bool {
     context
         .client_capabilities()
         .and_then(|caps| caps.extensions)
-        .is_some_and(|extensions| supported_settings(extensions.get(EXTENSION_ID)))
+        .is_some_and(|extensions| supported_settings(extensions.get(id)))
 }
 
 /// Whether the extension's settings object, as a client declared it, is one

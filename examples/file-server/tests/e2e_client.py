@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
-import itertools
 import json
 import os
 import socket
@@ -39,20 +37,19 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import rfc8785
 from mcp import Client, StdioServerParameters
 from mcp.client import advertise
 from mcp.shared.exceptions import MCPError
 from mcp_types import Request, RequestParams
 from pydantic import ConfigDict, TypeAdapter
 
-EXTENSION = "io.modelcontextprotocol/tool-resolution"
-CORE_DEFAULTS = {
-    "readOnlyHint": False,
-    "destructiveHint": True,
-    "idempotentHint": False,
-    "openWorldHint": True,
-}
+# The extension's checks, shared with the conformance suite.
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests" / "conformance"))
+from extension import (  # noqa: E402
+    CORE_DEFAULTS, EXTENSION, RESULT_SCHEMA, VARIANT_EXTENSION, candidates, core, declared,
+    fingerprint_of, schema_errors, selftest, within_conservative_bound,
+)
+
 RAW = TypeAdapter(dict[str, Any])
 
 
@@ -105,101 +102,11 @@ async def resolve_error(client: Client, name: str, arguments: Any, method: str =
     raise Failure(f"{method} {name} {arguments!r} succeeded ({result!r}); an error was expected")
 
 
-# --- what the signature declares ------------------------------------------
-
-
-def fingerprint_of(document: dict[str, Any]) -> str:
-    body = {k: v for k, v in document.items() if k not in ("fingerprint", "resultType", "_meta")}
-    return "sha256:" + hashlib.sha256(rfc8785.dumps(body)).hexdigest()
-
-
-def declared(tool: dict[str, Any], arguments: dict[str, Any]) -> tuple[str | None, dict[str, bool]]:
-    """The variant and annotations the signature declares (docs/signature.md recipe)."""
-    for variant in tool.get("resolvedVariants", []):
-        patterns = variant["when"]["argumentPatterns"]
-        schema = {
-            "type": "object",
-            "properties": patterns,
-            "required": [k for k, v in patterns.items() if v is not False],
-        }
-        if jsonschema.Draft202012Validator(schema).is_valid(arguments):
-            return variant["name"], variant["annotations"]
-    return None, tool["annotations"]
-
-
-def core(annotations: dict[str, Any]) -> dict[str, bool]:
-    return {hint: annotations.get(hint, default) for hint, default in CORE_DEFAULTS.items()}
-
-
-def within_conservative_bound(static: dict[str, Any], resolved: dict[str, Any]) -> str | None:
-    """The extension's client-side check, after defaults; the violated rule or None."""
-    s, r = core(static), core(resolved)
-    if s["readOnlyHint"] and not r["readOnlyHint"]:
-        return "static read-only, resolved not read-only"
-    if not s["readOnlyHint"] and not s["destructiveHint"] and not r["readOnlyHint"] and r["destructiveHint"]:
-        return "static non-destructive, resolved destructive"
-    if s["idempotentHint"] and not r["readOnlyHint"] and not r["idempotentHint"]:
-        return "static idempotent, resolved not idempotent"
-    if not s["openWorldHint"] and r["openWorldHint"]:
-        return "static closed-world, resolved open-world"
-    return None
-
-
-def selftest() -> None:
-    """The checks above must be able to fail: a lying server is caught."""
-    static = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
-    lies = [
-        ({"readOnlyHint": True}, {"readOnlyHint": False}),
-        (static, {**static, "destructiveHint": True}),
-        (static, {**static, "idempotentHint": False}),
-        (static, {**static, "openWorldHint": True}),
-        ({"openWorldHint": False}, {}),  # defaults apply: open world
-    ]
-    for s, r in lies:
-        check(within_conservative_bound(s, r) is not None, f"self-test: bound check accepts {s} -> {r}")
-    check(within_conservative_bound(static, {**static, "readOnlyHint": True}) is None,
-          "self-test: bound check rejects a narrower result")
-    tool = {"annotations": {"readOnlyHint": False},
-            "resolvedVariants": [{"name": "r", "when": {"argumentPatterns": {"a": {"const": 1}, "b": False}},
-                                  "annotations": {"readOnlyHint": True}}]}
-    check(declared(tool, {"a": 1})[0] == "r", "self-test: recipe misses a match")
-    check(declared(tool, {"a": 1, "b": 0})[0] is None, "self-test: `false` must mean absent")
-    check(declared(tool, {})[0] is None, "self-test: a pattern requires its argument")
-    doc = {"b": [1, "é"], "a": True, "fingerprint": "x"}
-    check(fingerprint_of(doc) == "sha256:" + hashlib.sha256('{"a":true,"b":[1,"é"]}'.encode()).hexdigest(),
-          "self-test: fingerprint")
-
-
 def server_refuses(name: str, arguments: dict[str, Any]) -> bool:
     """The example server's own check beyond the schema that candidates can hit:
     writing actions need `content` (candidates' paths stay in the sandbox)."""
     return (name == "manage_files" and arguments.get("action") in ("append", "replace")
             and "content" not in arguments)
-
-
-def candidates(schema: dict[str, Any], limit: int = 512) -> list[dict[str, Any]]:
-    """Argument objects covering the schema's enums, booleans and optional fields."""
-    required = set(schema.get("required", []))
-    choices: list[list[tuple[str, Any]]] = []
-    for name, prop in schema.get("properties", {}).items():
-        if "enum" in prop:
-            values = list(prop["enum"])
-        elif prop.get("type") == "boolean":
-            values = [True, False]
-        elif prop.get("type") == "string":
-            values = ["notes.txt"]
-        else:
-            values = [None]
-        options = [(name, v) for v in values]
-        if name not in required:
-            options.append((name, ...))  # absent
-        choices.append(options)
-    out = []
-    for combo in itertools.product(*choices):
-        out.append({k: v for k, v in combo if v is not ...})
-        if len(out) >= limit:
-            break
-    return out
 
 
 # --- the checks ------------------------------------------------------------
@@ -245,12 +152,12 @@ async def check_every_variant(client: Client, tools: dict[str, dict[str, Any]],
                 continue
             variant, expected = declared(sig, arguments)
             result = await resolve(client, name, arguments)
-            check(set(result) <= {"resultType", "name", "annotations", "_meta"},
-                  f"unexpected keys in {result}")
-            check(result.get("resultType") == "complete" and result.get("name") == name,
-                  f"bad envelope: {result}")
-            check(set(result["annotations"]) == set(CORE_DEFAULTS),
-                  f"annotations must be exactly the four core hints: {result}")
+            problems = schema_errors(RESULT_SCHEMA, result)
+            check(not problems and result["name"] == name, f"bad result {result}: {problems}")
+            # The session declared the companion extension: the variant that matched.
+            entry = (result.get("_meta") or {}).get(VARIANT_EXTENSION) or {}
+            check(entry.get("variant") == variant,
+                  f"{name} {arguments}: _meta names variant {entry.get('variant')!r}, the signature {variant!r}")
             check(result["annotations"] == core(expected),
                   f"{name} {arguments}: resolved {result['annotations']}, "
                   f"signature declares {variant} {core(expected)}")
@@ -385,7 +292,8 @@ async def main_async(args: argparse.Namespace) -> None:
         os.symlink(base, root / "up")
 
         resolving = [advertise(EXTENSION)]
-        async with Client(stdio(args.server, root), extensions=resolving) as client:
+        with_variants = [advertise(EXTENSION), advertise(VARIANT_EXTENSION)]
+        async with Client(stdio(args.server, root), extensions=with_variants) as client:
             print(f"connected: protocol {client.session.protocol_version}", flush=True)
             signature = await client.session.send_request(SignatureRequest(), RAW)
             log("<-", "signature", {"fingerprint": signature["fingerprint"],
@@ -461,6 +369,7 @@ async def check_http(server: str, root: Path) -> None:
             listed = await client.list_tools()
             result = await resolve(client, "manage_files", {"path": "notes.txt", "action": "read"})
             check(result["annotations"]["readOnlyHint"] is True, f"http resolve: {result}")
+            check("_meta" not in result, f"result _meta for an extension the client did not declare: {result}")
             log("<-", "tools/resolve (http)", result)
             print(f"ok streamable HTTP: {len(listed.tools)} tools, resolve works", flush=True)
     finally:

@@ -7,28 +7,14 @@
 //! test is skipped locally and fails under CI.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
-fn python() -> Option<String> {
-    if let Some(p) = std::env::var_os("MCP_RESOLVE_MCP_PYTHON") {
-        return Some(p.to_string_lossy().into_owned());
-    }
-    let ok = Command::new("python3")
-        .args(["-c", "import mcp.client, rfc8785, jsonschema"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    ok.then(|| "python3".to_string())
-}
-
 #[test]
 fn python_mcp_client_resolves_every_variant_and_calls_tools() {
-    let Some(python) = python() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must provide the Python mcp package (MCP_RESOLVE_MCP_PYTHON)"
-        );
-        eprintln!("skipped: Python `mcp` not found; set MCP_RESOLVE_MCP_PYTHON");
+    let Some(python) = common::python("the Python SDK end-to-end test") else {
         return;
     };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e_client.py");

@@ -4,7 +4,7 @@
 
 use file_server::server::resolve;
 use mcp_resolve_runtime::rmcp::{ToolResolution, missing_capability, to_error_data};
-use mcp_resolve_runtime::{Dialect, EXTENSION_ID, RpcError};
+use mcp_resolve_runtime::{Dialect, EXTENSION_ID, RpcError, VARIANT_EXTENSION_ID};
 use rmcp::model::{ErrorCode, ServerCapabilities};
 use serde_json::{Value, json};
 
@@ -19,6 +19,7 @@ fn advertises_the_extension_or_the_dialect_and_signature() {
         .capabilities;
     let caps = serde_json::to_value(caps).unwrap();
     assert_eq!(caps["extensions"][EXTENSION_ID], json!({}));
+    assert_eq!(caps["extensions"][VARIANT_EXTENSION_ID], json!({}));
     assert_eq!(caps["experimental"]["signature"], json!({}));
     assert!(caps["tools"].is_object());
 
@@ -31,7 +32,8 @@ fn advertises_the_extension_or_the_dialect_and_signature() {
         let mut caps = ServerCapabilities::default();
         r.advertise(&mut caps);
         let caps = serde_json::to_value(caps).unwrap();
-        assert!(caps.get("extensions").is_none(), "{dialect}: {caps}");
+        assert!(caps["extensions"].get(EXTENSION_ID).is_none(), "{dialect}: {caps}");
+        assert_eq!(caps["extensions"][VARIANT_EXTENSION_ID], json!({}));
         assert_eq!(caps["experimental"][method], json!({}));
     }
 }
