@@ -44,7 +44,9 @@ fn run(python: &str, transport: &[&str]) {
     );
     for case in CASES {
         assert!(
-            stdout.lines().any(|l| l.starts_with(&format!("ok {case} "))),
+            stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("ok {case} "))),
             "case `{case}` did not pass:\n{stdout}"
         );
     }

@@ -32,7 +32,10 @@ fn advertises_the_extension_or_the_dialect_and_signature() {
         let mut caps = ServerCapabilities::default();
         r.advertise(&mut caps);
         let caps = serde_json::to_value(caps).unwrap();
-        assert!(caps["extensions"].get(EXTENSION_ID).is_none(), "{dialect}: {caps}");
+        assert!(
+            caps["extensions"].get(EXTENSION_ID).is_none(),
+            "{dialect}: {caps}"
+        );
         assert_eq!(caps["extensions"][VARIANT_EXTENSION_ID], json!({}));
         assert_eq!(caps["experimental"][method], json!({}));
     }

@@ -1,0 +1,74 @@
+//! Runs `tests/ts_client.mjs`: the official TypeScript SDK v2
+//! (`@modelcontextprotocol/client` 2.4.0) drives the built `file-server` over
+//! stdio and streamable HTTP, in the 2026-07-28 era and in a legacy session.
+//!
+//! The SDK comes from `MCP_RESOLVE_TS_CLIENT`, a directory whose
+//! `node_modules` has it (`.ci/run` runs `scripts/install-ts-client.sh`,
+//! which installs it under `target/ts-client`). Without it the test is
+//! skipped locally and fails under CI.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn installation() -> Option<PathBuf> {
+    let dir = std::env::var_os("MCP_RESOLVE_TS_CLIENT").map(PathBuf::from);
+    if let Some(dir) = dir.filter(|d| d.join("node_modules/@modelcontextprotocol/client").is_dir())
+    {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must provide the TypeScript SDK (MCP_RESOLVE_TS_CLIENT, scripts/install-ts-client.sh)"
+    );
+    eprintln!(
+        "skipped: the TypeScript SDK is not installed; run scripts/install-ts-client.sh and set MCP_RESOLVE_TS_CLIENT"
+    );
+    None
+}
+
+#[test]
+fn typescript_sdk_client_resolves_every_variant_over_stdio_and_http() {
+    let Some(dir) = installation() else {
+        return;
+    };
+    // Node resolves packages next to the script: run a copy from `dir`.
+    let script = dir.join("ts_client.mjs");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ts_client.mjs"),
+        &script,
+    )
+    .expect("copy the client next to its node_modules");
+    let root = common::sandbox("ts-client");
+    let output = Command::new("node")
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_file-server"))
+        .arg(&root)
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    println!("{stdout}");
+    assert!(
+        output.status.success() && stdout.contains("all checks passed"),
+        "the TypeScript client failed ({}):\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for transport in ["stdio", "http"] {
+        for check in [
+            "resolutions equal to the signature",
+            "errors -32602",
+            "strips resultType",
+            "-32021 without the extension",
+        ] {
+            assert!(
+                stdout
+                    .lines()
+                    .any(|l| l.starts_with(&format!("ok {transport}: ")) && l.contains(check)),
+                "missing `ok {transport}: … {check}` in:\n{stdout}"
+            );
+        }
+    }
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the TypeScript SDK v2 client of the file server's end-to-end test
+# (examples/file-server/tests/ts_client.rs) under DIR (default
+# target/ts-client), from the lockfile in scripts/ts-client, with Node and npm
+# from apt when missing. Prints DIR.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+dir="${1:-target/ts-client}"
+mkdir -p "$dir"
+dir="$(cd "$dir" && pwd)"
+
+sudo_cmd=""; [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo_cmd="sudo"
+if ! command -v npm >/dev/null 2>&1; then
+  $sudo_cmd apt-get update -qq >&2 && $sudo_cmd apt-get install -y -qq nodejs npm >/dev/null
+fi
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+if [ "$node_major" -lt 20 ]; then
+  echo "install-ts-client: the TypeScript SDK v2 needs Node >= 20; this machine has $(node --version)" >&2
+  exit 1
+fi
+
+cp "$here/ts-client/package.json" "$here/ts-client/package-lock.json" "$dir/"
+(cd "$dir" && npm ci --no-audit --no-fund --silent >&2)
+echo "$dir"
