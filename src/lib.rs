@@ -32,6 +32,8 @@ pub mod ir;
 mod lower;
 mod parse;
 pub mod project;
+#[cfg(feature = "cli")]
+pub mod proxy;
 mod regex_cache;
 pub mod registry;
 pub mod resolve;

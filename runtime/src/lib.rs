@@ -18,7 +18,7 @@
 mod annotations;
 mod dialect;
 mod error;
-#[cfg(feature = "rmcp")]
+#[cfg(feature = "framing")]
 pub mod framing;
 pub mod hints;
 pub mod host;

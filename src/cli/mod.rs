@@ -19,6 +19,7 @@ mod diff;
 mod fmt;
 mod generate;
 mod import;
+mod proxy;
 mod resolve;
 mod signature;
 
@@ -188,6 +189,33 @@ enum Command {
         #[arg(last = true, value_name = "COMMAND")]
         command: Vec<OsString>,
     },
+    /// Answer tools/resolve from rules in front of any MCP server: start
+    /// the server (`-- COMMAND ARGS…`) as a child over stdio and speak MCP
+    /// to the host on this process's stdio, passing everything through
+    /// except what the rules add (capabilities, annotations and resolvable
+    /// markers in tools/list, tools/resolve and signature).
+    Proxy {
+        /// Rules files, or directories of them (one server).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The resolve dialect served.
+        #[arg(long, default_value = "extension", value_parser = parse_dialect)]
+        dialect: Dialect,
+        /// Seconds a request may wait for the server's answer before the
+        /// host gets an error (0: no limit).
+        #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+        timeout: u64,
+        /// The largest message read from the host or the server, in bytes.
+        #[arg(long, default_value_t = mcp_resolve::upstream::MAX_MESSAGE_BYTES, value_name = "BYTES")]
+        max_message_bytes: usize,
+        /// Do not compare the rules with the server's tools/list at start
+        /// (which starts the server once more, briefly).
+        #[arg(long)]
+        no_probe: bool,
+        /// The server to start.
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<OsString>,
+    },
     /// Print the JSON Schema of the rules format (for editors).
     Schema {
         /// Write to this file instead of standard output.
@@ -317,6 +345,21 @@ pub fn main() -> ExitCode {
             ),
             Err(code) => code,
         },
+        Command::Proxy {
+            paths,
+            dialect,
+            timeout,
+            max_message_bytes,
+            no_probe,
+            command,
+        } => proxy::main(proxy::Args {
+            paths,
+            dialect,
+            timeout,
+            max_message_bytes: max_message_bytes.max(1024),
+            probe: !no_probe,
+            command,
+        }),
         Command::Schema { output } => write_output(
             output.as_deref(),
             &mcp_resolve::rules_schema::rules_schema(),

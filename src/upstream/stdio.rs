@@ -27,7 +27,7 @@ pub struct StdioTransport {
     /// The child's pid, which is also its process group's id.
     pid: Option<u32>,
     stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
+    stdout: Option<BufReader<ChildStdout>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
 }
 
@@ -84,7 +84,7 @@ impl StdioTransport {
             pid: child.id(),
             child,
             stdin: Some(stdin),
-            stdout: BufReader::new(stdout),
+            stdout: Some(BufReader::new(stdout)),
             stderr: tail,
         })
     }
@@ -128,9 +128,11 @@ impl StdioTransport {
     /// the end of the stream.
     async fn read_line(&mut self) -> Result<Option<Vec<u8>>, UpstreamError> {
         let mut line = Vec::new();
+        let Some(stdout) = self.stdout.as_mut() else {
+            return Ok(None);
+        };
         loop {
-            let buffer = self
-                .stdout
+            let buffer = stdout
                 .fill_buf()
                 .await
                 .map_err(|source| UpstreamError::Io {
@@ -145,7 +147,7 @@ impl StdioTransport {
                 None => (buffer.len(), false),
             };
             line.extend_from_slice(&buffer[..used]);
-            self.stdout.consume(used);
+            stdout.consume(used);
             if line.len() > MAX_MESSAGE_BYTES {
                 return Err(UpstreamError::Protocol(format!(
                     "the server wrote a line over {} MiB",
@@ -155,6 +157,22 @@ impl StdioTransport {
             if done {
                 return Ok(Some(line));
             }
+        }
+    }
+
+    /// Hands the child's stdin and stdout to a caller that pumps them
+    /// itself (the proxy); the transport keeps the process, so closing or
+    /// dropping it still stops the child's process group. `None` when
+    /// already taken.
+    pub(crate) fn take_pipes(&mut self) -> Option<(ChildStdin, BufReader<ChildStdout>)> {
+        Some((self.stdin.take()?, self.stdout.take()?))
+    }
+
+    /// Waits up to `grace` for the child to end; its exit status.
+    pub(crate) async fn wait_exit(&mut self, grace: Duration) -> Option<String> {
+        match tokio::time::timeout(grace, self.child.wait()).await {
+            Ok(Ok(status)) => Some(status.to_string()),
+            _ => None,
         }
     }
 

@@ -86,9 +86,11 @@ impl Screen {
         }
     }
 
-    /// The screen of a server answering `resolution`'s requests: in the
+    /// The screen of a server answering `resolution`'s requests (feature
+    /// `rmcp`): in the
     /// extension dialect, it checks the capability metadata of resolve
     /// requests ([`Screen::checking`]).
+    #[cfg(feature = "rmcp")]
     pub fn for_resolution(resolution: &crate::rmcp::ToolResolution) -> Screen {
         if resolution.dialect() == crate::Dialect::Extension {
             Screen::checking(resolution.method())
@@ -319,9 +321,10 @@ pub fn stdio() -> (DuplexStream, DuplexStream) {
     guard(tokio::io::stdin(), tokio::io::stdout(), Screen::default())
 }
 
-/// [`stdio`] for a server answering `resolution`'s requests: in the
+/// [`stdio`] for a server answering `resolution`'s requests (feature `rmcp`): in the
 /// extension dialect, resolve requests whose capability metadata does not
 /// declare the extension get `-32021` here (see the module documentation).
+#[cfg(feature = "rmcp")]
 pub fn stdio_for(resolution: &crate::rmcp::ToolResolution) -> (DuplexStream, DuplexStream) {
     guard(
         tokio::io::stdin(),
@@ -340,17 +343,32 @@ async fn write<W: AsyncWrite + Unpin>(output: &mut W, line: &str) -> std::io::Re
     output.flush().await
 }
 
-enum Line {
+/// What [`read_line`] read.
+#[derive(Debug)]
+pub enum Line {
+    /// A line, in the buffer (with its newline, if it had one).
     Complete,
+    /// A line longer than the limit, read to its end and discarded.
     TooLong,
+    /// The end of the input.
     Eof,
 }
 
 /// Reads one line into `buf`, at most [`MAX_LINE_BYTES`]; a longer line is
 /// read to its end and discarded.
-async fn read_line<R: AsyncBufReadExt + Unpin>(
+pub async fn read_line<R: AsyncBufReadExt + Unpin>(
     input: &mut R,
     buf: &mut Vec<u8>,
+) -> std::io::Result<Line> {
+    read_line_within(input, buf, MAX_LINE_BYTES).await
+}
+
+/// [`read_line`] with a limit of `max` bytes; memory stays bounded by
+/// `max` plus the reader's buffer, however long the line.
+pub async fn read_line_within<R: AsyncBufReadExt + Unpin>(
+    input: &mut R,
+    buf: &mut Vec<u8>,
+    max: usize,
 ) -> std::io::Result<Line> {
     let mut too_long = false;
     loop {
@@ -369,7 +387,7 @@ async fn read_line<R: AsyncBufReadExt + Unpin>(
             None => (chunk.len(), false),
         };
         if !too_long {
-            if buf.len() + take > MAX_LINE_BYTES {
+            if buf.len() + take > max {
                 too_long = true;
                 buf.clear();
             } else {
