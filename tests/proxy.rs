@@ -339,6 +339,32 @@ fn a_silent_server_times_out_and_the_session_goes_on() {
 }
 
 #[test]
+fn a_late_answer_after_the_timeout_is_dropped() {
+    let server = fake_server();
+    let mut proxy = Proxy::start(
+        &["rules/file-server.yaml", "--no-probe", "--timeout", "1"],
+        &["python3", server.to_str().unwrap(), "slow"],
+    );
+    proxy.initialize(declaring());
+    let call = proxy.request(
+        1,
+        "tools/call",
+        json!({"name": "manage_files", "arguments": {"path": "a", "action": "read"}}),
+    );
+    assert_eq!(call["error"]["code"], -32603, "{call}");
+    // The server answers request 1 late, then request 2: the host sees
+    // only the answer to 2 (`request` asserts the id).
+    let list = proxy.request(2, "tools/list", json!({}));
+    assert!(list["result"]["tools"].is_array(), "{list}");
+    let (status, stderr) = proxy.finish();
+    assert_eq!(status, 0, "{stderr:?}");
+    assert!(
+        stderr.iter().any(|l| l.contains("late answer")),
+        "{stderr:?}"
+    );
+}
+
+#[test]
 fn a_real_server_from_npm_behind_the_proxy() {
     let Some(dir) = std::env::var_os("MCP_RESOLVE_REAL_SERVERS").map(PathBuf::from) else {
         assert!(

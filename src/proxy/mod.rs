@@ -16,7 +16,7 @@
 
 pub mod rules;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::time::Duration;
 
@@ -143,6 +143,9 @@ where
         Screen::default()
     };
     let mut pending: HashMap<String, Pending> = HashMap::new();
+    // Requests the host already got a timeout error for: a late answer is
+    // dropped (a second response to one id would break JSON-RPC).
+    let mut expired: HashSet<String> = HashSet::new();
     // The capabilities the host declared at `initialize` (legacy sessions).
     let mut session_caps: Option<Value> = None;
     let mut ticker = tokio::time::interval(Duration::from_millis(250));
@@ -251,6 +254,13 @@ where
                 };
                 let is_response = message.get("method").is_none()
                     && (message.get("result").is_some() || message.get("error").is_some());
+                if is_response
+                    && let Some(id) = message.get("id")
+                    && expired.remove(&id_key(id))
+                {
+                    log(&format!("a late answer to request {id}, which already timed out, was dropped"));
+                    continue;
+                }
                 let waiting = if is_response {
                     message.get("id").and_then(|id| pending.remove(&id_key(id)))
                 } else {
@@ -271,13 +281,14 @@ where
             }
             _ = ticker.tick(), if options.timeout.is_some() && !pending.is_empty() => {
                 let now = Instant::now();
-                let expired: Vec<String> = pending
+                let overdue: Vec<String> = pending
                     .iter()
                     .filter(|(_, p)| p.deadline.is_some_and(|d| d <= now))
                     .map(|(id, _)| id.clone())
                     .collect();
-                for key in expired {
+                for key in overdue {
                     let Some(request) = pending.remove(&key) else { continue };
+                    expired.insert(key.clone());
                     let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
                     let after = options.timeout.unwrap_or_default().as_secs();
                     log(&format!("no answer to `{}` within {after}s", request.method));
