@@ -30,6 +30,7 @@ pub mod hints;
 pub mod import;
 pub mod ir;
 mod lower;
+pub mod matcher;
 mod parse;
 pub mod project;
 #[cfg(feature = "cli")]

@@ -434,3 +434,113 @@ fn the_rules_are_compared_with_the_servers_list_at_start() {
         "{text}"
     );
 }
+
+/// The Python with the `mcp` SDK (`.ci/run` sets it; a failure in CI
+/// without it, a skip elsewhere).
+fn mcp_python(what: &str) -> Option<String> {
+    match std::env::var("MCP_RESOLVE_MCP_PYTHON") {
+        Ok(python) => Some(python),
+        Err(_) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must set MCP_RESOLVE_MCP_PYTHON (see .ci/run)"
+            );
+            eprintln!(
+                "skipped {what}: MCP_RESOLVE_MCP_PYTHON is not set (.ci/run installs the SDK)"
+            );
+            None
+        }
+    }
+}
+
+fn real_servers(what: &str) -> Option<PathBuf> {
+    match std::env::var_os("MCP_RESOLVE_REAL_SERVERS") {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must set MCP_RESOLVE_REAL_SERVERS (see .ci/run)"
+            );
+            eprintln!(
+                "skipped {what}: MCP_RESOLVE_REAL_SERVERS is not set (.ci/run installs the servers)"
+            );
+            None
+        }
+    }
+}
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/proxy")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Runs the conformance suite (`tests/conformance/suite.py`) against
+/// `proxy RULES -- SERVER…`, a fresh proxy and server per session; every
+/// case must pass.
+fn conformance(python: &str, mode: &[&str], rules: &str, server: &[&str]) {
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/suite.py");
+    let output = std::process::Command::new(python)
+        .arg(suite)
+        .args(mode)
+        .args([
+            "--stdio",
+            "--",
+            env!("CARGO_BIN_EXE_mcp-resolve"),
+            "proxy",
+            rules,
+            "--no-probe",
+            "--",
+        ])
+        .args(server)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    println!("{stdout}");
+    assert!(
+        output.status.success() && stdout.contains("12 of 12 cases passed"),
+        "the conformance suite failed through the proxy ({mode:?}, {rules}):\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn the_conformance_suite_passes_through_the_proxy_in_front_of_a_python_sdk_server() {
+    let Some(python) = mcp_python("the conformance suite through the proxy") else {
+        return;
+    };
+    let root = common::scratch("proxy", "notes-conformance");
+    let server = [
+        python.as_str(),
+        &fixture("notes_server.py"),
+        root.to_str().unwrap(),
+    ];
+    let rules = fixture("notes.yaml");
+    // The Python SDK speaks both styles: per-request capabilities
+    // (2026-07-28) and `initialize` sessions.
+    conformance(&python, &[], &rules, &server);
+    conformance(&python, &["--legacy"], &rules, &server);
+}
+
+#[test]
+fn the_conformance_suite_passes_through_the_proxy_in_front_of_server_filesystem() {
+    let (Some(python), Some(dir)) = (
+        mcp_python("the conformance suite through the proxy"),
+        real_servers("the conformance suite through the proxy"),
+    ) else {
+        return;
+    };
+    let root = common::scratch("proxy", "filesystem-conformance");
+    let server = dir.join("node/node_modules/.bin/mcp-server-filesystem");
+    // server-filesystem (TypeScript SDK v1) speaks only `initialize`
+    // sessions, so the suite runs in that style.
+    conformance(
+        &python,
+        &["--legacy"],
+        "rules/real-server-filesystem.yaml",
+        &[server.to_str().unwrap(), root.to_str().unwrap()],
+    );
+}

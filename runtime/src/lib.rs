@@ -24,6 +24,7 @@ pub mod hints;
 pub mod host;
 pub mod index;
 pub mod json;
+pub mod matcher;
 pub mod pattern;
 mod resolved;
 #[cfg(feature = "rmcp")]

@@ -403,7 +403,7 @@ pub(super) fn num(rt: &TokenStream, n: &Number) -> TokenStream {
 
 /// A pattern that is a plain literal, optionally anchored.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct LiteralPattern {
+pub(crate) struct LiteralPattern {
     pub start: bool,
     pub text: String,
     pub end: bool,
@@ -427,7 +427,7 @@ impl LiteralPattern {
 
 /// Recognizes `text`, `^text`, `text$` and `^text$` (after parsing, so
 /// escapes and classes of one character count as literal text).
-pub(super) fn literal_pattern(pattern: &str) -> Option<LiteralPattern> {
+pub(crate) fn literal_pattern(pattern: &str) -> Option<LiteralPattern> {
     let hir = regex_syntax::ParserBuilder::new()
         .build()
         .parse(pattern)

@@ -8,7 +8,7 @@
 //! function per tool that validates the arguments and tests each variant's
 //! condition directly. Every response is precomputed text.
 
-mod matching;
+pub(crate) mod matching;
 pub(crate) mod phf;
 
 use mcp_resolve_runtime::{CODEGEN_VERSION, Dialect, Resolution};

@@ -192,11 +192,12 @@ where
                 match (method, message.get("id")) {
                     (Some(method), Some(id)) => {
                         if let Some(answer) = rules.answer(method, params, session_caps.as_ref()) {
+                            // The result text is spliced in as computed at start.
                             let response = match answer {
-                                Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-                                Err(error) => error_response(id, &error),
+                                Ok(result) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+                                Err(error) => error_response(id, &error).to_string(),
                             };
-                            write_line(&mut host_out, &response.to_string()).await.map_err(|e| io_error(e, "host"))?;
+                            write_line(&mut host_out, &response).await.map_err(|e| io_error(e, "host"))?;
                             continue;
                         }
                         let rewrite = match method {

@@ -5,12 +5,13 @@
 
 use std::collections::HashMap;
 
+use mcp_resolve_runtime::matcher::Matcher;
 use mcp_resolve_runtime::{Dialect, EXTENSION_ID, RpcError, VARIANT_EXTENSION_ID};
 use serde_json::{Map, Value, json};
 
 use crate::emit::signature::signature;
 use crate::ir::Server;
-use crate::resolve::{Resolver, ResolverError};
+use crate::resolve::ResolverError;
 
 /// The request `_meta` key of the client capabilities (protocol 2026-07-28).
 const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -34,23 +35,22 @@ pub enum Rewrite {
     },
 }
 
-/// The rules a proxy serves, compiled once.
+/// The rules a proxy serves, compiled once: resolution by the runtime's
+/// [`Matcher`] (answers precomputed as text).
 pub struct ProxyRules {
-    server: &'static Server,
-    resolver: Resolver<'static>,
+    server: Server,
+    matcher: Matcher,
     dialect: Dialect,
     /// The rules' `tools/list` entry of each tool, in the dialect.
     entries: HashMap<String, Map<String, Value>>,
-    /// The signature document, with `resultType`.
-    signature: Value,
+    /// The signature document, with `resultType`, as JSON text.
+    signature: String,
 }
 
 impl ProxyRules {
-    /// Compiles `server`'s rules for `dialect`. The server lives as long as
-    /// the process (a proxy serves one rules set until it exits).
+    /// Compiles `server`'s rules for `dialect`.
     pub fn new(server: Server, dialect: Dialect) -> Result<Self, ResolverError> {
-        let server: &'static Server = Box::leak(Box::new(server));
-        let resolver = Resolver::new(server)?;
+        let matcher = crate::matcher::compile(&server, dialect)?;
         let entries = server
             .tools
             .iter()
@@ -61,13 +61,14 @@ impl ProxyRules {
                 },
             )
             .collect();
-        let mut signature = signature(server);
+        let mut signature = signature(&server);
         if let Value::Object(map) = &mut signature {
             map.insert("resultType".into(), json!("complete"));
         }
+        let signature = signature.to_string();
         Ok(ProxyRules {
             server,
-            resolver,
+            matcher,
             dialect,
             entries,
             signature,
@@ -75,8 +76,8 @@ impl ProxyRules {
     }
 
     /// The rules' server.
-    pub fn server(&self) -> &'static Server {
-        self.server
+    pub fn server(&self) -> &Server {
+        &self.server
     }
 
     /// The method that resolves a call in this dialect.
@@ -194,16 +195,17 @@ impl ProxyRules {
         self.dialect != Dialect::Extension || Self::declares(params, session, EXTENSION_ID)
     }
 
-    /// The answer to a request the proxy owns — `Some(Ok(result))` or
-    /// `Some(Err(error))` — or `None` when the request is the server's.
+    /// The answer to a request the proxy owns — `Some(Ok(result))`, the
+    /// `result` as JSON text, or `Some(Err(error))` — or `None` when the
+    /// request is the server's.
     pub fn answer(
         &self,
         method: &str,
         params: Option<&Value>,
         session: Option<&Value>,
-    ) -> Option<Result<Value, RpcError>> {
+    ) -> Option<Result<&str, RpcError>> {
         if method == SIGNATURE_METHOD {
-            return Some(Ok(self.signature.clone()));
+            return Some(Ok(&self.signature));
         }
         if method != self.method() {
             return None;
@@ -217,7 +219,8 @@ impl ProxyRules {
         ))
     }
 
-    fn resolve(&self, params: Option<&Value>, variant_meta: bool) -> Result<Value, RpcError> {
+    fn resolve(&self, params: Option<&Value>, variant_meta: bool) -> Result<&str, RpcError> {
+        let no_arguments = Value::Object(Map::new());
         let empty = Map::new();
         let params = match params {
             None => &empty,
@@ -230,31 +233,16 @@ impl ProxyRules {
             ));
         };
         let arguments = match params.get("arguments") {
-            Some(arguments) => arguments.clone(),
+            Some(arguments) => arguments,
             None if self.dialect == Dialect::Extension => {
                 return Err(RpcError::invalid_params(
                     "params.arguments is required: the complete arguments object of the call ({} for a tool without arguments)",
                 ));
             }
-            None => Value::Object(Map::new()),
+            None => &no_arguments,
         };
-        let resolution = self.resolver.resolve(name, &arguments)?;
-        let entry = self
-            .entries
-            .get(name.as_str())
-            .map(|e| Value::Object(e.clone()))
-            .unwrap_or(Value::Null);
-        let mut result = self.dialect.result(&entry, &resolution);
-        if variant_meta
-            && let Value::Object(map) = &mut result
-            && let Some(meta) = object_at(map, "_meta")
-        {
-            meta.insert(
-                VARIANT_EXTENSION_ID.into(),
-                json!({"variant": resolution.variant, "requiredScopes": resolution.required_scopes}),
-            );
-        }
-        Ok(result)
+        let outcome = self.matcher.resolve(name, arguments)?;
+        Ok(outcome.result_json(variant_meta))
     }
 }
 

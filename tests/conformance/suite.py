@@ -3,8 +3,12 @@ JSON-RPC: no SDK between the suite and the server, so every byte the server
 answers is checked.
 
 Usage:
-  suite.py --stdio -- COMMAND ARGS...   a server started per session on stdio
-  suite.py --http URL                   a streamable HTTP endpoint
+  suite.py [--legacy] --stdio -- COMMAND ARGS...   a server started per session on stdio
+  suite.py [--legacy] --http URL                   a streamable HTTP endpoint
+
+With --legacy every case runs in `initialize` sessions (2025-11-25), with the
+client capabilities declared once per session, for servers (and proxies in
+front of servers) that do not speak the 2026-07-28 style.
 
 Each case prints `ok CASE: …` or `FAILED CASE: …`; the exit status is 1 when
 any case failed. Cases (docs/serving.md maps them to the extension's
@@ -223,9 +227,9 @@ def parse_body(kind: str, text: bytes) -> list[dict[str, Any]]:
 
 
 class Target:
-    def __init__(self, stdio: list[str] | None, url: str | None):
-        self.stdio, self.url = stdio, url
-        self.kind = "stdio" if stdio else "http"
+    def __init__(self, stdio: list[str] | None, url: str | None, legacy: bool = False):
+        self.stdio, self.url, self.legacy = stdio, url, legacy
+        self.kind = ("stdio" if stdio else "http") + (", legacy" if legacy else "")
 
     def session(self, protocol: str = MODERN) -> StdioSession | HttpSession:
         return StdioSession(self.stdio) if self.stdio else HttpSession(self.url or "", protocol)
@@ -268,13 +272,27 @@ class Client:
         return answer["error"]
 
 
-def legacy_client(target: Target, capabilities: dict[str, Any]) -> tuple[Client, dict[str, Any]]:
+def legacy_client(target: Target, capabilities: dict[str, Any],
+                  before: list[dict[str, Any]] | None = None) -> tuple[Client, dict[str, Any]]:
+    """An `initialize` session declaring `capabilities`; `before`: notifications
+    sent ahead of `initialize`."""
     session = target.session(LEGACY)
+    for notification in before or []:
+        session.notify(notification)
     client = Client(session, legacy=True)
     init = client.result("initialize", {"protocolVersion": LEGACY, "capabilities": capabilities,
                                         "clientInfo": CLIENT_INFO})
     session.notify({"jsonrpc": "2.0", "method": "notifications/initialized"})
     return client, init
+
+
+def open_client(target: Target, capabilities: dict[str, Any] | None) -> Client:
+    """A client whose requests declare `capabilities`: per request in the
+    2026-07-28 style, at `initialize` with --legacy (None: no capabilities
+    at all, which a legacy session can only say as `{}`)."""
+    if target.legacy:
+        return legacy_client(target, capabilities or {})[0]
+    return Client(target.session())
 
 
 # --- the cases --------------------------------------------------------------
@@ -291,18 +309,21 @@ class State:
 
 
 def case_discover(target: Target, state: State) -> str:
-    session = target.session()
-    try:
-        discovered = Client(session).result("server/discover", {}, caps(ext.EXTENSION))
-    finally:
-        session.close()
-    extensions = (discovered.get("capabilities") or {}).get("extensions") or {}
-    check(extensions.get(ext.EXTENSION) == {}, f"capabilities.extensions[{ext.EXTENSION}] is {extensions.get(ext.EXTENSION)!r}")
-    state.server_extensions = set(extensions)
     client, init = legacy_client(target, caps(ext.EXTENSION))
     client.session.close()
     legacy = (init.get("capabilities") or {}).get("extensions") or {}
     check(legacy.get(ext.EXTENSION) == {}, f"initialize: extensions are {legacy}")
+    discovered = init
+    if not target.legacy:
+        session = target.session()
+        try:
+            discovered = Client(session).result("server/discover", {}, caps(ext.EXTENSION))
+        finally:
+            session.close()
+    extensions = (discovered.get("capabilities") or {}).get("extensions") or {}
+    check(extensions.get(ext.EXTENSION) == {}, f"capabilities.extensions[{ext.EXTENSION}] is {extensions.get(ext.EXTENSION)!r}")
+    check(set(extensions) == set(legacy), f"server/discover offers {sorted(extensions)}, initialize {sorted(legacy)}")
+    state.server_extensions = set(extensions)
     state.signature_advertised = "signature" in ((discovered.get("capabilities") or {}).get("experimental") or {})
     return f"extensions {sorted(extensions)}"
 
@@ -310,11 +331,11 @@ def case_discover(target: Target, state: State) -> str:
 def case_signature(target: Target, state: State) -> str:
     if not getattr(state, "signature_advertised", False):
         return "not advertised (nothing to check)"
-    session = target.session()
+    client = open_client(target, caps(ext.EXTENSION))
     try:
-        document = Client(session).result("signature", {}, caps(ext.EXTENSION))
+        document = client.result("signature", {}, caps(ext.EXTENSION))
     finally:
-        session.close()
+        client.session.close()
     check(document.get("resultType") == "complete", "the signature result has no resultType")
     check(document.get("fingerprint") == ext.fingerprint_of(document), "the fingerprint does not verify")
     state.signature = {t["name"]: t for t in document["tools"]}
@@ -322,13 +343,13 @@ def case_signature(target: Target, state: State) -> str:
 
 
 def case_list_marker(target: Target, state: State) -> str:
-    session = target.session()
-    try:
-        client = Client(session)
-        listed = client.result("tools/list", {}, caps(ext.EXTENSION))["tools"]
-        plain = client.result("tools/list", {}, {})["tools"]
-    finally:
-        session.close()
+    listed, plain = [], []
+    for out, capabilities in [(listed, caps(ext.EXTENSION)), (plain, {})]:
+        client = open_client(target, capabilities)
+        try:
+            out.extend(client.result("tools/list", {}, capabilities)["tools"])
+        finally:
+            client.session.close()
     state.tools = {t["name"]: t for t in listed}
     for tool in listed:
         marker = (tool.get("_meta") or {}).get(ext.EXTENSION)
@@ -336,7 +357,7 @@ def case_list_marker(target: Target, state: State) -> str:
         if marker:
             state.marked.append(tool["name"])
         if state.signature is not None:
-            check(bool(state.signature[tool["name"]].get("resolvedVariants")) == bool(marker),
+            check(bool(state.signature.get(tool["name"], {}).get("resolvedVariants")) == bool(marker),
                   f"{tool['name']}: marker {marker!r} but the signature says otherwise")
     check(bool(state.marked), "no tool is marked resolvable")
     leaked = [t["name"] for t in plain if ext.EXTENSION in (t.get("_meta") or {})]
@@ -387,11 +408,11 @@ def resolve_all(client: Client, state: State, capabilities: dict[str, Any],
 
 
 def case_resolve_results(target: Target, state: State) -> str:
-    session = target.session()
+    client = open_client(target, caps(ext.EXTENSION))
     try:
-        answered, refused, _ = resolve_all(Client(session), state, caps(ext.EXTENSION), {ext.EXTENSION})
+        answered, refused, _ = resolve_all(client, state, caps(ext.EXTENSION), {ext.EXTENSION})
     finally:
-        session.close()
+        client.session.close()
     return f"{answered} answers checked ({refused} refused by the server's own checks)"
 
 
@@ -399,11 +420,11 @@ def case_negotiated_meta(target: Target, state: State) -> str:
     if ext.VARIANT_EXTENSION not in state.server_extensions:
         return "the server does not offer the variant extension (results carry no _meta)"
     declared = {ext.EXTENSION, ext.VARIANT_EXTENSION}
-    session = target.session()
+    client = open_client(target, caps(*declared))
     try:
-        answered, _, variants = resolve_all(Client(session), state, caps(*declared), declared)
+        answered, _, variants = resolve_all(client, state, caps(*declared), declared)
     finally:
-        session.close()
+        client.session.close()
     return f"{answered} answers, variants {sorted((k, sorted(map(str, v))) for k, v in variants.items())}"
 
 
@@ -413,28 +434,30 @@ def some_call(state: State) -> dict[str, Any]:
 
 
 def case_capability_missing(target: Target, state: State) -> str:
-    session = target.session()
-    try:
-        client = Client(session)
-        for capabilities in [{}, {"extensions": {}}, caps("com.example/other")]:
+    declared: list[dict[str, Any] | None] = [{}, {"extensions": {}}, caps("com.example/other")]
+    if not target.legacy:
+        declared.append(None)  # no client capabilities in `_meta` at all
+    for capabilities in declared:
+        client = open_client(target, capabilities)
+        try:
             client.error(-32021, "tools/resolve", some_call(state), capabilities)
-        # No client capabilities in `_meta` at all.
-        client.error(-32021, "tools/resolve", some_call(state), None)
-    finally:
-        session.close()
-    return "4 requests"
+        finally:
+            client.session.close()
+    return f"{len(declared)} requests"
 
 
 def case_capability_settings(target: Target, state: State) -> str:
-    session = target.session()
-    try:
-        client = Client(session)
-        for settings in [{"futureRequiredMode": True}, True, None]:
-            capabilities = {"extensions": {ext.EXTENSION: settings}}
+    # `true` and `null` are not capability objects at all: `initialize`
+    # may reject them as malformed, so a legacy session only says non-empty.
+    settings_list: list[Any] = [{"futureRequiredMode": True}] + ([] if target.legacy else [True, None])
+    for settings in settings_list:
+        capabilities = {"extensions": {ext.EXTENSION: settings}}
+        client = open_client(target, capabilities)
+        try:
             client.error(-32021, "tools/resolve", some_call(state), capabilities)
-    finally:
-        session.close()
-    return "non-empty, true, null"
+        finally:
+            client.session.close()
+    return "non-empty" + ("" if target.legacy else ", true, null")
 
 
 def case_invalid_params(target: Target, state: State) -> str:
@@ -455,25 +478,24 @@ def case_invalid_params(target: Target, state: State) -> str:
         cases.append(("unmarked tool", {"name": unmarked[0], "arguments": {}}))
     if invalid is not None:
         cases.append(("arguments the schema rejects", {"name": name, "arguments": invalid}))
-    session = target.session()
+    client = open_client(target, caps(ext.EXTENSION))
     try:
-        client = Client(session)
         for label, params in cases:
             try:
                 client.error(-32602, "tools/resolve", params, caps(ext.EXTENSION))
             except Failure as e:
                 raise Failure(f"{label}: {e}") from None
     finally:
-        session.close()
+        client.session.close()
     return ", ".join(label for label, _ in cases)
 
 
 def case_unknown_method(target: Target, state: State) -> str:
-    session = target.session()
+    client = open_client(target, caps(ext.EXTENSION))
     try:
-        Client(session).error(-32601, "tools/no-such-method", {}, caps(ext.EXTENSION))
+        client.error(-32601, "tools/no-such-method", {}, caps(ext.EXTENSION))
     finally:
-        session.close()
+        client.session.close()
     return "tools/no-such-method"
 
 
@@ -492,9 +514,9 @@ FRAMING = [
 
 
 def case_framing(target: Target, state: State) -> str:
-    session = target.session()
+    client = open_client(target, caps(ext.EXTENSION))
+    session = client.session
     try:
-        client = Client(session)
         client.result("tools/list", {}, caps(ext.EXTENSION))
         for label, data, code, id_ in FRAMING:
             status, answer = session.raw(data)
@@ -509,15 +531,22 @@ def case_framing(target: Target, state: State) -> str:
     return f"{len(FRAMING)} malformed messages answered, the session went on"
 
 
+EARLY = [{"jsonrpc": "2.0", "method": "notifications/initialized"},
+         {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}]
+
+
 def case_early_notification(target: Target, state: State) -> str:
-    session = target.session()
+    if target.legacy:
+        client, _ = legacy_client(target, caps(ext.EXTENSION), before=EARLY)
+    else:
+        client = Client(target.session())
+        for notification in EARLY:
+            client.session.notify(notification)
     try:
-        session.notify({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        session.notify({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
-        Client(session).result("tools/resolve", some_call(state), caps(ext.EXTENSION))
+        client.result("tools/resolve", some_call(state), caps(ext.EXTENSION))
     finally:
-        session.close()
-    return "answered after two notifications"
+        client.session.close()
+    return "answered after two notifications" + (" sent before initialize" if target.legacy else "")
 
 
 def case_legacy_session(target: Target, state: State) -> str:
@@ -560,12 +589,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--http", metavar="URL", help="a streamable HTTP endpoint")
     parser.add_argument("--stdio", action="store_true", help="start the command after `--` per session")
+    parser.add_argument("--legacy", action="store_true",
+                        help="run every case in initialize sessions (2025-11-25)")
     parser.add_argument("command", nargs="*", help="the server command (with --stdio)")
     args = parser.parse_args()
     if bool(args.http) == bool(args.stdio) or (args.stdio and not args.command):
         parser.error("give either --http URL or --stdio -- COMMAND ARGS...")
     ext.selftest()
-    target = Target(args.command if args.stdio else None, args.http)
+    target = Target(args.command if args.stdio else None, args.http, args.legacy)
     state = State()
     failed = 0
     for name, case in CASES:

@@ -3,7 +3,8 @@
 //! absent, wrong-typed and boundary values included — the compiled resolver
 //! returns exactly what the library resolver returns: variant, annotations,
 //! scopes, every dialect's response, and errors with their code, message and
-//! data. At least 10,000 cases per run.
+//! data; so does the matcher the rules compile to at run time
+//! (`mcp_resolve::matcher`, the proxy's). At least 10,000 cases per run.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../random_rules.rs"]
@@ -183,6 +184,10 @@ fn generated_code_matches_the_library_resolver() {
         assert!(!project.has_errors(), "{path}");
         let server = project.single_server().unwrap();
         let resolver = Resolver::new(server).unwrap();
+        let matchers: Vec<_> = Dialect::ALL
+            .into_iter()
+            .map(|d| (d, mcp_resolve::matcher::compile(server, d).unwrap()))
+            .collect();
         let mut tools: Vec<(String, Value, bool)> = server
             .tools
             .iter()
@@ -205,6 +210,31 @@ fn generated_code_matches_the_library_resolver() {
                 let ours = resolve(name, &args);
                 let lib = resolver.resolve(name, &args);
                 let text = std::fs::read_to_string(path).unwrap();
+                for (d, matcher) in &matchers {
+                    let compiled = matcher.resolve(name, &args);
+                    match (&compiled, &lib) {
+                        (Ok(c), Ok(l)) => {
+                            assert_eq!(c.resolution(), l, "matcher {name} {args}\n{text}");
+                            let got: Value = serde_json::from_str(c.result_json(false)).unwrap();
+                            let want = resolver.resolve_result(name, &args, *d).unwrap();
+                            assert_eq!(got, want, "matcher {name} {args} {d}\n{text}");
+                            let mut meta: Value =
+                                serde_json::from_str(c.result_json(true)).unwrap();
+                            let entry = meta["_meta"]
+                                .as_object_mut()
+                                .and_then(|m| m.remove(mcp_resolve_runtime::VARIANT_EXTENSION_ID))
+                                .unwrap();
+                            assert_eq!(entry["variant"], json!(l.variant));
+                            assert_eq!(entry["requiredScopes"], json!(l.required_scopes));
+                            if meta["_meta"].as_object().is_some_and(Map::is_empty) {
+                                meta.as_object_mut().unwrap().remove("_meta");
+                            }
+                            assert_eq!(meta, want, "matcher {name} {args} {d} with _meta");
+                        }
+                        (Err(c), Err(l)) => assert_eq!(c, l, "matcher {name} {args}\n{text}"),
+                        _ => panic!("{name} {args}: matcher {compiled:?}, library {lib:?}\n{text}"),
+                    }
+                }
                 match (&ours, &lib) {
                     (Ok(o), Ok(l)) => {
                         *outcomes
