@@ -544,3 +544,68 @@ fn the_conformance_suite_passes_through_the_proxy_in_front_of_server_filesystem(
         &[server.to_str().unwrap(), root.to_str().unwrap()],
     );
 }
+
+#[test]
+fn the_python_sdk_as_a_host_through_the_proxy() {
+    let Some(python) = mcp_python("the Python SDK through the proxy") else {
+        return;
+    };
+    let output = std::process::Command::new(&python)
+        .arg(fixture("sdk_client.py"))
+        .arg(env!("CARGO_BIN_EXE_mcp-resolve"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    println!("{stdout}");
+    assert!(
+        output.status.success() && stdout.contains("ok calls answer as without the proxy"),
+        "the Python SDK client failed through the proxy:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for mode in ["ok auto (2026-07-28)", "ok legacy (2025-11-25)"] {
+        assert!(stdout.contains(mode), "{mode} missing:\n{stdout}");
+    }
+}
+
+#[test]
+fn the_typescript_sdk_as_a_host_through_the_proxy() {
+    let (Some(python), Some(servers)) = (
+        mcp_python("the TypeScript SDK through the proxy"),
+        real_servers("the TypeScript SDK through the proxy"),
+    ) else {
+        return;
+    };
+    let Some(sdk) = std::env::var_os("MCP_RESOLVE_TS_CLIENT")
+        .map(PathBuf::from)
+        .filter(|d| d.join("node_modules/@modelcontextprotocol/client").is_dir())
+    else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must provide the TypeScript SDK (MCP_RESOLVE_TS_CLIENT, scripts/install-ts-client.sh)"
+        );
+        eprintln!("skipped: the TypeScript SDK is not installed (scripts/install-ts-client.sh)");
+        return;
+    };
+    // Node resolves packages next to the script: run a copy from there.
+    let script = sdk.join("proxy_sdk_client.mjs");
+    std::fs::copy(fixture("sdk_client.mjs"), &script).unwrap();
+    let notes = common::scratch("proxy", "notes-ts");
+    let everything = servers
+        .join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let output = std::process::Command::new("node")
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_mcp-resolve"))
+        .arg(&python)
+        .arg(&notes)
+        .arg(&everything)
+        .arg(fixture(""))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    println!("{stdout}");
+    assert!(
+        output.status.success() && stdout.contains("all checks passed"),
+        "the TypeScript SDK client failed through the proxy:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

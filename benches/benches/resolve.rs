@@ -1,4 +1,5 @@
-//! Generated resolvers against a hand-written `match` and the library
+//! Generated resolvers against a hand-written `match`, the runtime matcher
+//! (rules compiled at load time, as the proxy serves them) and the library
 //! resolver, all in one run; dispatch cost at 10, 1,000 and 10,000 tools.
 //! `cargo bench -p mcp-resolve-benches`; figures in docs/performance.md.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -54,6 +55,8 @@ fn full(c: &mut Criterion) {
     let project = mcp_resolve::load(&["../rules/file-server.yaml".into()]).unwrap();
     let server = project.single_server().unwrap();
     let resolver = Resolver::new(server).unwrap();
+    // What the proxy resolves with: the rules compiled at load time.
+    let matcher = mcp_resolve::matcher::compile(server, Dialect::Extension).unwrap();
     let mut group = c.benchmark_group("full");
     for (label, args) in calls() {
         assert_eq!(
@@ -72,6 +75,22 @@ fn full(c: &mut Criterion) {
                     black_box(&args),
                     Dialect::Extension,
                 )
+            })
+        });
+        assert_eq!(
+            matcher
+                .resolve("manage_files", &args)
+                .ok()
+                .map(|o| o.result_json(false)),
+            file_server::resolve_json("manage_files", &args, Dialect::Extension)
+                .ok()
+                .as_deref()
+        );
+        group.bench_function(format!("matcher/{label}"), |b| {
+            b.iter(|| {
+                matcher
+                    .resolve(black_box("manage_files"), black_box(&args))
+                    .map(|o| o.result_json(false))
             })
         });
         group.bench_function(format!("library/{label}"), |b| {
