@@ -590,8 +590,8 @@ fn the_typescript_sdk_as_a_host_through_the_proxy() {
     let script = sdk.join("proxy_sdk_client.mjs");
     std::fs::copy(fixture("sdk_client.mjs"), &script).unwrap();
     let notes = common::scratch("proxy", "notes-ts");
-    let everything = servers
-        .join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let everything =
+        servers.join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     let output = std::process::Command::new("node")
         .arg(&script)
         .arg(env!("CARGO_BIN_EXE_mcp-resolve"))

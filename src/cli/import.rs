@@ -119,11 +119,13 @@ pub(crate) fn run(source: Source, options: Options) -> u8 {
     }
     let code = write_output(Some(output), &imported.text);
     if code == OK {
+        let server = format!("{name} {version}");
         eprintln!(
-            "imported {} tool{} ({} with variants) from {name} {version} into {} in {:.2}s",
+            "imported {} tool{} ({} with variants) from {} into {} in {:.2}s",
             tools.len(),
             if tools.len() == 1 { "" } else { "s" },
             imported.with_variants,
+            server.trim_end(),
             output.display(),
             started.elapsed().as_secs_f64()
         );
