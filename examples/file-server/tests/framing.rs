@@ -5,8 +5,11 @@
 //! of it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -30,10 +33,9 @@ fn answers_of(stdout: std::process::ChildStdout) -> mpsc::Receiver<Value> {
     rx
 }
 
-#[test]
-fn framing_errors_are_answered_and_the_session_goes_on() {
-    let root = std::env::temp_dir().join(format!("file-server-framing-{}", std::process::id()));
-    std::fs::create_dir_all(&root).unwrap();
+/// The built server on a fresh sandbox: the child, its stdin, its answers.
+fn start(name: &str) -> (Child, ChildStdin, mpsc::Receiver<Value>, PathBuf) {
+    let root = common::sandbox(name);
     let mut child = Command::new(env!("CARGO_BIN_EXE_file-server"))
         .args(["--root", root.to_str().unwrap()])
         .stdin(Stdio::piped())
@@ -41,8 +43,14 @@ fn framing_errors_are_answered_and_the_session_goes_on() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let stdin = child.stdin.take().unwrap();
     let rx = answers_of(child.stdout.take().unwrap());
+    (child, stdin, rx, root)
+}
+
+#[test]
+fn framing_errors_are_answered_and_the_session_goes_on() {
+    let (mut child, mut stdin, rx, root) = start("framing");
     let initialize = json!({"jsonrpc": "2.0", "id": 10, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
     let lines = [
@@ -118,16 +126,7 @@ fn framing_errors_are_answered_and_the_session_goes_on() {
 /// extension's table says (rmcp alone answers `-32602` there).
 #[test]
 fn malformed_capability_metadata_is_a_missing_capability() {
-    let root = std::env::temp_dir().join(format!("file-server-caps-{}", std::process::id()));
-    std::fs::create_dir_all(&root).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_file-server"))
-        .args(["--root", root.to_str().unwrap()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let (mut child, mut stdin, rx, root) = start("caps");
     let meta = |caps: Option<Value>| {
         let mut m = json!({
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -154,7 +153,6 @@ fn malformed_capability_metadata_is_a_missing_capability() {
         writeln!(stdin, "{request}").unwrap();
     }
     stdin.flush().unwrap();
-    let rx = answers_of(child.stdout.take().unwrap());
     let mut answers = Vec::new();
     while answers.len() < cases.len() {
         let v = rx
