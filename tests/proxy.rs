@@ -308,7 +308,9 @@ fn a_crashing_server_fails_pending_requests_and_the_proxy_exits_nonzero() {
     let (status, stderr) = proxy.finish();
     assert_eq!(status, 1, "{stderr:?}");
     assert!(
-        stderr.iter().any(|l| l.contains("the server exited")),
+        stderr
+            .iter()
+            .any(|l| l.contains("exited") && l.contains("the proxy stops")),
         "{stderr:?}"
     );
 }

@@ -212,6 +212,26 @@ enum Command {
         /// (which starts the server once more, briefly).
         #[arg(long)]
         no_probe: bool,
+        /// Connect to a server over streamable HTTP at this URL instead of
+        /// starting one.
+        #[arg(long, value_name = "URL", conflicts_with = "command")]
+        upstream: Option<String>,
+        /// Serve hosts over streamable HTTP at http://ADDR/mcp instead of
+        /// stdio (a port alone binds 127.0.0.1).
+        #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
+        listen: Option<std::net::SocketAddr>,
+        /// With --listen: a Host header value to accept besides loopback
+        /// names and the bound address (NAME or NAME:PORT; repeatable).
+        #[arg(long, value_name = "HOST", requires = "listen")]
+        allow_host: Vec<String>,
+        /// With --listen: a browser Origin to accept besides loopback
+        /// origins (SCHEME://HOST[:PORT]; repeatable).
+        #[arg(long, value_name = "ORIGIN", requires = "listen")]
+        allow_origin: Vec<String>,
+        /// With --listen: the most host sessions open at once (each has a
+        /// server of its own).
+        #[arg(long, default_value_t = 64, value_name = "N", requires = "listen")]
+        max_sessions: usize,
         /// The server to start.
         #[arg(last = true, value_name = "COMMAND")]
         command: Vec<OsString>,
@@ -255,6 +275,16 @@ pub(crate) enum SyntaxArg {
 fn parse_dialect(s: &str) -> Result<Dialect, String> {
     s.parse()
         .map_err(|e: mcp_resolve_runtime::UnknownDialect| e.to_string())
+}
+
+/// `--listen`'s address: `HOST:PORT`, or a port alone (loopback).
+fn parse_listen(s: &str) -> Result<std::net::SocketAddr, String> {
+    if let Ok(port) = s.parse::<u16>() {
+        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    s.parse().map_err(|_| {
+        format!("`{s}` is not an address: give IP:PORT (127.0.0.1:8080, [::1]:8080) or a port")
+    })
 }
 
 /// Success.
@@ -351,6 +381,11 @@ pub fn main() -> ExitCode {
             timeout,
             max_message_bytes,
             no_probe,
+            upstream,
+            listen,
+            allow_host,
+            allow_origin,
+            max_sessions,
             command,
         } => proxy::main(proxy::Args {
             paths,
@@ -358,6 +393,13 @@ pub fn main() -> ExitCode {
             timeout,
             max_message_bytes: max_message_bytes.max(1024),
             probe: !no_probe,
+            upstream,
+            listen: listen.map(|addr| mcp_resolve::proxy::listen::ListenOptions {
+                addr,
+                allowed_hosts: allow_host,
+                allowed_origins: allow_origin,
+                max_sessions: max_sessions.max(1),
+            }),
             command,
         }),
         Command::Schema { output } => write_output(

@@ -2,10 +2,12 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_resolve::proxy::{Ended, Options, ProxyRules, compare, probe, run};
-use mcp_resolve::upstream::{UpstreamError, until_interrupted};
+use mcp_resolve::proxy::listen::{ListenOptions, serve};
+use mcp_resolve::proxy::{Ended, Options, ProxyRules, Upstream, compare, probe, run};
+use mcp_resolve::upstream::{UpstreamError, interrupted, until_interrupted};
 use mcp_resolve_runtime::Dialect;
 
 use super::{FAILURE, OK, USAGE, with_server};
@@ -17,16 +19,22 @@ pub(crate) struct Args {
     pub(crate) timeout: u64,
     pub(crate) max_message_bytes: usize,
     pub(crate) probe: bool,
+    pub(crate) upstream: Option<String>,
+    pub(crate) listen: Option<ListenOptions>,
     pub(crate) command: Vec<OsString>,
 }
 
 pub(crate) fn main(args: Args) -> u8 {
-    if args.command.is_empty() {
-        eprintln!(
-            "error: give the server's command after `--`: mcp-resolve proxy RULES -- COMMAND ARGS…"
-        );
-        return USAGE;
-    }
+    let upstream = match (args.upstream, args.command.is_empty()) {
+        (Some(url), true) => Upstream::Url(url),
+        (None, false) => Upstream::Command(args.command),
+        _ => {
+            eprintln!(
+                "error: give the server's command after `--` (mcp-resolve proxy RULES -- COMMAND ARGS…) or its URL (--upstream URL)"
+            );
+            return USAGE;
+        }
+    };
     // Rules are loaded and checked before the server starts: a rules error
     // stops here, with the usual diagnostics and exit code.
     with_server(&args.paths, |_, server| {
@@ -51,27 +59,56 @@ pub(crate) fn main(args: Args) -> u8 {
                 return FAILURE;
             }
         };
-        let outcome = runtime.block_on(until_interrupted(async {
+        let outcome = runtime.block_on(async {
             if args.probe {
                 let startup = options.timeout.unwrap_or(Duration::from_secs(60));
-                let listed = probe(&args.command, startup).await?;
+                let listed = until_interrupted(probe(&upstream, startup)).await?;
                 for note in compare(&rules, &listed) {
                     eprintln!("mcp-resolve proxy: {note}");
                 }
             }
-            run(
-                &rules,
-                &options,
-                &args.command,
-                tokio::io::stdin(),
-                tokio::io::stdout(),
-            )
-            .await
-        }));
+            match args.listen {
+                None => {
+                    until_interrupted(run(
+                        &rules,
+                        &options,
+                        &upstream,
+                        tokio::io::stdin(),
+                        tokio::io::stdout(),
+                    ))
+                    .await
+                }
+                Some(listen) => {
+                    let listener =
+                        tokio::net::TcpListener::bind(listen.addr)
+                            .await
+                            .map_err(|source| UpstreamError::Io {
+                                context: format!("cannot listen on {}", listen.addr),
+                                source,
+                            })?;
+                    let bound = listener.local_addr().unwrap_or(listen.addr);
+                    eprintln!(
+                        "mcp-resolve proxy: serving http://{bound}/mcp for the server {}",
+                        upstream.describe()
+                    );
+                    serve(
+                        Arc::new(rules),
+                        options,
+                        upstream,
+                        listen,
+                        listener,
+                        interrupted(),
+                    )
+                    .await?;
+                    eprintln!("mcp-resolve proxy: stopped; every session's server was stopped");
+                    Ok(Ended::HostClosed)
+                }
+            }
+        });
         match outcome {
             Ok(Ended::HostClosed) => OK,
-            Ok(Ended::ServerExited(status)) => {
-                eprintln!("error: the server exited ({status}); the proxy stops");
+            Ok(Ended::ServerExited(why)) => {
+                eprintln!("error: {why}; the proxy stops");
                 FAILURE
             }
             Err(UpstreamError::Interrupted) => {

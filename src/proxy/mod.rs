@@ -14,25 +14,26 @@
 //! non-zero naming why; when the host goes away, the server's process group
 //! is stopped (stdin closed, then `SIGTERM`, then `SIGKILL`).
 
+mod envelope;
+mod link;
+pub mod listen;
 pub mod rules;
 
 use std::collections::{HashMap, HashSet};
-use std::ffi::OsString;
 use std::time::Duration;
 
-use mcp_resolve_runtime::framing::{Line, Screen, Screened, read_line_within};
+use mcp_resolve_runtime::framing::{Screen, Screened};
 use mcp_resolve_runtime::{Dialect, RpcError};
-use serde_json::{Value, json};
-use tokio::io::{AsyncWrite, AsyncWriteExt, BufReader};
+use serde_json::Value;
+use tokio::io::AsyncWrite;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use self::envelope::{Envelope, error_line, id_key};
+pub use self::link::Upstream;
+use self::link::{GRACE, Input, Link, read_lines, write_line};
 pub use self::rules::{ProxyRules, Rewrite};
-use crate::upstream::{StdioTransport, UpstreamError, command_line, excerpt};
-
-/// How long the server gets to exit after its stdin closes, and again after
-/// `SIGTERM`.
-const GRACE: Duration = Duration::from_secs(2);
+use crate::upstream::{UpstreamError, excerpt};
 
 /// The proxy's settings.
 #[derive(Clone, Debug)]
@@ -61,54 +62,19 @@ struct Pending {
     deadline: Option<Instant>,
 }
 
-/// What a reader task hands over.
-enum Input {
-    Line(String),
-    TooLong,
-    NotUtf8,
+/// Where the proxy's messages for the host go: a line each.
+pub(crate) trait HostSink {
+    /// Delivers one message; an error ends the session.
+    async fn deliver(&mut self, line: String) -> std::io::Result<()>;
 }
 
-/// Reads `reader` line by line into a channel, each line at most `max`
-/// bytes; the channel closes at the end of the input.
-fn read_lines<R>(reader: R, max: usize) -> mpsc::Receiver<Input>
-where
-    R: tokio::io::AsyncRead + Unpin + Send + 'static,
-{
-    let (tx, rx) = mpsc::channel(64);
-    tokio::spawn(async move {
-        let mut reader = BufReader::new(reader);
-        let mut buf = Vec::new();
-        loop {
-            buf.clear();
-            let input = match read_line_within(&mut reader, &mut buf, max).await {
-                Ok(Line::Eof) | Err(_) => break,
-                Ok(Line::TooLong) => Input::TooLong,
-                Ok(Line::Complete) => match std::str::from_utf8(&buf) {
-                    Ok(text) => Input::Line(text.trim_end_matches(['\n', '\r']).to_string()),
-                    Err(_) => Input::NotUtf8,
-                },
-            };
-            if tx.send(input).await.is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
+/// A host on a byte stream (stdio): a message a line.
+struct Lines<W>(W);
 
-/// A key for a JSON-RPC id (ids are strings or integers).
-fn id_key(id: &Value) -> String {
-    id.to_string()
-}
-
-fn error_response(id: &Value, error: &RpcError) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": error.to_json()})
-}
-
-async fn write_line<W: AsyncWrite + Unpin>(out: &mut W, text: &str) -> std::io::Result<()> {
-    out.write_all(text.as_bytes()).await?;
-    out.write_all(b"\n").await?;
-    out.flush().await
+impl<W: AsyncWrite + Unpin> HostSink for Lines<W> {
+    async fn deliver(&mut self, line: String) -> std::io::Result<()> {
+        write_line(&mut self.0, &line).await
+    }
 }
 
 /// Logs one line on stderr.
@@ -116,32 +82,44 @@ fn log(message: &str) {
     eprintln!("mcp-resolve proxy: {message}");
 }
 
-/// One proxy session between a host (`host_in`, `host_out`) and the server
-/// started from `command`, until either side ends.
+/// One proxy session between a host on a byte stream (`host_in`,
+/// `host_out`: stdio) and the server, until either side ends.
 pub async fn run<R, W>(
     rules: &ProxyRules,
     options: &Options,
-    command: &[OsString],
+    upstream: &Upstream,
     host_in: R,
-    mut host_out: W,
+    host_out: W,
 ) -> Result<Ended, UpstreamError>
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin,
 {
-    let mut server = StdioTransport::spawn(command)?;
-    let Some((mut server_in, server_out)) = server.take_pipes() else {
-        return Err(UpstreamError::Protocol(
-            "the child process has no piped stdio".into(),
-        ));
-    };
-    let mut from_server = read_lines(server_out, options.max_message_bytes);
-    let mut from_host = read_lines(host_in, options.max_message_bytes);
+    let link = Link::open(upstream, options.max_message_bytes)?;
+    let from_host = read_lines(host_in, options.max_message_bytes);
+    relay(rules, options, link, from_host, &mut Lines(host_out), false).await
+}
+
+/// The session itself: messages from the host (`from_host`) to the server
+/// (`link`) and back, with what the proxy owns answered or rewritten.
+/// `per_message`: the host's messages each arrive on their own (HTTP
+/// requests that name no session), not on one stream.
+pub(crate) async fn relay<S: HostSink>(
+    rules: &ProxyRules,
+    options: &Options,
+    mut link: Link,
+    mut from_host: mpsc::Receiver<Input>,
+    host: &mut S,
+    per_message: bool,
+) -> Result<Ended, UpstreamError> {
     let mut screen = if rules.dialect() == Dialect::Extension {
         Screen::checking(rules.method())
     } else {
         Screen::default()
     };
+    if per_message {
+        screen = screen.per_message();
+    }
     let mut pending: HashMap<String, Pending> = HashMap::new();
     // Requests the host already got a timeout error for: a late answer is
     // dropped (a second response to one id would break JSON-RPC).
@@ -149,8 +127,8 @@ where
     // The capabilities the host declared at `initialize` (legacy sessions).
     let mut session_caps: Option<Value> = None;
     let mut ticker = tokio::time::interval(Duration::from_millis(250));
-    let io_error = |e: std::io::Error, what: &str| UpstreamError::Io {
-        context: format!("cannot write to the {what}"),
+    let io_error = |e: std::io::Error| UpstreamError::Io {
+        context: "cannot write to the host".into(),
         source: e,
     };
 
@@ -158,20 +136,19 @@ where
         tokio::select! {
             input = from_host.recv() => {
                 let text = match input {
-                    None => break Ended::HostClosed,
+                    None | Some(Input::Ended(_)) => break Ended::HostClosed,
                     Some(Input::TooLong) => {
-                        let answer = error_response(&Value::Null, &RpcError {
+                        let error = RpcError {
                             code: -32600,
                             message: format!("Invalid Request: the message is larger than {} bytes", options.max_message_bytes),
                             data: None,
-                        });
-                        write_line(&mut host_out, &answer.to_string()).await.map_err(|e| io_error(e, "host"))?;
+                        };
+                        host.deliver(error_line(&Value::Null, &error)).await.map_err(io_error)?;
                         continue;
                     }
                     Some(Input::NotUtf8) => {
-                        let answer = json!({"jsonrpc": "2.0", "id": null,
-                            "error": {"code": -32700, "message": "Parse error: the line is not UTF-8"}});
-                        write_line(&mut host_out, &answer.to_string()).await.map_err(|e| io_error(e, "host"))?;
+                        let error = RpcError { code: -32700, message: "Parse error: the line is not UTF-8".into(), data: None };
+                        host.deliver(error_line(&Value::Null, &error)).await.map_err(io_error)?;
                         continue;
                     }
                     Some(Input::Line(text)) => text,
@@ -179,34 +156,38 @@ where
                 match screen.line(&text) {
                     Screened::Drop(_) => continue,
                     Screened::Reply(answer) => {
-                        write_line(&mut host_out, &answer.to_string()).await.map_err(|e| io_error(e, "host"))?;
+                        host.deliver(answer.to_string()).await.map_err(io_error)?;
                         continue;
                     }
                     Screened::Forward => {}
                 }
-                let Ok(message) = serde_json::from_str::<Value>(&text) else {
+                let Some(message) = Envelope::of(&text) else {
                     continue; // the screen forwards only JSON objects
                 };
-                let method = message.get("method").and_then(Value::as_str);
-                let params = message.get("params");
-                match (method, message.get("id")) {
+                match (message.method.as_deref(), message.id.as_ref()) {
                     (Some(method), Some(id)) => {
-                        if let Some(answer) = rules.answer(method, params, session_caps.as_ref()) {
+                        let owned = method == rules.method() || method == rules::SIGNATURE_METHOD;
+                        let params = match method {
+                            "initialize" | "server/discover" | "tools/list" => message.params(),
+                            _ if owned => message.params(),
+                            _ => None,
+                        };
+                        if owned && let Some(answer) = rules.answer(method, params.as_ref(), session_caps.as_ref()) {
                             // The result text is spliced in as computed at start.
                             let response = match answer {
                                 Ok(result) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
-                                Err(error) => error_response(id, &error).to_string(),
+                                Err(error) => error_line(id, &error),
                             };
-                            write_line(&mut host_out, &response).await.map_err(|e| io_error(e, "host"))?;
+                            host.deliver(response).await.map_err(io_error)?;
                             continue;
                         }
                         let rewrite = match method {
                             "initialize" => {
-                                session_caps = params.and_then(|p| p.get("capabilities")).cloned();
+                                session_caps = params.as_ref().and_then(|p| p.get("capabilities")).cloned();
                                 Rewrite::Capabilities
                             }
                             "server/discover" => Rewrite::Capabilities,
-                            "tools/list" => Rewrite::Tools { marked: rules.may_mark(params, session_caps.as_ref()) },
+                            "tools/list" => Rewrite::Tools { marked: rules.may_mark(params.as_ref(), session_caps.as_ref()) },
                             _ => Rewrite::None,
                         };
                         pending.insert(id_key(id), Pending {
@@ -216,23 +197,21 @@ where
                         });
                     }
                     (Some("notifications/cancelled"), None) => {
-                        if let Some(id) = params.and_then(|p| p.get("requestId")) {
+                        if let Some(id) = message.params().as_ref().and_then(|p| p.get("requestId")) {
                             pending.remove(&id_key(id));
                         }
                     }
                     _ => {}
                 }
                 // Passed on exactly as the host wrote it.
-                if let Err(e) = write_line(&mut server_in, &text).await {
+                if let Err(e) = link.send(&text).await {
                     log(&format!("cannot write to the server: {e}"));
                 }
             }
-            input = from_server.recv() => {
+            input = link.from.recv() => {
                 let text = match input {
-                    None => {
-                        let status = server.wait_exit(GRACE).await.unwrap_or_else(|| "its stdout closed".into());
-                        break Ended::ServerExited(status);
-                    }
+                    None => break Ended::ServerExited(link.ended().await),
+                    Some(Input::Ended(why)) => break Ended::ServerExited(why),
                     Some(Input::TooLong) => {
                         log(&format!("the server wrote a message over {} bytes; skipped", options.max_message_bytes));
                         continue;
@@ -246,39 +225,37 @@ where
                 if text.trim().is_empty() {
                     continue;
                 }
-                let message = match serde_json::from_str::<Value>(&text) {
-                    Ok(message @ Value::Object(_)) => message,
-                    _ => {
-                        log(&format!("the server wrote something that is not JSON-RPC; skipped: {}", excerpt(&text)));
-                        continue;
-                    }
-                };
-                let is_response = message.get("method").is_none()
-                    && (message.get("result").is_some() || message.get("error").is_some());
-                if is_response
-                    && let Some(id) = message.get("id")
-                    && expired.remove(&id_key(id))
-                {
-                    log(&format!("a late answer to request {id}, which already timed out, was dropped"));
+                let Some(message) = Envelope::of(&text) else {
+                    log(&format!("the server wrote something that is not JSON-RPC; skipped: {}", excerpt(&text)));
                     continue;
-                }
-                let waiting = if is_response {
-                    message.get("id").and_then(|id| pending.remove(&id_key(id)))
-                } else {
-                    None
+                };
+                let waiting = match (&message.id, message.is_response()) {
+                    (Some(id), true) => {
+                        let key = id_key(id);
+                        if expired.remove(&key) {
+                            log(&format!("a late answer to request {id}, which already timed out, was dropped"));
+                            continue;
+                        }
+                        pending.remove(&key)
+                    }
+                    _ => None,
                 };
                 let out = match waiting {
-                    Some(Pending { rewrite, .. }) if rewrite != Rewrite::None && message.get("result").is_some() => {
-                        let mut message = message;
-                        if let Some(result) = message.get_mut("result") {
-                            rules.rewrite(&rewrite, result);
+                    Some(Pending { rewrite, .. }) if rewrite != Rewrite::None && message.result => {
+                        match serde_json::from_str::<Value>(&text) {
+                            Ok(mut message) => {
+                                if let Some(result) = message.get_mut("result") {
+                                    rules.rewrite(&rewrite, result);
+                                }
+                                message.to_string()
+                            }
+                            Err(_) => text,
                         }
-                        message.to_string()
                     }
                     // Everything else exactly as the server wrote it.
                     _ => text,
                 };
-                write_line(&mut host_out, &out).await.map_err(|e| io_error(e, "host"))?;
+                host.deliver(out).await.map_err(io_error)?;
             }
             _ = ticker.tick(), if options.timeout.is_some() && !pending.is_empty() => {
                 let now = Instant::now();
@@ -298,35 +275,24 @@ where
                         message: format!("the server did not answer `{}` within {after}s (mcp-resolve proxy --timeout)", request.method),
                         data: None,
                     };
-                    write_line(&mut host_out, &error_response(&id, &error).to_string()).await.map_err(|e| io_error(e, "host"))?;
+                    host.deliver(error_line(&id, &error)).await.map_err(io_error)?;
                 }
             }
         }
     };
 
-    match &ended {
-        Ended::HostClosed => {
-            drop(server_in);
-            server.close(GRACE).await?;
-        }
-        Ended::ServerExited(status) => {
-            let tail = server.stderr();
-            let mut why = format!("the server `{}` exited ({status})", command_line(command));
-            if let Some(last) = tail.last() {
-                why.push_str(&format!("; its last line on stderr: {last}"));
-            }
-            for (key, request) in pending.drain() {
-                let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
-                let error = RpcError {
-                    code: RpcError::INTERNAL_ERROR,
-                    message: format!("{why} before answering `{}`", request.method),
-                    data: None,
-                };
-                let _ = write_line(&mut host_out, &error_response(&id, &error).to_string()).await;
-            }
-            server.close(GRACE).await?;
+    if let Ended::ServerExited(why) = &ended {
+        for (key, request) in pending.drain() {
+            let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
+            let error = RpcError {
+                code: RpcError::INTERNAL_ERROR,
+                message: format!("{why} before answering `{}`", request.method),
+                data: None,
+            };
+            let _ = host.deliver(error_line(&id, &error)).await;
         }
     }
+    link.close().await?;
     Ok(ended)
 }
 
@@ -368,9 +334,12 @@ pub fn compare(rules: &ProxyRules, listed: &[Value]) -> Vec<String> {
 }
 
 /// Reads a server's real `tools/list` through a short session of its own
-/// (the server is started and stopped for it).
-pub async fn probe(command: &[OsString], timeout: Duration) -> Result<Vec<Value>, UpstreamError> {
-    let mut session = crate::upstream::Session::spawn(command, timeout).await?;
+/// (a command is started and stopped for it).
+pub async fn probe(upstream: &Upstream, timeout: Duration) -> Result<Vec<Value>, UpstreamError> {
+    let mut session = match upstream {
+        Upstream::Command(command) => crate::upstream::Session::spawn(command, timeout).await?,
+        Upstream::Url(url) => crate::upstream::Session::connect(url, timeout).await?,
+    };
     let tools = session.list_tools().await;
     session.close(GRACE).await?;
     tools

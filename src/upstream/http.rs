@@ -2,12 +2,16 @@
 //!
 //! Each message is `POST`ed; the answer is `202 Accepted` (notifications and
 //! responses), one JSON body (a message or a batch), or an SSE stream whose
-//! events carry messages — read event by event until the answer arrives.
-//! The `Mcp-Session-Id` the server assigns is sent back on every request
-//! and the session is `DELETE`d at the end.
+//! events carry messages. The `Mcp-Session-Id` the server assigns is sent
+//! back on every request and the session is `DELETE`d at the end.
+//!
+//! [`Endpoint`] is the one home of that exchange; [`HttpTransport`] reads
+//! its answers in turn (a client session such as `import`'s), and the proxy
+//! reads many at once (`crate::proxy::link`).
 
 use std::collections::VecDeque;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 
 use futures_util::{Stream, StreamExt};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
@@ -18,21 +22,62 @@ use super::{MAX_MESSAGE_BYTES, Received, UpstreamError, excerpt};
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 
-type Events = Pin<Box<dyn Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Send>>;
+/// The events of an SSE answer.
+pub(crate) type Events =
+    Pin<Box<dyn Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Send>>;
 
-/// A streamable HTTP endpoint.
-pub struct HttpTransport {
-    client: reqwest::Client,
-    url: reqwest::Url,
-    session: Option<HeaderValue>,
-    protocol_version: Option<HeaderValue>,
-    pending: VecDeque<Value>,
-    streams: Vec<Events>,
+/// What a `POST` was answered with.
+pub(crate) enum Answer {
+    /// `202 Accepted`, or a success with no body worth reading.
+    Accepted,
+    /// One JSON body: a message or a batch.
+    Json(Vec<u8>),
+    /// An event stream.
+    Events(Events),
+    /// A status other than a success, with the start of its body (a
+    /// server may put a JSON-RPC error there).
+    Refused {
+        /// The HTTP status.
+        status: reqwest::StatusCode,
+        /// The body, at most [`MAX_MESSAGE_BYTES`].
+        body: Vec<u8>,
+    },
 }
 
-impl HttpTransport {
-    /// A transport for the endpoint at `url` (`http` or `https`).
-    pub fn new(url: &str) -> Result<Self, UpstreamError> {
+impl Answer {
+    /// The error a client that expects a success reports for `Refused`.
+    fn refusal(status: reqwest::StatusCode, body: &[u8], url: &reqwest::Url) -> UpstreamError {
+        UpstreamError::Http(format!(
+            "POST {url} answered {status}{}",
+            if body.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", excerpt(&String::from_utf8_lossy(body)))
+            }
+        ))
+    }
+}
+
+/// A streamable HTTP endpoint and the session the server assigned on it;
+/// clones share the session.
+#[derive(Clone)]
+pub(crate) struct Endpoint {
+    client: reqwest::Client,
+    url: reqwest::Url,
+    headers: Arc<Mutex<SessionHeaders>>,
+    /// The largest body or event read.
+    max: usize,
+}
+
+#[derive(Default)]
+struct SessionHeaders {
+    session: Option<HeaderValue>,
+    protocol_version: Option<HeaderValue>,
+}
+
+impl Endpoint {
+    /// The endpoint at `url` (`http` or `https`).
+    pub(crate) fn new(url: &str) -> Result<Self, UpstreamError> {
         let url = reqwest::Url::parse(url)
             .map_err(|e| UpstreamError::Http(format!("`{url}` is not a URL: {e}")))?;
         if !matches!(url.scheme(), "http" | "https") {
@@ -43,60 +88,85 @@ impl HttpTransport {
         let client = reqwest::Client::builder()
             .build()
             .map_err(|e| UpstreamError::Http(format!("cannot build an HTTP client: {e}")))?;
-        Ok(HttpTransport {
+        Ok(Endpoint {
             client,
             url,
-            session: None,
-            protocol_version: None,
-            pending: VecDeque::new(),
-            streams: Vec::new(),
+            headers: Arc::default(),
+            max: MAX_MESSAGE_BYTES,
         })
     }
 
-    pub(crate) fn set_protocol_version(&mut self, version: &str) {
-        self.protocol_version = HeaderValue::from_str(version).ok();
+    /// Reads bodies and events of at most `max` bytes (the default is
+    /// [`MAX_MESSAGE_BYTES`]).
+    pub(crate) fn with_max(mut self, max: usize) -> Self {
+        self.max = max;
+        self
+    }
+
+    /// The largest body or event read.
+    pub(crate) fn max(&self) -> usize {
+        self.max
+    }
+
+    /// The endpoint's URL, for messages.
+    pub(crate) fn url(&self) -> &reqwest::Url {
+        &self.url
+    }
+
+    /// Sends `MCP-Protocol-Version: version` from now on.
+    pub(crate) fn set_protocol_version(&self, version: &str) {
+        if let Ok(mut headers) = self.headers.lock() {
+            headers.protocol_version = HeaderValue::from_str(version).ok();
+        }
+    }
+
+    /// Whether the server assigned a session.
+    pub(crate) fn has_session(&self) -> bool {
+        self.headers.lock().is_ok_and(|h| h.session.is_some())
     }
 
     fn with_session(&self, mut request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        if let Some(session) = &self.session {
-            request = request.header(SESSION_HEADER, session.clone());
-        }
-        if let Some(version) = &self.protocol_version {
-            request = request.header(VERSION_HEADER, version.clone());
+        if let Ok(headers) = self.headers.lock() {
+            if let Some(session) = &headers.session {
+                request = request.header(SESSION_HEADER, session.clone());
+            }
+            if let Some(version) = &headers.protocol_version {
+                request = request.header(VERSION_HEADER, version.clone());
+            }
         }
         request
     }
 
-    pub(crate) async fn send(&mut self, message: &Value) -> Result<(), UpstreamError> {
+    /// `POST`s one message (JSON text). `expects_answer` (a request) makes
+    /// a success with neither JSON nor events an error.
+    pub(crate) async fn post(
+        &self,
+        body: String,
+        expects_answer: bool,
+    ) -> Result<Answer, UpstreamError> {
         let request = self
             .client
             .post(self.url.clone())
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
-            .body(message.to_string());
+            .body(body);
         let response = self
             .with_session(request)
             .send()
             .await
             .map_err(|e| UpstreamError::Http(format!("POST {}: {e}", self.url)))?;
-        if let Some(session) = response.headers().get(SESSION_HEADER) {
-            self.session = Some(session.clone());
+        if let Some(session) = response.headers().get(SESSION_HEADER)
+            && let Ok(mut headers) = self.headers.lock()
+        {
+            headers.session = Some(session.clone());
         }
         let status = response.status();
         if !status.is_success() {
-            let body = read_body(response).await.unwrap_or_default();
-            return Err(UpstreamError::Http(format!(
-                "POST {} answered {status}{}",
-                self.url,
-                if body.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", excerpt(&String::from_utf8_lossy(&body)))
-                }
-            )));
+            let body = read_body(response, self.max).await.unwrap_or_default();
+            return Ok(Answer::Refused { status, body });
         }
         if status == reqwest::StatusCode::ACCEPTED {
-            return Ok(());
+            return Ok(Answer::Accepted);
         }
         let content_type = response
             .headers()
@@ -105,16 +175,123 @@ impl HttpTransport {
             .unwrap_or("")
             .to_ascii_lowercase();
         if content_type.starts_with("text/event-stream") {
-            let events = sse_stream::SseStream::from_bytes_stream(response.bytes_stream());
-            self.streams.push(Box::pin(events));
+            Ok(Answer::Events(events(response)))
         } else if content_type.starts_with("application/json") {
-            let body = read_body(response).await?;
-            self.take(&body)?;
-        } else if message.get("id").is_some() && message.get("method").is_some() {
-            return Err(UpstreamError::Http(format!(
+            Ok(Answer::Json(read_body(response, self.max).await?))
+        } else if expects_answer {
+            Err(UpstreamError::Http(format!(
                 "POST {} answered with content type `{content_type}`, neither JSON nor an event stream",
                 self.url
+            )))
+        } else {
+            Ok(Answer::Accepted)
+        }
+    }
+
+    /// Opens the stream of messages the server sends outside any request
+    /// (`GET`); `None` when the server offers none (`405`).
+    pub(crate) async fn listen(&self) -> Result<Option<Events>, UpstreamError> {
+        let request = self
+            .client
+            .get(self.url.clone())
+            .header(ACCEPT, "text/event-stream");
+        let response = self
+            .with_session(request)
+            .send()
+            .await
+            .map_err(|e| UpstreamError::Http(format!("GET {}: {e}", self.url)))?;
+        let status = response.status();
+        if status == reqwest::StatusCode::METHOD_NOT_ALLOWED {
+            return Ok(None);
+        }
+        if !status.is_success() {
+            return Err(UpstreamError::Http(format!(
+                "GET {} answered {status}",
+                self.url
             )));
+        }
+        Ok(Some(events(response)))
+    }
+
+    /// Deletes the session, if the server assigned one (a server may answer
+    /// 405: it does not let clients end sessions).
+    pub(crate) async fn delete(&self) {
+        if self.has_session() {
+            let request = self.with_session(self.client.delete(self.url.clone()));
+            let _ = request.send().await;
+        }
+    }
+}
+
+fn events(response: reqwest::Response) -> Events {
+    Box::pin(sse_stream::SseStream::from_bytes_stream(
+        response.bytes_stream(),
+    ))
+}
+
+/// The data of the next event that carries any, at most `max` bytes;
+/// `Ok(None)` at the end of the stream.
+pub(crate) async fn next_data(
+    events: &mut Events,
+    max: usize,
+) -> Result<Option<String>, UpstreamError> {
+    loop {
+        match events.next().await {
+            None => return Ok(None),
+            Some(Err(e)) => {
+                return Err(UpstreamError::Http(format!(
+                    "the server's event stream broke: {e}"
+                )));
+            }
+            Some(Ok(event)) => {
+                let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+                    continue; // a priming event, a comment or a retry hint
+                };
+                if data.len() > max {
+                    return Err(UpstreamError::Protocol(format!(
+                        "the server sent an event over {max} bytes"
+                    )));
+                }
+                return Ok(Some(data));
+            }
+        }
+    }
+}
+
+/// A streamable HTTP endpoint, its answers read one after another.
+pub struct HttpTransport {
+    endpoint: Endpoint,
+    pending: VecDeque<Value>,
+    streams: Vec<Events>,
+}
+
+impl HttpTransport {
+    /// A transport for the endpoint at `url` (`http` or `https`).
+    pub fn new(url: &str) -> Result<Self, UpstreamError> {
+        Ok(HttpTransport {
+            endpoint: Endpoint::new(url)?,
+            pending: VecDeque::new(),
+            streams: Vec::new(),
+        })
+    }
+
+    pub(crate) fn set_protocol_version(&mut self, version: &str) {
+        self.endpoint.set_protocol_version(version);
+    }
+
+    pub(crate) async fn send(&mut self, message: &Value) -> Result<(), UpstreamError> {
+        let expects_answer = message.get("id").is_some() && message.get("method").is_some();
+        match self
+            .endpoint
+            .post(message.to_string(), expects_answer)
+            .await?
+        {
+            Answer::Refused { status, body } => {
+                return Err(Answer::refusal(status, &body, self.endpoint.url()));
+            }
+            Answer::Accepted => {}
+            Answer::Json(body) => self.take(&body)?,
+            Answer::Events(events) => self.streams.push(events),
         }
         Ok(())
     }
@@ -146,26 +323,16 @@ impl HttpTransport {
             let Some(events) = self.streams.last_mut() else {
                 return Ok(None);
             };
-            match events.next().await {
-                None => {
+            match next_data(events, self.endpoint.max()).await {
+                Ok(None) => {
                     self.streams.pop();
                 }
-                Some(Err(e)) => {
+                Err(UpstreamError::Protocol(why)) => return Err(UpstreamError::Protocol(why)),
+                Err(e) => {
                     self.streams.pop();
-                    return Err(UpstreamError::Http(format!(
-                        "the server's event stream broke: {e}"
-                    )));
+                    return Err(e);
                 }
-                Some(Ok(event)) => {
-                    let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
-                        continue; // a priming event, a comment or a retry hint
-                    };
-                    if data.len() > MAX_MESSAGE_BYTES {
-                        return Err(UpstreamError::Protocol(format!(
-                            "the server sent an event over {} MiB",
-                            MAX_MESSAGE_BYTES >> 20
-                        )));
-                    }
+                Ok(Some(data)) => {
                     if let Err(UpstreamError::Protocol(line)) = self.take(data.as_bytes()) {
                         return Ok(Some(Received::Garbage(line)));
                     }
@@ -174,28 +341,23 @@ impl HttpTransport {
         }
     }
 
-    /// Deletes the session, if the server assigned one (a server may answer
-    /// 405: it does not let clients end sessions).
+    /// Deletes the session, if the server assigned one.
     pub(crate) async fn close(self) -> Result<(), UpstreamError> {
-        if self.session.is_some() {
-            let request = self.with_session(self.client.delete(self.url.clone()));
-            let _ = request.send().await;
-        }
+        self.endpoint.delete().await;
         Ok(())
     }
 }
 
-/// The body of `response`, refused past [`MAX_MESSAGE_BYTES`].
-async fn read_body(response: reqwest::Response) -> Result<Vec<u8>, UpstreamError> {
+/// The body of `response`, refused past `max` bytes.
+async fn read_body(response: reqwest::Response, max: usize) -> Result<Vec<u8>, UpstreamError> {
     let mut body = Vec::new();
     let mut chunks = response.bytes_stream();
     while let Some(chunk) = chunks.next().await {
         let chunk =
             chunk.map_err(|e| UpstreamError::Http(format!("reading the answer failed: {e}")))?;
-        if body.len() + chunk.len() > MAX_MESSAGE_BYTES {
+        if body.len() + chunk.len() > max {
             return Err(UpstreamError::Protocol(format!(
-                "the server's HTTP answer is over {} MiB",
-                MAX_MESSAGE_BYTES >> 20
+                "the server's HTTP answer is over {max} bytes"
             )));
         }
         body.extend_from_slice(&chunk);

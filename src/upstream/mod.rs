@@ -10,7 +10,7 @@
 //! exits early or goes silent ends the session with an [`UpstreamError`]
 //! that says which, with the last lines the server wrote to stderr.
 
-mod http;
+pub(crate) mod http;
 mod stdio;
 
 use std::ffi::OsString;
@@ -396,8 +396,10 @@ pub async fn until_interrupted<T>(
     }
 }
 
+/// Resolves when the user interrupts (`SIGINT`, and on Unix `SIGTERM` and
+/// `SIGHUP`).
 #[cfg(unix)]
-async fn interrupted() {
+pub async fn interrupted() {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut term), Ok(mut hup)) = (
         signal(SignalKind::terminate()),
@@ -412,8 +414,9 @@ async fn interrupted() {
     }
 }
 
+/// Resolves when the user interrupts (`SIGINT`).
 #[cfg(not(unix))]
-async fn interrupted() {
+pub async fn interrupted() {
     if tokio::signal::ctrl_c().await.is_err() {
         std::future::pending::<()>().await;
     }
