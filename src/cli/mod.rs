@@ -6,6 +6,7 @@ use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use mcp_resolve::Project;
@@ -232,6 +233,15 @@ enum Command {
         /// server of its own).
         #[arg(long, default_value_t = 64, value_name = "N", requires = "listen")]
         max_sessions: usize,
+        /// With --listen: end a session (and stop its server) after this
+        /// many seconds without a request or an open stream (0: never).
+        #[arg(
+            long,
+            default_value_t = 1800,
+            value_name = "SECONDS",
+            requires = "listen"
+        )]
+        session_idle: u64,
         /// The server to start.
         #[arg(last = true, value_name = "COMMAND")]
         command: Vec<OsString>,
@@ -386,6 +396,7 @@ pub fn main() -> ExitCode {
             allow_host,
             allow_origin,
             max_sessions,
+            session_idle,
             command,
         } => proxy::main(proxy::Args {
             paths,
@@ -399,6 +410,7 @@ pub fn main() -> ExitCode {
                 allowed_hosts: allow_host,
                 allowed_origins: allow_origin,
                 max_sessions: max_sessions.max(1),
+                session_idle: (session_idle > 0).then(|| Duration::from_secs(session_idle)),
             }),
             command,
         }),

@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 
 use super::envelope::{Envelope, error_line, id_key};
 use super::log;
-use crate::upstream::http::{Answer, Endpoint, next_data};
+use crate::upstream::http::{Answer, Endpoint, message_headers, next_data};
 use crate::upstream::{StdioTransport, UpstreamError, command_line, excerpt};
 
 /// How long the server gets to exit after its stdin closes, and again after
@@ -193,17 +193,20 @@ impl Link {
 async fn pump(endpoint: Endpoint, mut outbox: mpsc::Receiver<String>, inbox: mpsc::Sender<Input>) {
     let mut listening = false;
     while let Some(text) = outbox.recv().await {
-        let (id, method) = match Envelope::of(&text) {
-            Some(envelope) if envelope.is_request() => {
-                (envelope.id.clone(), envelope.method.map(|m| m.into_owned()))
+        let (id, method, headers) = match Envelope::of(&text) {
+            Some(envelope) => {
+                let headers =
+                    message_headers(envelope.method.as_deref(), envelope.params().as_ref());
+                let id = envelope.is_request().then(|| envelope.id.clone()).flatten();
+                (id, envelope.method.map(|m| m.into_owned()), headers)
             }
-            Some(envelope) => (None, envelope.method.map(|m| m.into_owned())),
-            None => (None, None),
+            None => (None, None, Default::default()),
         };
         let initialize = method.as_deref() == Some("initialize");
         let exchange = exchange(
             endpoint.clone(),
             text,
+            headers,
             id.clone(),
             initialize,
             inbox.clone(),
@@ -213,7 +216,10 @@ async fn pump(endpoint: Endpoint, mut outbox: mpsc::Receiver<String>, inbox: mps
         } else {
             exchange.await;
         }
-        if method.as_deref() == Some("notifications/initialized") && !listening {
+        if method.as_deref() == Some("notifications/initialized")
+            && !listening
+            && endpoint.has_session()
+        {
             listening = true;
             tokio::spawn(listen(endpoint.clone(), inbox.clone()));
         }
@@ -227,6 +233,7 @@ async fn pump(endpoint: Endpoint, mut outbox: mpsc::Receiver<String>, inbox: mps
 async fn exchange(
     endpoint: Endpoint,
     text: String,
+    headers: reqwest::header::HeaderMap,
     id: Option<Value>,
     initialize: bool,
     inbox: mpsc::Sender<Input>,
@@ -248,7 +255,7 @@ async fn exchange(
             }
         }
     };
-    let answer = match endpoint.post(text, id.is_some()).await {
+    let answer = match endpoint.post(text, id.is_some(), headers).await {
         Ok(answer) => answer,
         Err(e) => return fail(e.to_string()).await,
     };
@@ -336,6 +343,8 @@ async fn listen(endpoint: Endpoint, inbox: mpsc::Sender<Input>) {
     let mut events = match endpoint.listen().await {
         Ok(Some(events)) => events,
         Ok(None) => return,
+        // The session ended before the stream opened.
+        Err(_) if !endpoint.has_session() => return,
         Err(e) => {
             log(&format!("the server's own event stream is not open: {e}"));
             return;

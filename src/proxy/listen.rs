@@ -25,14 +25,17 @@ use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
+use mcp_resolve_runtime::framing::{Screen, Screened};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 
 use super::envelope::{Envelope, id_key};
 use super::link::{Input, Link, Upstream};
@@ -60,6 +63,9 @@ pub struct ListenOptions {
     pub allowed_origins: Vec<String>,
     /// The most host sessions open at once (each has a server of its own).
     pub max_sessions: usize,
+    /// A session with no request, no open stream and no waiting answer for
+    /// this long is ended, and its server stopped; `None`: never.
+    pub session_idle: Option<Duration>,
 }
 
 /// Serves hosts on `listener` until `shutdown` resolves; then every session
@@ -84,6 +90,17 @@ pub async fn serve(
     let app = axum::Router::new()
         .route("/mcp", axum::routing::any(handle))
         .with_state(Arc::clone(&hub));
+    if let Some(idle) = hub.listen.session_idle {
+        let hub = Arc::downgrade(&hub);
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval((idle / 4).max(Duration::from_millis(100)));
+            loop {
+                ticker.tick().await;
+                let Some(hub) = hub.upgrade() else { return };
+                hub.end_idle(idle);
+            }
+        });
+    }
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
@@ -111,6 +128,7 @@ struct HostSession {
     to_relay: Mutex<Option<mpsc::Sender<Input>>>,
     routes: Mutex<Routes>,
     next_id: AtomicU64,
+    last_seen: Mutex<Instant>,
 }
 
 #[derive(Default)]
@@ -145,7 +163,29 @@ impl HostSession {
             to_relay: Mutex::new(Some(to_relay)),
             routes: Mutex::new(Routes::default()),
             next_id: AtomicU64::new(1),
+            last_seen: Mutex::new(Instant::now()),
         })
+    }
+
+    /// Notes that the host used the session.
+    fn seen(&self) {
+        if let Ok(mut last) = self.last_seen.lock() {
+            *last = Instant::now();
+        }
+    }
+
+    /// Whether the session has had nothing to do for `idle`: no request,
+    /// no waiting answer, no open stream.
+    fn idle_for(&self, idle: Duration) -> bool {
+        let quiet = self
+            .last_seen
+            .lock()
+            .is_ok_and(|last| last.elapsed() >= idle);
+        quiet
+            && self.routes.lock().is_ok_and(|routes| {
+                routes.waiting.is_empty()
+                    && routes.standalone.as_ref().is_none_or(|s| s.is_closed())
+            })
     }
 
     fn sender(&self) -> Option<mpsc::Sender<Input>> {
@@ -297,7 +337,29 @@ impl Hub {
             sessions.remove(id);
             return None;
         }
+        session.seen();
         Some(session)
+    }
+
+    /// Ends the sessions idle for `idle` (and those whose server ended).
+    fn end_idle(&self, idle: Duration) {
+        let Ok(mut sessions) = self.sessions.lock() else {
+            return;
+        };
+        sessions.retain(|id, session| {
+            if session.sender().is_none() {
+                return false;
+            }
+            if session.idle_for(idle) {
+                log(&format!(
+                    "session {id} was idle for {}s and is ended (--session-idle)",
+                    idle.as_secs()
+                ));
+                session.close();
+                return false;
+            }
+            true
+        });
     }
 
     /// Ends every session and waits (a while) for their servers to stop.
@@ -460,32 +522,36 @@ async fn post(hub: Arc<Hub>, session_id: Option<String>, request: Request) -> Re
             );
         }
     };
-    let mut message: Value = match serde_json::from_slice::<Value>(&body) {
-        Ok(message @ Value::Object(_)) => message,
-        Ok(Value::Array(_)) => {
-            return rpc_refusal(
+    // The runtime's JSON-RPC screen, one message at a time: what it
+    // answers is answered here, with 400.
+    let Ok(text) = std::str::from_utf8(&body) else {
+        return rpc_refusal(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            -32700,
+            "Parse error: the message is not UTF-8",
+        );
+    };
+    let mut screen = if hub.rules.dialect() == mcp_resolve_runtime::Dialect::Extension {
+        Screen::checking(hub.rules.method())
+    } else {
+        Screen::default()
+    }
+    .per_message();
+    match screen.line(text) {
+        Screened::Reply(answer) => {
+            return (
                 StatusCode::BAD_REQUEST,
-                Value::Null,
-                -32600,
-                "Invalid Request: batches are not supported",
-            );
+                [(header::CONTENT_TYPE, "application/json")],
+                answer.to_string(),
+            )
+                .into_response();
         }
-        Ok(_) => {
-            return rpc_refusal(
-                StatusCode::BAD_REQUEST,
-                Value::Null,
-                -32600,
-                "Invalid Request: a message is a JSON object",
-            );
-        }
-        Err(_) => {
-            return rpc_refusal(
-                StatusCode::BAD_REQUEST,
-                Value::Null,
-                -32700,
-                "Parse error: the message is not JSON",
-            );
-        }
+        Screened::Drop(_) => return StatusCode::ACCEPTED.into_response(),
+        Screened::Forward => {}
+    }
+    let Ok(mut message) = serde_json::from_str::<Value>(text) else {
+        return StatusCode::ACCEPTED.into_response(); // the screen forwards only JSON
     };
     let method = message
         .get("method")
@@ -493,17 +559,6 @@ async fn post(hub: Arc<Hub>, session_id: Option<String>, request: Request) -> Re
         .map(str::to_string);
     let host_id = message.get("id").cloned();
     let is_request = method.is_some() && host_id.is_some();
-    if let Some(id) = &host_id
-        && method.is_some()
-        && !(id.is_string() || id.is_i64() || id.is_u64())
-    {
-        return rpc_refusal(
-            StatusCode::BAD_REQUEST,
-            Value::Null,
-            -32600,
-            "Invalid Request: an id is a string or an integer",
-        );
-    }
 
     // The session.
     let (session, new_id) = match &session_id {
@@ -758,6 +813,7 @@ mod tests {
             allowed_hosts: hosts.iter().map(|h| h.to_string()).collect(),
             allowed_origins: Vec::new(),
             max_sessions: 4,
+            session_idle: None,
         }
     }
 

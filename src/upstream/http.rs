@@ -14,13 +14,20 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use futures_util::{Stream, StreamExt};
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
 
 use super::{MAX_MESSAGE_BYTES, Received, UpstreamError, excerpt};
 
 const SESSION_HEADER: &str = "mcp-session-id";
-const VERSION_HEADER: &str = "mcp-protocol-version";
+/// The protocol version of a request (negotiated, or named in its `_meta`).
+pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
+/// SEP-2243: a request's method, for intermediaries that route on it.
+const METHOD_HEADER: &str = "mcp-method";
+/// SEP-2243: the tool, prompt, resource or task a request names.
+const NAME_HEADER: &str = "mcp-name";
+/// The request `_meta` key of the protocol version (protocol 2026-07-28).
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// The events of an SSE answer.
 pub(crate) type Events =
@@ -125,24 +132,41 @@ impl Endpoint {
         self.headers.lock().is_ok_and(|h| h.session.is_some())
     }
 
-    fn with_session(&self, mut request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        if let Ok(headers) = self.headers.lock() {
-            if let Some(session) = &headers.session {
-                request = request.header(SESSION_HEADER, session.clone());
-            }
-            if let Some(version) = &headers.protocol_version {
-                request = request.header(VERSION_HEADER, version.clone());
-            }
-        }
-        request
+    fn with_session(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        self.with_headers(request, HeaderMap::new())
     }
 
-    /// `POST`s one message (JSON text). `expects_answer` (a request) makes
-    /// a success with neither JSON nor events an error.
+    /// `request` with the session's headers, and `extra` over them.
+    fn with_headers(
+        &self,
+        request: reqwest::RequestBuilder,
+        extra: HeaderMap,
+    ) -> reqwest::RequestBuilder {
+        let mut headers = HeaderMap::new();
+        if let Ok(session) = self.headers.lock() {
+            if let Some(id) = &session.session {
+                headers.insert(SESSION_HEADER, id.clone());
+            }
+            if let Some(version) = &session.protocol_version {
+                headers.insert(VERSION_HEADER, version.clone());
+            }
+        }
+        for (name, value) in extra {
+            if let Some(name) = name {
+                headers.insert(name, value);
+            }
+        }
+        request.headers(headers)
+    }
+
+    /// `POST`s one message (JSON text), with `extra` headers over the
+    /// session's. `expects_answer` (a request) makes a success with neither
+    /// JSON nor events an error.
     pub(crate) async fn post(
         &self,
         body: String,
         expects_answer: bool,
+        extra: HeaderMap,
     ) -> Result<Answer, UpstreamError> {
         let request = self
             .client
@@ -151,7 +175,7 @@ impl Endpoint {
             .header(CONTENT_TYPE, "application/json")
             .body(body);
         let response = self
-            .with_session(request)
+            .with_headers(request, extra)
             .send()
             .await
             .map_err(|e| UpstreamError::Http(format!("POST {}: {e}", self.url)))?;
@@ -223,6 +247,66 @@ impl Endpoint {
     }
 }
 
+/// The headers a streamable HTTP server of protocol 2026-07-28 requires of
+/// a message, from its method and `params` (SEP-2243): `Mcp-Method`,
+/// `Mcp-Name` (Base64-wrapped when it would not survive as a header value),
+/// and the `MCP-Protocol-Version` its `_meta` (or, for `initialize`, its
+/// `protocolVersion`) names. `Mcp-Param-*` headers, which come from the
+/// server's input schemas, are not sent.
+pub(crate) fn message_headers(method: Option<&str>, params: Option<&Value>) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    let Some(method) = method else {
+        return headers;
+    };
+    if let Ok(value) = HeaderValue::from_str(method) {
+        headers.insert(METHOD_HEADER, value);
+    }
+    let key = match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => Some("uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
+        _ => None,
+    };
+    if let Some(name) = key
+        .and_then(|key| params?.get(key)?.as_str())
+        .and_then(|name| HeaderValue::from_str(&header_text(name)).ok())
+    {
+        headers.insert(NAME_HEADER, name);
+    }
+    let version = if method == "initialize" {
+        params.and_then(|p| p.get("protocolVersion"))
+    } else {
+        params
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(META_PROTOCOL_VERSION))
+    };
+    if let Some(version) = version
+        .and_then(Value::as_str)
+        .and_then(|v| HeaderValue::from_str(v).ok())
+    {
+        headers.insert(VERSION_HEADER, version);
+    }
+    headers
+}
+
+/// `text` as a header value: as it is, or `=?base64?…?=` when it has
+/// leading or trailing blanks, characters outside printable ASCII, or
+/// already looks wrapped.
+fn header_text(text: &str) -> String {
+    use base64::Engine;
+    let printable = text.chars().all(|c| (' '..='~').contains(&c));
+    let padded = text.starts_with([' ', '\t']) || text.ends_with([' ', '\t']);
+    let wrapped = text.starts_with("=?base64?") && text.ends_with("?=");
+    if printable && !padded && !wrapped {
+        text.to_string()
+    } else {
+        format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(text)
+        )
+    }
+}
+
 fn events(response: reqwest::Response) -> Events {
     Box::pin(sse_stream::SseStream::from_bytes_stream(
         response.bytes_stream(),
@@ -283,7 +367,7 @@ impl HttpTransport {
         let expects_answer = message.get("id").is_some() && message.get("method").is_some();
         match self
             .endpoint
-            .post(message.to_string(), expects_answer)
+            .post(message.to_string(), expects_answer, HeaderMap::new())
             .await?
         {
             Answer::Refused { status, body } => {
@@ -363,4 +447,32 @@ async fn read_body(response: reqwest::Response, max: usize) -> Result<Vec<u8>, U
         body.extend_from_slice(&chunk);
     }
     Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn message_headers_follow_sep_2243() {
+        let params =
+            json!({"name": "manage_files", "_meta": {META_PROTOCOL_VERSION: "2026-07-28"}});
+        let headers = message_headers(Some("tools/call"), Some(&params));
+        assert_eq!(headers[METHOD_HEADER], "tools/call");
+        assert_eq!(headers[NAME_HEADER], "manage_files");
+        assert_eq!(headers[VERSION_HEADER], "2026-07-28");
+        let read = message_headers(Some("resources/read"), Some(&json!({"uri": "file:///ä"})));
+        assert_eq!(read[NAME_HEADER], "=?base64?ZmlsZTovLy/DpA==?=");
+        assert!(!read.contains_key(VERSION_HEADER));
+        let init = message_headers(
+            Some("initialize"),
+            Some(&json!({"protocolVersion": "2025-11-25"})),
+        );
+        assert_eq!(init[VERSION_HEADER], "2025-11-25");
+        assert!(message_headers(None, None).is_empty());
+        assert_eq!(header_text(" padded"), "=?base64?IHBhZGRlZA==?=");
+        assert_eq!(header_text("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
+        assert_eq!(header_text("plain name"), "plain name");
+    }
 }

@@ -205,7 +205,16 @@ class HttpSession:
         check(status in (200, 202), f"a notification got HTTP {status}")
 
     def close(self) -> None:
-        pass
+        """Ends a session the server assigned (a server may refuse: 405)."""
+        if not self.session_id:
+            return
+        request = urllib.request.Request(self.url, headers={"Mcp-Session-Id": self.session_id}, method="DELETE")
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT):
+                pass
+        except urllib.error.HTTPError as e:
+            check(e.code in (404, 405), f"DELETE of the session: HTTP {e.code}")
+        self.session_id = None
 
 
 def parse_body(kind: str, text: bytes) -> list[dict[str, Any]]:
