@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_resolve::proxy::listen::{ListenOptions, serve};
-use mcp_resolve::proxy::{Ended, Options, ProxyRules, Upstream, compare, probe, run};
+use mcp_resolve::proxy::{Ended, Options, ProxyRules, Upstream, compare, host_stdio, probe, run};
 use mcp_resolve::upstream::{UpstreamError, interrupted, until_interrupted};
 use mcp_resolve_runtime::Dialect;
 
@@ -69,14 +69,8 @@ pub(crate) fn main(args: Args) -> u8 {
             }
             match args.listen {
                 None => {
-                    until_interrupted(run(
-                        &rules,
-                        &options,
-                        &upstream,
-                        tokio::io::stdin(),
-                        tokio::io::stdout(),
-                    ))
-                    .await
+                    let (host_in, host_out) = host_stdio();
+                    until_interrupted(run(&rules, &options, &upstream, host_in, host_out)).await
                 }
                 Some(listen) => {
                     let listener =

@@ -60,7 +60,7 @@ where
 {
     let (tx, rx) = mpsc::channel(64);
     tokio::spawn(async move {
-        let mut reader = BufReader::new(reader);
+        let mut reader = BufReader::with_capacity(64 << 10, reader);
         let mut buf = Vec::new();
         loop {
             buf.clear();
@@ -85,8 +85,11 @@ pub(crate) async fn write_line<W: AsyncWrite + Unpin>(
     out: &mut W,
     text: &str,
 ) -> std::io::Result<()> {
-    out.write_all(text.as_bytes()).await?;
-    out.write_all(b"\n").await?;
+    // One write per message: a line and its newline together.
+    let mut line = Vec::with_capacity(text.len() + 1);
+    line.extend_from_slice(text.as_bytes());
+    line.push(b'\n');
+    out.write_all(&line).await?;
     out.flush().await
 }
 

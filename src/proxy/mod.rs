@@ -77,6 +77,59 @@ impl<W: AsyncWrite + Unpin> HostSink for Lines<W> {
     }
 }
 
+/// The boxed halves of a host's byte stream.
+pub type HostIo = (
+    Box<dyn tokio::io::AsyncRead + Send + Unpin>,
+    Box<dyn AsyncWrite + Send + Unpin>,
+);
+
+/// The proxy's stdin and stdout. A pipe or a socket (what hosts give the
+/// servers they start) is read and written without blocking, straight from
+/// the event loop; anything else (a file, a terminal) goes through tokio's
+/// blocking pool, which costs a thread hand-off per message.
+pub fn host_stdio() -> HostIo {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        let input = std::io::stdin().as_fd().try_clone_to_owned().ok().and_then(
+            |fd| -> Option<Box<dyn tokio::io::AsyncRead + Send + Unpin>> {
+                match tokio::net::unix::pipe::Receiver::from_owned_fd(fd.try_clone().ok()?) {
+                    Ok(pipe) => Some(Box::new(pipe)),
+                    Err(_) => Some(Box::new(socket(fd)?)),
+                }
+            },
+        );
+        let output = std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            .and_then(|fd| -> Option<Box<dyn AsyncWrite + Send + Unpin>> {
+                match tokio::net::unix::pipe::Sender::from_owned_fd(fd.try_clone().ok()?) {
+                    Ok(pipe) => Some(Box::new(pipe)),
+                    Err(_) => Some(Box::new(socket(fd)?)),
+                }
+            });
+        (
+            input.unwrap_or_else(|| Box::new(tokio::io::stdin())),
+            output.unwrap_or_else(|| Box::new(tokio::io::stdout())),
+        )
+    }
+    #[cfg(not(unix))]
+    {
+        (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
+    }
+}
+
+/// `fd` as a non-blocking tokio socket, when it is a Unix socket.
+#[cfg(unix)]
+fn socket(fd: std::os::fd::OwnedFd) -> Option<tokio::net::UnixStream> {
+    let stream = std::os::unix::net::UnixStream::from(fd);
+    // Only a socket has a socket type; a file or a terminal fails here.
+    stream.local_addr().ok()?;
+    stream.set_nonblocking(true).ok()?;
+    tokio::net::UnixStream::from_std(stream).ok()
+}
+
 /// Logs one line on stderr.
 fn log(message: &str) {
     eprintln!("mcp-resolve proxy: {message}");
@@ -247,7 +300,7 @@ pub(crate) async fn relay<S: HostSink>(
                                 if let Some(result) = message.get_mut("result") {
                                     rules.rewrite(&rewrite, result);
                                 }
-                                message.to_string()
+                                serde_json::to_string(&message).unwrap_or(text)
                             }
                             Err(_) => text,
                         }
