@@ -32,6 +32,7 @@ pub mod ir;
 mod lower;
 pub mod matcher;
 mod parse;
+pub mod policy;
 pub mod project;
 #[cfg(feature = "cli")]
 pub mod proxy;

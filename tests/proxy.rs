@@ -1034,3 +1034,209 @@ fn command_and_upstream_are_one_or_the_other() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("is not an address"));
 }
+
+// ---------------------------------------------------------------------------
+// The guard: arguments checked, a policy per call, an audit line per call.
+
+fn audit_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("audit line {l:?}: {e}")))
+        .collect()
+}
+
+#[test]
+fn the_policy_allows_denies_and_asks_and_every_call_is_audited() {
+    let dir = common::scratch("proxy", "guard");
+    let audit = dir.join("audit.jsonl");
+    let mut proxy = Proxy::start(
+        &[
+            "rules/file-server.yaml",
+            "--no-probe",
+            "--policy",
+            &fixture("guard-policy.yaml"),
+            "--audit",
+            audit.to_str().unwrap(),
+            "--audit-arguments",
+        ],
+        &["python3", fake_server().to_str().unwrap(), "well"],
+    );
+    let mut capabilities = declaring();
+    capabilities["elicitation"] = json!({});
+    proxy.initialize(capabilities);
+    let call = |action: &str| json!({"name": "manage_files", "arguments": {"path": "notes.txt", "action": action, "content": "x"}});
+
+    // allow: forwarded, answered by the server.
+    let answer = proxy.request(1, "tools/call", call("read"));
+    assert!(answer["result"].is_object(), "{answer}");
+
+    // deny: never forwarded; the error names the rule and the variant.
+    let answer = proxy.request(2, "tools/call", call("delete"));
+    assert_eq!(answer["error"]["code"], -32001, "{answer}");
+    assert_eq!(answer["error"]["data"]["rule"], "no-overwrites", "{answer}");
+    assert_eq!(answer["error"]["data"]["variant"], "overwrite", "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("`manage_files` (variant `overwrite`) is denied"),
+        "{message}"
+    );
+
+    // ask: the user is asked through elicitation; accept forwards the call.
+    let mut ask = |id: i64, action: Value| {
+        proxy.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": call("append")}),
+        );
+        let question = proxy.receive();
+        assert_eq!(question["method"], "elicitation/create", "{question}");
+        let text = question["params"]["message"].as_str().unwrap();
+        assert!(
+            text.contains("`manage_files` (variant `append`)")
+                && text.contains("destructiveHint: false"),
+            "{text}"
+        );
+        proxy.send(&json!({"jsonrpc": "2.0", "id": question["id"], "result": {"action": action}}));
+        let answer = proxy.receive();
+        assert_eq!(answer["id"], id, "{answer}");
+        answer
+    };
+    let accepted = ask(3, json!("accept"));
+    assert!(accepted["result"].is_object(), "{accepted}");
+    let declined = ask(4, json!("decline"));
+    assert_eq!(declined["error"]["code"], -32001, "{declined}");
+    assert!(
+        declined["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("declined by the user")
+    );
+    let cancelled = ask(5, json!("cancel"));
+    assert!(
+        cancelled["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cancelled")
+    );
+
+    // Arguments the rules' inputSchema refuses never reach the server.
+    let answer = proxy.request(
+        6,
+        "tools/call",
+        json!({"name": "manage_files", "arguments": {"path": "a", "action": "rename"}}),
+    );
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+
+    // A resolution is audited too.
+    let answer = proxy.request(7, "tools/resolve", call("read"));
+    assert!(answer["result"]["annotations"].is_object(), "{answer}");
+    let (status, stderr) = proxy.finish();
+    assert_eq!(status, 0, "{stderr:?}");
+
+    let lines = audit_lines(&audit);
+    let summary: Vec<(String, String, String)> = lines
+        .iter()
+        .map(|l| {
+            let text = |k: &str| l[k].as_str().unwrap_or("-").to_string();
+            (text("event"), text("variant"), text("outcome"))
+        })
+        .collect();
+    let expected = [
+        ("call", "read", "forwarded"),
+        ("call", "overwrite", "denied"),
+        ("call", "append", "accepted"),
+        ("call", "append", "declined"),
+        ("call", "append", "cancelled"),
+        ("resolve", "read", "-"),
+    ];
+    assert_eq!(
+        summary,
+        expected
+            .iter()
+            .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+            .collect::<Vec<_>>(),
+        "{lines:#?}"
+    );
+    assert_eq!(lines[0]["rule"], "reads");
+    assert!(lines[0]["upstreamMs"].as_f64().is_some(), "{}", lines[0]);
+    assert_eq!(lines[0]["arguments"]["action"], "read");
+    assert_eq!(lines[1]["rule"], "no-overwrites");
+    assert!(lines[1]["upstreamMs"].is_null());
+    assert_eq!(lines[2]["decision"], "ask");
+    assert!(
+        lines[2]["rule"].is_null(),
+        "the default decided: {}",
+        lines[2]
+    );
+    assert_eq!(lines[0]["annotations"]["readOnlyHint"], true);
+    assert!(lines[0]["time"].as_str().unwrap().ends_with('Z'));
+}
+
+#[test]
+fn a_host_without_elicitation_is_refused_what_the_policy_would_ask() {
+    let dir = common::scratch("proxy", "guard-no-elicitation");
+    let audit = dir.join("audit.jsonl");
+    let mut proxy = Proxy::start(
+        &[
+            "rules/file-server.yaml",
+            "--no-probe",
+            "--policy",
+            &fixture("guard-policy.yaml"),
+            "--audit",
+            audit.to_str().unwrap(),
+        ],
+        &["python3", fake_server().to_str().unwrap(), "well"],
+    );
+    proxy.initialize(declaring());
+    let answer = proxy.request(
+        1,
+        "tools/call",
+        json!({"name": "manage_files", "arguments": {"path": "n", "action": "append", "content": "x"}}),
+    );
+    assert_eq!(answer["error"]["code"], -32001, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("did not declare elicitation"), "{message}");
+    let (status, _) = proxy.finish();
+    assert_eq!(status, 0);
+    let lines = audit_lines(&audit);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["outcome"], "refused");
+    assert!(
+        lines[0].get("arguments").is_none(),
+        "arguments only with --audit-arguments"
+    );
+}
+
+#[test]
+fn a_policy_with_mistakes_stops_the_proxy_before_the_server_starts() {
+    let dir = common::scratch("proxy", "guard-bad-policy");
+    let policy = dir.join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "version: 1\ndefault: allow\nrules:\n  - name: r\n    when: { readOnlyHnt: true }\n    decision: alow\n",
+    )
+    .unwrap();
+    let pidfile = dir.join("pid");
+    let output = common::bin()
+        .args([
+            "proxy",
+            "rules/file-server.yaml",
+            "--no-probe",
+            "--policy",
+            policy.to_str().unwrap(),
+        ])
+        .args([
+            "--",
+            "python3",
+            fake_server().to_str().unwrap(),
+            "well",
+            pidfile.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("policy.yaml:5:"), "{stderr}");
+    assert!(stderr.contains("did you mean `readOnlyHint`?"), "{stderr}");
+    assert!(stderr.contains("did you mean `allow`?"), "{stderr}");
+    assert!(!pidfile.exists(), "the server was started");
+}

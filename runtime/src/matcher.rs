@@ -302,6 +302,24 @@ impl Matcher {
         self.tools.iter().map(|t| t.name.as_str())
     }
 
+    /// The outcome of a call to any tool of this server, resolvable or not
+    /// (a tool without variants has its static annotations): `None` for a
+    /// tool the rules do not describe, `-32602` for arguments that do not
+    /// conform to its `inputSchema`. What a guard judges a `tools/call` by.
+    pub fn outcome(&self, name: &str, arguments: &Value) -> Option<Result<&Outcome, RpcError>> {
+        let tool = self.index.get(name).and_then(|&i| self.tools.get(i))?;
+        Some(
+            tool.validator
+                .validate_object(name, arguments)
+                .map(|arguments| {
+                    tool.variants
+                        .iter()
+                        .find(|(test, _)| test.eval(arguments))
+                        .map_or(&tool.fallback, |(_, outcome)| outcome)
+                }),
+        )
+    }
+
     /// Resolves a call: `-32602` for an unknown or non-resolvable tool and
     /// for arguments that do not conform to the tool's `inputSchema`.
     pub fn resolve(&self, name: &str, arguments: &Value) -> Result<&Outcome, RpcError> {

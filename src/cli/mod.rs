@@ -242,6 +242,17 @@ enum Command {
             requires = "listen"
         )]
         session_idle: u64,
+        /// Decide every tools/call by this policy (allow, deny, or ask the
+        /// user) over its resolved annotations, variant, tool and scopes.
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
+        /// Write one JSON line per tools/call and per resolution to FILE
+        /// (appended; `-` for stderr).
+        #[arg(long, value_name = "FILE")]
+        audit: Option<PathBuf>,
+        /// With --audit: include the calls' arguments.
+        #[arg(long, requires = "audit")]
+        audit_arguments: bool,
         /// The server to start.
         #[arg(last = true, value_name = "COMMAND")]
         command: Vec<OsString>,
@@ -397,8 +408,14 @@ pub fn main() -> ExitCode {
             allow_origin,
             max_sessions,
             session_idle,
+            policy,
+            audit,
+            audit_arguments,
             command,
         } => proxy::main(proxy::Args {
+            policy,
+            audit,
+            audit_arguments,
             paths,
             dialect,
             timeout,

@@ -1,16 +1,20 @@
 //! `proxy`: `tools/resolve` from rules, in front of any MCP server.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_resolve::diagnostic;
+use mcp_resolve::policy::Policy;
+use mcp_resolve::proxy::guard::{Audit, Guard};
 use mcp_resolve::proxy::listen::{ListenOptions, serve};
 use mcp_resolve::proxy::{Ended, Options, ProxyRules, Upstream, compare, host_stdio, probe, run};
+use mcp_resolve::source::SourceMap;
 use mcp_resolve::upstream::{UpstreamError, interrupted, until_interrupted};
 use mcp_resolve_runtime::Dialect;
 
-use super::{FAILURE, OK, USAGE, with_server};
+use super::{FAILURE, OK, USAGE, color_for, read_input, with_server};
 
 /// The command line's choices.
 pub(crate) struct Args {
@@ -21,7 +25,25 @@ pub(crate) struct Args {
     pub(crate) probe: bool,
     pub(crate) upstream: Option<String>,
     pub(crate) listen: Option<ListenOptions>,
+    pub(crate) policy: Option<PathBuf>,
+    pub(crate) audit: Option<PathBuf>,
+    pub(crate) audit_arguments: bool,
     pub(crate) command: Vec<OsString>,
+}
+
+/// Reads and checks the policy file, printing its diagnostics.
+fn load_policy(path: &Path, server: &mcp_resolve::ir::Server) -> Result<Policy, u8> {
+    let text = read_input(path)?;
+    let mut sources = SourceMap::new();
+    let file = sources.add(path, text.clone());
+    let hints: Vec<&str> = server.hints.names().collect();
+    Policy::parse(&text, file, &hints).map_err(|diagnostics| {
+        eprint!(
+            "{}",
+            diagnostic::render_human(&sources, &diagnostics, color_for(&std::io::stderr()))
+        );
+        FAILURE
+    })
 }
 
 pub(crate) fn main(args: Args) -> u8 {
@@ -45,9 +67,27 @@ pub(crate) fn main(args: Args) -> u8 {
                 return FAILURE;
             }
         };
+        let policy = match args.policy.as_deref().map(|p| load_policy(p, server)) {
+            Some(Err(code)) => return code,
+            Some(Ok(policy)) => Some(policy),
+            None => None,
+        };
+        let audit = match args.audit.as_deref().map(Audit::open) {
+            Some(Err(e)) => {
+                eprintln!("error: cannot open the audit log: {e}");
+                return USAGE;
+            }
+            Some(Ok(audit)) => Some(audit),
+            None => None,
+        };
         let options = Options {
             timeout: (args.timeout > 0).then(|| Duration::from_secs(args.timeout)),
             max_message_bytes: args.max_message_bytes,
+            guard: Arc::new(Guard {
+                policy,
+                audit,
+                audit_arguments: args.audit_arguments,
+            }),
         };
         let runtime = match tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -15,24 +15,28 @@
 //! is stopped (stdin closed, then `SIGTERM`, then `SIGKILL`).
 
 mod envelope;
+pub mod guard;
 mod link;
 pub mod listen;
 pub mod rules;
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_resolve_runtime::framing::{Screen, Screened};
 use mcp_resolve_runtime::{Dialect, RpcError};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::io::AsyncWrite;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use self::envelope::{Envelope, error_line, id_key};
+use self::guard::{Guard, Judged};
 pub use self::link::Upstream;
 use self::link::{GRACE, Input, Link, read_lines, write_line};
 pub use self::rules::{ProxyRules, Rewrite};
+use crate::policy::Decision;
 use crate::upstream::{UpstreamError, excerpt};
 
 /// The proxy's settings.
@@ -43,6 +47,8 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// The largest message read from either side.
     pub max_message_bytes: usize,
+    /// Argument checks, policy and audit of `tools/call`.
+    pub guard: Arc<Guard>,
 }
 
 /// How a proxy session ended.
@@ -60,6 +66,126 @@ struct Pending {
     method: String,
     rewrite: Rewrite,
     deadline: Option<Instant>,
+    /// A `tools/call`, for its audit line.
+    call: Option<CallAudit>,
+}
+
+/// What the audit line of a forwarded `tools/call` needs.
+struct CallAudit {
+    judged: Judged,
+    started: Instant,
+    arguments: Option<Value>,
+    /// `forwarded`, or `accepted` after the user was asked.
+    outcome: &'static str,
+}
+
+/// A `tools/call` held while the user is asked about it.
+struct Held {
+    text: String,
+    id: Value,
+    judged: Judged,
+    arguments: Option<Value>,
+}
+
+/// The forwarded requests of a session. Calls still unanswered when the
+/// session ends — however it ends, the proxy's task dropped on `SIGTERM`
+/// included — get their audit line then.
+struct Pendings<'g> {
+    map: HashMap<String, Pending>,
+    guard: &'g Guard,
+}
+
+impl Pendings<'_> {
+    fn audit(&self, call: &CallAudit, outcome: &str, answered: bool) {
+        if let Some(audit) = &self.guard.audit {
+            let latency = answered.then(|| call.started.elapsed());
+            audit.write(
+                &call
+                    .judged
+                    .record(outcome, latency, call.arguments.as_ref()),
+            );
+        }
+    }
+}
+
+impl Drop for Pendings<'_> {
+    fn drop(&mut self) {
+        for (_, pending) in self.map.drain() {
+            if let Some(call) = &pending.call
+                && let Some(audit) = &self.guard.audit
+            {
+                audit.write(
+                    &call
+                        .judged
+                        .record("unanswered", None, call.arguments.as_ref()),
+                );
+            }
+        }
+    }
+}
+
+impl std::ops::Deref for Pendings<'_> {
+    type Target = HashMap<String, Pending>;
+    fn deref(&self) -> &Self::Target {
+        &self.map
+    }
+}
+
+impl std::ops::DerefMut for Pendings<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.map
+    }
+}
+
+/// The `elicitation/create` request that asks the user about a call.
+fn ask_request(id: &str, judged: &Judged) -> String {
+    let hints: Vec<String> = judged
+        .annotations
+        .iter()
+        .map(|(hint, value)| format!("{hint}: {value}"))
+        .collect();
+    let mut message = format!(
+        "Allow the call to {}? Its annotations: {}.",
+        judged.describe(),
+        hints.join(", ")
+    );
+    if !judged.scopes.is_empty() {
+        message.push_str(&format!(
+            " It needs the scopes {}.",
+            judged.scopes.join(", ")
+        ));
+    }
+    message.push_str(&format!(" ({} asks before calls like this.)", judged.by()));
+    json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": "elicitation/create",
+        "params": {
+            "message": message,
+            "requestedSchema": {"type": "object", "properties": {}},
+        },
+    })
+    .to_string()
+}
+
+/// Remembers the static annotations a `tools/list` result lists (defaults
+/// applied), for calls to tools the rules do not describe.
+fn remember_listing(
+    listed: &mut HashMap<String, mcp_resolve_runtime::Annotations>,
+    result: &Value,
+) {
+    let Some(Value::Array(tools)) = result.get("tools") else {
+        return;
+    };
+    for tool in tools {
+        if let Some(name) = tool.get("name").and_then(Value::as_str) {
+            let annotations = tool
+                .get("annotations")
+                .and_then(|a| serde_json::from_value(a.clone()).ok())
+                .unwrap_or_else(mcp_resolve_runtime::Annotations::defaults);
+            listed.insert(name.to_string(), annotations);
+        }
+    }
 }
 
 /// Where the proxy's messages for the host go: a line each.
@@ -173,7 +299,16 @@ pub(crate) async fn relay<S: HostSink>(
     if per_message {
         screen = screen.per_message();
     }
-    let mut pending: HashMap<String, Pending> = HashMap::new();
+    let guard: &Guard = &options.guard;
+    let mut pending = Pendings {
+        map: HashMap::new(),
+        guard,
+    };
+    // Calls held while the user is asked, by the id of the question.
+    let mut asks: HashMap<String, Held> = HashMap::new();
+    let mut questions = 0u64;
+    // The static annotations the server listed, by tool.
+    let mut listed: HashMap<String, mcp_resolve_runtime::Annotations> = HashMap::new();
     // Requests the host already got a timeout error for: a late answer is
     // dropped (a second response to one id would break JSON-RPC).
     let mut expired: HashSet<String> = HashSet::new();
@@ -217,6 +352,79 @@ pub(crate) async fn relay<S: HostSink>(
                 let Some(message) = Envelope::of(&text) else {
                     continue; // the screen forwards only JSON objects
                 };
+                // The user's answer to a question about a held call.
+                if message.is_response()
+                    && let Some(held) = message.id.as_ref().and_then(|id| asks.remove(&id_key(id)))
+                {
+                    let action = serde_json::from_str::<Value>(&text).ok().and_then(|answer| {
+                        answer.pointer("/result/action").and_then(Value::as_str).map(str::to_string)
+                    });
+                    if action.as_deref() == Some("accept") {
+                        pending.insert(id_key(&held.id), Pending {
+                            method: "tools/call".into(),
+                            rewrite: Rewrite::None,
+                            deadline: options.timeout.map(|t| Instant::now() + t),
+                            call: Some(CallAudit {
+                                judged: held.judged,
+                                started: Instant::now(),
+                                arguments: held.arguments,
+                                outcome: "accepted",
+                            }),
+                        });
+                        if let Err(e) = link.send(&held.text).await {
+                            log(&format!("cannot write to the server: {e}"));
+                        }
+                    } else {
+                        let (outcome, why) = match action.as_deref() {
+                            Some("decline") => ("declined", "was declined by the user"),
+                            Some("cancel") => ("cancelled", "was cancelled by the user"),
+                            _ => ("unconfirmed", "was not confirmed (the host answered the question with an error)"),
+                        };
+                        if let Some(audit) = &guard.audit {
+                            audit.write(&held.judged.record(outcome, None, held.arguments.as_ref()));
+                        }
+                        host.deliver(error_line(&held.id, &held.judged.refusal(why))).await.map_err(io_error)?;
+                    }
+                    continue;
+                }
+                let mut call = None;
+                if let (Some("tools/call"), Some(id)) = (message.method.as_deref(), message.id.as_ref()) {
+                    let params = message.params();
+                    let judged = match guard.judge(rules, &listed, params.as_ref()) {
+                        Ok(judged) => judged,
+                        Err(error) => {
+                            host.deliver(error_line(id, &error)).await.map_err(io_error)?;
+                            continue;
+                        }
+                    };
+                    let arguments = guard
+                        .audit_arguments
+                        .then(|| params.as_ref().and_then(|p| p.get("arguments")).cloned())
+                        .flatten();
+                    let refusal = match judged.decision {
+                        Decision::Allow => None,
+                        Decision::Deny => Some(("denied", "is denied")),
+                        Decision::Ask if session_caps.as_ref().is_some_and(|c| c.get("elicitation").is_some()) => {
+                            questions += 1;
+                            let question = format!("mcp-resolve-ask-{questions}");
+                            host.deliver(ask_request(&question, &judged)).await.map_err(io_error)?;
+                            asks.insert(id_key(&json!(question)), Held { text, id: id.clone(), judged, arguments });
+                            continue;
+                        }
+                        Decision::Ask => Some((
+                            "refused",
+                            "needs the user's consent, and the host did not declare elicitation to ask for it",
+                        )),
+                    };
+                    if let Some((outcome, why)) = refusal {
+                        if let Some(audit) = &guard.audit {
+                            audit.write(&judged.record(outcome, None, arguments.as_ref()));
+                        }
+                        host.deliver(error_line(id, &judged.refusal(why))).await.map_err(io_error)?;
+                        continue;
+                    }
+                    call = Some(CallAudit { judged, started: Instant::now(), arguments, outcome: "forwarded" });
+                }
                 match (message.method.as_deref(), message.id.as_ref()) {
                     (Some(method), Some(id)) => {
                         let owned = method == rules.method() || method == rules::SIGNATURE_METHOD;
@@ -226,6 +434,17 @@ pub(crate) async fn relay<S: HostSink>(
                             _ => None,
                         };
                         if owned && let Some(answer) = rules.answer(method, params.as_ref(), session_caps.as_ref()) {
+                            if let Some(audit) = &guard.audit
+                                && method == rules.method()
+                                && answer.is_ok()
+                            {
+                                let (tool, resolution) = rules.resolution(params.as_ref());
+                                let arguments = guard
+                                    .audit_arguments
+                                    .then(|| params.as_ref().and_then(|p| p.get("arguments")))
+                                    .flatten();
+                                audit.write(&guard::resolve_record(&tool, resolution.as_ref().copied(), arguments));
+                            }
                             // The result text is spliced in as computed at start.
                             let response = match answer {
                                 Ok(result) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
@@ -247,11 +466,15 @@ pub(crate) async fn relay<S: HostSink>(
                             method: method.to_string(),
                             rewrite,
                             deadline: options.timeout.map(|t| Instant::now() + t),
+                            call: call.take(),
                         });
                     }
                     (Some("notifications/cancelled"), None) => {
-                        if let Some(id) = message.params().as_ref().and_then(|p| p.get("requestId")) {
-                            pending.remove(&id_key(id));
+                        if let Some(id) = message.params().as_ref().and_then(|p| p.get("requestId"))
+                            && let Some(request) = pending.remove(&id_key(id))
+                            && let Some(call) = &request.call
+                        {
+                            pending.audit(call, "cancelled", false);
                         }
                     }
                     _ => {}
@@ -293,11 +516,18 @@ pub(crate) async fn relay<S: HostSink>(
                     }
                     _ => None,
                 };
+                if let Some(call) = waiting.as_ref().and_then(|w| w.call.as_ref()) {
+                    let outcome = if message.error { "error" } else { call.outcome };
+                    pending.audit(call, outcome, true);
+                }
                 let out = match waiting {
                     Some(Pending { rewrite, .. }) if rewrite != Rewrite::None && message.result => {
                         match serde_json::from_str::<Value>(&text) {
                             Ok(mut message) => {
                                 if let Some(result) = message.get_mut("result") {
+                                    if matches!(rewrite, Rewrite::Tools { .. }) {
+                                        remember_listing(&mut listed, result);
+                                    }
                                     rules.rewrite(&rewrite, result);
                                 }
                                 serde_json::to_string(&message).unwrap_or(text)
@@ -319,6 +549,9 @@ pub(crate) async fn relay<S: HostSink>(
                     .collect();
                 for key in overdue {
                     let Some(request) = pending.remove(&key) else { continue };
+                    if let Some(call) = &request.call {
+                        pending.audit(call, "timed out", false);
+                    }
                     expired.insert(key.clone());
                     let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
                     let after = options.timeout.unwrap_or_default().as_secs();
@@ -335,7 +568,11 @@ pub(crate) async fn relay<S: HostSink>(
     };
 
     if let Ended::ServerExited(why) = &ended {
-        for (key, request) in pending.drain() {
+        let unanswered: Vec<(String, Pending)> = pending.drain().collect();
+        for (key, request) in unanswered {
+            if let Some(call) = &request.call {
+                pending.audit(call, "server exited", false);
+            }
             let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
             let error = RpcError {
                 code: RpcError::INTERNAL_ERROR,

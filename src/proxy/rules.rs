@@ -80,6 +80,30 @@ impl ProxyRules {
         &self.server
     }
 
+    /// The compiled rules.
+    pub fn matcher(&self) -> &Matcher {
+        &self.matcher
+    }
+
+    /// The resolution a resolve request gets (for the audit log): the tool
+    /// named, and its resolution or error.
+    pub fn resolution(
+        &self,
+        params: Option<&Value>,
+    ) -> (String, Result<&mcp_resolve_runtime::Resolution, RpcError>) {
+        let name = params
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let empty = Value::Object(Map::new());
+        let arguments = params.and_then(|p| p.get("arguments")).unwrap_or(&empty);
+        let resolution = self
+            .matcher
+            .resolve(name, arguments)
+            .map(|outcome| outcome.resolution());
+        (name.to_string(), resolution)
+    }
+
     /// The method that resolves a call in this dialect.
     pub fn method(&self) -> &'static str {
         self.dialect.method()

@@ -1,0 +1,280 @@
+//! The proxy as a host's guard: every `tools/call` is judged before it is
+//! forwarded — its arguments validated against the rules' `inputSchema`,
+//! its variant, resolved annotations and scopes put to the policy — and
+//! every call and resolution can be written to an audit log.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use mcp_resolve_runtime::{Annotations, RpcError};
+use serde_json::{Map, Value, json};
+
+use super::rules::ProxyRules;
+use crate::policy::{Call, Decision, Policy};
+
+/// The JSON-RPC error code of a call the policy refuses (the
+/// implementation-defined server-error range of JSON-RPC 2.0).
+pub const POLICY_REFUSED: i64 = -32001;
+
+/// The guard's settings.
+#[derive(Debug, Default)]
+pub struct Guard {
+    /// The per-call policy; `None`: every valid call is forwarded.
+    pub policy: Option<Policy>,
+    /// Where audit lines go.
+    pub audit: Option<Audit>,
+    /// Whether audit lines carry the calls' arguments.
+    pub audit_arguments: bool,
+}
+
+/// What the guard found out about a `tools/call`.
+#[derive(Clone, Debug)]
+pub(crate) struct Judged {
+    pub(crate) tool: String,
+    pub(crate) variant: Option<String>,
+    pub(crate) annotations: Annotations,
+    pub(crate) scopes: Vec<String>,
+    pub(crate) decision: Decision,
+    pub(crate) rule: Option<String>,
+    /// Whether the rules describe the tool (otherwise its listed static
+    /// annotations were judged).
+    pub(crate) described: bool,
+}
+
+impl Guard {
+    /// Judges a `tools/call`: `Err` (`-32602`) when the rules describe the
+    /// tool and its `inputSchema` refuses the arguments; the decision
+    /// otherwise. A tool the rules do not describe is judged on the static
+    /// annotations the server listed for it (MCP's defaults when it was not
+    /// listed or listed none).
+    pub(crate) fn judge(
+        &self,
+        rules: &ProxyRules,
+        listed: &HashMap<String, Annotations>,
+        params: Option<&Value>,
+    ) -> Result<Judged, RpcError> {
+        let Some(Value::String(tool)) = params.and_then(|p| p.get("name")) else {
+            return Err(RpcError::invalid_params(
+                "params.name must be a string (the tool name)",
+            ));
+        };
+        let empty = Value::Object(Map::new());
+        let arguments = params.and_then(|p| p.get("arguments")).unwrap_or(&empty);
+        let (variant, annotations, scopes, described) =
+            match rules.matcher().outcome(tool, arguments) {
+                Some(outcome) => {
+                    let resolution = outcome?.resolution();
+                    (
+                        resolution.variant.clone(),
+                        resolution.annotations.clone(),
+                        resolution.required_scopes.clone(),
+                        true,
+                    )
+                }
+                None => (
+                    None,
+                    listed
+                        .get(tool)
+                        .cloned()
+                        .unwrap_or_else(Annotations::defaults),
+                    Vec::new(),
+                    false,
+                ),
+            };
+        let (decision, rule) = match &self.policy {
+            None => (Decision::Allow, None),
+            Some(policy) => {
+                let verdict = policy.decide(&Call {
+                    tool,
+                    variant: variant.as_deref(),
+                    annotations: &annotations,
+                    scopes: &scopes,
+                });
+                (verdict.decision, verdict.rule.map(str::to_string))
+            }
+        };
+        Ok(Judged {
+            tool: tool.clone(),
+            variant,
+            annotations,
+            scopes,
+            decision,
+            rule,
+            described,
+        })
+    }
+}
+
+impl Judged {
+    /// What the call is, for messages: `` `tool` (variant `v`) ``.
+    pub(crate) fn describe(&self) -> String {
+        match &self.variant {
+            Some(variant) => format!("`{}` (variant `{variant}`)", self.tool),
+            None => format!("`{}`", self.tool),
+        }
+    }
+
+    /// Who decided, for messages.
+    pub(crate) fn by(&self) -> String {
+        match &self.rule {
+            Some(rule) => format!("policy rule `{rule}`"),
+            None => "the policy's default".into(),
+        }
+    }
+
+    /// The error a refused call gets; `why` says how it was refused.
+    pub(crate) fn refusal(&self, why: &str) -> RpcError {
+        RpcError {
+            code: POLICY_REFUSED,
+            message: format!("{} {why} ({})", self.describe(), self.by()),
+            data: Some(json!({
+                "tool": self.tool,
+                "variant": self.variant,
+                "annotations": self.annotations.complete_json(),
+                "requiredScopes": self.scopes,
+                "decision": self.decision.as_str(),
+                "rule": self.rule,
+            })),
+        }
+    }
+
+    /// The audit record of the call; `outcome` says what became of it.
+    pub(crate) fn record(
+        &self,
+        outcome: &str,
+        latency: Option<Duration>,
+        arguments: Option<&Value>,
+    ) -> Value {
+        let mut record = json!({
+            "time": rfc3339(SystemTime::now()),
+            "event": "call",
+            "tool": self.tool,
+            "variant": self.variant,
+            "annotations": self.annotations.complete_json(),
+            "requiredScopes": self.scopes,
+            "described": self.described,
+            "decision": self.decision.as_str(),
+            "rule": self.rule,
+            "outcome": outcome,
+            "upstreamMs": latency.map(|l| (l.as_secs_f64() * 1e6).round() / 1e3),
+        });
+        if let (Some(arguments), Value::Object(map)) = (arguments, &mut record) {
+            map.insert("arguments".into(), arguments.clone());
+        }
+        record
+    }
+}
+
+/// The audit record of a resolution the proxy answered.
+pub(crate) fn resolve_record(
+    tool: &str,
+    resolution: Result<&mcp_resolve_runtime::Resolution, &RpcError>,
+    arguments: Option<&Value>,
+) -> Value {
+    let mut record = match resolution {
+        Ok(resolution) => json!({
+            "time": rfc3339(SystemTime::now()),
+            "event": "resolve",
+            "tool": tool,
+            "variant": resolution.variant,
+            "annotations": resolution.annotations.complete_json(),
+            "requiredScopes": resolution.required_scopes,
+        }),
+        Err(error) => json!({
+            "time": rfc3339(SystemTime::now()),
+            "event": "resolve",
+            "tool": tool,
+            "error": {"code": error.code, "message": error.message},
+        }),
+    };
+    if let (Some(arguments), Value::Object(map)) = (arguments, &mut record) {
+        map.insert("arguments".into(), arguments.clone());
+    }
+    record
+}
+
+/// An audit log: one JSON line per record, each written whole with one
+/// write and flushed before the next (so lines never interleave and none
+/// waits in a buffer when the proxy stops).
+pub struct Audit {
+    out: Mutex<Box<dyn Write + Send>>,
+}
+
+impl std::fmt::Debug for Audit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Audit").finish_non_exhaustive()
+    }
+}
+
+impl Audit {
+    /// The log at `path` (appended to), or standard error for `-`.
+    pub fn open(path: &std::path::Path) -> std::io::Result<Audit> {
+        let out: Box<dyn Write + Send> = if path.as_os_str() == "-" {
+            Box::new(std::io::stderr())
+        } else {
+            Box::new(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)?,
+            )
+        };
+        Ok(Audit {
+            out: Mutex::new(out),
+        })
+    }
+
+    /// Writes one record.
+    pub(crate) fn write(&self, record: &Value) {
+        let mut line = record.to_string();
+        line.push('\n');
+        if let Ok(mut out) = self.out.lock() {
+            let written = out.write_all(line.as_bytes()).and_then(|()| out.flush());
+            if let Err(e) = written {
+                super::log(&format!("cannot write the audit log: {e}"));
+            }
+        }
+    }
+}
+
+/// `time` as RFC 3339 UTC with milliseconds (`2026-11-23T01:02:03.456Z`).
+fn rfc3339(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3_600,
+        rest % 3_600 / 60,
+        rest % 60,
+        since.subsec_millis()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_rfc3339_utc() {
+        let at = |secs: u64, millis: u64| {
+            rfc3339(UNIX_EPOCH + Duration::from_secs(secs) + Duration::from_millis(millis))
+        };
+        assert_eq!(at(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(at(951_782_400, 5), "2000-02-29T00:00:00.005Z");
+        assert_eq!(at(1_795_395_723, 456), "2026-11-23T01:02:03.456Z");
+        assert_eq!(at(4_107_542_399, 999), "2100-02-28T23:59:59.999Z");
+    }
+}
