@@ -521,6 +521,39 @@ rules:
     }
 
     #[test]
+    fn the_documented_policies_decide_as_they_say() {
+        let read = annotations(true, false);
+        let destroy = annotations(false, true);
+        let add = Annotations {
+            open_world: false,
+            ..annotations(false, false)
+        };
+        let open_add = annotations(false, false);
+        let decide = |text: &str, a: &Annotations| {
+            parse(text)
+                .unwrap()
+                .decide(&Call {
+                    tool: "t",
+                    variant: None,
+                    annotations: a,
+                    scopes: &[],
+                })
+                .decision
+        };
+        let read_only = include_str!("../docs/policies/read-only.yaml");
+        assert_eq!(decide(read_only, &read), Decision::Allow);
+        assert_eq!(decide(read_only, &add), Decision::Deny);
+        let ask = include_str!("../docs/policies/ask-destructive.yaml");
+        assert_eq!(decide(ask, &read), Decision::Allow);
+        assert_eq!(decide(ask, &destroy), Decision::Ask);
+        assert_eq!(decide(ask, &add), Decision::Allow);
+        let open = include_str!("../docs/policies/no-open-world-writes.yaml");
+        assert_eq!(decide(open, &read), Decision::Allow);
+        assert_eq!(decide(open, &open_add), Decision::Deny);
+        assert_eq!(decide(open, &add), Decision::Ask);
+    }
+
+    #[test]
     fn mistakes_are_reported_at_their_place_with_suggestions() {
         let errors = parse(
             "version: 2

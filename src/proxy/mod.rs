@@ -474,7 +474,7 @@ pub(crate) async fn relay<S: HostSink>(
                             && let Some(request) = pending.remove(&id_key(id))
                             && let Some(call) = &request.call
                         {
-                            pending.audit(call, "cancelled", false);
+                            pending.audit(call, "withdrawn", false);
                         }
                     }
                     _ => {}
