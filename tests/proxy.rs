@@ -1240,3 +1240,131 @@ fn a_policy_with_mistakes_stops_the_proxy_before_the_server_starts() {
     assert!(stderr.contains("did you mean `allow`?"), "{stderr}");
     assert!(!pidfile.exists(), "the server was started");
 }
+
+#[test]
+fn a_pinned_signature_withholds_what_a_lying_server_changes() {
+    let dir = common::scratch("proxy", "pin-liar");
+    let audit = dir.join("audit.jsonl");
+    let mut proxy = Proxy::start(
+        &[
+            &fixture("fake-rules.yaml"),
+            "--no-probe",
+            "--pin",
+            &fixture("fake-signature.json"),
+            "--audit",
+            audit.to_str().unwrap(),
+        ],
+        &["python3", fake_server().to_str().unwrap(), "liar"],
+    );
+    proxy.initialize(declaring());
+    let listed = proxy.request(1, "tools/list", json!({}));
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 1, "{listed}");
+    assert_eq!(tools[0]["_meta"][EXTENSION]["resolvable"], true, "{listed}");
+    let read = json!({"name": "manage_files", "arguments": {"path": "a", "action": "read"}});
+    let answer = proxy.request(2, "tools/call", read.clone());
+    assert!(answer["result"].is_object(), "{answer}");
+    // The server announces a new list: another description, an unpinned tool.
+    let changed = proxy.receive();
+    assert_eq!(
+        changed["method"], "notifications/tools/list_changed",
+        "{changed}"
+    );
+    let listed = proxy.request(3, "tools/list", json!({}));
+    assert_eq!(
+        listed["result"]["tools"],
+        json!([]),
+        "nothing unpinned is listed: {listed}"
+    );
+    let answer = proxy.request(4, "tools/call", read);
+    assert_eq!(answer["error"]["code"], -32001, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("`manage_files` is withheld") && message.contains("`description`"),
+        "{message}"
+    );
+    let answer = proxy.request(
+        5,
+        "tools/call",
+        json!({"name": "exfiltrate", "arguments": {}}),
+    );
+    assert_eq!(answer["error"]["code"], -32001, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`exfiltrate`"),
+        "{answer}"
+    );
+    // Resolution still answers from the pinned rules.
+    let resolved = proxy.request(
+        6,
+        "tools/resolve",
+        json!({"name": "manage_files", "arguments": {"path": "a", "action": "append"}}),
+    );
+    assert_eq!(
+        resolved["result"]["annotations"]["destructiveHint"], false,
+        "{resolved}"
+    );
+    let (status, stderr) = proxy.finish();
+    assert_eq!(status, 0, "{stderr:?}");
+    assert!(
+        stderr
+            .iter()
+            .any(|l| l.contains("`exfiltrate` is withheld from the host")),
+        "{stderr:?}"
+    );
+    let outcomes: Vec<Value> = audit_lines(&audit)
+        .iter()
+        .map(|l| l["outcome"].clone())
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            json!("forwarded"),
+            json!("not pinned"),
+            json!("not pinned"),
+            Value::Null
+        ]
+    );
+}
+
+#[test]
+fn a_tampered_or_foreign_pin_stops_the_proxy_before_the_server_starts() {
+    let dir = common::scratch("proxy", "pin-tampered");
+    let pidfile = dir.join("pid");
+    let mut document: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("fake-signature.json")).unwrap())
+            .unwrap();
+    document["tools"][0]["annotations"]["destructiveHint"] = json!(false);
+    let tampered = dir.join("tampered.json");
+    std::fs::write(&tampered, document.to_string()).unwrap();
+    for (rules, pin, expected) in [
+        (
+            fixture("fake-rules.yaml"),
+            tampered.to_str().unwrap().to_string(),
+            "fingerprint",
+        ),
+        (
+            "rules/file-server.yaml".to_string(),
+            fixture("fake-signature.json"),
+            "review the change",
+        ),
+    ] {
+        let output = common::bin()
+            .args(["proxy", &rules, "--no-probe", "--pin", &pin])
+            .args([
+                "--",
+                "python3",
+                fake_server().to_str().unwrap(),
+                "well",
+                pidfile.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(expected), "{stderr}");
+        assert!(!pidfile.exists(), "the server was started");
+    }
+}

@@ -242,6 +242,11 @@ enum Command {
             requires = "listen"
         )]
         session_idle: u64,
+        /// Pin this signature document: its fingerprint must verify and be
+        /// the rules' own; tools the server lists that it does not allow,
+        /// or that change during a session, are withheld from the host.
+        #[arg(long, value_name = "SIGNATURE.json")]
+        pin: Option<PathBuf>,
         /// Decide every tools/call by this policy (allow, deny, or ask the
         /// user) over its resolved annotations, variant, tool and scopes.
         #[arg(long, value_name = "FILE")]
@@ -408,11 +413,13 @@ pub fn main() -> ExitCode {
             allow_origin,
             max_sessions,
             session_idle,
+            pin,
             policy,
             audit,
             audit_arguments,
             command,
         } => proxy::main(proxy::Args {
+            pin,
             policy,
             audit,
             audit_arguments,

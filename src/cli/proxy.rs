@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_resolve::diagnostic;
+use mcp_resolve::emit::signature::signature;
 use mcp_resolve::policy::Policy;
 use mcp_resolve::proxy::guard::{Audit, Guard};
 use mcp_resolve::proxy::listen::{ListenOptions, serve};
@@ -13,6 +14,7 @@ use mcp_resolve::proxy::{Ended, Options, ProxyRules, Upstream, compare, host_std
 use mcp_resolve::source::SourceMap;
 use mcp_resolve::upstream::{UpstreamError, interrupted, until_interrupted};
 use mcp_resolve_runtime::Dialect;
+use mcp_resolve_runtime::host::Signature;
 
 use super::{FAILURE, OK, USAGE, color_for, read_input, with_server};
 
@@ -25,10 +27,38 @@ pub(crate) struct Args {
     pub(crate) probe: bool,
     pub(crate) upstream: Option<String>,
     pub(crate) listen: Option<ListenOptions>,
+    pub(crate) pin: Option<PathBuf>,
     pub(crate) policy: Option<PathBuf>,
     pub(crate) audit: Option<PathBuf>,
     pub(crate) audit_arguments: bool,
     pub(crate) command: Vec<OsString>,
+}
+
+/// Reads the pinned signature: its fingerprint must verify, and it must be
+/// the signature of the rules served (so every resolution the proxy answers
+/// is one the pin allows).
+fn load_pin(path: &Path, server: &mcp_resolve::ir::Server) -> Result<Signature, u8> {
+    let text = read_input(path)?;
+    let document: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        eprintln!("error: {}: not JSON: {e}", path.display());
+        USAGE
+    })?;
+    let pin = Signature::verified(document).map_err(|e| {
+        eprintln!("error: {}: {e}", path.display());
+        USAGE
+    })?;
+    let rules = signature(server);
+    let ours = rules.get("fingerprint").and_then(serde_json::Value::as_str);
+    if pin.fingerprint() != ours {
+        eprintln!(
+            "error: {} pins {}, but the rules' signature is {} (review the change with `mcp-resolve diff`, then pin the new signature)",
+            path.display(),
+            pin.fingerprint().unwrap_or("nothing"),
+            ours.unwrap_or("missing")
+        );
+        return Err(USAGE);
+    }
+    Ok(pin)
 }
 
 /// Reads and checks the policy file, printing its diagnostics.
@@ -67,6 +97,11 @@ pub(crate) fn main(args: Args) -> u8 {
                 return FAILURE;
             }
         };
+        let pin = match args.pin.as_deref().map(|p| load_pin(p, server)) {
+            Some(Err(code)) => return code,
+            Some(Ok(pin)) => Some(pin),
+            None => None,
+        };
         let policy = match args.policy.as_deref().map(|p| load_policy(p, server)) {
             Some(Err(code)) => return code,
             Some(Ok(policy)) => Some(policy),
@@ -87,6 +122,7 @@ pub(crate) fn main(args: Args) -> u8 {
                 policy,
                 audit,
                 audit_arguments: args.audit_arguments,
+                pin,
             }),
         };
         let runtime = match tokio::runtime::Builder::new_current_thread()

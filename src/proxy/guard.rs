@@ -27,6 +27,106 @@ pub struct Guard {
     pub audit: Option<Audit>,
     /// Whether audit lines carry the calls' arguments.
     pub audit_arguments: bool,
+    /// The signature the host pinned: tools the server lists that it does
+    /// not allow are withheld.
+    pub pin: Option<mcp_resolve_runtime::host::Signature>,
+}
+
+/// What the pin found in the server's listings of one session.
+#[derive(Default)]
+pub(crate) struct PinState {
+    /// Each tool as the server first listed it.
+    baseline: HashMap<String, Value>,
+    /// Tools withheld from the host, and why.
+    pub(crate) withheld: HashMap<String, String>,
+}
+
+impl Guard {
+    /// Checks a `tools/list` result: `raw` is the server's, `result` the
+    /// one the host would see (the rules' annotations and markers applied).
+    /// A tool that is not pinned, that the pinned signature disagrees with,
+    /// or that changed since the server first listed it in this session is
+    /// removed from `result` and remembered as withheld, with why.
+    pub(crate) fn check_listing(&self, state: &mut PinState, raw: &Value, result: &mut Value) {
+        let Some(pin) = &self.pin else {
+            return;
+        };
+        let raw_tools: HashMap<&str, &Value> = raw
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|t| Some((t.get("name")?.as_str()?, t)))
+            .collect();
+        let Some(Value::Array(tools)) = result.get_mut("tools") else {
+            return;
+        };
+        tools.retain(|tool| {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                return false;
+            };
+            let mut why = Vec::new();
+            if let Some(raw) = raw_tools.get(name) {
+                match state.baseline.get(name) {
+                    None => {
+                        state.baseline.insert(name.to_string(), (*raw).clone());
+                    }
+                    Some(first) if first != *raw => {
+                        why.push(format!(
+                            "the server changed it since it first listed it ({})",
+                            changed_members(first, raw)
+                        ));
+                    }
+                    Some(_) => {}
+                }
+            }
+            if let Err(violations) = pin.verify_tools_list(&Value::Array(vec![tool.clone()])) {
+                why.extend(violations.0.iter().map(|v| v.message.clone()));
+            }
+            if why.is_empty() {
+                state.withheld.remove(name);
+                true
+            } else {
+                let why = why.join("; ");
+                super::log(&format!("`{name}` is withheld from the host: {why}"));
+                state.withheld.insert(name.to_string(), why);
+                false
+            }
+        });
+    }
+
+    /// Why a call to `tool` is refused under the pin, if it is.
+    pub(crate) fn unpinned(&self, state: &PinState, tool: &str) -> Option<String> {
+        let pin = self.pin.as_ref()?;
+        if let Some(why) = state.withheld.get(tool) {
+            return Some(format!("`{tool}` is withheld: {why}"));
+        }
+        pin.tool(tool)
+            .is_none()
+            .then(|| format!("`{tool}` is not in the pinned signature"))
+    }
+}
+
+/// The members of two tool objects that differ, named.
+fn changed_members(first: &Value, now: &Value) -> String {
+    let empty = Map::new();
+    let (a, b) = (
+        first.as_object().unwrap_or(&empty),
+        now.as_object().unwrap_or(&empty),
+    );
+    let mut names: Vec<&str> = a
+        .keys()
+        .chain(b.keys())
+        .map(String::as_str)
+        .filter(|k| a.get(*k) != b.get(*k))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// What the guard found out about a `tools/call`.
@@ -237,6 +337,11 @@ impl Audit {
             }
         }
     }
+}
+
+/// The time now, as audit lines write it.
+pub(crate) fn now() -> String {
+    rfc3339(SystemTime::now())
 }
 
 /// `time` as RFC 3339 UTC with milliseconds (`2026-11-23T01:02:03.456Z`).

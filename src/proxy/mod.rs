@@ -307,6 +307,8 @@ pub(crate) async fn relay<S: HostSink>(
     // Calls held while the user is asked, by the id of the question.
     let mut asks: HashMap<String, Held> = HashMap::new();
     let mut questions = 0u64;
+    // What the pin found in the server's listings.
+    let mut pins = guard::PinState::default();
     // The static annotations the server listed, by tool.
     let mut listed: HashMap<String, mcp_resolve_runtime::Annotations> = HashMap::new();
     // Requests the host already got a timeout error for: a late answer is
@@ -390,6 +392,19 @@ pub(crate) async fn relay<S: HostSink>(
                 let mut call = None;
                 if let (Some("tools/call"), Some(id)) = (message.method.as_deref(), message.id.as_ref()) {
                     let params = message.params();
+                    let tool = params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str);
+                    if let Some(why) = tool.and_then(|tool| guard.unpinned(&pins, tool)) {
+                        let error = RpcError {
+                            code: guard::POLICY_REFUSED,
+                            message: format!("{why} (mcp-resolve proxy --pin)"),
+                            data: Some(json!({"tool": tool, "pinned": false})),
+                        };
+                        if let Some(audit) = &guard.audit {
+                            audit.write(&json!({"time": guard::now(), "event": "call", "tool": tool, "outcome": "not pinned", "reason": why}));
+                        }
+                        host.deliver(error_line(id, &error)).await.map_err(io_error)?;
+                        continue;
+                    }
                     let judged = match guard.judge(rules, &listed, params.as_ref()) {
                         Ok(judged) => judged,
                         Err(error) => {
@@ -527,8 +542,14 @@ pub(crate) async fn relay<S: HostSink>(
                                 if let Some(result) = message.get_mut("result") {
                                     if matches!(rewrite, Rewrite::Tools { .. }) {
                                         remember_listing(&mut listed, result);
+                                        let raw = guard.pin.is_some().then(|| result.clone());
+                                        rules.rewrite(&rewrite, result);
+                                        if let Some(raw) = raw {
+                                            guard.check_listing(&mut pins, &raw, result);
+                                        }
+                                    } else {
+                                        rules.rewrite(&rewrite, result);
                                     }
-                                    rules.rewrite(&rewrite, result);
                                 }
                                 serde_json::to_string(&message).unwrap_or(text)
                             }
