@@ -174,11 +174,56 @@ fn dispatch(c: &mut Criterion) {
     group.finish();
 }
 
+/// What the proxy's guard adds to a forwarded `tools/call`: the call's
+/// outcome from the matcher (validation and matching, as for a resolve), the
+/// policy's decision, and the pin's lookup of the tool.
+fn guard(c: &mut Criterion) {
+    use mcp_resolve::policy::{Call, Policy};
+    let project = mcp_resolve::load(&["../rules/file-server.yaml".into()]).unwrap();
+    let server = project.single_server().unwrap();
+    let matcher = mcp_resolve::matcher::compile(server, Dialect::Extension).unwrap();
+    let hints: Vec<&str> = server.hints.names().collect();
+    let policy = Policy::parse(
+        include_str!("../../docs/policies/no-open-world-writes.yaml"),
+        mcp_resolve::source::FileId(0),
+        &hints,
+    )
+    .unwrap();
+    let pin = mcp_resolve_runtime::host::Signature::verified(
+        mcp_resolve::emit::signature::signature(server),
+    )
+    .unwrap();
+    let mut group = c.benchmark_group("guard");
+    for (label, args) in calls() {
+        group.bench_function(format!("outcome/{label}"), |b| {
+            b.iter(|| matcher.outcome(black_box("manage_files"), black_box(&args)))
+        });
+        group.bench_function(format!("outcome+policy+pin/{label}"), |b| {
+            b.iter(|| {
+                let pinned = pin.tool(black_box("manage_files")).is_some();
+                let outcome = matcher
+                    .outcome(black_box("manage_files"), black_box(&args))
+                    .unwrap()
+                    .unwrap();
+                let resolution = outcome.resolution();
+                let verdict = policy.decide(&Call {
+                    tool: "manage_files",
+                    variant: resolution.variant.as_deref(),
+                    annotations: &resolution.annotations,
+                    scopes: &resolution.required_scopes,
+                });
+                (pinned, verdict.decision)
+            })
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
-    targets = matching, full, host, dispatch
+    targets = matching, full, host, dispatch, guard
 }
 criterion_main!(benches);
