@@ -1368,3 +1368,26 @@ fn a_tampered_or_foreign_pin_stops_the_proxy_before_the_server_starts() {
         assert!(!pidfile.exists(), "the server was started");
     }
 }
+
+#[test]
+fn the_python_sdk_host_is_asked_before_destructive_calls_and_sees_only_pinned_tools() {
+    let Some(python) = mcp_python("the Python SDK behind the guard") else {
+        return;
+    };
+    let dir = common::scratch("proxy", "guard-sdk");
+    let audit = dir.join("audit.jsonl");
+    let output = std::process::Command::new(&python)
+        .arg(fixture("sdk_guard.py"))
+        .arg(env!("CARGO_BIN_EXE_mcp-resolve"))
+        .arg("docs/policies/ask-destructive.yaml")
+        .arg(&audit)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    println!("{stdout}");
+    assert!(
+        output.status.success() && stdout.contains("ok every call is in the audit log"),
+        "the Python SDK host failed behind the guard:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
