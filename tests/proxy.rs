@@ -56,14 +56,7 @@ impl Proxy {
                 }
             }
         });
-        let errors = child.stderr.take().unwrap();
-        let (etx, stderr) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(errors).lines() {
-                let Ok(line) = line else { break };
-                let _ = etx.send(line);
-            }
-        });
+        let stderr = lines_of(child.stderr.take().unwrap());
         Proxy {
             stdin: child.stdin.take(),
             child,
@@ -114,6 +107,20 @@ impl Proxy {
         }
         (status, stderr)
     }
+}
+
+/// The lines `reader` gives, read on a thread of their own.
+fn lines_of(reader: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(reader).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
 }
 
 fn wait_for(child: &mut Child, limit: Duration) -> i32 {
@@ -647,14 +654,7 @@ impl Listening {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let errors = child.stderr.take().unwrap();
-        let (tx, stderr) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(errors).lines() {
-                let Ok(line) = line else { break };
-                let _ = tx.send(line);
-            }
-        });
+        let stderr = lines_of(child.stderr.take().unwrap());
         let first = stderr
             .recv_timeout(Duration::from_secs(30))
             .expect("the proxy says where it listens");

@@ -673,19 +673,7 @@ async fn post(hub: Arc<Hub>, session_id: Option<String>, request: Request) -> Re
     }
 
     let mut response = if events {
-        let body = futures_util::stream::poll_fn(move |cx| answers.poll_recv(cx)).map(|line| {
-            Ok::<_, std::convert::Infallible>(Bytes::from(format!(
-                "event: message\ndata: {line}\n\n"
-            )))
-        });
-        let mut response = Response::new(Body::from_stream(body));
-        let headers = response.headers_mut();
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/event-stream"),
-        );
-        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        response
+        event_stream(answers)
     } else {
         match answers.recv().await {
             Some(line) => {
@@ -757,7 +745,7 @@ fn get(hub: Arc<Hub>, session_id: Option<String>, headers: &HeaderMap) -> Respon
                 .into_response()
         };
     };
-    let (stream, mut lines) = mpsc::unbounded_channel();
+    let (stream, lines) = mpsc::unbounded_channel();
     {
         let Ok(mut routes) = session.routes.lock() else {
             return refuse(StatusCode::INTERNAL_SERVER_ERROR, "the session is broken");
@@ -773,6 +761,12 @@ fn get(hub: Arc<Hub>, session_id: Option<String>, headers: &HeaderMap) -> Respon
         }
         routes.standalone = Some(stream);
     }
+    event_stream(lines)
+}
+
+/// An event-stream response carrying each of `lines` as a `message` event,
+/// until the sender side is dropped.
+fn event_stream(mut lines: mpsc::UnboundedReceiver<String>) -> Response {
     let body = futures_util::stream::poll_fn(move |cx| lines.poll_recv(cx)).map(|line| {
         Ok::<_, std::convert::Infallible>(Bytes::from(format!("event: message\ndata: {line}\n\n")))
     });
