@@ -179,6 +179,62 @@ impl Rule {
     }
 }
 
+/// The JSON Schema of the policy format (`mcp-resolve schema --policy`),
+/// for editors. Hint names are open (a rules file may declare hints); the
+/// proxy checks them against the rules it serves.
+pub fn policy_schema() -> String {
+    let decision = serde_json::json!({"enum": ["allow", "deny", "ask"]});
+    let names = serde_json::json!({
+        "oneOf": [
+            {"type": "string"},
+            {"type": "array", "items": {"type": "string"}, "minItems": 1}
+        ]
+    });
+    let schema = serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "mcp-resolve proxy policy",
+        "description": "Ordered rules over a tools/call's resolved annotations, variant, tool and scopes (docs/gateway.md).",
+        "type": "object",
+        "required": ["version", "default"],
+        "additionalProperties": false,
+        "properties": {
+            "version": {"const": 1},
+            "default": {"description": "The decision when no rule matches.", "$ref": "#/$defs/decision"},
+            "rules": {
+                "description": "In order: the first rule whose every `when` key holds decides.",
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["decision"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "name": {"type": "string", "minLength": 1},
+                        "decision": {"$ref": "#/$defs/decision"},
+                        "when": {
+                            "type": "object",
+                            "properties": {
+                                "tool": {"description": "The call's tool is this one, or one of these.", "$ref": "#/$defs/names"},
+                                "variant": {"description": "The call matched this variant, or one of these.", "$ref": "#/$defs/names"},
+                                "scopes": {"description": "The call requires every one of these scopes.", "$ref": "#/$defs/names"},
+                                "readOnlyHint": {"type": "boolean"},
+                                "destructiveHint": {"type": "boolean"},
+                                "idempotentHint": {"type": "boolean"},
+                                "openWorldHint": {"type": "boolean"},
+                                "agencyHint": {"type": "boolean"}
+                            },
+                            "additionalProperties": {"type": "boolean", "description": "A hint the rules declare: the call's resolved value."}
+                        }
+                    }
+                }
+            }
+        },
+        "$defs": {"decision": decision, "names": names}
+    });
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
 const TOP_KEYS: [&str; 3] = ["version", "default", "rules"];
 const RULE_KEYS: [&str; 3] = ["name", "when", "decision"];
 const WHEN_KEYS: [&str; 3] = ["tool", "variant", "scopes"];
@@ -551,6 +607,30 @@ rules:
         assert_eq!(decide(open, &read), Decision::Allow);
         assert_eq!(decide(open, &open_add), Decision::Deny);
         assert_eq!(decide(open, &add), Decision::Ask);
+    }
+
+    #[test]
+    fn the_documented_policies_follow_the_schema() {
+        let schema: serde_json::Value = serde_json::from_str(&policy_schema()).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        for text in [
+            EXAMPLE,
+            include_str!("../docs/policies/read-only.yaml"),
+            include_str!("../docs/policies/ask-destructive.yaml"),
+            include_str!("../docs/policies/no-open-world-writes.yaml"),
+        ] {
+            let document = yaml::parse(text).unwrap().to_json();
+            assert!(validator.is_valid(&document), "{text}");
+        }
+        for wrong in [
+            serde_json::json!({"version": 1}),
+            serde_json::json!({"version": 2, "default": "allow"}),
+            serde_json::json!({"version": 1, "default": "maybe"}),
+            serde_json::json!({"version": 1, "default": "allow", "rules": [{"decision": "allow", "when": {"tool": []}}]}),
+            serde_json::json!({"version": 1, "default": "allow", "rules": [{"decision": "allow", "when": {"readOnlyHint": "yes"}}]}),
+        ] {
+            assert!(!validator.is_valid(&wrong), "{wrong}");
+        }
     }
 
     #[test]

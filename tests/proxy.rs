@@ -1440,3 +1440,34 @@ fn no_audit_line_is_lost_when_the_proxy_is_stopped_under_load() {
     );
     assert_eq!(lines.len(), 40);
 }
+
+#[test]
+fn the_pin_is_checked_against_the_servers_listing_at_start() {
+    let dir = common::scratch("proxy", "pin-start");
+    let pin = dir.join("file-server.signature.json");
+    let output = common::bin()
+        .args([
+            "signature",
+            "rules/file-server.yaml",
+            "-o",
+            pin.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    // The fake server lists `manage_files` with another description than
+    // these rules (and so the pin) give it.
+    let proxy = Proxy::start(
+        &["rules/file-server.yaml", "--pin", pin.to_str().unwrap()],
+        &["python3", fake_server().to_str().unwrap(), "well"],
+    );
+    let (status, stderr) = proxy.finish();
+    assert_eq!(status, 0, "{stderr:?}");
+    assert!(
+        stderr
+            .iter()
+            .any(|l| l.contains("`manage_files` is withheld from the host")
+                && l.contains("description")),
+        "{stderr:?}"
+    );
+}

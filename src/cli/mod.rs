@@ -267,6 +267,9 @@ enum Command {
         /// Write to this file instead of standard output.
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// The schema of `proxy --policy` files instead.
+        #[arg(long)]
+        policy: bool,
     },
 }
 
@@ -438,9 +441,13 @@ pub fn main() -> ExitCode {
             }),
             command,
         }),
-        Command::Schema { output } => write_output(
+        Command::Schema { output, policy } => write_output(
             output.as_deref(),
-            &mcp_resolve::rules_schema::rules_schema(),
+            &if policy {
+                mcp_resolve::policy::policy_schema()
+            } else {
+                mcp_resolve::rules_schema::rules_schema()
+            },
         ),
     })
 }

@@ -10,7 +10,9 @@ use mcp_resolve::emit::signature::signature;
 use mcp_resolve::policy::Policy;
 use mcp_resolve::proxy::guard::{Audit, Guard};
 use mcp_resolve::proxy::listen::{ListenOptions, serve};
-use mcp_resolve::proxy::{Ended, Options, ProxyRules, Upstream, compare, host_stdio, probe, run};
+use mcp_resolve::proxy::{
+    Ended, Options, ProxyRules, Upstream, check_pin, compare, host_stdio, probe, run,
+};
 use mcp_resolve::source::SourceMap;
 use mcp_resolve::upstream::{UpstreamError, interrupted, until_interrupted};
 use mcp_resolve_runtime::Dialect;
@@ -142,6 +144,7 @@ pub(crate) fn main(args: Args) -> u8 {
                 for note in compare(&rules, &listed) {
                     eprintln!("mcp-resolve proxy: {note}");
                 }
+                check_pin(&rules, &options.guard, &listed);
             }
             match args.listen {
                 None => {

@@ -644,6 +644,15 @@ pub fn compare(rules: &ProxyRules, listed: &[Value]) -> Vec<String> {
     notes
 }
 
+/// Checks a server's real `tools/list` (read at start) against the pinned
+/// signature, if any: the tools the host would not see are named on stderr.
+pub fn check_pin(rules: &ProxyRules, guard: &Guard, listed: &[Value]) {
+    let raw = json!({"tools": listed});
+    let mut result = raw.clone();
+    rules.rewrite(&Rewrite::Tools { marked: true }, &mut result);
+    guard.check_listing(&mut guard::PinState::default(), &raw, &mut result);
+}
+
 /// Reads a server's real `tools/list` through a short session of its own
 /// (a command is started and stopped for it).
 pub async fn probe(upstream: &Upstream, timeout: Duration) -> Result<Vec<Value>, UpstreamError> {
