@@ -1471,3 +1471,65 @@ fn the_pin_is_checked_against_the_servers_listing_at_start() {
         "{stderr:?}"
     );
 }
+
+/// The example server's binary, which `cargo test --workspace` builds next
+/// to this crate's (a failure in CI without it, a skip elsewhere).
+fn file_server() -> Option<PathBuf> {
+    let binary = Path::new(env!("CARGO_BIN_EXE_mcp-resolve")).with_file_name("file-server");
+    if binary.exists() {
+        return Some(binary);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI runs `cargo test --workspace`, which builds the example server"
+    );
+    eprintln!("skipped: the example server is not built (cargo test --workspace builds it)");
+    None
+}
+
+#[test]
+fn the_conformance_suite_passes_through_the_proxy_to_the_example_rmcp_server_over_http() {
+    let (Some(python), Some(binary)) = (
+        mcp_python("the proxy in front of the example server"),
+        file_server(),
+    ) else {
+        return;
+    };
+    let root = common::scratch("proxy", "file-server-upstream");
+    let port = free_port().to_string();
+    let addr = format!("127.0.0.1:{port}");
+    let mut server = std::process::Command::new(&binary)
+        .args(["--root", root.to_str().unwrap(), "--http", &addr])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while std::net::TcpStream::connect(&addr).is_err() {
+        assert!(
+            server.try_wait().unwrap().is_none(),
+            "the example server exited at start"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the example server does not listen"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let upstream = format!("http://{addr}/mcp");
+    // rmcp 3.11 requires the SEP-2243 headers and the request's protocol
+    // version of 2026-07-28 requests: the proxy sends them.
+    let target = [
+        "--stdio",
+        "--",
+        env!("CARGO_BIN_EXE_mcp-resolve"),
+        "proxy",
+        "examples/file-server/rules/file-server.yaml",
+        "--upstream",
+        &upstream,
+    ];
+    suite(&python, &[], &target);
+    suite(&python, &["--legacy"], &target);
+    let _ = server.kill();
+    let _ = server.wait();
+}
