@@ -1138,6 +1138,11 @@ fn the_policy_allows_denies_and_asks_and_every_call_is_audited() {
     // A resolution is audited too.
     let answer = proxy.request(7, "tools/resolve", call("read"));
     assert!(answer["result"]["annotations"].is_object(), "{answer}");
+    // A call whose question is still open when the host leaves is audited too.
+    proxy.send(
+        &json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": call("append")}),
+    );
+    assert_eq!(proxy.receive()["method"], "elicitation/create");
     let (status, stderr) = proxy.finish();
     assert_eq!(status, 0, "{stderr:?}");
 
@@ -1156,6 +1161,7 @@ fn the_policy_allows_denies_and_asks_and_every_call_is_audited() {
         ("call", "append", "declined"),
         ("call", "append", "cancelled"),
         ("resolve", "read", "-"),
+        ("call", "append", "unasked"),
     ];
     assert_eq!(
         summary,

@@ -235,6 +235,20 @@ struct CompiledTool {
     fallback: Outcome,
 }
 
+impl CompiledTool {
+    /// The outcome of a call with `arguments`: `-32602` when the
+    /// `inputSchema` refuses them, else the first matching variant's, else
+    /// the fallback.
+    fn outcome(&self, arguments: &Value) -> Result<&Outcome, RpcError> {
+        let arguments = self.validator.validate_object(&self.name, arguments)?;
+        Ok(self
+            .variants
+            .iter()
+            .find(|(test, _)| test.eval(arguments))
+            .map_or(&self.fallback, |(_, outcome)| outcome))
+    }
+}
+
 /// A tool whose `inputSchema` does not compile.
 #[derive(Debug, thiserror::Error)]
 #[error("inputSchema of tool `{tool}`: {error}")]
@@ -308,16 +322,7 @@ impl Matcher {
     /// conform to its `inputSchema`. What a guard judges a `tools/call` by.
     pub fn outcome(&self, name: &str, arguments: &Value) -> Option<Result<&Outcome, RpcError>> {
         let tool = self.index.get(name).and_then(|&i| self.tools.get(i))?;
-        Some(
-            tool.validator
-                .validate_object(name, arguments)
-                .map(|arguments| {
-                    tool.variants
-                        .iter()
-                        .find(|(test, _)| test.eval(arguments))
-                        .map_or(&tool.fallback, |(_, outcome)| outcome)
-                }),
-        )
+        Some(tool.outcome(arguments))
     }
 
     /// Resolves a call: `-32602` for an unknown or non-resolvable tool and
@@ -331,12 +336,7 @@ impl Matcher {
         if !tool.resolvable {
             return Err(RpcError::not_resolvable(name));
         }
-        let arguments = tool.validator.validate_object(name, arguments)?;
-        Ok(tool
-            .variants
-            .iter()
-            .find(|(test, _)| test.eval(arguments))
-            .map_or(&tool.fallback, |(_, outcome)| outcome))
+        tool.outcome(arguments)
     }
 }
 

@@ -5,48 +5,94 @@
 
 use std::borrow::Cow;
 
-use serde::de::{Deserializer, IgnoredAny};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-/// What the proxy reads of a message.
-#[derive(Debug, Deserialize)]
+/// What the proxy reads of a message. Read by hand rather than derived: a
+/// member written twice is valid JSON as the rest of the proxy reads it (the
+/// last one counts), where a derived reader would refuse the message.
+#[derive(Debug, Default)]
 pub(crate) struct Envelope<'a> {
     /// The id, when the member is present (`Some(Value::Null)` for
     /// `"id": null`).
-    #[serde(default, deserialize_with = "present_value")]
     pub id: Option<Value>,
     /// The method (requests and notifications).
-    #[serde(default, borrow)]
     pub method: Option<Cow<'a, str>>,
     /// `params`, unparsed.
-    #[serde(default, borrow)]
     pub params: Option<&'a RawValue>,
     /// Whether `result` is present (even as `null`).
-    #[serde(default, deserialize_with = "present")]
     pub result: bool,
     /// Whether `error` is present.
-    #[serde(default, deserialize_with = "present")]
     pub error: bool,
 }
 
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
-    IgnoredAny::deserialize(deserializer).map(|_| true)
+impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Members<'a> {
+            type Value = Envelope<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON-RPC message (an object)")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Envelope<'a>, M::Error> {
+                let mut envelope = Envelope::default();
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    match key.as_ref() {
+                        "id" => envelope.id = Some(map.next_value()?),
+                        "method" => {
+                            envelope.method = Some(map.next_value::<Borrowed<'de>>()?.0);
+                        }
+                        "params" => envelope.params = Some(map.next_value()?),
+                        "result" => {
+                            map.next_value::<IgnoredAny>()?;
+                            envelope.result = true;
+                        }
+                        "error" => {
+                            map.next_value::<IgnoredAny>()?;
+                            envelope.error = true;
+                        }
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(envelope)
+            }
+        }
+        deserializer.deserialize_map(Members(std::marker::PhantomData))
+    }
 }
 
-fn present_value<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(deserializer).map(Some)
+/// A string, borrowed from the input when it has no escapes.
+struct Borrowed<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Borrowed<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl<'de> Visitor<'de> for Text {
+            type Value = Borrowed<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                v: &'de str,
+            ) -> Result<Borrowed<'de>, E> {
+                Ok(Borrowed(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Borrowed<'de>, E> {
+                Ok(Borrowed(Cow::Owned(v.to_string())))
+            }
+        }
+        deserializer.deserialize_str(Text)
+    }
 }
 
 impl<'a> Envelope<'a> {
     /// The envelope of `text`, when it is one JSON object.
     pub(crate) fn of(text: &'a str) -> Option<Self> {
-        // A derived struct also reads arrays, by position: only objects are
-        // messages.
-        if !text.trim_start().starts_with('{') {
-            return None;
-        }
         serde_json::from_str(text).ok()
     }
 
@@ -112,6 +158,14 @@ mod tests {
         // Escapes in a method are read, not compared raw.
         let escaped = Envelope::of(r#"{"id":1,"method":"tools\/list"}"#).unwrap();
         assert_eq!(escaped.method.as_deref(), Some("tools/list"));
+    }
+
+    #[test]
+    fn a_member_written_twice_counts_once_the_last() {
+        let twice =
+            Envelope::of(r#"{"id":1,"method":"a","method":"tools/call","params":{}}"#).unwrap();
+        assert_eq!(twice.method.as_deref(), Some("tools/call"));
+        assert!(twice.is_request());
     }
 
     #[test]

@@ -87,11 +87,13 @@ struct Held {
     arguments: Option<Value>,
 }
 
-/// The forwarded requests of a session. Calls still unanswered when the
+/// The forwarded requests of a session, and the calls held while the user
+/// is asked (by the id of the question). Calls still unanswered when the
 /// session ends — however it ends, the proxy's task dropped on `SIGTERM`
 /// included — get their audit line then.
 struct Pendings<'g> {
     map: HashMap<String, Pending>,
+    asks: HashMap<String, Held>,
     guard: &'g Guard,
 }
 
@@ -110,16 +112,20 @@ impl Pendings<'_> {
 
 impl Drop for Pendings<'_> {
     fn drop(&mut self) {
+        let Some(audit) = &self.guard.audit else {
+            return;
+        };
         for (_, pending) in self.map.drain() {
-            if let Some(call) = &pending.call
-                && let Some(audit) = &self.guard.audit
-            {
+            if let Some(call) = &pending.call {
                 audit.write(
                     &call
                         .judged
                         .record("unanswered", None, call.arguments.as_ref()),
                 );
             }
+        }
+        for (_, held) in self.asks.drain() {
+            audit.write(&held.judged.record("unasked", None, held.arguments.as_ref()));
         }
     }
 }
@@ -302,10 +308,9 @@ pub(crate) async fn relay<S: HostSink>(
     let guard: &Guard = &options.guard;
     let mut pending = Pendings {
         map: HashMap::new(),
+        asks: HashMap::new(),
         guard,
     };
-    // Calls held while the user is asked, by the id of the question.
-    let mut asks: HashMap<String, Held> = HashMap::new();
     let mut questions = 0u64;
     // What the pin found in the server's listings.
     let mut pins = guard::PinState::default();
@@ -356,7 +361,7 @@ pub(crate) async fn relay<S: HostSink>(
                 };
                 // The user's answer to a question about a held call.
                 if message.is_response()
-                    && let Some(held) = message.id.as_ref().and_then(|id| asks.remove(&id_key(id)))
+                    && let Some(held) = message.id.as_ref().and_then(|id| pending.asks.remove(&id_key(id)))
                 {
                     let action = serde_json::from_str::<Value>(&text).ok().and_then(|answer| {
                         answer.pointer("/result/action").and_then(Value::as_str).map(str::to_string)
@@ -423,7 +428,7 @@ pub(crate) async fn relay<S: HostSink>(
                             questions += 1;
                             let question = format!("mcp-resolve-ask-{questions}");
                             host.deliver(ask_request(&question, &judged)).await.map_err(io_error)?;
-                            asks.insert(id_key(&json!(question)), Held { text, id: id.clone(), judged, arguments });
+                            pending.asks.insert(id_key(&json!(question)), Held { text, id: id.clone(), judged, arguments });
                             continue;
                         }
                         Decision::Ask => Some((
