@@ -1222,6 +1222,59 @@ fn a_host_without_elicitation_is_refused_what_the_policy_would_ask() {
 }
 
 #[test]
+fn a_question_the_user_leaves_unanswered_is_given_up_after_the_ask_timeout() {
+    let dir = common::scratch("proxy", "guard-ask-timeout");
+    let audit = dir.join("audit.jsonl");
+    let mut proxy = Proxy::start(
+        &[
+            "rules/file-server.yaml",
+            "--no-probe",
+            "--policy",
+            &fixture("guard-policy.yaml"),
+            "--ask-timeout",
+            "1",
+            "--audit",
+            audit.to_str().unwrap(),
+        ],
+        &["python3", fake_server().to_str().unwrap(), "well"],
+    );
+    let mut capabilities = declaring();
+    capabilities["elicitation"] = json!({});
+    proxy.initialize(capabilities);
+    let append = json!({"name": "manage_files", "arguments": {"path": "n", "action": "append", "content": "x"}});
+    proxy.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": append}));
+    let question = proxy.receive();
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    // Nobody answers: the question is withdrawn, the call refused.
+    let withdrawn = proxy.receive();
+    assert_eq!(
+        withdrawn["method"], "notifications/cancelled",
+        "{withdrawn}"
+    );
+    assert_eq!(
+        withdrawn["params"]["requestId"], question["id"],
+        "{withdrawn}"
+    );
+    let refused = proxy.receive();
+    assert_eq!(refused["id"], 1, "{refused}");
+    assert_eq!(refused["error"]["code"], -32001, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("--ask-timeout"), "{message}");
+    // A late answer goes nowhere: the next message is the next answer.
+    proxy.send(&json!({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept"}}));
+    let read = json!({"name": "manage_files", "arguments": {"path": "n", "action": "read"}});
+    let answer = proxy.request(2, "tools/call", read);
+    assert!(answer["result"].is_object(), "{answer}");
+    let (status, stderr) = proxy.finish();
+    assert_eq!(status, 0, "{stderr:?}");
+    let outcomes: Vec<Value> = audit_lines(&audit)
+        .iter()
+        .map(|l| l["outcome"].clone())
+        .collect();
+    assert_eq!(outcomes, [json!("timed out"), json!("forwarded")]);
+}
+
+#[test]
 fn a_policy_with_mistakes_stops_the_proxy_before_the_server_starts() {
     let dir = common::scratch("proxy", "guard-bad-policy");
     let policy = dir.join("policy.yaml");
@@ -1279,24 +1332,26 @@ fn a_pinned_signature_withholds_what_a_lying_server_changes() {
     let read = json!({"name": "manage_files", "arguments": {"path": "a", "action": "read"}});
     let answer = proxy.request(2, "tools/call", read.clone());
     assert!(answer["result"].is_object(), "{answer}");
-    // The server announces a new list: another description, an unpinned tool.
+    // The server announces a new list: another description, an unpinned
+    // tool. The proxy reads the list itself before the host hears of it, so
+    // a host that calls at once, without listing, is judged by the new list.
     let changed = proxy.receive();
     assert_eq!(
         changed["method"], "notifications/tools/list_changed",
         "{changed}"
     );
-    let listed = proxy.request(3, "tools/list", json!({}));
-    assert_eq!(
-        listed["result"]["tools"],
-        json!([]),
-        "nothing unpinned is listed: {listed}"
-    );
-    let answer = proxy.request(4, "tools/call", read);
+    let answer = proxy.request(3, "tools/call", read);
     assert_eq!(answer["error"]["code"], -32001, "{answer}");
     let message = answer["error"]["message"].as_str().unwrap();
     assert!(
         message.contains("`manage_files` is withheld") && message.contains("`description`"),
         "{message}"
+    );
+    let listed = proxy.request(4, "tools/list", json!({}));
+    assert_eq!(
+        listed["result"]["tools"],
+        json!([]),
+        "nothing unpinned is listed: {listed}"
     );
     let answer = proxy.request(
         5,
@@ -1389,22 +1444,27 @@ fn the_python_sdk_host_is_asked_before_destructive_calls_and_sees_only_pinned_to
     let Some(python) = mcp_python("the Python SDK behind the guard") else {
         return;
     };
-    let dir = common::scratch("proxy", "guard-sdk");
-    let audit = dir.join("audit.jsonl");
-    let output = std::process::Command::new(&python)
-        .arg(fixture("sdk_guard.py"))
-        .arg(env!("CARGO_BIN_EXE_mcp-resolve"))
-        .arg("docs/policies/ask-destructive.yaml")
-        .arg(&audit)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    println!("{stdout}");
-    assert!(
-        output.status.success() && stdout.contains("ok every call is in the audit log"),
-        "the Python SDK host failed behind the guard:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    // Legacy: the proxy sends `elicitation/create` and holds the call.
+    // 2026-07-28: the proxy answers `input_required`, the SDK retries.
+    for mode in ["legacy", "2026-07-28"] {
+        let dir = common::scratch("proxy", &format!("guard-sdk-{mode}"));
+        let audit = dir.join("audit.jsonl");
+        let output = std::process::Command::new(&python)
+            .arg(fixture("sdk_guard.py"))
+            .arg(env!("CARGO_BIN_EXE_mcp-resolve"))
+            .arg("docs/policies/ask-destructive.yaml")
+            .arg(&audit)
+            .arg(mode)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        println!("{mode}: {stdout}");
+        assert!(
+            output.status.success() && stdout.contains("ok every call is in the audit log"),
+            "the Python SDK host failed behind the guard ({mode}):\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
 }
 
 #[test]

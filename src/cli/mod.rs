@@ -251,6 +251,15 @@ enum Command {
         /// user) over its resolved annotations, variant, tool and scopes.
         #[arg(long, value_name = "FILE")]
         policy: Option<PathBuf>,
+        /// How long a call the policy asks about waits for the user's
+        /// answer before it is refused.
+        #[arg(
+            long,
+            default_value_t = 300,
+            value_name = "SECONDS",
+            value_parser = clap::value_parser!(u64).range(1..)
+        )]
+        ask_timeout: u64,
         /// Write one JSON line per tools/call and per resolution to FILE
         /// (appended; `-` for stderr).
         #[arg(long, value_name = "FILE")]
@@ -418,12 +427,14 @@ pub fn main() -> ExitCode {
             session_idle,
             pin,
             policy,
+            ask_timeout,
             audit,
             audit_arguments,
             command,
         } => proxy::main(proxy::Args {
             pin,
             policy,
+            ask_timeout: Duration::from_secs(ask_timeout),
             audit,
             audit_arguments,
             paths,

@@ -31,6 +31,7 @@ pub(crate) struct Args {
     pub(crate) listen: Option<ListenOptions>,
     pub(crate) pin: Option<PathBuf>,
     pub(crate) policy: Option<PathBuf>,
+    pub(crate) ask_timeout: Duration,
     pub(crate) audit: Option<PathBuf>,
     pub(crate) audit_arguments: bool,
     pub(crate) command: Vec<OsString>,
@@ -122,6 +123,7 @@ pub(crate) fn main(args: Args) -> u8 {
             max_message_bytes: args.max_message_bytes,
             guard: Arc::new(Guard {
                 policy,
+                ask_timeout: args.ask_timeout,
                 audit,
                 audit_arguments: args.audit_arguments,
                 pin,

@@ -19,10 +19,12 @@ use crate::policy::{Call, Decision, Policy};
 pub const POLICY_REFUSED: i64 = -32001;
 
 /// The guard's settings.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Guard {
     /// The per-call policy; `None`: every valid call is forwarded.
     pub policy: Option<Policy>,
+    /// How long a call the policy asks about waits for the user's answer.
+    pub ask_timeout: Duration,
     /// Where audit lines go.
     pub audit: Option<Audit>,
     /// Whether audit lines carry the calls' arguments.
@@ -30,6 +32,18 @@ pub struct Guard {
     /// The signature the host pinned: tools the server lists that it does
     /// not allow are withheld.
     pub pin: Option<mcp_resolve_runtime::host::Signature>,
+}
+
+impl Default for Guard {
+    fn default() -> Guard {
+        Guard {
+            policy: None,
+            ask_timeout: Duration::from_secs(300),
+            audit: None,
+            audit_arguments: false,
+            pin: None,
+        }
+    }
 }
 
 /// What the pin found in the server's listings of one session.
@@ -93,6 +107,12 @@ impl Guard {
                 false
             }
         });
+    }
+
+    /// Whether the guard judges calls (a pin or a policy), so that the
+    /// server's tool list must be followed as it changes.
+    pub(crate) fn watches(&self) -> bool {
+        self.pin.is_some() || self.policy.is_some()
     }
 
     /// Why a call to `tool` is refused under the pin, if it is.

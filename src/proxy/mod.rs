@@ -14,6 +14,7 @@
 //! non-zero naming why; when the host goes away, the server's process group
 //! is stopped (stdin closed, then `SIGTERM`, then `SIGKILL`).
 
+mod consent;
 mod envelope;
 pub mod guard;
 mod link;
@@ -31,6 +32,7 @@ use tokio::io::AsyncWrite;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use self::consent::{Retry, Tickets};
 use self::envelope::{Envelope, error_line, id_key};
 use self::guard::{Guard, Judged};
 pub use self::link::Upstream;
@@ -68,6 +70,9 @@ struct Pending {
     deadline: Option<Instant>,
     /// A `tools/call`, for its audit line.
     call: Option<CallAudit>,
+    /// A 2026-07-28 `tools/call` the user accepted: its tool and
+    /// arguments, should the server ask a question of its own.
+    consent: Option<(String, Value)>,
 }
 
 /// What the audit line of a forwarded `tools/call` needs.
@@ -85,6 +90,8 @@ struct Held {
     id: Value,
     judged: Judged,
     arguments: Option<Value>,
+    /// When the question is given up (`--ask-timeout`).
+    deadline: Instant,
 }
 
 /// The forwarded requests of a session, and the calls held while the user
@@ -143,35 +150,93 @@ impl std::ops::DerefMut for Pendings<'_> {
     }
 }
 
-/// The `elicitation/create` request that asks the user about a call.
-fn ask_request(id: &str, judged: &Judged) -> String {
-    let hints: Vec<String> = judged
-        .annotations
-        .iter()
-        .map(|(hint, value)| format!("{hint}: {value}"))
-        .collect();
-    let mut message = format!(
-        "Allow the call to {}? Its annotations: {}.",
-        judged.describe(),
-        hints.join(", ")
-    );
-    if !judged.scopes.is_empty() {
-        message.push_str(&format!(
-            " It needs the scopes {}.",
-            judged.scopes.join(", ")
-        ));
+/// The request `text` with its `params` replaced.
+fn with_params(text: &str, params: Value) -> String {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(mut message)) => {
+            message.insert("params".into(), params);
+            Value::Object(message).to_string()
+        }
+        _ => text.to_string(),
     }
-    message.push_str(&format!(" ({} asks before calls like this.)", judged.by()));
-    json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "method": "elicitation/create",
-        "params": {
-            "message": message,
-            "requestedSchema": {"type": "object", "properties": {}},
-        },
-    })
-    .to_string()
+}
+
+/// The proxy's own reading of the server's tools after
+/// `notifications/tools/list_changed`: its `tools/list` requests (a page
+/// at a time), and the notifications held back from the host until the
+/// listing is read.
+struct Relist {
+    /// Which reading this is (request ids are `mcp-resolve-list-N-P`).
+    n: u64,
+    /// The page asked for last.
+    page: u32,
+    /// Another change was announced while this one was read.
+    again: bool,
+    held: Vec<String>,
+    meta: Option<Value>,
+    wait: Duration,
+    deadline: Instant,
+}
+
+impl Relist {
+    /// The most pages read in one listing (a server whose cursors never
+    /// end is not followed for ever).
+    const MOST_PAGES: u32 = 1000;
+
+    fn start(
+        n: u64,
+        notification: String,
+        meta: Option<&Value>,
+        timeout: Option<Duration>,
+    ) -> Relist {
+        let wait = timeout.unwrap_or(Duration::from_secs(30));
+        Relist {
+            n,
+            page: 0,
+            again: false,
+            held: vec![notification],
+            meta: meta.cloned(),
+            wait,
+            deadline: Instant::now() + wait,
+        }
+    }
+
+    fn id(&self) -> String {
+        format!("mcp-resolve-list-{}-{}", self.n, self.page)
+    }
+
+    fn key(&self) -> String {
+        id_key(&Value::String(self.id()))
+    }
+
+    /// The request for the current page, at `cursor`.
+    fn request(&self, cursor: Option<&str>) -> String {
+        let mut params = serde_json::Map::new();
+        if let Some(cursor) = cursor {
+            params.insert("cursor".into(), Value::String(cursor.into()));
+        }
+        if let Some(meta) = &self.meta {
+            params.insert("_meta".into(), meta.clone());
+        }
+        json!({"jsonrpc": "2.0", "id": self.id(), "method": "tools/list", "params": params})
+            .to_string()
+    }
+
+    /// The request that goes on after a page (the next page, or the list
+    /// from the start when another change was announced meanwhile), or
+    /// `None` when the listing is read.
+    fn next(&mut self, cursor: Option<String>) -> Option<String> {
+        let cursor = cursor.filter(|_| self.page + 1 < Self::MOST_PAGES);
+        if cursor.is_none() && !self.again {
+            return None;
+        }
+        if cursor.is_none() {
+            self.again = false;
+        }
+        self.page += 1;
+        self.deadline = Instant::now() + self.wait;
+        Some(self.request(cursor.as_deref()))
+    }
 }
 
 /// Remembers the static annotations a `tools/list` result lists (defaults
@@ -312,6 +377,13 @@ pub(crate) async fn relay<S: HostSink>(
         guard,
     };
     let mut questions = 0u64;
+    // Questions asked in 2026-07-28 requests, by their `requestState`.
+    let mut tickets = Tickets::new(guard.ask_timeout);
+    // The proxy's own `tools/list` after the server announced a change.
+    let mut relist: Option<Relist> = None;
+    let mut relists = 0u64;
+    // The `_meta` of the host's last `tools/list`, for the proxy's own.
+    let mut list_meta: Option<Value> = None;
     // What the pin found in the server's listings.
     let mut pins = guard::PinState::default();
     // The static annotations the server listed, by tool.
@@ -377,6 +449,7 @@ pub(crate) async fn relay<S: HostSink>(
                                 arguments: held.arguments,
                                 outcome: "accepted",
                             }),
+                            consent: None,
                         });
                         if let Err(e) = link.send(&held.text).await {
                             log(&format!("cannot write to the server: {e}"));
@@ -394,7 +467,17 @@ pub(crate) async fn relay<S: HostSink>(
                     }
                     continue;
                 }
+                // An answer to a question already given up.
+                if message.is_response()
+                    && message.id.as_ref().and_then(Value::as_str).is_some_and(|id| id.starts_with(consent::ASK_PREFIX))
+                {
+                    log("the host answered a question that had timed out; the answer was dropped");
+                    continue;
+                }
                 let mut call = None;
+                let mut consent = None;
+                // The call as forwarded, when it differs from the host's.
+                let mut rewritten = None;
                 if let (Some("tools/call"), Some(id)) = (message.method.as_deref(), message.id.as_ref()) {
                     let params = message.params();
                     let tool = params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str);
@@ -421,20 +504,44 @@ pub(crate) async fn relay<S: HostSink>(
                         .audit_arguments
                         .then(|| params.as_ref().and_then(|p| p.get("arguments")).cloned())
                         .flatten();
+                    let mut outcome = "forwarded";
+                    let may_elicit = consent::may_elicit(params.as_ref(), session_caps.as_ref());
                     let refusal = match judged.decision {
                         Decision::Allow => None,
                         Decision::Deny => Some(("denied", "is denied")),
-                        Decision::Ask if session_caps.as_ref().is_some_and(|c| c.get("elicitation").is_some()) => {
+                        // A 2026-07-28 request: the question is the answer,
+                        // and the retry carries the user's.
+                        Decision::Ask if consent::is_stateless(params.as_ref()) => {
+                            let params = params.clone().unwrap_or_default();
+                            let called = params.get("arguments").cloned().unwrap_or_else(|| json!({}));
+                            match tickets.retry(&params, &judged.tool, &called) {
+                                Retry::Forward(forward) => {
+                                    rewritten = Some(with_params(&text, forward));
+                                    consent = Some((judged.tool.clone(), called));
+                                    outcome = "accepted";
+                                    None
+                                }
+                                Retry::Refuse(outcome, why) => Some((outcome, why)),
+                                Retry::Fresh if may_elicit => {
+                                    let result = tickets.ask(&judged, &called);
+                                    if let Some(audit) = &guard.audit {
+                                        audit.write(&judged.record("asked", None, arguments.as_ref()));
+                                    }
+                                    host.deliver(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)).await.map_err(io_error)?;
+                                    continue;
+                                }
+                                Retry::Fresh => Some(("refused", consent::NO_ELICITATION)),
+                            }
+                        }
+                        Decision::Ask if may_elicit => {
                             questions += 1;
-                            let question = format!("mcp-resolve-ask-{questions}");
-                            host.deliver(ask_request(&question, &judged)).await.map_err(io_error)?;
-                            pending.asks.insert(id_key(&json!(question)), Held { text, id: id.clone(), judged, arguments });
+                            let question = format!("{}{questions}", consent::ASK_PREFIX);
+                            host.deliver(consent::ask_request(&question, &judged)).await.map_err(io_error)?;
+                            let deadline = Instant::now() + guard.ask_timeout;
+                            pending.asks.insert(id_key(&json!(question)), Held { text, id: id.clone(), judged, arguments, deadline });
                             continue;
                         }
-                        Decision::Ask => Some((
-                            "refused",
-                            "needs the user's consent, and the host did not declare elicitation to ask for it",
-                        )),
+                        Decision::Ask => Some(("refused", consent::NO_ELICITATION)),
                     };
                     if let Some((outcome, why)) = refusal {
                         if let Some(audit) = &guard.audit {
@@ -443,7 +550,7 @@ pub(crate) async fn relay<S: HostSink>(
                         host.deliver(error_line(id, &judged.refusal(why))).await.map_err(io_error)?;
                         continue;
                     }
-                    call = Some(CallAudit { judged, started: Instant::now(), arguments, outcome: "forwarded" });
+                    call = Some(CallAudit { judged, started: Instant::now(), arguments, outcome });
                 }
                 match (message.method.as_deref(), message.id.as_ref()) {
                     (Some(method), Some(id)) => {
@@ -479,7 +586,10 @@ pub(crate) async fn relay<S: HostSink>(
                                 Rewrite::Capabilities
                             }
                             "server/discover" => Rewrite::Capabilities,
-                            "tools/list" => Rewrite::Tools { marked: rules.may_mark(params.as_ref(), session_caps.as_ref()) },
+                            "tools/list" => {
+                                list_meta = params.as_ref().and_then(|p| p.get("_meta")).cloned();
+                                Rewrite::Tools { marked: rules.may_mark(params.as_ref(), session_caps.as_ref()) }
+                            }
                             _ => Rewrite::None,
                         };
                         pending.insert(id_key(id), Pending {
@@ -487,6 +597,7 @@ pub(crate) async fn relay<S: HostSink>(
                             rewrite,
                             deadline: options.timeout.map(|t| Instant::now() + t),
                             call: call.take(),
+                            consent: consent.take(),
                         });
                     }
                     (Some("notifications/cancelled"), None) => {
@@ -499,8 +610,9 @@ pub(crate) async fn relay<S: HostSink>(
                     }
                     _ => {}
                 }
-                // Passed on exactly as the host wrote it.
-                if let Err(e) = link.send(&text).await {
+                // Passed on exactly as the host wrote it (an accepted
+                // 2026-07-28 call without the proxy's question and state).
+                if let Err(e) = link.send(rewritten.as_deref().unwrap_or(&text)).await {
                     log(&format!("cannot write to the server: {e}"));
                 }
             }
@@ -525,6 +637,57 @@ pub(crate) async fn relay<S: HostSink>(
                     log(&format!("the server wrote something that is not JSON-RPC; skipped: {}", excerpt(&text)));
                     continue;
                 };
+                // The server announced a new list: the proxy reads it before
+                // the host hears of it, so the pin and the policy judge the
+                // calls that follow by what the server lists now.
+                if guard.watches() && message.id.is_none() && message.method.as_deref() == Some("notifications/tools/list_changed") {
+                    match &mut relist {
+                        Some(listing) => {
+                            listing.again = true;
+                            listing.held.push(text);
+                        }
+                        None => {
+                            relists += 1;
+                            let listing = Relist::start(relists, text, list_meta.as_ref(), options.timeout);
+                            if let Err(e) = link.send(&listing.request(None)).await {
+                                log(&format!("cannot write to the server: {e}"));
+                            }
+                            relist = Some(listing);
+                        }
+                    }
+                    continue;
+                }
+                if let (Some(listing), Some(id)) = (&mut relist, &message.id)
+                    && message.is_response()
+                    && id_key(id) == listing.key()
+                {
+                    let mut next = None;
+                    match serde_json::from_str::<Value>(&text) {
+                        Ok(mut answer) if message.result => {
+                            if let Some(result) = answer.get_mut("result") {
+                                remember_listing(&mut listed, result);
+                                let raw = result.clone();
+                                rules.rewrite(&Rewrite::Tools { marked: true }, result);
+                                guard.check_listing(&mut pins, &raw, result);
+                                next = raw.get("nextCursor").and_then(Value::as_str).map(str::to_string);
+                            }
+                        }
+                        _ => log(&format!("the server did not list its tools for the proxy: {}", excerpt(&text))),
+                    }
+                    match listing.next(next) {
+                        Some(request) => {
+                            if let Err(e) = link.send(&request).await {
+                                log(&format!("cannot write to the server: {e}"));
+                            }
+                        }
+                        None => {
+                            for notification in relist.take().map(|l| l.held).unwrap_or_default() {
+                                host.deliver(notification).await.map_err(io_error)?;
+                            }
+                        }
+                    }
+                    continue;
+                }
                 let waiting = match (&message.id, message.is_response()) {
                     (Some(id), true) => {
                         let key = id_key(id);
@@ -541,6 +704,23 @@ pub(crate) async fn relay<S: HostSink>(
                     pending.audit(call, outcome, true);
                 }
                 let out = match waiting {
+                    // The server asks a question of its own about a call the
+                    // user accepted: its state rides in a ticket.
+                    Some(Pending { consent: Some((tool, arguments)), .. }) if message.result => {
+                        match serde_json::from_str::<Value>(&text) {
+                            Ok(mut answer) => match answer.get_mut("result") {
+                                Some(Value::Object(result)) => {
+                                    if tickets.carry(&tool, &arguments, result) {
+                                        serde_json::to_string(&answer).unwrap_or(text)
+                                    } else {
+                                        text
+                                    }
+                                }
+                                _ => text,
+                            },
+                            Err(_) => text,
+                        }
+                    }
                     Some(Pending { rewrite, .. }) if rewrite != Rewrite::None && message.result => {
                         match serde_json::from_str::<Value>(&text) {
                             Ok(mut message) => {
@@ -566,8 +746,42 @@ pub(crate) async fn relay<S: HostSink>(
                 };
                 host.deliver(out).await.map_err(io_error)?;
             }
-            _ = ticker.tick(), if options.timeout.is_some() && !pending.is_empty() => {
+            _ = ticker.tick(), if (options.timeout.is_some() && !pending.is_empty()) || !pending.asks.is_empty() || relist.is_some() => {
                 let now = Instant::now();
+                // Questions the user did not answer in time.
+                let given_up: Vec<String> = pending
+                    .asks
+                    .iter()
+                    .filter(|(_, held)| held.deadline <= now)
+                    .map(|(question, _)| question.clone())
+                    .collect();
+                for question in given_up {
+                    let Some(held) = pending.asks.remove(&question) else { continue };
+                    if let Some(audit) = &guard.audit {
+                        audit.write(&held.judged.record("timed out", None, held.arguments.as_ref()));
+                    }
+                    let why = format!(
+                        "was not confirmed: the user did not answer within {}s (mcp-resolve proxy --ask-timeout)",
+                        guard.ask_timeout.as_secs()
+                    );
+                    let withdrawn = json!({
+                        "jsonrpc": "2.0",
+                        "method": "notifications/cancelled",
+                        "params": {"requestId": serde_json::from_str::<Value>(&question).unwrap_or(Value::Null), "reason": "the question timed out"},
+                    });
+                    host.deliver(withdrawn.to_string()).await.map_err(io_error)?;
+                    host.deliver(error_line(&held.id, &held.judged.refusal(&why))).await.map_err(io_error)?;
+                }
+                // A listing the server did not give in time.
+                if relist.as_ref().is_some_and(|l| l.deadline <= now)
+                    && let Some(listing) = relist.take()
+                {
+                    log("the server did not answer the proxy's tools/list in time; the host is told of the change anyway");
+                    expired.insert(listing.key());
+                    for notification in listing.held {
+                        host.deliver(notification).await.map_err(io_error)?;
+                    }
+                }
                 let overdue: Vec<String> = pending
                     .iter()
                     .filter(|(_, p)| p.deadline.is_some_and(|d| d <= now))
