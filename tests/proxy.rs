@@ -1469,57 +1469,65 @@ fn the_python_sdk_host_is_asked_before_destructive_calls_and_sees_only_pinned_to
 
 #[test]
 fn no_audit_line_is_lost_when_the_proxy_is_stopped_under_load() {
-    let dir = common::scratch("proxy", "guard-sigterm");
-    let audit = dir.join("audit.jsonl");
-    let mut proxy = Proxy::start(
-        &[
-            "rules/file-server.yaml",
-            "--no-probe",
-            "--audit",
-            audit.to_str().unwrap(),
-        ],
-        &["python3", fake_server().to_str().unwrap(), "slow"],
-    );
-    proxy.initialize(declaring());
-    // Twenty calls in flight (the server answers each two seconds late),
-    // and twenty resolutions answered at once.
-    for id in 1..=20 {
-        proxy.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": "manage_files", "arguments": {"path": "a", "action": "read"}}}));
-        proxy.send(
-            &json!({"jsonrpc": "2.0", "id": 100 + id, "method": "tools/resolve",
-            "params": {"name": "manage_files", "arguments": {"path": "a", "action": "read"},
-                       "_meta": {"io.modelcontextprotocol/clientCapabilities": declaring()}}}),
+    // SIGTERM and SIGINT end the proxy with 1; the host closing its side
+    // ends it with 0. Either way every call in flight gets its line.
+    for (stop, expected) in [("term", 1), ("int", 1), ("close", 0)] {
+        let dir = common::scratch("proxy", &format!("guard-stop-{stop}"));
+        let audit = dir.join("audit.jsonl");
+        let mut proxy = Proxy::start(
+            &[
+                "rules/file-server.yaml",
+                "--no-probe",
+                "--audit",
+                audit.to_str().unwrap(),
+            ],
+            &["python3", fake_server().to_str().unwrap(), "slow"],
         );
-    }
-    // Every resolution is answered (a call's answer may come in between,
-    // when the machine is slow).
-    let mut resolved = 0;
-    while resolved < 20 {
-        let answer = proxy.receive();
-        if answer["id"].as_i64().unwrap() > 100 {
-            assert!(answer["result"].is_object(), "{answer}");
-            resolved += 1;
+        proxy.initialize(declaring());
+        // Twenty calls in flight (the server answers each two seconds late),
+        // and twenty resolutions answered at once.
+        for id in 1..=20 {
+            proxy.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "manage_files", "arguments": {"path": "a", "action": "read"}}}));
+            proxy.send(
+                &json!({"jsonrpc": "2.0", "id": 100 + id, "method": "tools/resolve",
+                "params": {"name": "manage_files", "arguments": {"path": "a", "action": "read"},
+                           "_meta": {"io.modelcontextprotocol/clientCapabilities": declaring()}}}),
+            );
         }
+        // Every resolution is answered (a call's answer may come in between,
+        // when the machine is slow).
+        let mut resolved = 0;
+        while resolved < 20 {
+            let answer = proxy.receive();
+            if answer["id"].as_i64().unwrap() > 100 {
+                assert!(answer["result"].is_object(), "{answer}");
+                resolved += 1;
+            }
+        }
+        let pid = rustix::process::Pid::from_raw(proxy.child.id() as i32).unwrap();
+        match stop {
+            "term" => rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap(),
+            "int" => rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap(),
+            _ => drop(proxy.stdin.take()),
+        }
+        let status = wait_for(&mut proxy.child, Duration::from_secs(30));
+        assert_eq!(status, expected, "stopped by {stop}");
+        let lines = audit_lines(&audit);
+        let count = |event: &str, outcome: Option<&str>| {
+            lines
+                .iter()
+                .filter(|l| l["event"] == event && outcome.is_none_or(|o| l["outcome"] == o))
+                .count()
+        };
+        assert_eq!(count("resolve", None), 20, "{stop}: {lines:#?}");
+        assert_eq!(
+            count("call", Some("forwarded")) + count("call", Some("unanswered")),
+            20,
+            "{stop}: {lines:#?}"
+        );
+        assert_eq!(lines.len(), 40, "{stop}");
     }
-    let pid = rustix::process::Pid::from_raw(proxy.child.id() as i32).unwrap();
-    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-    let status = wait_for(&mut proxy.child, Duration::from_secs(30));
-    assert_eq!(status, 1, "SIGTERM ends the proxy with 1");
-    let lines = audit_lines(&audit);
-    let count = |event: &str, outcome: Option<&str>| {
-        lines
-            .iter()
-            .filter(|l| l["event"] == event && outcome.is_none_or(|o| l["outcome"] == o))
-            .count()
-    };
-    assert_eq!(count("resolve", None), 20, "{lines:#?}");
-    assert_eq!(
-        count("call", Some("forwarded")) + count("call", Some("unanswered")),
-        20,
-        "{lines:#?}"
-    );
-    assert_eq!(lines.len(), 40);
 }
 
 #[test]
