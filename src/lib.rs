@@ -43,6 +43,7 @@ pub mod rules_schema;
 mod schema;
 pub mod source;
 mod suggest;
+pub mod time;
 #[cfg(feature = "cli")]
 pub mod upstream;
 

@@ -3,8 +3,10 @@
 //!
 //! The MCP registry keeps only `_meta["io.modelcontextprotocol.registry/publisher-provided"]`
 //! of a server's `_meta` and rejects documents over 4096 bytes. mcp-resolve
-//! writes one entry there, `"io.github.mcp-resolve/signature": {"fingerprint", "url"?}`,
-//! and leaves every other key, and the order of keys, as it was.
+//! writes one entry there, `"io.github.mcp-resolve/signature": {"fingerprint",
+//! "url"?, "signatures"?}` — `signatures` being the publishers' detached JWS
+//! with their keys' `kid` (`[{"kid", "jws"}]`) — and leaves every other key,
+//! and the order of keys, as it was.
 
 use serde_json::{Map, Value};
 
@@ -19,10 +21,14 @@ pub const MAX_SERVER_JSON_BYTES: usize = 4096;
 
 /// Returns the text of `server_json` with the fingerprint (and `url`) written
 /// in; an error says why the document cannot be updated.
+/// `signatures` (`(kid, detached compact JWS)`, one per signer) replaces the
+/// entry's; `None` keeps those already there while the fingerprint is the
+/// same (they sign the same document), and drops them otherwise.
 pub fn with_fingerprint(
     server_json: &str,
     fingerprint: &str,
     url: Option<&str>,
+    signatures: Option<&[(String, String)]>,
 ) -> Result<String, String> {
     let mut doc: Value = serde_json::from_str(server_json).map_err(|e| format!("not JSON: {e}"))?;
     let Value::Object(root) = &mut doc else {
@@ -52,6 +58,27 @@ pub fn with_fingerprint(
     if let Some(url) = url.map(|u| Value::String(u.to_string())).or(old_url) {
         entry.insert("url".into(), url);
     }
+    let old = provided.get(SIGNATURE_KEY);
+    let signed = match signatures {
+        Some(signatures) => Some(Value::Array(
+            signatures
+                .iter()
+                .map(|(kid, jws)| {
+                    let mut signature = Map::new();
+                    signature.insert("kid".into(), Value::String(kid.clone()));
+                    signature.insert("jws".into(), Value::String(jws.clone()));
+                    Value::Object(signature)
+                })
+                .collect(),
+        )),
+        None => old
+            .filter(|e| e.get("fingerprint").and_then(Value::as_str) == Some(fingerprint))
+            .and_then(|e| e.get("signatures"))
+            .cloned(),
+    };
+    if let Some(signed) = signed {
+        entry.insert("signatures".into(), signed);
+    }
     provided.insert(SIGNATURE_KEY.into(), Value::Object(entry));
     let mut text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
     text.push('\n');
@@ -73,7 +100,7 @@ mod tests {
     #[test]
     fn writes_the_entry_and_keeps_everything_else() {
         let input = r#"{"name":"io.github.x/y","version":"1.0.0","_meta":{"other":1,"io.modelcontextprotocol.registry/publisher-provided":{"tool":"z"}},"packages":[]}"#;
-        let out = with_fingerprint(input, "sha256:ab", Some("https://x/sig.json")).unwrap();
+        let out = with_fingerprint(input, "sha256:ab", Some("https://x/sig.json"), None).unwrap();
         let doc: Value = serde_json::from_str(&out).unwrap();
         let keys: Vec<&String> = doc.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["name", "version", "_meta", "packages"]);
@@ -85,7 +112,7 @@ mod tests {
             serde_json::json!({"fingerprint": "sha256:ab", "url": "https://x/sig.json"})
         );
         // Again without a URL: the URL stays.
-        let again = with_fingerprint(&out, "sha256:cd", None).unwrap();
+        let again = with_fingerprint(&out, "sha256:cd", None, None).unwrap();
         let doc: Value = serde_json::from_str(&again).unwrap();
         assert_eq!(
             doc["_meta"][PUBLISHER_PROVIDED][SIGNATURE_KEY]["url"],
@@ -104,11 +131,27 @@ mod tests {
                 "is not an object",
             ),
         ] {
-            let err = with_fingerprint(bad, "sha256:ab", None).unwrap_err();
+            let err = with_fingerprint(bad, "sha256:ab", None, None).unwrap_err();
             assert!(err.contains(why), "{bad}: {err}");
         }
         let big = format!(r#"{{"description":"{}"}}"#, "x".repeat(4000));
-        let err = with_fingerprint(&big, "sha256:ab", None).unwrap_err();
+        let err = with_fingerprint(&big, "sha256:ab", None, None).unwrap_err();
         assert!(err.contains("over 4096 bytes"), "{err}");
+    }
+
+    #[test]
+    fn signatures_are_kept_for_the_same_fingerprint_only() {
+        let input = r#"{"name":"io.github.x/y"}"#;
+        let signed = [("kid1".to_string(), "h..s".to_string())];
+        let out = with_fingerprint(input, "sha256:ab", None, Some(&signed)).unwrap();
+        let entry = |text: &str| {
+            let doc: Value = serde_json::from_str(text).unwrap();
+            doc["_meta"][PUBLISHER_PROVIDED][SIGNATURE_KEY].clone()
+        };
+        assert_eq!(entry(&out)["signatures"][0]["kid"], "kid1");
+        let same = with_fingerprint(&out, "sha256:ab", None, None).unwrap();
+        assert_eq!(entry(&same)["signatures"], entry(&out)["signatures"]);
+        let other = with_fingerprint(&out, "sha256:cd", None, None).unwrap();
+        assert!(entry(&other).get("signatures").is_none(), "{other}");
     }
 }

@@ -445,24 +445,6 @@ fn the_rules_are_compared_with_the_servers_list_at_start() {
     );
 }
 
-/// The Python with the `mcp` SDK (`.ci/run` sets it; a failure in CI
-/// without it, a skip elsewhere).
-fn mcp_python(what: &str) -> Option<String> {
-    match std::env::var("MCP_RESOLVE_MCP_PYTHON") {
-        Ok(python) => Some(python),
-        Err(_) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI must set MCP_RESOLVE_MCP_PYTHON (see .ci/run)"
-            );
-            eprintln!(
-                "skipped {what}: MCP_RESOLVE_MCP_PYTHON is not set (.ci/run installs the SDK)"
-            );
-            None
-        }
-    }
-}
-
 fn real_servers(what: &str) -> Option<PathBuf> {
     match std::env::var_os("MCP_RESOLVE_REAL_SERVERS") {
         Some(dir) => Some(PathBuf::from(dir)),
@@ -525,7 +507,7 @@ fn conformance(python: &str, mode: &[&str], rules: &str, server: &[&str]) {
 
 #[test]
 fn the_conformance_suite_passes_through_the_proxy_in_front_of_a_python_sdk_server() {
-    let Some(python) = mcp_python("the conformance suite through the proxy") else {
+    let Some(python) = common::mcp_python("the conformance suite through the proxy") else {
         return;
     };
     let root = common::scratch("proxy", "notes-conformance");
@@ -544,7 +526,7 @@ fn the_conformance_suite_passes_through_the_proxy_in_front_of_a_python_sdk_serve
 #[test]
 fn the_conformance_suite_passes_through_the_proxy_in_front_of_server_filesystem() {
     let (Some(python), Some(dir)) = (
-        mcp_python("the conformance suite through the proxy"),
+        common::mcp_python("the conformance suite through the proxy"),
         real_servers("the conformance suite through the proxy"),
     ) else {
         return;
@@ -563,7 +545,7 @@ fn the_conformance_suite_passes_through_the_proxy_in_front_of_server_filesystem(
 
 #[test]
 fn the_python_sdk_as_a_host_through_the_proxy() {
-    let Some(python) = mcp_python("the Python SDK through the proxy") else {
+    let Some(python) = common::mcp_python("the Python SDK through the proxy") else {
         return;
     };
     let output = std::process::Command::new(&python)
@@ -606,7 +588,7 @@ fn ts_script(name: &str) -> Option<PathBuf> {
 #[test]
 fn the_typescript_sdk_as_a_host_through_the_proxy() {
     let (Some(python), Some(servers)) = (
-        mcp_python("the TypeScript SDK through the proxy"),
+        common::mcp_python("the TypeScript SDK through the proxy"),
         real_servers("the TypeScript SDK through the proxy"),
     ) else {
         return;
@@ -768,7 +750,8 @@ fn initialize_body(id: i64) -> String {
 
 #[test]
 fn the_conformance_suite_passes_over_http_through_the_listening_proxy() {
-    let Some(python) = mcp_python("the conformance suite over HTTP through the proxy") else {
+    let Some(python) = common::mcp_python("the conformance suite over HTTP through the proxy")
+    else {
         return;
     };
     let root = common::scratch("proxy", "notes-listen");
@@ -796,7 +779,7 @@ fn the_conformance_suite_passes_over_http_through_the_listening_proxy() {
 
 #[test]
 fn the_python_sdk_as_a_host_over_http_through_the_proxy() {
-    let Some(python) = mcp_python("the Python SDK over HTTP through the proxy") else {
+    let Some(python) = common::mcp_python("the Python SDK over HTTP through the proxy") else {
         return;
     };
     let output = std::process::Command::new(&python)
@@ -828,7 +811,7 @@ fn free_port() -> u16 {
 
 #[test]
 fn the_conformance_suite_passes_through_the_proxy_to_an_http_upstream() {
-    let Some(python) = mcp_python("the conformance suite to an HTTP upstream") else {
+    let Some(python) = common::mcp_python("the conformance suite to an HTTP upstream") else {
         return;
     };
     // The notes server on the Python SDK's streamable HTTP transport.
@@ -1441,7 +1424,7 @@ fn a_tampered_or_foreign_pin_stops_the_proxy_before_the_server_starts() {
 
 #[test]
 fn the_python_sdk_host_is_asked_before_destructive_calls_and_sees_only_pinned_tools() {
-    let Some(python) = mcp_python("the Python SDK behind the guard") else {
+    let Some(python) = common::mcp_python("the Python SDK behind the guard") else {
         return;
     };
     // Legacy: the proxy sends `elicitation/create` and holds the call.
@@ -1579,7 +1562,7 @@ fn file_server() -> Option<PathBuf> {
 #[test]
 fn the_conformance_suite_passes_through_the_proxy_to_the_example_rmcp_server_over_http() {
     let (Some(python), Some(binary)) = (
-        mcp_python("the proxy in front of the example server"),
+        common::mcp_python("the proxy in front of the example server"),
         file_server(),
     ) else {
         return;
@@ -1625,7 +1608,7 @@ fn the_conformance_suite_passes_through_the_proxy_to_the_example_rmcp_server_ove
 
 #[test]
 fn the_typescript_sdk_host_is_asked_before_destructive_calls_and_sees_only_pinned_tools() {
-    let Some(python) = mcp_python("the TypeScript SDK behind the guard") else {
+    let Some(python) = common::mcp_python("the TypeScript SDK behind the guard") else {
         return;
     };
     let Some(script) = ts_script("sdk_guard.mjs") else {

@@ -24,6 +24,8 @@ pub mod hints;
 pub mod host;
 pub mod index;
 pub mod json;
+#[cfg(feature = "jws")]
+pub mod jws;
 pub mod matcher;
 pub mod pattern;
 mod resolved;

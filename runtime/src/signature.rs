@@ -238,13 +238,12 @@ fn tool_name_at<'a>(document: &'a Value, path: &str) -> Option<&'a str> {
 /// on disk has none of the latter, so its fingerprint is the same either way.
 pub const NOT_FINGERPRINTED: &[&str] = &["fingerprint", "resultType", "_meta"];
 
-/// `sha256:<hex>` of the RFC 8785 (JCS) form of `document` without the
-/// [`NOT_FINGERPRINTED`] members: the fingerprint scheme of docs/signature.md.
+/// The bytes a fingerprint (and a publisher's signature, docs/publishing.md)
+/// covers: the RFC 8785 (JCS) form of `document` without the
+/// [`NOT_FINGERPRINTED`] members.
 #[cfg(feature = "fingerprint")]
-pub fn fingerprint(document: &Value) -> String {
-    use sha2::{Digest, Sha256};
-
-    let canonical = match document {
+pub fn fingerprinted_text(document: &Value) -> String {
+    match document {
         Value::Object(map) => {
             let mut map = map.clone();
             for key in NOT_FINGERPRINTED {
@@ -254,8 +253,16 @@ pub fn fingerprint(document: &Value) -> String {
         }
         other => serde_json_canonicalizer::to_string(other),
     }
-    .unwrap_or_default();
-    let digest = Sha256::digest(canonical.as_bytes());
+    .unwrap_or_default()
+}
+
+/// `sha256:<hex>` of [`fingerprinted_text`]: the fingerprint scheme of
+/// docs/signature.md.
+#[cfg(feature = "fingerprint")]
+pub fn fingerprint(document: &Value) -> String {
+    use sha2::{Digest, Sha256};
+
+    let digest = Sha256::digest(fingerprinted_text(document).as_bytes());
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     format!("sha256:{hex}")
 }

@@ -20,6 +20,7 @@ mod diff;
 mod fmt;
 mod generate;
 mod import;
+mod keys;
 mod proxy;
 mod resolve;
 mod signature;
@@ -65,6 +66,39 @@ enum Command {
         /// With `--server-json`: where the full signature document is published.
         #[arg(long, value_name = "URL", requires = "server_json")]
         signature_url: Option<String>,
+        /// Sign the document with this private key (PKCS#8 PEM, from
+        /// `keygen`): a detached JWS goes to `OUTPUT.jws`, one line per
+        /// signer. Repeat for several signers.
+        #[arg(long, value_name = "KEY.pem", requires = "output")]
+        sign: Vec<PathBuf>,
+    },
+    /// Make a signing key: NAME.pem (private, mode 0600) and NAME.jwk
+    /// (public, with its RFC 7638 thumbprint as `kid`).
+    Keygen {
+        /// The files' name, without extension.
+        #[arg(short, long, value_name = "NAME")]
+        output: PathBuf,
+        /// The algorithm.
+        #[arg(long, value_enum, default_value_t = KeyAlgorithm::Ed25519)]
+        alg: KeyAlgorithm,
+        /// Overwrite NAME.pem and NAME.jwk if they exist.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Verify a signature document: its fingerprint, and a publisher's
+    /// signature from one of the keys given.
+    Verify {
+        /// The signature document.
+        document: PathBuf,
+        /// The detached JWS file (default: DOCUMENT.jws).
+        #[arg(long, value_name = "FILE")]
+        jws: Option<PathBuf>,
+        /// A publisher's public key (a JWK); repeat for several.
+        #[arg(long, value_name = "JWK", required_unless_present = "keys")]
+        key: Vec<PathBuf>,
+        /// A set of publishers' public keys (a JWKS).
+        #[arg(long, value_name = "JWKS")]
+        keys: Vec<PathBuf>,
     },
     /// Generate the Rust resolver of one server (the file the build.rs
     /// `Builder` writes).
@@ -247,6 +281,14 @@ enum Command {
         /// or that change during a session, are withheld from the host.
         #[arg(long, value_name = "SIGNATURE.json")]
         pin: Option<PathBuf>,
+        /// Pin a publisher: the --pin document must carry a signature
+        /// (SIGNATURE.json.jws) from this key (a JWK or a JWKS).
+        #[arg(long, value_name = "JWK", requires = "pin")]
+        pin_key: Option<PathBuf>,
+        /// With --pin-key: the document reviewed before; the --pin document
+        /// may differ from it only by narrowing (as `diff` finds it).
+        #[arg(long, value_name = "SIGNATURE.json", requires = "pin_key")]
+        pin_baseline: Option<PathBuf>,
         /// Decide every tools/call by this policy (allow, deny, or ask the
         /// user) over its resolved annotations, variant, tool and scopes.
         #[arg(long, value_name = "FILE")]
@@ -280,6 +322,26 @@ enum Command {
         #[arg(long)]
         policy: bool,
     },
+}
+
+/// A signing key's algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum KeyAlgorithm {
+    /// Ed25519.
+    #[value(name = "Ed25519", alias = "ed25519", alias = "EdDSA", alias = "eddsa")]
+    Ed25519,
+    /// ECDSA on P-256.
+    #[value(name = "ES256", alias = "es256")]
+    ES256,
+}
+
+impl From<KeyAlgorithm> for mcp_resolve_runtime::jws::Algorithm {
+    fn from(alg: KeyAlgorithm) -> Self {
+        match alg {
+            KeyAlgorithm::Ed25519 => Self::Ed25519,
+            KeyAlgorithm::ES256 => Self::ES256,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -353,12 +415,28 @@ pub fn main() -> ExitCode {
             fingerprint_only,
             server_json,
             signature_url,
-        } => match server_json {
-            Some(file) => {
+            sign,
+        } => match (server_json, output) {
+            (server_json, Some(output)) if !sign.is_empty() => signature::sign(
+                &paths,
+                &output,
+                &sign,
+                server_json
+                    .as_deref()
+                    .map(|f| (f, signature_url.as_deref())),
+            ),
+            (Some(file), output) => {
                 signature::server_json(&paths, output.as_deref(), &file, signature_url.as_deref())
             }
-            None => signature::run(&paths, output.as_deref(), fingerprint_only),
+            (None, output) => signature::run(&paths, output.as_deref(), fingerprint_only),
         },
+        Command::Keygen { output, alg, force } => keys::keygen(&output, alg.into(), force),
+        Command::Verify {
+            document,
+            jws,
+            key,
+            keys: sets,
+        } => keys::verify(&document, jws.as_deref(), &key, &sets),
         Command::Generate {
             paths,
             output,
@@ -426,6 +504,8 @@ pub fn main() -> ExitCode {
             max_sessions,
             session_idle,
             pin,
+            pin_key,
+            pin_baseline,
             policy,
             ask_timeout,
             audit,
@@ -433,6 +513,8 @@ pub fn main() -> ExitCode {
             command,
         } => proxy::main(proxy::Args {
             pin,
+            pin_key,
+            pin_baseline,
             policy,
             ask_timeout: Duration::from_secs(ask_timeout),
             audit,

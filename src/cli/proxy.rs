@@ -30,6 +30,8 @@ pub(crate) struct Args {
     pub(crate) upstream: Option<String>,
     pub(crate) listen: Option<ListenOptions>,
     pub(crate) pin: Option<PathBuf>,
+    pub(crate) pin_key: Option<PathBuf>,
+    pub(crate) pin_baseline: Option<PathBuf>,
     pub(crate) policy: Option<PathBuf>,
     pub(crate) ask_timeout: Duration,
     pub(crate) audit: Option<PathBuf>,
@@ -40,16 +42,41 @@ pub(crate) struct Args {
 /// Reads the pinned signature: its fingerprint must verify, and it must be
 /// the signature of the rules served (so every resolution the proxy answers
 /// is one the pin allows).
-fn load_pin(path: &Path, server: &mcp_resolve::ir::Server) -> Result<Signature, u8> {
-    let text = read_input(path)?;
-    let document: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        eprintln!("error: {}: not JSON: {e}", path.display());
-        USAGE
-    })?;
-    let pin = Signature::verified(document).map_err(|e| {
-        eprintln!("error: {}: {e}", path.display());
-        USAGE
-    })?;
+/// With `key`, the document must carry a signature from it (the host pins
+/// the publisher), and with `baseline` too it may differ from the document
+/// reviewed before only by narrowing.
+fn load_pin(
+    path: &Path,
+    key: Option<&Path>,
+    baseline: Option<&Path>,
+    server: &mcp_resolve::ir::Server,
+) -> Result<Signature, u8> {
+    let pin = match key {
+        Some(key) => {
+            let keys = super::keys::public_keys(&[key])?;
+            let (pin, by) =
+                super::keys::verified_document(path, None, &keys).map_err(|(_, why)| {
+                    eprintln!("error: {why}");
+                    USAGE
+                })?;
+            eprintln!("mcp-resolve proxy: {} is {by}", path.display());
+            pin
+        }
+        None => {
+            let text = read_input(path)?;
+            let document: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+                eprintln!("error: {}: not JSON: {e}", path.display());
+                USAGE
+            })?;
+            Signature::verified(document).map_err(|e| {
+                eprintln!("error: {}: {e}", path.display());
+                USAGE
+            })?
+        }
+    };
+    if let Some(baseline) = baseline {
+        narrows_only(baseline, &pin, path)?;
+    }
     let rules = signature(server);
     let ours = rules.get("fingerprint").and_then(serde_json::Value::as_str);
     if pin.fingerprint() != ours {
@@ -62,6 +89,43 @@ fn load_pin(path: &Path, server: &mcp_resolve::ir::Server) -> Result<Signature, 
         return Err(USAGE);
     }
     Ok(pin)
+}
+
+/// Refuses a pinned document that widens what `baseline` allowed (or that
+/// `diff` cannot decide about).
+fn narrows_only(baseline: &Path, pin: &Signature, path: &Path) -> Result<(), u8> {
+    let text = read_input(baseline)?;
+    let old = serde_json::from_str::<serde_json::Value>(&text)
+        .map_err(|e| e.to_string())
+        .and_then(|doc| Signature::verified(doc).map_err(|e| e.to_string()))
+        .map_err(|e| {
+            eprintln!("error: {}: {e}", baseline.display());
+            USAGE
+        })?;
+    let changes = mcp_resolve::diff::diff(old.document(), pin.document()).map_err(|e| {
+        eprintln!(
+            "error: cannot compare {} with {}: {e}",
+            path.display(),
+            baseline.display()
+        );
+        USAGE
+    })?;
+    if changes.has_widening() || changes.has_undecided() {
+        eprint!("{}", changes.to_human());
+        eprintln!(
+            "error: {} widens what {} allowed (or cannot be shown not to); review it with `mcp-resolve diff` and pin it as the new baseline if it is right",
+            path.display(),
+            baseline.display()
+        );
+        return Err(USAGE);
+    }
+    eprintln!(
+        "mcp-resolve proxy: {} only narrows {} ({} narrowing changes)",
+        path.display(),
+        baseline.display(),
+        changes.count(mcp_resolve::diff::Direction::Narrowing)
+    );
+    Ok(())
 }
 
 /// Reads and checks the policy file, printing its diagnostics.
@@ -100,7 +164,14 @@ pub(crate) fn main(args: Args) -> u8 {
                 return FAILURE;
             }
         };
-        let pin = match args.pin.as_deref().map(|p| load_pin(p, server)) {
+        let pin = match args.pin.as_deref().map(|p| {
+            load_pin(
+                p,
+                args.pin_key.as_deref(),
+                args.pin_baseline.as_deref(),
+                server,
+            )
+        }) {
             Some(Err(code)) => return code,
             Some(Ok(pin)) => Some(pin),
             None => None,

@@ -51,3 +51,21 @@ pub fn files(dir: &str, ext: &str) -> Vec<PathBuf> {
 pub fn bin() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_mcp-resolve"))
 }
+
+/// The Python with the MCP SDK (and the JOSE library) that `.ci/run`
+/// installs; `None` (the test skips, saying so) outside CI without it.
+pub fn mcp_python(what: &str) -> Option<String> {
+    match std::env::var("MCP_RESOLVE_MCP_PYTHON") {
+        Ok(python) => Some(python),
+        Err(_) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must set MCP_RESOLVE_MCP_PYTHON (see .ci/run)"
+            );
+            eprintln!(
+                "skipped {what}: MCP_RESOLVE_MCP_PYTHON is not set (.ci/run installs the SDK)"
+            );
+            None
+        }
+    }
+}

@@ -168,6 +168,21 @@ impl Signature {
         self.fingerprint.as_deref()
     }
 
+    /// Verifies a publisher's signature of the document: `jws` is the text
+    /// of its `.jws` file (one detached JWS per line, one per signer), and
+    /// the first that verifies with one of `keys` is returned. The JWS
+    /// covers exactly the bytes the fingerprint covers; check the
+    /// fingerprint too ([`Signature::verified`]).
+    #[cfg(feature = "jws")]
+    pub fn verify_publisher<'k>(
+        &self,
+        jws: &str,
+        keys: &'k [crate::jws::PublicKey],
+    ) -> Result<crate::jws::Verified<'k>, crate::jws::JwsError> {
+        let payload = crate::signature::fingerprinted_text(&self.document);
+        crate::jws::verify_any(jws, payload.as_bytes(), keys)
+    }
+
     /// The whole document, as given.
     pub fn document(&self) -> &Value {
         &self.document

@@ -1,0 +1,184 @@
+//! `keygen` and `verify`: publishers' signing keys, and the check a host
+//! makes of a signed signature document.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
+
+use mcp_resolve_runtime::host::Signature;
+use mcp_resolve_runtime::jws::{self, Algorithm, PrivateKey, PublicKey};
+
+use super::{FAILURE, OK, USAGE, read_input};
+
+/// `path` with `extension` added (`NAME` → `NAME.pem`, `doc.json` →
+/// `doc.json.jws`).
+pub(crate) fn with_extension(path: &Path, extension: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".");
+    name.push(extension);
+    PathBuf::from(name)
+}
+
+/// Writes `text` to a new file (or over one, with `force`), readable by its
+/// owner only when `private`.
+fn create(path: &Path, text: &str, private: bool, force: bool) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    if force {
+        options.create(true).truncate(true);
+    } else {
+        options.create_new(true);
+    }
+    #[cfg(unix)]
+    if private {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(0o600);
+        let mut file = options.open(path)?;
+        // An existing file keeps its mode through `truncate`: set it.
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        return file.write_all(text.as_bytes());
+    }
+    let _ = private;
+    options.open(path)?.write_all(text.as_bytes())
+}
+
+pub(crate) fn keygen(name: &Path, algorithm: Algorithm, force: bool) -> u8 {
+    let (pem_path, jwk_path) = (with_extension(name, "pem"), with_extension(name, "jwk"));
+    if !force {
+        for path in [&pem_path, &jwk_path] {
+            if path.exists() {
+                eprintln!(
+                    "error: `{}` exists; it is left as it is (--force replaces it)",
+                    path.display()
+                );
+                return USAGE;
+            }
+        }
+    }
+    let key = match PrivateKey::generate(algorithm) {
+        Ok(key) => key,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return FAILURE;
+        }
+    };
+    let pem = match key.to_pem() {
+        Ok(pem) => pem,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return FAILURE;
+        }
+    };
+    let jwk = format!(
+        "{}\n",
+        serde_json::to_string_pretty(&key.public().to_jwk()).unwrap_or_default()
+    );
+    for (path, text, private) in [(&pem_path, pem.as_str(), true), (&jwk_path, &jwk, false)] {
+        if let Err(e) = create(path, text, private, force) {
+            eprintln!("error: cannot write `{}`: {e}", path.display());
+            return USAGE;
+        }
+    }
+    eprintln!(
+        "wrote {} (the private key: keep it secret) and {} (the public key: publish it)",
+        pem_path.display(),
+        jwk_path.display()
+    );
+    println!("{}", key.public().kid());
+    OK
+}
+
+/// Reads private keys (PKCS#8 PEM files).
+pub(crate) fn private_keys(paths: &[PathBuf]) -> Result<Vec<PrivateKey>, u8> {
+    paths
+        .iter()
+        .map(|path| {
+            let text = read_input(path)?;
+            PrivateKey::from_pem(&text).map_err(|e| {
+                eprintln!("error: {}: {e}", path.display());
+                USAGE
+            })
+        })
+        .collect()
+}
+
+/// Reads public keys: JWK files and JWKS files.
+pub(crate) fn public_keys(paths: &[&Path]) -> Result<Vec<PublicKey>, u8> {
+    let mut keys = Vec::new();
+    for path in paths {
+        let text = read_input(path)?;
+        keys.extend(jws::read_keys(&text).map_err(|e| {
+            eprintln!("error: {}: {e}", path.display());
+            USAGE
+        })?);
+    }
+    Ok(keys)
+}
+
+/// Reads a signature document whose fingerprint holds, and checks its
+/// publisher's signature (`jws`, default `DOCUMENT.jws`) against `keys`:
+/// the document and what verified it.
+pub(crate) fn verified_document(
+    document: &Path,
+    jws: Option<&Path>,
+    keys: &[PublicKey],
+) -> Result<(Signature, String), (u8, String)> {
+    let usage = |why: String| (USAGE, why);
+    let text = std::fs::read_to_string(document)
+        .map_err(|e| usage(format!("cannot read `{}`: {e}", document.display())))?;
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| usage(format!("{}: not JSON: {e}", document.display())))?;
+    let signature = Signature::verified(value)
+        .map_err(|e| (FAILURE, format!("{}: {e}", document.display())))?;
+    let jws_path = jws.map_or_else(|| with_extension(document, "jws"), Path::to_path_buf);
+    let jws_text = std::fs::read_to_string(&jws_path).map_err(|e| {
+        usage(format!(
+            "cannot read the signature file `{}`: {e}",
+            jws_path.display()
+        ))
+    })?;
+    let verified = signature
+        .verify_publisher(&jws_text, keys)
+        .map_err(|e| (FAILURE, format!("{}: {e}", jws_path.display())))?;
+    let when = verified
+        .signed_at()
+        .map(|at| {
+            format!(
+                " on {}",
+                mcp_resolve::time::rfc3339(UNIX_EPOCH + Duration::from_secs(at))
+            )
+        })
+        .unwrap_or_default();
+    let by = format!(
+        "signed by key `{}` ({}){when}",
+        verified.key.kid(),
+        verified.key.algorithm().name()
+    );
+    Ok((signature, by))
+}
+
+pub(crate) fn verify(document: &Path, jws: Option<&Path>, key: &[PathBuf], sets: &[PathBuf]) -> u8 {
+    let paths: Vec<&Path> = key.iter().chain(sets).map(PathBuf::as_path).collect();
+    let keys = match public_keys(&paths) {
+        Ok(keys) => keys,
+        Err(code) => return code,
+    };
+    if keys.is_empty() {
+        eprintln!("error: no key given (--key JWK or --keys JWKS)");
+        return USAGE;
+    }
+    match verified_document(document, jws, &keys) {
+        Ok((signature, by)) => {
+            println!(
+                "{}: {}, {by}",
+                document.display(),
+                signature.fingerprint().unwrap_or_default()
+            );
+            OK
+        }
+        Err((code, why)) => {
+            eprintln!("error: {why}");
+            code
+        }
+    }
+}
