@@ -328,39 +328,32 @@ fn the_proxy_pins_a_publisher_and_accepts_only_narrowing_updates() {
     let pin = path(&dir, "sig.json");
     let jwk = format!("{key}.jwk");
 
-    let (code, err) = proxy(&[RULES, "--pin", &pin, "--pin-key", &jwk]);
+    let other_jwk = format!("{other}.jwk");
+    let pinned = |key: &str, baseline: Option<&Path>| {
+        let mut args = vec![RULES, "--pin", &pin, "--pin-key", key];
+        if let Some(baseline) = baseline {
+            args.extend(["--pin-baseline", baseline.to_str().unwrap()]);
+        }
+        proxy(&args)
+    };
+
+    let (code, err) = pinned(&jwk, None);
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("signed by key"), "{err}");
     // Another publisher's key: refused before the server starts.
-    let (code, err) = proxy(&[RULES, "--pin", &pin, "--pin-key", &format!("{other}.jwk")]);
+    let (code, err) = pinned(&other_jwk, None);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("no key given is the one that signed"), "{err}");
 
     // The served rules against older, reviewed documents: narrowing
     // (overwrite was not destructive before) is accepted …
     let looser = baseline(&dir, "looser.json", "overwrite", "destructiveHint", false);
-    let (code, err) = proxy(&[
-        RULES,
-        "--pin",
-        &pin,
-        "--pin-key",
-        &jwk,
-        "--pin-baseline",
-        looser.to_str().unwrap(),
-    ]);
+    let (code, err) = pinned(&jwk, Some(&looser));
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("only narrows"), "{err}");
     // … widening (append was destructive before) is refused.
     let stricter = baseline(&dir, "stricter.json", "append", "destructiveHint", true);
-    let (code, err) = proxy(&[
-        RULES,
-        "--pin",
-        &pin,
-        "--pin-key",
-        &jwk,
-        "--pin-baseline",
-        stricter.to_str().unwrap(),
-    ]);
+    let (code, err) = pinned(&jwk, Some(&stricter));
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("widens"), "{err}");
 
@@ -369,7 +362,7 @@ fn the_proxy_pins_a_publisher_and_accepts_only_narrowing_updates() {
     let text = std::fs::read_to_string(&jws).unwrap();
     let flipped: String = text.trim().chars().rev().collect();
     std::fs::write(&jws, flipped).unwrap();
-    let (code, err) = proxy(&[RULES, "--pin", &pin, "--pin-key", &jwk]);
+    let (code, err) = pinned(&jwk, None);
     assert_eq!(code, Some(2), "{err}");
 }
 
