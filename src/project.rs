@@ -62,6 +62,9 @@ pub enum ReadError {
     /// Not UTF-8.
     #[error("file is not valid UTF-8")]
     NotUtf8,
+    /// A directory, device, FIFO or socket.
+    #[error("not a regular file")]
+    NotAFile,
     /// The operating system's error.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -132,13 +135,31 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
     Ok(out)
 }
 
-/// Reads a file, refusing anything over [`MAX_FILE_BYTES`] before reading it.
+/// Reads a file, refusing anything over [`MAX_FILE_BYTES`]. Only regular
+/// files are read — a device (`/dev/zero`) would never end and a FIFO would
+/// block on opening — and the read itself is bounded by the bytes actually
+/// read, not by the size the file claims.
 pub fn read_limited(path: &Path) -> Result<String, ReadError> {
+    use std::io::Read;
+
     let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(ReadError::NotAFile);
+    }
     if meta.len() > MAX_FILE_BYTES as u64 {
         return Err(ReadError::TooLarge(meta.len()));
     }
-    let bytes = std::fs::read(path)?;
+    let file = std::fs::File::open(path)?;
+    // The path may have changed between the two looks: check what was opened.
+    if !file.metadata()?.is_file() {
+        return Err(ReadError::NotAFile);
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(ReadError::TooLarge(bytes.len() as u64));
+    }
     String::from_utf8(bytes).map_err(|_| ReadError::NotUtf8)
 }
 

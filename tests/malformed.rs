@@ -73,3 +73,68 @@ fn every_malformed_input_is_an_error_for_check() {
         );
     }
 }
+
+/// Runs `mcp-resolve check` on `paths`, killed after 30 s: the exit code
+/// (`None` when it had to be killed) and what it printed.
+fn check_with_deadline(paths: &[&std::path::Path]) -> (Option<i32>, String) {
+    let mut child = common::bin()
+        .arg("check")
+        .args(paths)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return (None, String::new());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let printed = [out.stdout, out.stderr].concat();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&printed).into_owned(),
+    )
+}
+
+/// A device or a FIFO where a file is expected is refused at once: the size
+/// limit used to trust `metadata().len()`, which is 0 for both, so
+/// `/dev/zero` grew until memory ran out and a FIFO blocked for ever.
+#[cfg(unix)]
+#[test]
+fn devices_and_fifos_are_refused_not_read() {
+    let dir = common::scratch("malformed", "devices");
+    let fifo = dir.join("schema.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for schema in ["/dev/zero", fifo.to_str().unwrap()] {
+        let rules = dir.join("rules.yaml");
+        std::fs::write(
+            &rules,
+            format!(
+                "version: 1\nserver: {{ name: s, version: \"1\" }}\ntools:\n  - name: a\n    inputSchemaFile: {schema}\n"
+            ),
+        )
+        .unwrap();
+        let (code, stderr) = check_with_deadline(&[&rules]);
+        assert_eq!(code, Some(1), "{schema}: {stderr}");
+        assert!(stderr.contains("not a regular file"), "{schema}: {stderr}");
+    }
+    // The rules file itself a FIFO.
+    let rules = dir.join("rules-fifo.yaml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&rules)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (code, stderr) = check_with_deadline(&[&rules]);
+    assert!(matches!(code, Some(1 | 2)), "{code:?}: {stderr}");
+    assert!(stderr.contains("not a regular file"), "{stderr}");
+}
