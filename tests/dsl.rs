@@ -316,3 +316,31 @@ fn directories_mixing_both_syntaxes_are_one_project() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["annotations"]["readOnlyHint"], true);
 }
+
+/// A server without tools (`tools: []`) converts to a `.rules` file that
+/// checks, and back to the same YAML.
+#[test]
+fn a_server_without_tools_converts_both_ways() {
+    let dir = scratch("convert-no-tools");
+    let yaml = dir.join("empty.yaml");
+    let text = "version: 1\nserver: { name: s, version: \"1\" }\ntools: []\n";
+    std::fs::write(&yaml, text).unwrap();
+    let rules = dir.join("empty.rules");
+    let o = common::bin()
+        .args(["convert"])
+        .arg(&yaml)
+        .arg("-o")
+        .arg(&rules)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = common::bin().arg("check").arg(&rules).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let o = common::bin()
+        .args(["convert", "--to", "yaml"])
+        .arg(&rules)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), text);
+}

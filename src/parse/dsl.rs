@@ -68,7 +68,6 @@ pub fn parse(
         hints: Vec::new(),
         tools: Vec::new(),
     };
-    let mut saw_tools = false;
     for item in pairs.into_inner() {
         let span = d.b.span(&item);
         match item.as_rule() {
@@ -117,7 +116,6 @@ pub fn parse(
                 }
             }
             Rule::tool_item => {
-                saw_tools = true;
                 if let Some(t) = d.tool(item, load_schema) {
                     rules.tools.push(t);
                 }
@@ -133,13 +131,7 @@ pub fn parse(
                 .with_help("begin the file with `version 1`"),
         );
     }
-    if !saw_tools {
-        d.diags.push(
-            Diagnostic::new(Code::MissingField, "missing `tool` in rules file")
-                .at(start)
-                .with_help("declare at least one `tool name { … }`"),
-        );
-    }
+    // No `tool` at all is a server without tools, as YAML's `tools: []`.
     Some(rules)
 }
 
