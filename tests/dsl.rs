@@ -344,3 +344,30 @@ fn a_server_without_tools_converts_both_ways() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(String::from_utf8_lossy(&o.stdout), text);
 }
+
+/// `convert` of a file with errors the other syntax cannot express
+/// (`inputSchema: null`) reports the file's errors, not an internal error.
+#[test]
+fn convert_of_a_file_with_errors_says_so() {
+    let dir = scratch("convert-errors");
+    let yaml = dir.join("null-schema.yaml");
+    std::fs::write(
+        &yaml,
+        "version: 1\nserver: { name: s, version: \"1\" }\ntools:\n  - name: a\n    inputSchema: null\n",
+    )
+    .unwrap();
+    let o = common::bin()
+        .args(["convert", "--to", "rules"])
+        .arg(&yaml)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("invalid-schema"), "{stderr}");
+    assert!(
+        stderr.contains("has errors; it was not converted"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("internal error"), "{stderr}");
+    assert!(o.stdout.is_empty());
+}

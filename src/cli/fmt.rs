@@ -33,7 +33,7 @@ pub(crate) fn run(paths: &[PathBuf], check: bool, write: bool) -> u8 {
         let formatted = match format_file(path, &text, Syntax::of(path)) {
             Ok(f) => f,
             Err(e) => {
-                report_format_error(path, &e);
+                report_format_error(path, &e, "formatted");
                 status = status.max(FAILURE);
                 continue;
             }
@@ -57,18 +57,16 @@ pub(crate) fn run(paths: &[PathBuf], check: bool, write: bool) -> u8 {
     status
 }
 
-fn report_format_error(path: &Path, e: &FormatError) {
+/// `done`: what was not done to the file (`formatted`, `converted`).
+fn report_format_error(path: &Path, e: &FormatError, done: &str) {
     match e {
         FormatError::Invalid(rendered) => {
             eprint!("{rendered}");
-            eprintln!(
-                "error: `{}` has errors; it was not formatted",
-                path.display()
-            );
+            eprintln!("error: `{}` has errors; it was not {done}", path.display());
         }
         FormatError::Internal(message) => {
             eprintln!(
-                "error: internal error formatting `{}`: {message}",
+                "error: internal error: `{}` was not {done}: {message}",
                 path.display()
             );
         }
@@ -110,7 +108,7 @@ pub(crate) fn convert(
     match format_file(input, &text, target) {
         Ok(out) => write_output(output, &out),
         Err(e) => {
-            report_format_error(input, &e);
+            report_format_error(input, &e, "converted");
             FAILURE
         }
     }

@@ -93,6 +93,21 @@ pub fn format_file(path: &Path, text: &str, to: Syntax) -> Result<String, Format
     };
     let after = project::load_str(&out_name, &out);
     if after.servers != before.servers || after.files.len() != before.files.len() {
+        // A file with errors may hold what the other syntax cannot say
+        // (`inputSchema: null`): its errors are the answer, not ours.
+        let errors: Vec<Diagnostic> = before
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .cloned()
+            .collect();
+        if !errors.is_empty() {
+            return Err(FormatError::Invalid(crate::diagnostic::render_human(
+                &before.sources,
+                &errors,
+                false,
+            )));
+        }
         let detail = after
             .diagnostics
             .iter()
