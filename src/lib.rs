@@ -84,4 +84,9 @@ pub mod internals {
     pub mod schema {
         pub use crate::schema::*;
     }
+    /// The proxy's reading of a JSON-RPC message's envelope.
+    #[cfg(feature = "cli")]
+    pub mod envelope {
+        pub use crate::proxy::envelope::Envelope;
+    }
 }

@@ -371,3 +371,53 @@ fn convert_of_a_file_with_errors_says_so() {
     assert!(!stderr.contains("internal error"), "{stderr}");
     assert!(o.stdout.is_empty());
 }
+
+/// Argument names that are not identifiers — empty, with a newline, a
+/// backtick or a backslash — are written as quoted names with escapes in
+/// `.rules`, and come back the same (a `convert` used to fail on them with
+/// an internal error). The codegen fixture full of hostile names converts too.
+#[test]
+fn argument_names_of_any_text_convert_both_ways() {
+    let dir = scratch("convert-odd-names");
+    let yaml = dir.join("odd.yaml");
+    std::fs::write(
+        &yaml,
+        r#"version: 1
+server: { name: s, version: "1" }
+tools:
+  - name: a
+    inputSchema:
+      type: object
+      properties:
+        "": { type: string }
+        "a\nb": { type: string }
+        "tick`and\\slash": { type: string }
+    variants:
+      - name: v
+        when: { "a\nb": "x", "": "y", "tick`and\\slash": "z" }
+        annotations: { readOnlyHint: true }
+"#,
+    )
+    .unwrap();
+    for input in [
+        yaml.clone(),
+        PathBuf::from("tests/fixtures/codegen/hostile.yaml"),
+    ] {
+        let rules = dir.join("out.rules");
+        let o = common::bin()
+            .args(["convert", "--force", "-o"])
+            .arg(&rules)
+            .arg(&input)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let signature = |path: &Path| {
+            let o = common::bin().arg("signature").arg(path).output().unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            o.stdout
+        };
+        assert_eq!(signature(&input), signature(&rules), "{}", input.display());
+    }
+    let text = std::fs::read_to_string(dir.join("out.rules")).unwrap();
+    assert!(text.contains(r"`path\\with\nnewline`"), "{text}");
+}

@@ -153,7 +153,7 @@ impl Builder<'_> {
                     }
                     let mut parts = suffix.into_inner();
                     let name = match parts.next() {
-                        Some(id) => self.ident(id),
+                        Some(id) => self.ident(id)?,
                         None => return Err(Diagnostic::new(Code::Syntax, "missing name").at(span)),
                     };
                     // The suffix's own span can take in the blanks before an
@@ -201,7 +201,7 @@ impl Builder<'_> {
                 })
             }
             Rule::ident => {
-                let id = self.ident(pair);
+                let id = self.ident(pair)?;
                 Ok(Expr {
                     kind: ExprKind::Ident(id.value),
                     span,
@@ -243,14 +243,20 @@ impl Builder<'_> {
         pair.into_inner().map(|p| self.expr(p)).collect()
     }
 
-    fn ident(&self, pair: Pair<'_, Rule>) -> Spanned<String> {
+    fn ident(&self, pair: Pair<'_, Rule>) -> Result<Spanned<String>, Diagnostic> {
         let span = self.span(&pair);
         let text = pair.as_str();
-        let name = text
-            .strip_prefix('`')
-            .and_then(|t| t.strip_suffix('`'))
-            .unwrap_or(text);
-        Spanned::new(name.to_string(), span)
+        let Some(quoted) = text.strip_prefix('`').and_then(|t| t.strip_suffix('`')) else {
+            return Ok(Spanned::new(text.to_string(), span));
+        };
+        let offset = pair.as_span().start() + 1;
+        let name = decode_escapes(quoted).map_err(|(at, len, message)| {
+            let start = (self.map)(offset + at);
+            Diagnostic::new(Code::Syntax, message.replace("a string", "a quoted name")).at(
+                Span::new(self.file, start, (self.map)(offset + at + len).max(start)),
+            )
+        })?;
+        Ok(Spanned::new(name, span))
     }
 
     fn literal(&self, pair: Pair<'_, Rule>) -> Result<Lit, Diagnostic> {
@@ -440,10 +446,23 @@ pub fn ident_text(name: &str) -> String {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !RESERVED.contains(&name);
     if plain {
-        name.to_string()
-    } else {
-        format!("`{name}`")
+        return name.to_string();
     }
+    let mut out = String::with_capacity(name.len() + 2);
+    out.push('`');
+    for c in name.chars() {
+        match c {
+            '`' => out.push_str("\\`"),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('`');
+    out
 }
 
 /// Words that are not identifiers in CEL.

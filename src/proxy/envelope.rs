@@ -14,7 +14,7 @@ use serde_json::value::RawValue;
 /// member written twice is valid JSON as the rest of the proxy reads it (the
 /// last one counts), where a derived reader would refuse the message.
 #[derive(Debug, Default)]
-pub(crate) struct Envelope<'a> {
+pub struct Envelope<'a> {
     /// The id, when the member is present (`Some(Value::Null)` for
     /// `"id": null`).
     pub id: Option<Value>,
@@ -92,22 +92,22 @@ impl<'de: 'a, 'a> Deserialize<'de> for Borrowed<'a> {
 
 impl<'a> Envelope<'a> {
     /// The envelope of `text`, when it is one JSON object.
-    pub(crate) fn of(text: &'a str) -> Option<Self> {
+    pub fn of(text: &'a str) -> Option<Self> {
         serde_json::from_str(text).ok()
     }
 
     /// A response (a `result` or an `error`, no method).
-    pub(crate) fn is_response(&self) -> bool {
+    pub fn is_response(&self) -> bool {
         self.method.is_none() && (self.result || self.error)
     }
 
     /// A request (a method and an id).
-    pub(crate) fn is_request(&self) -> bool {
+    pub fn is_request(&self) -> bool {
         self.method.is_some() && self.id.is_some()
     }
 
     /// `params`, parsed (`None` when absent or not JSON).
-    pub(crate) fn params(&self) -> Option<Value> {
+    pub fn params(&self) -> Option<Value> {
         self.params
             .and_then(|raw| serde_json::from_str(raw.get()).ok())
     }

@@ -612,12 +612,20 @@ async fn post(hub: Arc<Hub>, session_id: Option<String>, request: Request) -> Re
 
     if !is_request {
         // A notification or a response: the server's answer is not awaited.
-        if method.as_deref() == Some("notifications/cancelled")
-            && let Some(host_request) = message.pointer("/params/requestId").cloned()
-            && let Ok(routes) = session.routes.lock()
-            && let Some(proxy_id) = routes.by_host_id.get(&id_key(&host_request))
-        {
-            message["params"]["requestId"] = proxy_id.clone();
+        if method.as_deref() == Some("notifications/cancelled") {
+            // The server knows requests by the proxy's ids: a cancellation
+            // names the one in flight under the host's id, and one for no
+            // request in flight is dropped — passed on as it is, its id
+            // could name another host's request (or a later one).
+            let host_request = message.pointer("/params/requestId").cloned();
+            let proxy_id = host_request.and_then(|host_request| {
+                let routes = session.routes.lock().ok()?;
+                routes.by_host_id.get(&id_key(&host_request)).cloned()
+            });
+            match proxy_id {
+                Some(proxy_id) => message["params"]["requestId"] = proxy_id,
+                None => return StatusCode::ACCEPTED.into_response(),
+            }
         }
         if to_relay
             .send(Input::Line(message.to_string()))

@@ -15,7 +15,8 @@
 //! is stopped (stdin closed, then `SIGTERM`, then `SIGKILL`).
 
 mod consent;
-mod envelope;
+#[doc(hidden)]
+pub mod envelope;
 pub mod guard;
 mod link;
 pub mod listen;

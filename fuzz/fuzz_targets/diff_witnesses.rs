@@ -1,0 +1,66 @@
+//! `diff` on pairs of signature documents (JSON, separated by a NUL byte),
+//! with the oracle that every widening's witness really is treated
+//! differently: the two documents' host-side recipes give it different
+//! outcomes (one refuses it, or they resolve it to different annotations or
+//! scopes). A change to a tool's static annotations or scopes is visible in
+//! its listing whatever the call; its witness is held to the oracle only
+//! when the static set is what the witness resolves to.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mcp_resolve::diff::{Direction, diff};
+use mcp_resolve_runtime::host::Signature;
+use serde_json::Value;
+
+/// What a document's recipe says of a call: refused, or its annotations
+/// and scopes.
+fn outcome(signature: &Signature, tool: &str, arguments: &Value) -> Option<(Value, Vec<String>)> {
+    let expected = signature.expect(tool, arguments).ok()?;
+    Some((
+        serde_json::to_value(expected.annotations()).unwrap_or(Value::Null),
+        expected.required_scopes().to_vec(),
+    ))
+}
+
+fuzz_target!(|data: &[u8]| {
+    let mut parts = data.splitn(2, |&b| b == 0);
+    let (Some(old), Some(new)) = (parts.next(), parts.next()) else {
+        return;
+    };
+    let (Ok(old), Ok(new)) = (
+        serde_json::from_slice::<Value>(old),
+        serde_json::from_slice::<Value>(new),
+    ) else {
+        return;
+    };
+    let Ok(changes) = diff(&old, &new) else {
+        return;
+    };
+    let (Ok(old), Ok(new)) = (Signature::from_value(old), Signature::from_value(new)) else {
+        return;
+    };
+    for change in &changes.changes {
+        if change.direction != Direction::Widening {
+            continue;
+        }
+        let Some(witness) = &change.witness else {
+            continue;
+        };
+        if change.kind.starts_with("static-")
+            && new
+                .expect(&change.tool, witness)
+                .is_ok_and(|expected| expected.variant().is_some())
+        {
+            continue;
+        }
+        let (before, after) = (
+            outcome(&old, &change.tool, witness),
+            outcome(&new, &change.tool, witness),
+        );
+        assert_ne!(
+            before, after,
+            "the witness of `{}` ({}) is treated alike by both: {witness}",
+            change.kind, change.message
+        );
+    }
+});

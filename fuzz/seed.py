@@ -1,0 +1,115 @@
+"""Seeds the corpus of every fuzz target from the project's own files.
+
+- `rules_yaml`, `rules_dsl`, `format_roundtrip`: the rules in `rules/` and
+  `tests/fixtures/` (valid, invalid and malformed);
+- `when_expression`: every `when:` string of those rules;
+- `resolvers_agree`: argument objects built from the bundled signatures in
+  `generated/` (each variant's constant values, and the empty object);
+- `host_verify`, `diff_witnesses`: the signatures in `generated/`, with
+  resolve results, and in pairs;
+- `jsonrpc_host`, `jsonrpc_upstream`: JSON-RPC messages of each kind;
+- `policy`: the example policies and the tests' policies;
+- `jws_verify`: the RFC 8037 example JWS and a JWK.
+
+Usage: python3 fuzz/seed.py   (writes fuzz/corpus/<target>/, idempotent)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "fuzz" / "corpus"
+
+
+def put(target: str, data: bytes) -> None:
+    directory = CORPUS / target
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / hashlib.sha1(data).hexdigest()).write_bytes(data)
+
+
+def rules_files(suffixes: tuple[str, ...]) -> list[Path]:
+    files = [p for p in (ROOT / "rules").rglob("*") if p.suffix in suffixes]
+    files += [p for p in (ROOT / "tests" / "fixtures").rglob("*") if p.suffix in suffixes]
+    return sorted(p for p in files if p.is_file() and p.stat().st_size < 64 * 1024)
+
+
+def main() -> None:
+    yaml_files = rules_files((".yaml", ".yml"))
+    dsl_files = rules_files((".rules",))
+    for path in yaml_files:
+        data = path.read_bytes()
+        put("rules_yaml", data)
+        put("format_roundtrip", b"\x00" + data)
+        for when in re.findall(rb'when:\s*"((?:[^"\\\n]|\\.)*)"', data):
+            put("when_expression", when)
+    for path in dsl_files:
+        data = path.read_bytes()
+        put("rules_dsl", data)
+        put("format_roundtrip", b"\x01" + data)
+        for when in re.findall(rb"when (.*?) \{", data):
+            put("when_expression", when)
+
+    signatures = sorted((ROOT / "generated").glob("*.signature.json"))
+    documents = [json.loads(p.read_text()) for p in signatures]
+    for index, document in enumerate(documents):
+        text = json.dumps(document).encode()
+        tools = document.get("tools", [])
+        listing = json.dumps({"tools": [{k: v for k, v in t.items() if k != "resolvedVariants"} for t in tools]})
+        put("host_verify", text + b"\x00" + listing.encode())
+        put("diff_witnesses", text + b"\x00" + text)
+        other = documents[(index + 1) % len(documents)]
+        put("diff_witnesses", text + b"\x00" + json.dumps(other).encode())
+        for tool_index, tool in enumerate(tools):
+            for variant in tool.get("resolvedVariants", []):
+                patterns = variant.get("when", {}).get("argumentPatterns", {})
+                arguments = {}
+                for name, pattern in patterns.items():
+                    if not isinstance(pattern, dict):
+                        continue
+                    if "const" in pattern:
+                        arguments[name] = pattern["const"]
+                    elif pattern.get("enum"):
+                        arguments[name] = pattern["enum"][0]
+                result = {"resultType": "complete", "name": tool["name"],
+                          "annotations": variant.get("annotations", {}), "arguments": arguments}
+                put("host_verify", text + b"\x00" + json.dumps(result).encode())
+                selector = bytes([(tool_index * 8 + index) % 256])
+                put("resolvers_agree", selector + json.dumps(arguments).encode())
+            put("resolvers_agree", bytes([(tool_index * 8 + index) % 256]) + b"{}")
+
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "a", "method": "tools/list", "params": {"cursor": "2"}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/resolve", "params": {"name": "manage_files", "arguments": {"action": "read"},
+         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                   "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tool-resolution": {}}}}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "manage_files", "arguments": {"action": "delete", "path": "x"}}},
+        {"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "ok"}]}},
+        {"jsonrpc": "2.0", "id": 4, "error": {"code": -32601, "message": "Method not found"}},
+        {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"},
+        {"jsonrpc": "2.0", "id": "mcp-resolve-ask-1", "result": {"action": "accept", "content": {}}},
+    ]
+    lines = "\n".join(json.dumps(m) for m in messages).encode()
+    for target in ("jsonrpc_host", "jsonrpc_upstream"):
+        put(target, lines)
+        for message in messages:
+            put(target, json.dumps(message).encode())
+        put(target, b'{"id":1,"id":2,"method":"a","method":"b"}\n[1,2]\n{"jsonrpc":"2.0"')
+
+    for path in sorted((ROOT / "docs" / "policies").glob("*.yaml")) + sorted((ROOT / "tests" / "fixtures" / "proxy").glob("*policy*.yaml")):
+        put("policy", path.read_bytes())
+
+    put("jws_verify", b"eyJhbGciOiJFZERTQSJ9..hgyY0il_MGCjP0JzlnLWG1PPOt7-09PGcvMg3AIbQR6dWbhijcNR4ki4iylGjg5BhVsPt9g7sVvpAr_MuM0KAg\n")
+    put("jws_verify", b'{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}')
+    put("jws_verify", b'{"keys":[{"kty":"EC","crv":"P-256","x":"AAAA","y":"AAAA"}]}')
+    for target in sorted({p.parent.name for p in CORPUS.glob("*/*")}):
+        print(f"{target}: {len(list((CORPUS / target).iterdir()))} seeds")
+
+
+if __name__ == "__main__":
+    main()
