@@ -113,8 +113,13 @@ enum End {
 
 impl Link {
     /// Starts the server's command, or opens its endpoint (no request is
-    /// sent until the host sends one).
-    pub(crate) fn open(upstream: &Upstream, max: usize) -> Result<Link, UpstreamError> {
+    /// sent until the host sends one). `sessionless`: the host's requests
+    /// name no session (2026-07-28), and none is taken up from the server.
+    pub(crate) fn open(
+        upstream: &Upstream,
+        max: usize,
+        sessionless: bool,
+    ) -> Result<Link, UpstreamError> {
         match upstream {
             Upstream::Command(command) => {
                 let mut child = StdioTransport::spawn(command)?;
@@ -130,7 +135,10 @@ impl Link {
                 })
             }
             Upstream::Url(url) => {
-                let endpoint = Endpoint::new(url)?.with_max(max);
+                let mut endpoint = Endpoint::new(url)?.with_max(max);
+                if sessionless {
+                    endpoint = endpoint.sessionless();
+                }
                 let (to, outbox) = mpsc::channel(64);
                 let (inbox, from) = mpsc::channel(64);
                 tokio::spawn(pump(endpoint.clone(), outbox, inbox));

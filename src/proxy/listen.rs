@@ -281,7 +281,7 @@ impl HostSink for Router {
 impl Hub {
     /// Opens a session: a server of its own and a proxy session between.
     fn open(self: &Arc<Self>, stateless: bool) -> Result<Arc<HostSession>, UpstreamError> {
-        let link = Link::open(&self.upstream, self.options.max_message_bytes)?;
+        let link = Link::open(&self.upstream, self.options.max_message_bytes, stateless)?;
         let (to_relay, from_host) = mpsc::channel(64);
         let session = HostSession::new(to_relay);
         let hub = Arc::clone(self);

@@ -346,7 +346,7 @@ where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin,
 {
-    let link = Link::open(upstream, options.max_message_bytes)?;
+    let link = Link::open(upstream, options.max_message_bytes, false)?;
     let from_host = read_lines(host_in, options.max_message_bytes);
     relay(rules, options, link, from_host, &mut Lines(host_out), false).await
 }

@@ -74,6 +74,9 @@ pub(crate) struct Endpoint {
     headers: Arc<Mutex<SessionHeaders>>,
     /// The largest body or event read.
     max: usize,
+    /// Requests that name no session (2026-07-28): a session id the server
+    /// answers with is not taken up, so none is ever sent or lost.
+    sessionless: bool,
 }
 
 #[derive(Default)]
@@ -100,7 +103,15 @@ impl Endpoint {
             url,
             headers: Arc::default(),
             max: MAX_MESSAGE_BYTES,
+            sessionless: false,
         })
+    }
+
+    /// Never takes up a session the server assigns (for the 2026-07-28
+    /// requests of hosts that name no session).
+    pub(crate) fn sessionless(mut self) -> Self {
+        self.sessionless = true;
+        self
     }
 
     /// Reads bodies and events of at most `max` bytes (the default is
@@ -180,6 +191,7 @@ impl Endpoint {
             .await
             .map_err(|e| UpstreamError::Http(format!("POST {}: {e}", self.url)))?;
         if let Some(session) = response.headers().get(SESSION_HEADER)
+            && !self.sessionless
             && let Ok(mut headers) = self.headers.lock()
         {
             headers.session = Some(session.clone());
