@@ -421,3 +421,29 @@ tools:
     let text = std::fs::read_to_string(dir.join("out.rules")).unwrap();
     assert!(text.contains(r"`path\\with\nnewline`"), "{text}");
 }
+
+/// A `.rules` comment holding a character YAML cannot (a NUL, found by the
+/// `format_roundtrip` fuzz target) converts to YAML that loads, the
+/// character shown as U+FFFD.
+#[test]
+fn comments_with_control_characters_convert_to_yaml() {
+    let dir = scratch("convert-control-comment");
+    let rules = dir.join("nul.rules");
+    std::fs::write(
+        &rules,
+        "version 1\nserver s version 1\n// a\u{0}b \u{7} \u{ffff}\ntool t {\n  inputSchema { \"type\": \"object\" }\n}\n",
+    )
+    .unwrap();
+    let yaml = dir.join("nul.yaml");
+    let o = common::bin()
+        .args(["convert", "-o"])
+        .arg(&yaml)
+        .arg(&rules)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&yaml).unwrap();
+    assert!(text.contains("# a\u{fffd}b \u{fffd} \u{fffd}"), "{text}");
+    let o = common::bin().arg("check").arg(&yaml).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+}

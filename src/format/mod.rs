@@ -82,7 +82,10 @@ pub fn format_file(path: &Path, text: &str, to: Syntax) -> Result<String, Format
         Syntax::Rules => rules_comments(text),
     };
     let out = match to {
-        Syntax::Yaml => yaml::print(rules, text, comments),
+        // YAML allows no control character but tab, even in a comment: a
+        // `.rules` comment with one keeps its place, the character shown
+        // as U+FFFD.
+        Syntax::Yaml => yaml::print(rules, text, yaml_safe(comments)),
         Syntax::Rules => rules::print(rules, text, comments),
     };
     // The output must compile to the same IR (spans aside) as the input.
@@ -119,6 +122,23 @@ pub fn format_file(path: &Path, text: &str, to: Syntax) -> Result<String, Format
         )));
     }
     Ok(out)
+}
+
+/// Comments whose text YAML can hold: what YAML does not count printable
+/// (control characters but tab, U+FFFE, U+FFFF) becomes U+FFFD.
+fn yaml_safe(mut comments: Vec<Comment>) -> Vec<Comment> {
+    let unprintable =
+        |c: char| (c.is_control() && c != '\t') || matches!(c, '\u{fffe}' | '\u{ffff}');
+    for comment in &mut comments {
+        if comment.text.chars().any(unprintable) {
+            comment.text = comment
+                .text
+                .chars()
+                .map(|c| if unprintable(c) { '\u{fffd}' } else { c })
+                .collect();
+        }
+    }
+    comments
 }
 
 /// A comment in the input, to be carried to the output.
