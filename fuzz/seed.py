@@ -40,18 +40,17 @@ def rules_files(suffixes: tuple[str, ...]) -> list[Path]:
 def main() -> None:
     yaml_files = rules_files((".yaml", ".yml"))
     dsl_files = rules_files((".rules",))
-    for path in yaml_files:
-        data = path.read_bytes()
-        put("rules_yaml", data)
-        put("format_roundtrip", b"\x00" + data)
-        for when in re.findall(rb'when:\s*"((?:[^"\\\n]|\\.)*)"', data):
-            put("when_expression", when)
-    for path in dsl_files:
-        data = path.read_bytes()
-        put("rules_dsl", data)
-        put("format_roundtrip", b"\x01" + data)
-        for when in re.findall(rb"when (.*?) \{", data):
-            put("when_expression", when)
+    # (files, their target, the format_roundtrip selector, where `when` is)
+    for files, target, selector, when_pattern in (
+        (yaml_files, "rules_yaml", b"\x00", rb'when:\s*"((?:[^"\\\n]|\\.)*)"'),
+        (dsl_files, "rules_dsl", b"\x01", rb"when (.*?) \{"),
+    ):
+        for path in files:
+            data = path.read_bytes()
+            put(target, data)
+            put("format_roundtrip", selector + data)
+            for when in re.findall(when_pattern, data):
+                put("when_expression", when)
 
     signatures = sorted((ROOT / "generated").glob("*.signature.json"))
     documents = [json.loads(p.read_text()) for p in signatures]

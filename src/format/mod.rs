@@ -61,18 +61,24 @@ pub fn format_file(path: &Path, text: &str, to: Syntax) -> Result<String, Format
     let from = Syntax::of(path);
     let name = path.to_string_lossy();
     let before = project::load_str(&name, text);
-    let blocking: Vec<Diagnostic> = before
-        .diagnostics
-        .iter()
-        .filter(|d| d.severity == Severity::Error && FRONT_END.contains(&d.code))
-        .cloned()
-        .collect();
-    if !blocking.is_empty() {
-        return Err(FormatError::Invalid(crate::diagnostic::render_human(
-            &before.sources,
-            &blocking,
-            false,
-        )));
+    // The file's errors (those `keep` selects), rendered, when it has any.
+    let invalid = |keep: &dyn Fn(&Diagnostic) -> bool| {
+        let errors: Vec<Diagnostic> = before
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error && keep(d))
+            .cloned()
+            .collect();
+        (!errors.is_empty()).then(|| {
+            FormatError::Invalid(crate::diagnostic::render_human(
+                &before.sources,
+                &errors,
+                false,
+            ))
+        })
+    };
+    if let Some(invalid) = invalid(&|d| FRONT_END.contains(&d.code)) {
+        return Err(invalid);
     }
     let Some(rules) = before.files.first() else {
         return Err(FormatError::Internal("the file declares nothing".into()));
@@ -98,18 +104,8 @@ pub fn format_file(path: &Path, text: &str, to: Syntax) -> Result<String, Format
     if after.servers != before.servers || after.files.len() != before.files.len() {
         // A file with errors may hold what the other syntax cannot say
         // (`inputSchema: null`): its errors are the answer, not ours.
-        let errors: Vec<Diagnostic> = before
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
-            .cloned()
-            .collect();
-        if !errors.is_empty() {
-            return Err(FormatError::Invalid(crate::diagnostic::render_human(
-                &before.sources,
-                &errors,
-                false,
-            )));
+        if let Some(invalid) = invalid(&|_| true) {
+            return Err(invalid);
         }
         let detail = after
             .diagnostics
