@@ -25,7 +25,11 @@ dict_of() {
 }
 
 python3 seed.py >/dev/null
-cargo fuzz build -s none "${targets[@]/#/--bin=}" >/dev/null 2>&1 || cargo fuzz build -s none
+if [ "$#" -gt 0 ]; then
+  for target in "${targets[@]}"; do cargo fuzz build -s none "$target"; done
+else
+  cargo fuzz build -s none
+fi
 mkdir -p logs
 printf '| target | seconds | executions | per second | corpus | coverage (edges) |\n|---|---:|---:|---:|---:|---:|\n' > logs/table.md
 status=0
