@@ -297,7 +297,7 @@ enum Command {
         /// answer before it is refused.
         #[arg(
             long,
-            default_value_t = 300,
+            default_value_t = mcp_resolve::proxy::guard::DEFAULT_ASK_TIMEOUT_SECS,
             value_name = "SECONDS",
             value_parser = clap::value_parser!(u64).range(1..)
         )]

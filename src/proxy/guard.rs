@@ -20,6 +20,10 @@ use crate::policy::{Call, Decision, Policy};
 /// implementation-defined server-error range of JSON-RPC 2.0).
 pub const POLICY_REFUSED: i64 = -32001;
 
+/// How long, by default, a call the policy asks about waits for the user
+/// (`--ask-timeout`), in seconds.
+pub const DEFAULT_ASK_TIMEOUT_SECS: u64 = 300;
+
 /// The guard's settings.
 #[derive(Debug)]
 pub struct Guard {
@@ -40,7 +44,7 @@ impl Default for Guard {
     fn default() -> Guard {
         Guard {
             policy: None,
-            ask_timeout: Duration::from_secs(300),
+            ask_timeout: Duration::from_secs(DEFAULT_ASK_TIMEOUT_SECS),
             audit: None,
             audit_arguments: false,
             pin: None,

@@ -164,7 +164,7 @@ fn with_params(text: &str, params: Value) -> String {
 
 /// The proxy's own reading of the server's tools after
 /// `notifications/tools/list_changed`: its `tools/list` requests (a page
-/// at a time), and the notifications held back from the host until the
+/// at a time), and the notification held back from the host until the
 /// listing is read.
 struct Relist {
     /// Which reading this is (request ids are `mcp-resolve-list-N-P`).
@@ -173,7 +173,7 @@ struct Relist {
     page: u32,
     /// Another change was announced while this one was read.
     again: bool,
-    held: Vec<String>,
+    held: String,
     meta: Option<Value>,
     wait: Duration,
     deadline: Instant,
@@ -195,7 +195,7 @@ impl Relist {
             n,
             page: 0,
             again: false,
-            held: vec![notification],
+            held: notification,
             meta: meta.cloned(),
             wait,
             deadline: Instant::now() + wait,
@@ -643,10 +643,10 @@ pub(crate) async fn relay<S: HostSink>(
                 // calls that follow by what the server lists now.
                 if guard.watches() && message.id.is_none() && message.method.as_deref() == Some("notifications/tools/list_changed") {
                     match &mut relist {
-                        Some(listing) => {
-                            listing.again = true;
-                            listing.held.push(text);
-                        }
+                        // One notice is held; more only mean the list is
+                        // read again (a server that repeats them cannot
+                        // grow what the proxy holds).
+                        Some(listing) => listing.again = true,
                         None => {
                             relists += 1;
                             let listing = Relist::start(relists, text, list_meta.as_ref(), options.timeout);
@@ -682,8 +682,8 @@ pub(crate) async fn relay<S: HostSink>(
                             }
                         }
                         None => {
-                            for notification in relist.take().map(|l| l.held).unwrap_or_default() {
-                                host.deliver(notification).await.map_err(io_error)?;
+                            if let Some(listing) = relist.take() {
+                                host.deliver(listing.held).await.map_err(io_error)?;
                             }
                         }
                     }
@@ -779,9 +779,7 @@ pub(crate) async fn relay<S: HostSink>(
                 {
                     log("the server did not answer the proxy's tools/list in time; the host is told of the change anyway");
                     expired.insert(listing.key());
-                    for notification in listing.held {
-                        host.deliver(notification).await.map_err(io_error)?;
-                    }
+                    host.deliver(listing.held).await.map_err(io_error)?;
                 }
                 let overdue: Vec<String> = pending
                     .iter()
