@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
-# Runs fuzz targets for a fixed time each (libFuzzer through `cargo fuzz`,
-# no sanitizer: stable Rust), after seeding their corpora (seed.py), and
+# Runs fuzz targets (libFuzzer through `cargo fuzz`, no sanitizer: stable
+# Rust) after seeding their corpora (seed.py), one after the other, and
 # prints a table of executions per target. Any crash, timeout (an input over
 # 10 s) or out-of-memory (over 2 GB) fails the run; the input is left in
 # fuzz/artifacts/TARGET/.
 #
-# Usage: fuzz/run.sh SECONDS [TARGET...]   (every target when none is named)
+# Usage: fuzz/run.sh SECONDS [TARGET...]        each target for SECONDS
+#        fuzz/run.sh --runs N [TARGET...]       each target for N executions
+# Every target when none is named. The table goes to fuzz/logs/table.md.
 # cargo-fuzz must be on PATH (.ci/run installs it under target/tools).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
-seconds=${1:?usage: fuzz/run.sh SECONDS [TARGET...]}
-shift
+usage="usage: fuzz/run.sh SECONDS [TARGET...] | fuzz/run.sh --runs N [TARGET...]"
+limit=()
+if [ "${1:-}" = "--runs" ]; then
+  runs_wanted=${2:?$usage}
+  limit=(-runs="$runs_wanted")
+  shift 2
+else
+  seconds=${1:?$usage}
+  limit=(-max_total_time="$seconds")
+  shift
+fi
 if [ "$#" -gt 0 ]; then targets=("$@"); else mapfile -t targets < <(cargo fuzz list); fi
 
 dict_of() {
@@ -25,33 +36,40 @@ dict_of() {
 }
 
 python3 seed.py >/dev/null
+# One build, then the binaries themselves: a long run is not held up by
+# (or run against) a rebuild of sources changed since it began.
 if [ "$#" -gt 0 ]; then
   for target in "${targets[@]}"; do cargo fuzz build -s none "$target"; done
 else
   cargo fuzz build -s none
 fi
+bin=target/$(rustc -vV | sed -n 's/^host: //p')/release
 mkdir -p logs
-printf '| target | seconds | executions | per second | corpus | coverage (edges) |\n|---|---:|---:|---:|---:|---:|\n' > logs/table.md
+table=logs/table.md
+printf '| target | seconds | executions | per second | corpus | coverage (edges) |\n|---|---:|---:|---:|---:|---:|\n' > "$table"
 status=0
 for target in "${targets[@]}"; do
   dict=$(dict_of "$target")
   log="logs/$target.log"
+  mkdir -p "corpus/$target" "artifacts/$target"
+  start=$(date +%s)
   set +e
-  cargo fuzz run -s none "$target" -- \
-    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    ${dict:+-dict=$dict} >"$log" 2>&1
+  "$bin/$target" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="artifacts/$target/" ${dict:+-dict=$dict} "corpus/$target" >"$log" 2>&1
   code=$?
   set -e
+  elapsed=$(( $(date +%s) - start ))
+  [ "$elapsed" -gt 0 ] || elapsed=1
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)
   corpus=$(find "corpus/$target" -type f | wc -l)
-  rate=$(( ${runs:-0} / seconds ))
-  printf '| %s | %s | %s | %s | %s | %s |\n' "$target" "$seconds" "${runs:-0}" "$rate" "$corpus" "${cov:-0}" >> logs/table.md
+  rate=$(( ${runs:-0} / elapsed ))
+  printf '| %s | %s | %s | %s | %s | %s |\n' "$target" "$elapsed" "${runs:-0}" "$rate" "$corpus" "${cov:-0}" >> "$table"
   if [ "$code" -ne 0 ]; then
     echo "FAILED: $target (exit $code); the last lines of $log:" >&2
     tail -40 "$log" >&2
     status=1
   fi
 done
-cat logs/table.md
+cat "$table"
 exit "$status"

@@ -193,6 +193,22 @@ pub fn load(paths: &[PathBuf]) -> Result<Project, LoadError> {
 
 /// Compiles in-memory rules text (as if read from `path`): for tests and tools.
 pub fn load_str(path: &str, text: &str) -> Project {
+    load_str_to(path, text, Until::Analysed)
+}
+
+/// How far [`load_str_to`] takes a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Until {
+    /// Lowered and checked: the rules as written, without pattern analysis
+    /// (nor the static annotations it derives). Two files with the same
+    /// checked rules analyse alike, so this is what comparing rules needs.
+    Checked,
+    /// Analysed as well: everything [`load_str`] does.
+    Analysed,
+}
+
+/// [`load_str`], stopping after `until`.
+pub(crate) fn load_str_to(path: &str, text: &str, until: Until) -> Project {
     let mut project = Project {
         sources: SourceMap::new(),
         files: Vec::new(),
@@ -201,7 +217,7 @@ pub fn load_str(path: &str, text: &str) -> Project {
         inputs: Vec::new(),
     };
     add_source(&mut project, PathBuf::from(path), text.to_string());
-    finish(&mut project);
+    finish_to(&mut project, until);
     project
 }
 
@@ -280,12 +296,16 @@ fn add_source_here(project: &mut Project, path: PathBuf, text: String) {
 }
 
 fn finish(project: &mut Project) {
+    finish_to(project, Until::Analysed);
+}
+
+fn finish_to(project: &mut Project, until: Until) {
     project.servers = crate::lower::lower(&project.files, &mut project.diagnostics);
     for server in &project.servers {
         check_server(server, &mut project.diagnostics);
     }
     // Like rustc's match checking, pattern analysis runs on rules that check.
-    if crate::analysis::should_run(&project.diagnostics) {
+    if until == Until::Analysed && crate::analysis::should_run(&project.diagnostics) {
         for server in &mut project.servers {
             let facts = crate::analysis::analyze_server(server, &mut project.diagnostics);
             crate::analysis::derive_annotations(server, &facts);

@@ -95,6 +95,15 @@ fn check_witnesses(old: &Value, new: &Value, label: &str) {
                     "{label}: {c:?}"
                 );
             }
+            "static-scope" => {
+                // The witness falls through to the static set whenever a
+                // call can: that call needs the added scope.
+                let scope = &c.details["scope"];
+                let fall_through = now.1 == tool(new, &c.tool).unwrap()["requiredScopes"];
+                if fall_through {
+                    assert!(now.1.as_array().unwrap().contains(scope), "{label}: {c:?}");
+                }
+            }
             _ => {}
         }
     }
@@ -890,4 +899,37 @@ fn every_schema_mutation_at_every_depth_is_reported_and_never_as_no_effect() {
         missed.len(),
         missed.join("\n")
     );
+}
+
+#[test]
+fn a_static_scope_change_has_a_witness_that_falls_through_to_the_static_set() {
+    // Found by the diff_witnesses fuzz target: the witness was the first
+    // call admitted, which a variant caught (it resolves alike under both).
+    let rules = |scopes: &str| {
+        format!(
+            "version: 1\nserver: {{ name: s, version: \"1\" }}\ntools:\n  - name: t\n    inputSchema:\n      type: object\n      properties: {{ action: {{ type: string, enum: [read, write] }} }}\n      required: [action]\n    annotations: {{ readOnlyHint: false }}\n    requiredScopes: [{scopes}]\n    variants:\n      - name: reading\n        when: {{ action: read }}\n        annotations: {{ readOnlyHint: true }}\n        requiredScopes: [files.read]\n"
+        )
+    };
+    let doc = |scopes: &str| {
+        let project = mcp_resolve::load_str("t.yaml", &rules(scopes));
+        assert!(!project.has_errors(), "{:?}", project.diagnostics);
+        mcp_resolve::emit::signature::signature(&project.servers[0])
+    };
+    let (old, new) = (
+        doc("files.read, files.write"),
+        doc("files.read, files.write, admin"),
+    );
+    let d = diff(&old, &new).unwrap();
+    let change = d
+        .changes
+        .iter()
+        .find(|c| c.kind == "static-scope")
+        .expect("the added scope is reported");
+    assert_eq!(change.direction, Direction::Widening);
+    assert_eq!(
+        change.witness,
+        Some(json!({"action": "write"})),
+        "{change:?}"
+    );
+    check_witnesses(&old, &new, "static scope");
 }

@@ -447,3 +447,71 @@ fn comments_with_control_characters_convert_to_yaml() {
     let o = common::bin().arg("check").arg(&yaml).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
 }
+
+/// Comments inside an inline YAML `inputSchema` (found by reading the
+/// format_roundtrip findings: `type: object #`): JSON holds no comment, so
+/// `.rules` writes them next to the member, never inside it; an empty
+/// comment gains no trailing space; and the result formats to itself.
+#[test]
+fn comments_inside_a_yaml_schema_convert_to_rules() {
+    let yaml = "version: 1\nserver: { name: s, version: \"1\" }\ntools:\n  - name: t\n    # before\n    inputSchema: # on the key\n      type: object #\n      # own line inside\n      properties:\n        action: { type: string } # after action\n    annotations: { readOnlyHint: false } # ann\n";
+    let rules = format_file(Path::new("c.yaml"), yaml, Syntax::Rules).unwrap();
+    assert!(!rules.lines().any(|l| l.ends_with(' ')), "{rules}");
+    for comment in [
+        "// before",
+        "// on the key",
+        "// own line inside",
+        "// after action",
+        "// ann",
+    ] {
+        assert!(rules.contains(comment), "{comment} is lost:\n{rules}");
+    }
+    assert_eq!(
+        format_file(Path::new("c.rules"), &rules, Syntax::Rules).unwrap(),
+        rules
+    );
+    let back = format_file(Path::new("c.rules"), &rules, Syntax::Yaml).unwrap();
+    assert_eq!(
+        format_file(Path::new("d.yaml"), &back, Syntax::Yaml).unwrap(),
+        back
+    );
+    for comment in [
+        "# before",
+        "# on the key",
+        "# own line inside",
+        "# after action",
+        "# ann",
+    ] {
+        assert!(back.contains(comment), "{comment} is lost:\n{back}");
+    }
+}
+
+/// YAML 1.2 booleans only: a property called `n` or `on` keeps its name
+/// (YAML 1.1 read them as `false` and `true`), `yes` is not a boolean, and
+/// the printer quotes YAML 1.1's spellings for other readers.
+#[test]
+fn yaml_1_1_booleans_are_strings() {
+    let yaml = "version: 1\nserver: { name: n, version: \"1\" }\ntools:\n  - name: t\n    inputSchema: { type: object, properties: { on: { type: string }, n: { type: boolean } } }\n    annotations: { readOnlyHint: false }\n    variants:\n      - name: v\n        when: { on: x, n: true }\n        annotations: { readOnlyHint: true }\n";
+    let project = mcp_resolve::load_str("b.yaml", yaml);
+    assert!(!project.has_errors(), "{:?}", project.diagnostics);
+    let doc = signature(&project.servers[0]);
+    assert_eq!(doc["serverInfo"]["name"], "n");
+    let properties = &doc["tools"][0]["inputSchema"]["properties"];
+    assert!(
+        properties.get("on").is_some() && properties.get("n").is_some(),
+        "{properties}"
+    );
+    let printed = format_file(Path::new("b.yaml"), yaml, Syntax::Yaml).unwrap();
+    assert!(printed.contains("name: \"n\""), "{printed}");
+    assert!(printed.contains("\"on\":"), "{printed}");
+    let yes = yaml.replace("readOnlyHint: false", "readOnlyHint: yes");
+    let project = mcp_resolve::load_str("b.yaml", &yes);
+    assert!(
+        project
+            .diagnostics
+            .iter()
+            .any(|d| d.code.to_string() == "invalid-value"),
+        "{:?}",
+        project.diagnostics
+    );
+}

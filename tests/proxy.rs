@@ -99,7 +99,7 @@ impl Proxy {
     /// Closes the host side and waits for the proxy to exit.
     fn finish(mut self) -> (i32, Vec<String>) {
         drop(self.stdin.take());
-        let status = wait_for(&mut self.child, Duration::from_secs(20));
+        let status = common::wait_for(&mut self.child, Duration::from_secs(20));
         // Every line, up to the end of the stream (the process has exited).
         let mut stderr = Vec::new();
         while let Ok(line) = self.stderr.recv_timeout(Duration::from_secs(10)) {
@@ -121,20 +121,6 @@ fn lines_of(reader: impl std::io::Read + Send + 'static) -> mpsc::Receiver<Strin
         }
     });
     lines
-}
-
-fn wait_for(child: &mut Child, limit: Duration) -> i32 {
-    let start = std::time::Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code().unwrap_or(-1);
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            panic!("the proxy did not exit within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Whether process `pid` still exists (Linux).
@@ -376,12 +362,7 @@ fn a_late_answer_after_the_timeout_is_dropped() {
 
 #[test]
 fn a_real_server_from_npm_behind_the_proxy() {
-    let Some(dir) = std::env::var_os("MCP_RESOLVE_REAL_SERVERS").map(PathBuf::from) else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must set MCP_RESOLVE_REAL_SERVERS (see .ci/run)"
-        );
-        eprintln!("skipped: MCP_RESOLVE_REAL_SERVERS is not set (.ci/run installs the servers)");
+    let Some(dir) = common::real_servers("a real server behind the proxy") else {
         return;
     };
     let root = common::scratch("proxy", "filesystem-root");
@@ -443,22 +424,6 @@ fn the_rules_are_compared_with_the_servers_list_at_start() {
         text.contains("`manage_files`: the server's inputSchema differs"),
         "{text}"
     );
-}
-
-fn real_servers(what: &str) -> Option<PathBuf> {
-    match std::env::var_os("MCP_RESOLVE_REAL_SERVERS") {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI must set MCP_RESOLVE_REAL_SERVERS (see .ci/run)"
-            );
-            eprintln!(
-                "skipped {what}: MCP_RESOLVE_REAL_SERVERS is not set (.ci/run installs the servers)"
-            );
-            None
-        }
-    }
 }
 
 fn fixture(name: &str) -> String {
@@ -527,7 +492,7 @@ fn the_conformance_suite_passes_through_the_proxy_in_front_of_a_python_sdk_serve
 fn the_conformance_suite_passes_through_the_proxy_in_front_of_server_filesystem() {
     let (Some(python), Some(dir)) = (
         common::mcp_python("the conformance suite through the proxy"),
-        real_servers("the conformance suite through the proxy"),
+        common::real_servers("the conformance suite through the proxy"),
     ) else {
         return;
     };
@@ -589,7 +554,7 @@ fn ts_script(name: &str) -> Option<PathBuf> {
 fn the_typescript_sdk_as_a_host_through_the_proxy() {
     let (Some(python), Some(servers)) = (
         common::mcp_python("the TypeScript SDK through the proxy"),
-        real_servers("the TypeScript SDK through the proxy"),
+        common::real_servers("the TypeScript SDK through the proxy"),
     ) else {
         return;
     };
@@ -671,26 +636,13 @@ impl Listening {
     fn stop(mut self) -> (i32, Vec<String>) {
         let pid = rustix::process::Pid::from_raw(self.child.id() as i32).unwrap();
         rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-        let status = wait_for(&mut self.child, Duration::from_secs(30));
+        let status = common::wait_for(&mut self.child, Duration::from_secs(30));
         let mut stderr = Vec::new();
         while let Ok(line) = self.stderr.recv_timeout(Duration::from_secs(10)) {
             stderr.push(line);
         }
         (status, stderr)
     }
-}
-
-/// How many processes other than proxies have `marker` in their command
-/// line (Linux).
-fn processes_with(marker: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|entry| std::fs::read(entry.ok()?.path().join("cmdline")).ok())
-        .map(|cmdline| String::from_utf8_lossy(&cmdline).into_owned())
-        .filter(|cmdline| {
-            cmdline.contains(marker) && !cmdline.starts_with(env!("CARGO_BIN_EXE_mcp-resolve"))
-        })
-        .count()
 }
 
 /// One raw HTTP/1.1 exchange with `addr` (`Connection: close`); the
@@ -774,7 +726,11 @@ fn the_conformance_suite_passes_over_http_through_the_listening_proxy() {
     );
     // No server outlives the proxy.
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(processes_with(&marker), 0, "a server outlived the proxy");
+    assert_eq!(
+        common::processes_with(&marker),
+        0,
+        "a server outlived the proxy"
+    );
 }
 
 #[test]
@@ -888,7 +844,7 @@ fn the_listening_proxy_guards_hosts_origins_and_sessions() {
     );
     assert_eq!(status, 403, "{body}");
     assert_eq!(
-        processes_with(&marker),
+        common::processes_with(&marker),
         0,
         "a server started for a refused request"
     );
@@ -911,7 +867,7 @@ fn the_listening_proxy_guards_hosts_origins_and_sessions() {
         .expect("a session id")
         .to_string();
     assert!(session.len() >= 32, "{session}");
-    assert_eq!(processes_with(&marker), 1);
+    assert_eq!(common::processes_with(&marker), 1);
 
     // The host's own id comes back, whatever id the server saw.
     let list = json!({"jsonrpc": "2.0", "id": "mine", "method": "tools/list", "params": {}});
@@ -958,7 +914,7 @@ fn the_listening_proxy_guards_hosts_origins_and_sessions() {
     );
     assert_eq!(status, 404);
     let start = std::time::Instant::now();
-    while processes_with(&marker) > 0 {
+    while common::processes_with(&marker) > 0 {
         assert!(
             start.elapsed() < Duration::from_secs(20),
             "the session's server was not stopped"
@@ -973,13 +929,17 @@ fn the_listening_proxy_guards_hosts_origins_and_sessions() {
     }
     let (status, _, body) = http(&addr, "POST", &[JSON, JSON_BODY], &init);
     assert_eq!(status, 503, "{body}");
-    assert_eq!(processes_with(&marker), 2);
+    assert_eq!(common::processes_with(&marker), 2);
 
     // SIGTERM ends every session and stops every server.
     let (status, stderr) = proxy.stop();
     assert_eq!(status, 0, "{stderr:?}");
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(processes_with(&marker), 0, "a server outlived the proxy");
+    assert_eq!(
+        common::processes_with(&marker),
+        0,
+        "a server outlived the proxy"
+    );
 }
 
 #[test]
@@ -1494,7 +1454,7 @@ fn no_audit_line_is_lost_when_the_proxy_is_stopped_under_load() {
             "int" => rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap(),
             _ => drop(proxy.stdin.take()),
         }
-        let status = wait_for(&mut proxy.child, Duration::from_secs(30));
+        let status = common::wait_for(&mut proxy.child, Duration::from_secs(30));
         assert_eq!(status, expected, "stopped by {stop}");
         let lines = audit_lines(&audit);
         let count = |event: &str, outcome: Option<&str>| {

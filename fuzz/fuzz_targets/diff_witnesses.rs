@@ -3,8 +3,9 @@
 //! differently: the two documents' host-side recipes give it different
 //! outcomes (one refuses it, or they resolve it to different annotations or
 //! scopes). A change to a tool's static annotations or scopes is visible in
-//! its listing whatever the call; its witness is held to the oracle only
-//! when the static set is what the witness resolves to.
+//! its listing whatever the call; its witness is a call that falls through
+//! to the static set whenever one exists, and is held to the oracle then
+//! (when every call lands in a variant, the listing is all that changes).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

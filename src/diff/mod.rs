@@ -385,7 +385,8 @@ fn compare_tool(o: &ToolSig, n: &ToolSig, changes: &mut Vec<Change>) {
             Direction::Widening,
             "static-scope",
             format!("static scope `{scope}` added"),
-            search.first_valid_new(),
+            // A call that falls through to the static set needs the scope.
+            search.first_landing_new(Landing(None)),
             details(&[("scope", json!(scope))]),
         ));
     }

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::parse::yaml::{YNode, YValue};
-use crate::project;
+use crate::project::{self, Until};
 
 /// The two syntaxes of a rules file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,7 +60,9 @@ const FRONT_END: &[Code] = &[
 pub fn format_file(path: &Path, text: &str, to: Syntax) -> Result<String, FormatError> {
     let from = Syntax::of(path);
     let name = path.to_string_lossy();
-    let before = project::load_str(&name, text);
+    // Checked, not analysed: the comparison below is of the rules as
+    // written, and equal rules analyse alike.
+    let before = project::load_str_to(&name, text, Until::Checked);
     // The file's errors (those `keep` selects), rendered, when it has any.
     let invalid = |keep: &dyn Fn(&Diagnostic) -> bool| {
         let errors: Vec<Diagnostic> = before
@@ -100,7 +102,7 @@ pub fn format_file(path: &Path, text: &str, to: Syntax) -> Result<String, Format
         (_, Syntax::Rules) => path.with_extension("rules").to_string_lossy().into_owned(),
         (_, Syntax::Yaml) => path.with_extension("yaml").to_string_lossy().into_owned(),
     };
-    let after = project::load_str(&out_name, &out);
+    let after = project::load_str_to(&out_name, &out, Until::Checked);
     if after.servers != before.servers || after.files.len() != before.files.len() {
         // A file with errors may hold what the other syntax cannot say
         // (`inputSchema: null`): its errors are the answer, not ours.
@@ -287,8 +289,12 @@ impl<'a> Out<'a> {
             if !trailing.is_empty() {
                 self.buf.push_str("  ");
                 self.buf.push_str(self.marker);
-                self.buf.push(' ');
-                self.buf.push_str(&trailing.join(" "));
+                let text = trailing.join(" ");
+                let text = text.trim();
+                if !text.is_empty() {
+                    self.buf.push(' ');
+                    self.buf.push_str(text);
+                }
             }
         }
         self.buf.push('\n');

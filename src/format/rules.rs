@@ -183,13 +183,25 @@ fn variant(out: &mut Out<'_>, v: &VariantDecl, schema: &Value) {
 
 /// Pretty JSON: containers that fit stay on one line.
 /// `key {…}` (or `key […]`) with the JSON laid out under it.
+/// JSON holds no comment: those written inside the value (YAML allows
+/// them there) go above the member, and one after its end follows its last
+/// line.
 fn json_member(out: &mut Out<'_>, key: &str, value: &crate::source::Spanned<Value>) {
     let mut lines = Vec::new();
     json_lines(&value.value, &mut lines, 0);
-    let first = lines.first().cloned().unwrap_or_default();
-    out.line(2, &format!("{key} {first}"), Some(value.span.start));
-    for l in lines.iter().skip(1) {
-        out.line(2, l, None);
+    out.comments_before(2, value.span.end.max(value.span.start));
+    let last = lines.len().saturating_sub(1);
+    for (i, l) in lines.iter().enumerate() {
+        let text = if i == 0 {
+            format!("{key} {l}")
+        } else {
+            l.clone()
+        };
+        let anchor = (i == last).then_some(value.span.end);
+        out.line(2, &text, anchor);
+    }
+    if lines.is_empty() {
+        out.line(2, key, Some(value.span.end));
     }
 }
 

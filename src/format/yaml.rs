@@ -88,6 +88,22 @@ fn plain_ok(s: &str, flow: bool) -> bool {
     {
         return false;
     }
+    // YAML 1.1's booleans stay quoted: this project reads them as strings
+    // (YAML 1.2), but other YAML readers of the file may not.
+    const YAML11_BOOLEANS: &[&str] = &["y", "n", "yes", "no", "on", "off"];
+    if YAML11_BOOLEANS.iter().any(|b| s.eq_ignore_ascii_case(b)) {
+        return false;
+    }
+    // Letters, `_` and `-` are a string unless they spell a null, a boolean
+    // or a special float; skip the parser for the rest (most names).
+    const SPECIAL: &[&str] = &["null", "true", "false", "inf", "infinity", "nan"];
+    if s.chars()
+        .all(|c| c.is_ascii_alphabetic() || c == '_' || c == '-')
+        && s.starts_with(|c: char| c.is_ascii_alphabetic())
+        && !SPECIAL.iter().any(|w| s.eq_ignore_ascii_case(w))
+    {
+        return true;
+    }
     // Whatever is left, the YAML parser has the last word: it must read the
     // text back as this very string (not a number, boolean or null).
     let probe = if flow {

@@ -119,7 +119,10 @@ pub fn parse(text: &str) -> Result<YNode, YamlError> {
     budget.max_events = 8_000_000;
     let mut aliases = serde_saphyr::options::AliasLimits::default();
     aliases.max_total_replayed_events = 100_000;
+    // YAML 1.2 booleans only (`true`, `false`): under YAML 1.1's `y`, `n`,
+    // `on` and `off`, a property called `n` would become `"false"`.
     let options = serde_saphyr::options! {
+        strict_booleans: true,
         with_snippet: false,
         budget: Some(budget),
         alias_limits: aliases,

@@ -31,6 +31,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use futures_util::StreamExt;
 use mcp_resolve_runtime::framing::{Screen, Screened};
 use serde_json::{Value, json};
@@ -101,6 +102,13 @@ pub async fn serve(
             }
         });
     }
+    // No Nagle: an answer is one small write, and a host waiting for it
+    // would otherwise wait out the peer's delayed ACK (~40 ms a request).
+    let listener = listener.tap_io(|stream| {
+        if let Err(e) = stream.set_nodelay(true) {
+            log(&format!("cannot set TCP_NODELAY on a host connection: {e}"));
+        }
+    });
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await

@@ -69,3 +69,69 @@ pub fn mcp_python(what: &str) -> Option<String> {
         }
     }
 }
+
+/// Waits up to `limit` for `child` to exit; its status code (-1 when a
+/// signal ended it). Kills it and fails the test when it does not exit.
+pub fn wait_for(child: &mut std::process::Child, limit: std::time::Duration) -> i32 {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code().unwrap_or(-1);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("the process did not exit within {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Where `.ci/run` installed the real servers from npm and PyPI
+/// (`MCP_RESOLVE_REAL_SERVERS`); `None` (the test skips, saying so)
+/// outside CI without them.
+pub fn real_servers(what: &str) -> Option<PathBuf> {
+    match std::env::var_os("MCP_RESOLVE_REAL_SERVERS") {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must set MCP_RESOLVE_REAL_SERVERS (see .ci/run)"
+            );
+            eprintln!(
+                "skipped {what}: MCP_RESOLVE_REAL_SERVERS is not set (.ci/run installs the servers)"
+            );
+            None
+        }
+    }
+}
+
+/// The processes other than `mcp-resolve` itself with `marker` in their
+/// command line (Linux).
+pub fn pids_with(marker: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline).into_owned();
+            (cmdline.contains(marker) && !cmdline.starts_with(env!("CARGO_BIN_EXE_mcp-resolve")))
+                .then_some(pid)
+        })
+        .collect()
+}
+
+/// How many processes other than `mcp-resolve` itself have `marker` in
+/// their command line (Linux).
+pub fn processes_with(marker: &str) -> usize {
+    pids_with(marker).len()
+}
+
+/// Kills (`SIGKILL`) the processes [`pids_with`] finds; how many.
+pub fn kill_processes_with(marker: &str) -> usize {
+    pids_with(marker)
+        .into_iter()
+        .filter_map(rustix::process::Pid::from_raw)
+        .filter(|&pid| rustix::process::kill_process(pid, rustix::process::Signal::KILL).is_ok())
+        .count()
+}
