@@ -28,6 +28,7 @@ pub struct Builder {
     out_file: Option<PathBuf>,
     runtime_path: String,
     cargo_instructions: bool,
+    load: project::LoadOptions,
 }
 
 impl Default for Builder {
@@ -108,6 +109,7 @@ impl Builder {
             out_file: None,
             runtime_path: codegen::Options::default().runtime_path,
             cargo_instructions: true,
+            load: project::LoadOptions::default(),
         }
     }
 
@@ -143,6 +145,20 @@ impl Builder {
     /// (default `true`; turn off outside build scripts).
     pub fn cargo_instructions(mut self, on: bool) -> Self {
         self.cargo_instructions = on;
+        self
+    }
+
+    /// The largest rules or schema file read, in bytes (default 8 MiB, as
+    /// the CLI's `--max-file-bytes`).
+    pub fn max_file_bytes(mut self, bytes: usize) -> Self {
+        self.load = self.load.with_max_file_bytes(bytes);
+        self
+    }
+
+    /// The pattern analysis's limits (default [`crate::AnalysisLimits::default`],
+    /// as the CLI's `--analysis-*` options).
+    pub fn analysis_limits(mut self, limits: crate::AnalysisLimits) -> Self {
+        self.load = self.load.with_analysis(limits);
         self
     }
 
@@ -184,7 +200,8 @@ impl Builder {
                 println!("cargo:rerun-if-changed={}", path.display());
             }
         }
-        let project = project::load(&self.rules).map_err(|e| Error::one(e.to_string()))?;
+        let project =
+            project::load_with(&self.rules, &self.load).map_err(|e| Error::one(e.to_string()))?;
         if self.cargo_instructions {
             for path in &project.inputs {
                 if !self.rules.contains(path) {

@@ -56,9 +56,14 @@ pub enum ServerCountError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReadError {
-    /// Over [`MAX_FILE_BYTES`].
-    #[error("file is {0} bytes, over the limit of {MAX_FILE_BYTES} bytes")]
-    TooLarge(u64),
+    /// Over the file-size limit ([`LoadOptions::max_file_bytes`]).
+    #[error("file is {size} bytes, over the limit of {limit} bytes{RAISE_FILE_LIMIT}")]
+    TooLarge {
+        /// The file's size (or what was read of it).
+        size: u64,
+        /// The limit.
+        limit: usize,
+    },
     /// Not UTF-8.
     #[error("file is not valid UTF-8")]
     NotUtf8,
@@ -135,19 +140,66 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
     Ok(out)
 }
 
-/// Reads a file, refusing anything over [`MAX_FILE_BYTES`]. Only regular
-/// files are read — a device (`/dev/zero`) would never end and a FIFO would
-/// block on opening — and the read itself is bounded by the bytes actually
-/// read, not by the size the file claims.
+/// What a refused file's message says raises the limit.
+pub(crate) const RAISE_FILE_LIMIT: &str =
+    " (raise it with `--max-file-bytes`, or `Builder::max_file_bytes` in a build script)";
+
+/// What loading may spend: the file-size limit and the pattern analysis's
+/// budgets. The defaults are the limits documented in docs/performance.md.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct LoadOptions {
+    /// The largest rules or schema file read, in bytes.
+    pub max_file_bytes: usize,
+    /// The bounds on each tool's pattern analysis and on the whole run.
+    pub analysis: crate::analysis::Limits,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            max_file_bytes: MAX_FILE_BYTES,
+            analysis: crate::analysis::Limits::default(),
+        }
+    }
+}
+
+impl LoadOptions {
+    /// These options with another file-size limit.
+    pub fn with_max_file_bytes(mut self, bytes: usize) -> Self {
+        self.max_file_bytes = bytes;
+        self
+    }
+
+    /// These options with other analysis limits.
+    pub fn with_analysis(mut self, limits: crate::analysis::Limits) -> Self {
+        self.analysis = limits;
+        self
+    }
+}
+
+/// Reads a file, refusing anything over [`MAX_FILE_BYTES`]; see
+/// [`read_within`].
 pub fn read_limited(path: &Path) -> Result<String, ReadError> {
+    read_within(path, MAX_FILE_BYTES)
+}
+
+/// Reads a file, refusing anything over `limit` bytes. Only regular files
+/// are read — a device (`/dev/zero`) would never end and a FIFO would block
+/// on opening — and the read itself is bounded by the bytes actually read,
+/// not by the size the file claims.
+pub fn read_within(path: &Path, limit: usize) -> Result<String, ReadError> {
     use std::io::Read;
 
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
         return Err(ReadError::NotAFile);
     }
-    if meta.len() > MAX_FILE_BYTES as u64 {
-        return Err(ReadError::TooLarge(meta.len()));
+    if meta.len() > limit as u64 {
+        return Err(ReadError::TooLarge {
+            size: meta.len(),
+            limit,
+        });
     }
     let file = std::fs::File::open(path)?;
     // The path may have changed between the two looks: check what was opened.
@@ -155,16 +207,23 @@ pub fn read_limited(path: &Path) -> Result<String, ReadError> {
         return Err(ReadError::NotAFile);
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(MAX_FILE_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)?;
-    if bytes.len() > MAX_FILE_BYTES {
-        return Err(ReadError::TooLarge(bytes.len() as u64));
+    file.take(limit as u64 + 1).read_to_end(&mut bytes)?;
+    if bytes.len() > limit {
+        return Err(ReadError::TooLarge {
+            size: bytes.len() as u64,
+            limit,
+        });
     }
     String::from_utf8(bytes).map_err(|_| ReadError::NotUtf8)
 }
 
 /// Loads, decodes, lowers and checks the rules files at `paths`.
 pub fn load(paths: &[PathBuf]) -> Result<Project, LoadError> {
+    load_with(paths, &LoadOptions::default())
+}
+
+/// [`load`] within `options`' limits.
+pub fn load_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Project, LoadError> {
     let files = expand_paths(paths)?;
     let mut project = Project {
         sources: SourceMap::new(),
@@ -180,20 +239,20 @@ pub fn load(paths: &[PathBuf]) -> Result<Project, LoadError> {
         });
     }
     for path in files {
-        let text = read_limited(&path).map_err(|e| LoadError {
+        let text = read_within(&path, options.max_file_bytes).map_err(|e| LoadError {
             path: path.clone(),
             message: e.to_string(),
         })?;
         project.inputs.push(path.clone());
-        add_source(&mut project, path, text);
+        add_source(&mut project, path, text, options);
     }
-    finish(&mut project);
+    finish_to(&mut project, Until::Analysed, options);
     Ok(project)
 }
 
 /// Compiles in-memory rules text (as if read from `path`): for tests and tools.
 pub fn load_str(path: &str, text: &str) -> Project {
-    load_str_to(path, text, Until::Analysed)
+    load_str_to(path, text, Until::Analysed, &LoadOptions::default())
 }
 
 /// How far [`load_str_to`] takes a file.
@@ -208,7 +267,7 @@ pub(crate) enum Until {
 }
 
 /// [`load_str`], stopping after `until`.
-pub(crate) fn load_str_to(path: &str, text: &str, until: Until) -> Project {
+pub(crate) fn load_str_to(path: &str, text: &str, until: Until, options: &LoadOptions) -> Project {
     let mut project = Project {
         sources: SourceMap::new(),
         files: Vec::new(),
@@ -216,8 +275,8 @@ pub(crate) fn load_str_to(path: &str, text: &str, until: Until) -> Project {
         diagnostics: Vec::new(),
         inputs: Vec::new(),
     };
-    add_source(&mut project, PathBuf::from(path), text.to_string());
-    finish_to(&mut project, until);
+    add_source(&mut project, PathBuf::from(path), text.to_string(), options);
+    finish_to(&mut project, until, options);
     project
 }
 
@@ -226,20 +285,20 @@ pub(crate) fn load_str_to(path: &str, text: &str, until: Until) -> Project {
 /// pages used are ever committed.
 const PARSE_STACK: usize = 64 * 1024 * 1024;
 
-fn add_source(project: &mut Project, path: PathBuf, text: String) {
+fn add_source(project: &mut Project, path: PathBuf, text: String, options: &LoadOptions) {
     let ran = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("mcp-resolve-parse".into())
             .stack_size(PARSE_STACK)
             .spawn_scoped(scope, || {
-                add_source_here(project, path.clone(), text.clone())
+                add_source_here(project, path.clone(), text.clone(), options)
             })
             .map(|handle| handle.join().is_ok())
     });
     match ran {
         Ok(true) => {}
         // No thread to be had: parse here, within the nesting limits anyway.
-        Err(_) => add_source_here(project, path, text),
+        Err(_) => add_source_here(project, path, text, options),
         Ok(false) => project.diagnostics.push(Diagnostic::new(
             Code::Io,
             format!("internal error while reading `{}`", path.display()),
@@ -247,7 +306,7 @@ fn add_source(project: &mut Project, path: PathBuf, text: String) {
     }
 }
 
-fn add_source_here(project: &mut Project, path: PathBuf, text: String) {
+fn add_source_here(project: &mut Project, path: PathBuf, text: String, options: &LoadOptions) {
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let dsl = is_dsl(&path);
     let file = project.sources.add(path, text);
@@ -257,9 +316,9 @@ fn add_source_here(project: &mut Project, path: PathBuf, text: String) {
     let mut schema_files = Vec::new();
     let mut loader = |rel: &Path| -> Result<Value, String> {
         let full = base.join(rel);
-        let text = read_limited(&full).map_err(|e| e.to_string())?;
+        let text = read_within(&full, options.max_file_bytes).map_err(|e| e.to_string())?;
         schema_files.push(full.clone());
-        let node = yaml::parse(&text).map_err(|e| e.message)?;
+        let node = yaml::parse_within(&text, options.max_file_bytes).map_err(|e| e.message)?;
         Ok(node.to_json())
     };
     if dsl {
@@ -268,7 +327,7 @@ fn add_source_here(project: &mut Project, path: PathBuf, text: String) {
         project.files.extend(rules);
         return;
     }
-    match yaml::parse(&source.text) {
+    match yaml::parse_within(&source.text, options.max_file_bytes) {
         Ok(root) => {
             let rules = decode::decode(
                 &root,
@@ -295,11 +354,7 @@ fn add_source_here(project: &mut Project, path: PathBuf, text: String) {
     }
 }
 
-fn finish(project: &mut Project) {
-    finish_to(project, Until::Analysed);
-}
-
-fn finish_to(project: &mut Project, until: Until) {
+fn finish_to(project: &mut Project, until: Until, options: &LoadOptions) {
     project.servers = crate::lower::lower(&project.files, &mut project.diagnostics);
     for server in &project.servers {
         check_server(server, &mut project.diagnostics);
@@ -307,7 +362,11 @@ fn finish_to(project: &mut Project, until: Until) {
     // Like rustc's match checking, pattern analysis runs on rules that check.
     if until == Until::Analysed && crate::analysis::should_run(&project.diagnostics) {
         for server in &mut project.servers {
-            let facts = crate::analysis::analyze_server(server, &mut project.diagnostics);
+            let facts = crate::analysis::analyze_server_with(
+                server,
+                options.analysis,
+                &mut project.diagnostics,
+            );
             crate::analysis::derive_annotations(server, &facts);
         }
     }

@@ -613,3 +613,58 @@ fn sample_workflow_commands_run_as_written() {
     assert_eq!(sarif["version"], "2.1.0");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The file-size limit and the analysis budgets are options (issue 22,
+/// item 4): a refused file says which option raises the limit, a raised
+/// limit reads the file (and `fmt` of it), and an analysis budget too small
+/// makes the tool inconclusive with help naming the options.
+#[test]
+fn limits_are_options_and_a_refusal_names_the_option() {
+    let dir = common::scratch("cli", "limits");
+    let big = dir.join("big.yaml");
+    let rules = std::fs::read_to_string("rules/file-server.yaml").unwrap();
+    // Over the 8 MiB default, in a comment: cheap to check once allowed.
+    std::fs::write(&big, format!("{rules}# {}\n", "x".repeat(9 << 20))).unwrap();
+    let big = big.to_str().unwrap();
+
+    let refused = run(&["check", big]);
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("over the limit of 8388608 bytes"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--max-file-bytes"), "{stderr}");
+
+    let allowed = run(&["check", big, "--max-file-bytes", "20000000"]);
+    assert_eq!(allowed.status.code(), Some(0), "{allowed:?}");
+    let formatted = run(&["fmt", "--max-file-bytes", "20000000", big]);
+    assert_eq!(formatted.status.code(), Some(0), "{formatted:?}");
+    assert!(formatted.stdout.len() > 9 << 20);
+    assert!(formatted.stdout.ends_with(b"xxx\n"));
+
+    let small = run(&[
+        "signature",
+        "--max-file-bytes",
+        "100",
+        "rules/file-server.yaml",
+    ]);
+    assert_eq!(small.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&small.stderr).contains("over the limit of 100 bytes"));
+    let zero = run(&["check", "--max-file-bytes", "0", "rules/"]);
+    assert_eq!(zero.status.code(), Some(2), "a limit of 0 is a usage error");
+
+    let starved = run(&[
+        "check",
+        "--format",
+        "json",
+        "--analysis-steps",
+        "1",
+        "rules/file-server.yaml",
+    ]);
+    let text = String::from_utf8_lossy(&starved.stdout);
+    assert!(text.contains("analysis-inconclusive"), "{text}");
+    assert!(text.contains("--analysis-steps"), "{text}");
+    let normal = run(&["check", "--format", "json", "rules/file-server.yaml"]);
+    assert!(!String::from_utf8_lossy(&normal.stdout).contains("analysis-inconclusive"));
+}

@@ -263,3 +263,33 @@ fn runtime_path_is_configurable() {
     assert!(code.contains("crate::rt::Resolved"));
     assert!(!code.contains("mcp_resolve_runtime"));
 }
+
+/// `Builder::max_file_bytes` and `Builder::analysis_limits` are the CLI's
+/// `--max-file-bytes` and `--analysis-*`.
+#[test]
+fn the_builder_takes_the_limits() {
+    let dir = temp_dir("limits");
+    let error = Builder::new()
+        .rules("rules/file-server.yaml")
+        .out_dir(&dir)
+        .cargo_instructions(false)
+        .max_file_bytes(100)
+        .compile()
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("over the limit of 100 bytes"), "{error}");
+    assert!(error.contains("Builder::max_file_bytes"), "{error}");
+    let starved = mcp_resolve::AnalysisLimits {
+        budget: 1,
+        ..Default::default()
+    };
+    // Inconclusive analysis is an info, not an error: the code is generated.
+    let out = Builder::new()
+        .rules("rules/file-server.yaml")
+        .out_dir(&dir)
+        .cargo_instructions(false)
+        .analysis_limits(starved)
+        .compile()
+        .unwrap();
+    assert!(out.exists());
+}

@@ -48,8 +48,9 @@ pub use strings::DFA_SIZE_LIMIT;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Inconclusive(pub String);
 
-/// The bounds on one tool's analysis.
-#[derive(Clone, Copy, Debug)]
+/// The bounds on one tool's analysis (and on a whole run's). Hitting one
+/// makes a tool `analysis-inconclusive`, never a wrong claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Regions one argument may split into.
     pub max_regions: usize,
@@ -534,7 +535,16 @@ fn in_schema_order(value: Value, sub: &Value, root: &Value, depth: u32) -> Value
 /// Runs the analysis on every resolvable tool of `server`, reports its
 /// findings, and tightens derived static annotations of exhaustive tools.
 pub fn analyze_server(server: &Server, diags: &mut Vec<Diagnostic>) -> Vec<Option<ToolAnalysis>> {
-    let mut analyzer = Analyzer::new();
+    analyze_server_with(server, Limits::default(), diags)
+}
+
+/// [`analyze_server`] within `limits`.
+pub fn analyze_server_with(
+    server: &Server,
+    limits: Limits,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Option<ToolAnalysis>> {
+    let mut analyzer = Analyzer::with_limits(limits);
     let mut results = Vec::new();
     for tool in &server.tools {
         let analysis = analyzer.analyze_tool(tool);
@@ -594,7 +604,7 @@ pub fn report(
                 .at(tool.name_loc.0)
                 .for_tool(&tool.name)
                 .with_help(
-                    "reachability and exhaustiveness of its variants are not checked; derived static annotations keep the core defaults",
+                    "reachability and exhaustiveness of its variants are not checked; derived static annotations keep the core defaults. Most limits are options: `--analysis-regions`, `--analysis-rows`, `--analysis-string-states`, `--analysis-steps`, `--analysis-work` (`Builder::analysis_limits` in a build script)",
                 ),
             );
             return;

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use mcp_resolve::format::{FormatError, Syntax, format_file};
+use mcp_resolve::format::{FormatError, Syntax, format_file_with};
 
 use super::{FAILURE, OK, SyntaxArg, USAGE, out, read_input, write_output};
 
@@ -30,14 +30,15 @@ pub(crate) fn run(paths: &[PathBuf], check: bool, write: bool) -> u8 {
                 continue;
             }
         };
-        let formatted = match format_file(path, &text, Syntax::of(path)) {
-            Ok(f) => f,
-            Err(e) => {
-                report_format_error(path, &e, "formatted");
-                status = status.max(FAILURE);
-                continue;
-            }
-        };
+        let formatted =
+            match format_file_with(path, &text, Syntax::of(path), &super::load_options()) {
+                Ok(f) => f,
+                Err(e) => {
+                    report_format_error(path, &e, "formatted");
+                    status = status.max(FAILURE);
+                    continue;
+                }
+            };
         if check {
             if formatted != text {
                 eprintln!("not canonical: {}", path.display());
@@ -105,7 +106,7 @@ pub(crate) fn convert(
         Ok(t) => t,
         Err(code) => return code,
     };
-    match format_file(input, &text, target) {
+    match format_file_with(input, &text, target, &super::load_options()) {
         Ok(out) => write_output(output, &out),
         Err(e) => {
             report_format_error(input, &e, "converted");

@@ -9,9 +9,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use mcp_resolve::Project;
 use mcp_resolve::diagnostic::{self, Severity};
 use mcp_resolve::ir::Server;
+use mcp_resolve::{LoadOptions, Project};
 use mcp_resolve_runtime::Dialect;
 use serde_json::Value;
 
@@ -31,7 +31,62 @@ mod signature;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    limits: LimitArgs,
 }
+
+/// What reading rules may spend (every command that reads rules files).
+#[derive(clap::Args)]
+struct LimitArgs {
+    /// The largest rules or schema file read, in bytes [default: 8388608]
+    #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    max_file_bytes: Option<u64>,
+    /// Pattern analysis: regions one argument may split into [default: 4096]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    analysis_regions: Option<u64>,
+    /// Pattern analysis: rows (alternatives) one `when` may expand to [default: 2048]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    analysis_rows: Option<u64>,
+    /// Pattern analysis: automaton states the string search of one argument may visit [default: 50000]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    analysis_string_states: Option<u64>,
+    /// Pattern analysis: search steps per tool [default: 1000000]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    analysis_steps: Option<u64>,
+    /// Pattern analysis: work units for the whole run [default: 200000000]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    analysis_work: Option<u64>,
+}
+
+impl LimitArgs {
+    fn options(&self) -> LoadOptions {
+        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let mut analysis = mcp_resolve::AnalysisLimits::default();
+        if let Some(n) = self.analysis_regions {
+            analysis.max_regions = size(n);
+        }
+        if let Some(n) = self.analysis_rows {
+            analysis.max_rows = size(n);
+        }
+        if let Some(n) = self.analysis_string_states {
+            analysis.max_string_states = size(n);
+        }
+        if let Some(n) = self.analysis_steps {
+            analysis.budget = n;
+        }
+        if let Some(n) = self.analysis_work {
+            analysis.run_budget = n;
+        }
+        let options = LoadOptions::default().with_analysis(analysis);
+        match self.max_file_bytes {
+            Some(n) => options.with_max_file_bytes(size(n)),
+            None => options,
+        }
+    }
+}
+
+/// The limits the command line set, for every load of this process.
+static LOAD_OPTIONS: std::sync::OnceLock<LoadOptions> = std::sync::OnceLock::new();
 
 #[derive(Subcommand)]
 enum Command {
@@ -403,6 +458,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { USAGE } else { OK });
         }
     };
+    let _ = LOAD_OPTIONS.set(cli.limits.options());
     ExitCode::from(match cli.command {
         Command::Check {
             paths,
@@ -549,8 +605,14 @@ pub(crate) fn color_for(stream: &impl IsTerminal) -> bool {
     stream.is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
 
+/// The limits of this process's command line (`--max-file-bytes`,
+/// `--analysis-*`).
+pub(crate) fn load_options() -> LoadOptions {
+    LOAD_OPTIONS.get().copied().unwrap_or_default()
+}
+
 pub(crate) fn load(paths: &[PathBuf]) -> Result<Project, u8> {
-    mcp_resolve::load(paths).map_err(|e| {
+    mcp_resolve::load_with(paths, &load_options()).map_err(|e| {
         eprintln!("error: {e}");
         USAGE
     })
@@ -616,7 +678,7 @@ pub(crate) fn out(text: &str) {
 /// Reads an input file within the size limit; a clear error and
 /// [`USAGE`] when it cannot be read.
 pub(crate) fn read_input(path: &Path) -> Result<String, u8> {
-    mcp_resolve::project::read_limited(path).map_err(|e| {
+    mcp_resolve::project::read_within(path, load_options().max_file_bytes).map_err(|e| {
         eprintln!("error: cannot read `{}`: {e}", path.display());
         USAGE
     })

@@ -61,7 +61,7 @@ fn read_args(args: &str) -> Result<String, String> {
             .map_err(|e| format!("cannot read arguments from standard input: {e}"))?;
         Ok(text)
     } else if let Some(path) = args.strip_prefix('@') {
-        mcp_resolve::project::read_limited(Path::new(path))
+        mcp_resolve::project::read_within(Path::new(path), super::load_options().max_file_bytes)
             .map_err(|e| format!("cannot read `{path}`: {e}"))
     } else {
         Ok(args.to_string())

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::parse::yaml::{YNode, YValue};
-use crate::project::{self, Until};
+use crate::project::{self, LoadOptions, Until};
 
 /// The two syntaxes of a rules file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,11 +58,22 @@ const FRONT_END: &[Code] = &[
 
 /// Formats `text` (read from `path`) canonically in syntax `to`.
 pub fn format_file(path: &Path, text: &str, to: Syntax) -> Result<String, FormatError> {
+    format_file_with(path, text, to, &LoadOptions::default())
+}
+
+/// [`format_file`] within `options`' limits (the file-size limit matters:
+/// the input and the output are compiled to compare them).
+pub fn format_file_with(
+    path: &Path,
+    text: &str,
+    to: Syntax,
+    options: &LoadOptions,
+) -> Result<String, FormatError> {
     let from = Syntax::of(path);
     let name = path.to_string_lossy();
     // Checked, not analysed: the comparison below is of the rules as
     // written, and equal rules analyse alike.
-    let before = project::load_str_to(&name, text, Until::Checked);
+    let before = project::load_str_to(&name, text, Until::Checked, options);
     // The file's errors (those `keep` selects), rendered, when it has any.
     let invalid = |keep: &dyn Fn(&Diagnostic) -> bool| {
         let errors: Vec<Diagnostic> = before
@@ -86,7 +97,7 @@ pub fn format_file(path: &Path, text: &str, to: Syntax) -> Result<String, Format
         return Err(FormatError::Internal("the file declares nothing".into()));
     };
     let comments = match from {
-        Syntax::Yaml => yaml_comments(text),
+        Syntax::Yaml => yaml_comments(text, options.max_file_bytes),
         Syntax::Rules => rules_comments(text),
     };
     let out = match to {
@@ -102,7 +113,7 @@ pub fn format_file(path: &Path, text: &str, to: Syntax) -> Result<String, Format
         (_, Syntax::Rules) => path.with_extension("rules").to_string_lossy().into_owned(),
         (_, Syntax::Yaml) => path.with_extension("yaml").to_string_lossy().into_owned(),
     };
-    let after = project::load_str_to(&out_name, &out, Until::Checked);
+    let after = project::load_str_to(&out_name, &out, Until::Checked, options);
     if after.servers != before.servers || after.files.len() != before.files.len() {
         // A file with errors may hold what the other syntax cannot say
         // (`inputSchema: null`): its errors are the answer, not ours.
@@ -162,9 +173,9 @@ fn comment_at(text: &str, start: usize, marker: usize) -> Comment {
 
 /// `#` comments of a YAML file: a `#` at a line start or after blank space,
 /// outside every scalar the parser saw.
-fn yaml_comments(text: &str) -> Vec<Comment> {
+fn yaml_comments(text: &str, max_bytes: usize) -> Vec<Comment> {
     let mut scalars = Vec::new();
-    if let Ok(root) = crate::parse::yaml::parse(text) {
+    if let Ok(root) = crate::parse::yaml::parse_within(text, max_bytes) {
         collect_scalars(&root, &mut scalars);
     }
     scalars.sort_unstable();

@@ -92,13 +92,20 @@ pub struct YamlError {
     pub line_col: Option<(usize, usize)>,
 }
 
-/// Parses one YAML document into a [`YNode`].
+/// Parses one YAML document into a [`YNode`], within [`MAX_FILE_BYTES`].
 pub fn parse(text: &str) -> Result<YNode, YamlError> {
-    if text.len() > MAX_FILE_BYTES {
+    parse_within(text, MAX_FILE_BYTES)
+}
+
+/// Parses one YAML document of at most `max_bytes` into a [`YNode`]; the
+/// parser's node and event budgets grow with the limit.
+pub fn parse_within(text: &str, max_bytes: usize) -> Result<YNode, YamlError> {
+    if text.len() > max_bytes {
         return Err(YamlError {
             message: format!(
-                "file is {} bytes, over the limit of {MAX_FILE_BYTES} bytes",
-                text.len()
+                "file is {} bytes, over the limit of {max_bytes} bytes{}",
+                text.len(),
+                crate::project::RAISE_FILE_LIMIT
             ),
             offset: None,
             line_col: None,
@@ -115,8 +122,8 @@ pub fn parse(text: &str) -> Result<YNode, YamlError> {
     // has ~300,000 nodes); alias replay is capped far lower, since rules files
     // have no use for large expansions and alias bombs live there.
     let mut budget = serde_saphyr::Budget::default();
-    budget.max_nodes = 4_000_000;
-    budget.max_events = 8_000_000;
+    budget.max_nodes = (max_bytes / 2).max(4_000_000);
+    budget.max_events = max_bytes.max(8_000_000);
     let mut aliases = serde_saphyr::options::AliasLimits::default();
     aliases.max_total_replayed_events = 100_000;
     // YAML 1.2 booleans only (`true`, `false`): under YAML 1.1's `y`, `n`,
