@@ -311,9 +311,19 @@ impl Hub {
                 Err(e) => e.to_string(),
             };
             if let Ok(mut routes) = router.0.routes.lock() {
+                // Requests the relay never read (still in the channel when
+                // the server went) are answered too: an event stream must
+                // not end without the answer it was opened for.
+                for (_, waiter) in routes.waiting.drain() {
+                    let error = json!({"jsonrpc": "2.0", "id": waiter.host_id,
+                        "error": {"code": INTERNAL_ERROR,
+                                  "message": format!("mcp-resolve proxy: {why} before answering")}});
+                    let _ = waiter.stream.send(error.to_string());
+                }
+                routes.by_host_id.clear();
+                routes.progress.clear();
                 routes.ended = Some(why);
                 // Streams still open end here.
-                routes.waiting.clear();
                 routes.standalone = None;
             }
             router.0.close();
