@@ -124,7 +124,7 @@ pub(crate) fn verified_document(
     keys: &[PublicKey],
 ) -> Result<(Signature, String), (u8, String)> {
     let usage = |why: String| (USAGE, why);
-    let text = mcp_resolve::project::read_within(document, super::load_options().max_file_bytes)
+    let text = mcp_resolve::project::read_within(document, super::document_limit())
         .map_err(|e| usage(format!("cannot read `{}`: {e}", document.display())))?;
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| usage(format!("{}: not JSON: {e}", document.display())))?;
@@ -132,13 +132,12 @@ pub(crate) fn verified_document(
         .map_err(|e| (FAILURE, format!("{}: {e}", document.display())))?;
     let jws_path = jws.map_or_else(|| with_extension(document, "jws"), Path::to_path_buf);
     let jws_text =
-        mcp_resolve::project::read_within(&jws_path, super::load_options().max_file_bytes)
-            .map_err(|e| {
-                usage(format!(
-                    "cannot read the signature file `{}`: {e}",
-                    jws_path.display()
-                ))
-            })?;
+        mcp_resolve::project::read_within(&jws_path, super::document_limit()).map_err(|e| {
+            usage(format!(
+                "cannot read the signature file `{}`: {e}",
+                jws_path.display()
+            ))
+        })?;
     let verified = signature
         .verify_publisher(&jws_text, keys)
         .map_err(|e| (FAILURE, format!("{}: {e}", jws_path.display())))?;

@@ -38,7 +38,7 @@ struct Cli {
 /// What reading rules may spend (every command that reads rules files).
 #[derive(clap::Args)]
 struct LimitArgs {
-    /// The largest rules or schema file read, in bytes [default: 8388608]
+    /// The largest file read, in bytes [default: 8388608 for rules and schema files, 536870912 for JSON documents such as signatures]
     #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
     max_file_bytes: Option<u64>,
     /// Pattern analysis: regions one argument may split into [default: 4096]
@@ -87,6 +87,14 @@ impl LimitArgs {
 
 /// The limits the command line set, for every load of this process.
 static LOAD_OPTIONS: std::sync::OnceLock<LoadOptions> = std::sync::OnceLock::new();
+
+/// The largest JSON document (a signature, a `tools/list` answer, a key)
+/// read without `--max-file-bytes`: a server's signature is about eight
+/// times the size of its rules (10,000 tools × 8 variants: about 90 MB).
+const DOCUMENT_BYTES: usize = 512 * 1024 * 1024;
+
+/// The document limit this process's command line set.
+static DOCUMENT_LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
 
 #[derive(Subcommand)]
 enum Command {
@@ -459,6 +467,11 @@ pub fn main() -> ExitCode {
         }
     };
     let _ = LOAD_OPTIONS.set(cli.limits.options());
+    let _ = DOCUMENT_LIMIT.set(
+        cli.limits
+            .max_file_bytes
+            .map_or(DOCUMENT_BYTES, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+    );
     ExitCode::from(match cli.command {
         Command::Check {
             paths,
@@ -684,10 +697,25 @@ pub(crate) fn read_input(path: &Path) -> Result<String, u8> {
     })
 }
 
+/// The document limit this process's command line set.
+pub(crate) fn document_limit() -> usize {
+    DOCUMENT_LIMIT.get().copied().unwrap_or(DOCUMENT_BYTES)
+}
+
+/// Reads a JSON document (a signature, a `tools/list` answer, a JWS or a
+/// key) within the document limit (`--max-file-bytes`, else 512 MiB); a
+/// clear error and [`USAGE`] when it cannot be read.
+pub(crate) fn read_document(path: &Path) -> Result<String, u8> {
+    mcp_resolve::project::read_within(path, document_limit()).map_err(|e| {
+        eprintln!("error: cannot read `{}`: {e}", path.display());
+        USAGE
+    })
+}
+
 /// Reads a JSON input file; a clear error and [`USAGE`] when it cannot be
 /// read or is not JSON.
 pub(crate) fn read_json(path: &Path) -> Result<Value, u8> {
-    let text = read_input(path)?;
+    let text = read_document(path)?;
     serde_json::from_str(&text).map_err(|e| {
         eprintln!("error: `{}` is not JSON: {e}", path.display());
         USAGE

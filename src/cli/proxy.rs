@@ -18,7 +18,7 @@ use mcp_resolve::upstream::{UpstreamError, interrupted, until_interrupted};
 use mcp_resolve_runtime::Dialect;
 use mcp_resolve_runtime::host::Signature;
 
-use super::{FAILURE, OK, USAGE, color_for, read_input, with_server};
+use super::{FAILURE, OK, USAGE, color_for, read_document, read_input, with_server};
 
 /// The command line's choices.
 pub(crate) struct Args {
@@ -63,7 +63,7 @@ fn load_pin(
             pin
         }
         None => {
-            let text = read_input(path)?;
+            let text = read_document(path)?;
             let document: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
                 eprintln!("error: {}: not JSON: {e}", path.display());
                 USAGE
@@ -94,7 +94,7 @@ fn load_pin(
 /// Refuses a pinned document that widens what `baseline` allowed (or that
 /// `diff` cannot decide about).
 fn narrows_only(baseline: &Path, pin: &Signature, path: &Path) -> Result<(), u8> {
-    let text = read_input(baseline)?;
+    let text = read_document(baseline)?;
     let old = serde_json::from_str::<serde_json::Value>(&text)
         .map_err(|e| e.to_string())
         .and_then(|doc| Signature::verified(doc).map_err(|e| e.to_string()))
