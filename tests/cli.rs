@@ -654,6 +654,24 @@ fn limits_are_options_and_a_refusal_names_the_option() {
     let zero = run(&["check", "--max-file-bytes", "0", "rules/"]);
     assert_eq!(zero.status.code(), Some(2), "a limit of 0 is a usage error");
 
+    // JSON documents (signatures) are read up to 512 MiB by default — a
+    // large server's signature is far bigger than its rules — and follow
+    // `--max-file-bytes` when it is given.
+    let mut doc: Value = serde_json::from_str(
+        &std::fs::read_to_string("generated/file-server.signature.json").unwrap(),
+    )
+    .unwrap();
+    doc.as_object_mut().unwrap().remove("fingerprint");
+    doc["tools"][0]["description"] = json!("x".repeat(9 << 20));
+    let large = dir.join("large.signature.json");
+    std::fs::write(&large, doc.to_string()).unwrap();
+    let large = large.to_str().unwrap();
+    let same = run(&["diff", large, large]);
+    assert_eq!(same.status.code(), Some(0), "{same:?}");
+    let capped = run(&["diff", "--max-file-bytes", "1000000", large, large]);
+    assert_eq!(capped.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&capped.stderr).contains("over the limit of 1000000 bytes"));
+
     let starved = run(&[
         "check",
         "--format",
