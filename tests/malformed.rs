@@ -138,3 +138,38 @@ fn devices_and_fifos_are_refused_not_read() {
     assert!(matches!(code, Some(1 | 2)), "{code:?}: {stderr}");
     assert!(stderr.contains("not a regular file"), "{stderr}");
 }
+
+/// Keys within keys (`? ? ? … a:`): a mapping used as a mapping key was
+/// turned into its JSON text, and each level escaped the level below again,
+/// so 30 levels — 66 bytes — made a gigabyte and a policy file that
+/// `proxy --policy` never finished reading (found by the `policy` fuzz
+/// target). Such keys are now written in flow style, in linear size.
+#[test]
+fn keys_within_keys_stay_small() {
+    use mcp_resolve::internals::parse::yaml;
+    let text = format!("{}a: 1\n", "? ".repeat(30));
+    let json = yaml::parse(&text).unwrap().to_json().to_string();
+    assert!(json.len() < 1000, "{} bytes", json.len());
+    let shallow = yaml::parse("? {a: [1, \"x\"]}\n: v\n").unwrap().to_json();
+    assert_eq!(shallow, serde_json::json!({"{\"a\": [1, \"x\"]}": "v"}));
+
+    // The fuzz target's input, as a policy file: refused with diagnostics.
+    let dir = common::scratch("malformed", "keys-within-keys");
+    let policy = dir.join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "? ? ? ? ? ?  ? ? ? ? ? ? ? ? ? ? ? ?  ? ? ? ? ? ? ? ?  ? ? ? Aversin:",
+    )
+    .unwrap();
+    let out = common::bin()
+        .args(["proxy", "--policy"])
+        .arg(&policy)
+        .args(["rules/file-server.yaml", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown key"));
+    // And as a rules file.
+    let (code, printed) = check_with_deadline(&[policy.as_path()]);
+    assert!(matches!(code, Some(1) | Some(2)), "{printed}");
+}

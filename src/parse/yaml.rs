@@ -69,14 +69,52 @@ impl YNode {
         }
     }
 
-    /// The node as a mapping key.
+    /// The node as a mapping key. A sequence or mapping used as a key (YAML
+    /// allows it; no rules or policy key is one) is written in flow style,
+    /// its strings quoted once: as JSON text, each level of keys within keys
+    /// would escape the level below again, and 30 levels (`? ? ? … a:`, 66
+    /// bytes) would be a gigabyte.
     pub fn key_string(&self) -> String {
         match &self.value {
             YValue::String(s) => s.clone(),
             YValue::Null => "null".into(),
             YValue::Bool(b) => b.to_string(),
             YValue::Number(n) => n.to_string(),
-            _ => self.to_json().to_string(),
+            _ => {
+                let mut out = String::new();
+                self.write_flow(&mut out);
+                out
+            }
+        }
+    }
+
+    /// The node in YAML flow style, strings JSON-quoted.
+    fn write_flow(&self, out: &mut String) {
+        match &self.value {
+            YValue::String(s) => out.push_str(&Value::String(s.clone()).to_string()),
+            YValue::Seq(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    item.write_flow(out);
+                }
+                out.push(']');
+            }
+            YValue::Map(entries) => {
+                out.push('{');
+                for (i, (key, value)) in entries.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    key.write_flow(out);
+                    out.push_str(": ");
+                    value.write_flow(out);
+                }
+                out.push('}');
+            }
+            _ => out.push_str(&self.key_string()),
         }
     }
 }
