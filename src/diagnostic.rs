@@ -333,18 +333,41 @@ pub fn render_human(sources: &SourceMap, diagnostics: &[Diagnostic], color: bool
             && let Some(file) = sources.get(span.file)
         {
             let path = file.display_path();
-            let mut primary = AnnotationKind::Primary.span(span.start..span.end.max(span.start));
+            // Only the lines the annotations touch go to the renderer, which
+            // splits its whole source into lines for every diagnostic: given
+            // the file, a thousand diagnostics in a 1 MB file took seconds.
+            let related: Vec<_> = d
+                .related
+                .iter()
+                .filter(|r| r.span.file == span.file)
+                .collect();
+            let low = related
+                .iter()
+                .map(|r| r.span.start)
+                .fold(span.start, usize::min);
+            let high = related
+                .iter()
+                .map(|r| r.span.end)
+                .fold(span.end.max(span.start), usize::max);
+            let (window, first_line) = file.lines_around(low, high);
+            let local = |start: usize, end: usize| {
+                let start = start.clamp(window.start, window.end) - window.start;
+                let end = end.clamp(window.start, window.end) - window.start;
+                start..end.max(start)
+            };
+            let mut primary = AnnotationKind::Primary.span(local(span.start, span.end));
             if let Some(label) = &d.label {
                 primary = primary.label(label.as_str());
             }
-            let mut snippet = Snippet::source(file.text.as_str())
+            let mut snippet = Snippet::source(&file.text[window.clone()])
+                .line_start(first_line)
                 .path(path)
                 .fold(true)
                 .annotation(primary);
-            for related in d.related.iter().filter(|r| r.span.file == span.file) {
+            for related in related {
                 snippet = snippet.annotation(
                     AnnotationKind::Context
-                        .span(related.span.start..related.span.end)
+                        .span(local(related.span.start, related.span.end))
                         .label(related.message.as_str()),
                 );
             }

@@ -81,6 +81,26 @@ impl SourceFile {
         (line + 1, column + 1)
     }
 
+    /// The whole lines that hold bytes `start..end`: their byte range
+    /// (through the last line's newline) and the 1-based number of the
+    /// first. What a diagnostic shows of a file, without the rest of it.
+    pub fn lines_around(&self, start: usize, end: usize) -> (std::ops::Range<usize>, usize) {
+        let line_of = |offset: usize| match self.line_starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        };
+        let start = start.min(self.text.len());
+        let end = end.clamp(start, self.text.len());
+        let first = line_of(start);
+        let last = line_of(end);
+        let to = self
+            .line_starts
+            .get(last + 1)
+            .copied()
+            .unwrap_or(self.text.len());
+        (self.line_starts[first]..to, first + 1)
+    }
+
     /// Byte offset of a 1-based line and column (in characters).
     pub fn offset_of(&self, line: usize, column: usize) -> usize {
         let Some(&start) = self.line_starts.get(line.saturating_sub(1)) else {
