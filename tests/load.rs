@@ -515,50 +515,6 @@ fn a_server_killed_under_stdio_load_fails_what_is_pending_and_the_proxy_exits() 
 // ---------------------------------------------------------------------------
 // streamable HTTP
 
-/// A proxy serving hosts over HTTP (`--listen 127.0.0.1:0`).
-struct Listening {
-    child: Child,
-    url: String,
-}
-
-impl Listening {
-    fn start(setup: &Setup) -> Listening {
-        let mut child = common::bin()
-            .args([
-                "proxy",
-                "--no-probe",
-                "--listen",
-                "127.0.0.1:0",
-                RULES,
-                "--",
-            ])
-            .args(setup.server_args())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut first = String::new();
-        stderr.read_line(&mut first).unwrap();
-        let url = first
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {first:?}"))
-            .to_string();
-        // Keep reading stderr, so that the proxy never blocks on it.
-        std::thread::spawn(move || for _ in stderr.lines() {});
-        Listening { child, url }
-    }
-
-    /// Stops the proxy as a service manager would; its status.
-    fn stop(mut self) -> i32 {
-        let pid = rustix::process::Pid::from_raw(self.child.id() as i32).unwrap();
-        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-        common::wait_for(&mut self.child, PATIENCE)
-    }
-}
-
 /// A host's session over HTTP.
 struct HttpHost {
     client: reqwest::Client,
@@ -660,7 +616,9 @@ fn eight_http_hosts_through_the_listening_proxy_get_every_answer_right() {
     };
     let setup = Arc::new(setup);
     let n = requests_per_host();
-    let proxy = Listening::start(&setup);
+    let server = setup.server_args();
+    let server: Vec<&str> = server.iter().map(String::as_str).collect();
+    let proxy = common::Listening::start(&[RULES], &server);
     let answered = Arc::new(AtomicUsize::new(0));
     let done = Arc::new(AtomicBool::new(false));
     let (mut tally, took, memory) = runtime().block_on(async {
@@ -710,7 +668,7 @@ fn eight_http_hosts_through_the_listening_proxy_get_every_answer_right() {
     );
     assert_eq!(tally.requests(), n * HOSTS);
     assert_flat(memory, 1);
-    assert_eq!(proxy.stop(), 0);
+    assert_eq!(proxy.stop().0, 0);
     assert_eq!(common::processes_with(&setup.marker()), 0, "an orphan");
 }
 
@@ -720,7 +678,9 @@ fn servers_killed_under_http_load_fail_what_is_pending_and_the_proxy_goes_on() {
         return;
     };
     let setup = Arc::new(setup);
-    let proxy = Listening::start(&setup);
+    let server = setup.server_args();
+    let server: Vec<&str> = server.iter().map(String::as_str).collect();
+    let proxy = common::Listening::start(&[RULES], &server);
     let answered = Arc::new(AtomicUsize::new(0));
     let outcomes = runtime().block_on(async {
         let mut hosts = Vec::new();
@@ -782,6 +742,6 @@ fn servers_killed_under_http_load_fail_what_is_pending_and_the_proxy_goes_on() {
         host.request(&setup.request(Kind::Call, 1, 0), 1).await
     });
     check(Kind::Call, 0, &answer.unwrap()).unwrap();
-    assert_eq!(proxy.stop(), 0);
+    assert_eq!(proxy.stop().0, 0);
     assert_eq!(common::processes_with(&setup.marker()), 0, "an orphan");
 }

@@ -56,7 +56,7 @@ impl Proxy {
                 }
             }
         });
-        let stderr = lines_of(child.stderr.take().unwrap());
+        let stderr = common::lines_of(child.stderr.take().unwrap());
         Proxy {
             stdin: child.stdin.take(),
             child,
@@ -107,20 +107,6 @@ impl Proxy {
         }
         (status, stderr)
     }
-}
-
-/// The lines `reader` gives, read on a thread of their own.
-fn lines_of(reader: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
-    let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(reader).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    lines
 }
 
 /// Whether process `pid` still exists (Linux).
@@ -585,66 +571,6 @@ fn the_typescript_sdk_as_a_host_through_the_proxy() {
 // ---------------------------------------------------------------------------
 // Streamable HTTP: hosts through `--listen`, servers through `--upstream`.
 
-/// A proxy serving hosts over HTTP (`--listen 127.0.0.1:0`); the address it
-/// bound is read from its first line on stderr.
-struct Listening {
-    child: Child,
-    url: String,
-    addr: String,
-    stderr: mpsc::Receiver<String>,
-}
-
-impl Listening {
-    fn start(args: &[&str], server: &[&str]) -> Listening {
-        let mut command = common::bin();
-        command
-            .arg("proxy")
-            .args(args)
-            .args(["--no-probe", "--listen", "127.0.0.1:0"]);
-        if !server.is_empty() {
-            command.arg("--").args(server);
-        }
-        let mut child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = lines_of(child.stderr.take().unwrap());
-        let first = stderr
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the proxy says where it listens");
-        let url = first
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {first:?}"))
-            .to_string();
-        let addr = url
-            .trim_start_matches("http://")
-            .trim_end_matches("/mcp")
-            .to_string();
-        Listening {
-            child,
-            url,
-            addr,
-            stderr,
-        }
-    }
-
-    /// Stops the proxy as a service manager would (`SIGTERM`); its status
-    /// and stderr.
-    fn stop(mut self) -> (i32, Vec<String>) {
-        let pid = rustix::process::Pid::from_raw(self.child.id() as i32).unwrap();
-        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-        let status = common::wait_for(&mut self.child, Duration::from_secs(30));
-        let mut stderr = Vec::new();
-        while let Ok(line) = self.stderr.recv_timeout(Duration::from_secs(10)) {
-            stderr.push(line);
-        }
-        (status, stderr)
-    }
-}
-
 /// One raw HTTP/1.1 exchange with `addr` (`Connection: close`); the
 /// status, the headers (lower-case names) and the body.
 fn http(
@@ -708,7 +634,7 @@ fn the_conformance_suite_passes_over_http_through_the_listening_proxy() {
     };
     let root = common::scratch("proxy", "notes-listen");
     let marker = root.to_str().unwrap().to_string();
-    let proxy = Listening::start(
+    let proxy = common::Listening::start(
         &[&fixture("notes.yaml")],
         &[&python, &fixture("notes_server.py"), &marker],
     );
@@ -808,7 +734,7 @@ fn the_conformance_suite_passes_through_the_proxy_to_an_http_upstream() {
     suite(&python, &[], &target);
     suite(&python, &["--legacy"], &target);
     // HTTP on both sides.
-    let proxy = Listening::start(&[&rules, "--upstream", &upstream], &[]);
+    let proxy = common::Listening::start(&[&rules, "--upstream", &upstream], &[]);
     suite(&python, &["--legacy"], &["--http", &proxy.url]);
     suite(&python, &[], &["--http", &proxy.url]);
     let (status, stderr) = proxy.stop();
@@ -821,7 +747,7 @@ fn the_conformance_suite_passes_through_the_proxy_to_an_http_upstream() {
 fn the_listening_proxy_guards_hosts_origins_and_sessions() {
     let root = common::scratch("proxy", "listen-guards");
     let marker = root.join("pid").to_str().unwrap().to_string();
-    let proxy = Listening::start(
+    let proxy = common::Listening::start(
         &["rules/file-server.yaml", "--max-sessions", "2"],
         &["python3", fake_server().to_str().unwrap(), "well", &marker],
     );

@@ -2,7 +2,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 /// Whether expected files should be rewritten (`MCP_RESOLVE_BLESS=1`).
 pub fn bless() -> bool {
@@ -134,4 +138,83 @@ pub fn kill_processes_with(marker: &str) -> usize {
         .filter_map(rustix::process::Pid::from_raw)
         .filter(|&pid| rustix::process::kill_process(pid, rustix::process::Signal::KILL).is_ok())
         .count()
+}
+
+/// The lines `reader` gives, read on a thread of their own.
+pub fn lines_of(reader: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(reader).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
+}
+
+/// A proxy serving hosts over HTTP (`--listen 127.0.0.1:0`); the address it
+/// bound is read from its first line on stderr.
+pub struct Listening {
+    /// The proxy process.
+    pub child: Child,
+    /// `http://ADDR/mcp`.
+    pub url: String,
+    /// `ADDR`.
+    pub addr: String,
+    /// Its stderr, line by line.
+    pub stderr: mpsc::Receiver<String>,
+}
+
+impl Listening {
+    /// `mcp-resolve proxy ARGS --no-probe --listen 127.0.0.1:0 [-- SERVER]`.
+    pub fn start(args: &[&str], server: &[&str]) -> Listening {
+        let mut command = bin();
+        command
+            .arg("proxy")
+            .args(args)
+            .args(["--no-probe", "--listen", "127.0.0.1:0"]);
+        if !server.is_empty() {
+            command.arg("--").args(server);
+        }
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = lines_of(child.stderr.take().unwrap());
+        let first = stderr
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the proxy says where it listens");
+        let url = first
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in {first:?}"))
+            .to_string();
+        let addr = url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp")
+            .to_string();
+        Listening {
+            child,
+            url,
+            addr,
+            stderr,
+        }
+    }
+
+    /// Stops the proxy as a service manager would (`SIGTERM`); its status
+    /// and stderr.
+    pub fn stop(mut self) -> (i32, Vec<String>) {
+        let pid = rustix::process::Pid::from_raw(self.child.id() as i32).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+        let status = wait_for(&mut self.child, Duration::from_secs(30));
+        let mut stderr = Vec::new();
+        while let Ok(line) = self.stderr.recv_timeout(Duration::from_secs(10)) {
+            stderr.push(line);
+        }
+        (status, stderr)
+    }
 }
