@@ -279,17 +279,33 @@ fn the_builder_takes_the_limits() {
         .to_string();
     assert!(error.contains("over the limit of 100 bytes"), "{error}");
     assert!(error.contains("Builder::max_file_bytes"), "{error}");
-    let starved = mcp_resolve::AnalysisLimits {
+    // A tool whose static annotations are derived: its variants cover
+    // every call and are all read-only, so a conclusive analysis makes the
+    // tool read-only; an inconclusive one (one search step) keeps the core
+    // defaults. The limits reach the analysis when the outputs differ.
+    let rules = dir.join("derived.yaml");
+    std::fs::write(
+        &rules,
+        "version: 1\nserver: { name: derived, version: \"1\" }\ntools:\n  - name: t\n    inputSchema: { type: object, properties: { action: { type: string, enum: [a, b] } }, required: [action] }\n    variants:\n      - { name: a, when: { action: a }, annotations: { readOnlyHint: true } }\n      - { name: b, when: { action: b }, annotations: { readOnlyHint: true } }\n",
+    )
+    .unwrap();
+    let generate = |limits: mcp_resolve::AnalysisLimits| {
+        Builder::new()
+            .rules(&rules)
+            .cargo_instructions(false)
+            .analysis_limits(limits)
+            .generate()
+            .unwrap()
+    };
+    let conclusive = generate(mcp_resolve::AnalysisLimits::default());
+    let starved = generate(mcp_resolve::AnalysisLimits {
         budget: 1,
         ..Default::default()
+    });
+    let listed = |read_only: bool| {
+        format!(r#""required":["action"]}},"annotations":{{"readOnlyHint":{read_only},"#)
     };
-    // Inconclusive analysis is an info, not an error: the code is generated.
-    let out = Builder::new()
-        .rules("rules/file-server.yaml")
-        .out_dir(&dir)
-        .cargo_instructions(false)
-        .analysis_limits(starved)
-        .compile()
-        .unwrap();
-    assert!(out.exists());
+    assert!(conclusive.contains(&listed(true)), "{conclusive}");
+    assert!(starved.contains(&listed(false)), "{starved}");
+    assert!(!starved.contains(&listed(true)));
 }

@@ -58,9 +58,18 @@ struct LimitArgs {
     analysis_work: Option<u64>,
 }
 
+/// A count from the command line as a `usize` (saturating).
+fn size(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
 impl LimitArgs {
+    /// The limit on JSON documents: `--max-file-bytes`, else 512 MiB.
+    fn document_limit(&self) -> usize {
+        self.max_file_bytes.map_or(DOCUMENT_BYTES, size)
+    }
+
     fn options(&self) -> LoadOptions {
-        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         let mut analysis = mcp_resolve::AnalysisLimits::default();
         if let Some(n) = self.analysis_regions {
             analysis.max_regions = size(n);
@@ -467,11 +476,7 @@ pub fn main() -> ExitCode {
         }
     };
     let _ = LOAD_OPTIONS.set(cli.limits.options());
-    let _ = DOCUMENT_LIMIT.set(
-        cli.limits
-            .max_file_bytes
-            .map_or(DOCUMENT_BYTES, |n| usize::try_from(n).unwrap_or(usize::MAX)),
-    );
+    let _ = DOCUMENT_LIMIT.set(cli.limits.document_limit());
     ExitCode::from(match cli.command {
         Command::Check {
             paths,

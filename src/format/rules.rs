@@ -184,8 +184,9 @@ fn variant(out: &mut Out<'_>, v: &VariantDecl, schema: &Value) {
 /// Pretty JSON: containers that fit stay on one line.
 /// `key {…}` (or `key […]`) with the JSON laid out under it.
 /// JSON holds no comment: those written inside the value (YAML allows
-/// them there) go above the member, and one after its end follows its last
-/// line.
+/// them there) are written outside it — the ones before where the value's
+/// span ends above the member, the others after its last line (a YAML
+/// mapping's span may end where it begins, so most follow it).
 fn json_member(out: &mut Out<'_>, key: &str, value: &crate::source::Spanned<Value>) {
     let mut lines = Vec::new();
     json_lines(&value.value, &mut lines, 0);
