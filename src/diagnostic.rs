@@ -218,8 +218,8 @@ impl Diagnostic {
 /// on the order checks ran in.
 pub fn sort(diagnostics: &mut [Diagnostic]) {
     diagnostics.sort_by(|a, b| {
-        let key = |d: &Diagnostic| (d.span.map(|s| (s.file, s.start)), d.code, d.message.clone());
-        key(a).cmp(&key(b))
+        let key = |d: &Diagnostic| (d.span.map(|s| (s.file, s.start)), d.code);
+        key(a).cmp(&key(b)).then_with(|| a.message.cmp(&b.message))
     });
 }
 

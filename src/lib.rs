@@ -31,6 +31,7 @@ pub mod import;
 pub mod ir;
 mod lower;
 pub mod matcher;
+mod par;
 mod parse;
 pub mod policy;
 pub mod project;

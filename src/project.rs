@@ -11,7 +11,7 @@ use crate::diagnostic::{self, Code, Diagnostic, Severity};
 use crate::ir::Server;
 use crate::parse::yaml::{self, MAX_FILE_BYTES};
 use crate::parse::{decode, dsl};
-use crate::source::{SourceMap, Span};
+use crate::source::{FileId, SourceMap, Span};
 
 /// Extensions of rules files picked up from directories.
 pub const RULES_EXTENSIONS: &[&str] = &["yaml", "yml", "rules"];
@@ -153,6 +153,9 @@ pub struct LoadOptions {
     pub max_file_bytes: usize,
     /// The bounds on each tool's pattern analysis and on the whole run.
     pub analysis: crate::analysis::Limits,
+    /// Threads for per-file and per-tool work; 0 (the default) uses every
+    /// core. Results never depend on it.
+    pub jobs: usize,
 }
 
 impl Default for LoadOptions {
@@ -160,6 +163,7 @@ impl Default for LoadOptions {
         LoadOptions {
             max_file_bytes: MAX_FILE_BYTES,
             analysis: crate::analysis::Limits::default(),
+            jobs: 0,
         }
     }
 }
@@ -168,6 +172,12 @@ impl LoadOptions {
     /// These options with another file-size limit.
     pub fn with_max_file_bytes(mut self, bytes: usize) -> Self {
         self.max_file_bytes = bytes;
+        self
+    }
+
+    /// These options with `jobs` threads (0: every core).
+    pub fn with_jobs(mut self, jobs: usize) -> Self {
+        self.jobs = jobs;
         self
     }
 
@@ -238,14 +248,16 @@ pub fn load_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Project, Lo
             message: "no rules files (`*.yaml`, `*.yml`, `*.rules`) found".into(),
         });
     }
+    let mut ids = Vec::with_capacity(files.len());
     for path in files {
         let text = read_within(&path, options.max_file_bytes).map_err(|e| LoadError {
             path: path.clone(),
             message: e.to_string(),
         })?;
         project.inputs.push(path.clone());
-        add_source(&mut project, path, text, options);
+        ids.push(project.sources.add(path, text));
     }
+    parse_sources(&mut project, &ids, options);
     finish_to(&mut project, Until::Analysed, options);
     Ok(project)
 }
@@ -275,44 +287,65 @@ pub(crate) fn load_str_to(path: &str, text: &str, until: Until, options: &LoadOp
         diagnostics: Vec::new(),
         inputs: Vec::new(),
     };
-    add_source(&mut project, PathBuf::from(path), text.to_string(), options);
+    let id = project.sources.add(PathBuf::from(path), text.to_string());
+    parse_sources(&mut project, &[id], options);
     finish_to(&mut project, until, options);
     project
 }
 
-/// Stack for the front end's thread: the grammar is recursive descent, and
+/// Stack for the front end's threads: the grammar is recursive descent, and
 /// unoptimized builds need several megabytes at the nesting limits. Only the
 /// pages used are ever committed.
 const PARSE_STACK: usize = 64 * 1024 * 1024;
 
-fn add_source(project: &mut Project, path: PathBuf, text: String, options: &LoadOptions) {
-    let ran = std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .name("mcp-resolve-parse".into())
-            .stack_size(PARSE_STACK)
-            .spawn_scoped(scope, || {
-                add_source_here(project, path.clone(), text.clone(), options)
-            })
-            .map(|handle| handle.join().is_ok())
+/// What parsing one file gives.
+#[derive(Default)]
+struct Parsed {
+    files: Vec<RulesFile>,
+    diagnostics: Vec<Diagnostic>,
+    /// Schema files it referred to.
+    inputs: Vec<PathBuf>,
+}
+
+/// Parses and decodes the sources `ids`, on the machine's cores, and adds
+/// what they declare to `project` in the order of `ids`.
+fn parse_sources(project: &mut Project, ids: &[FileId], options: &LoadOptions) {
+    let sources = &project.sources;
+    let threads = crate::par::threads(options.jobs);
+    let parsed = crate::par::map(ids, threads, Some(PARSE_STACK), |_, &id| {
+        parse_source(sources, id, options)
     });
-    match ran {
-        Ok(true) => {}
-        // No thread to be had: parse here, within the nesting limits anyway.
-        Err(_) => add_source_here(project, path, text, options),
-        Ok(false) => project.diagnostics.push(Diagnostic::new(
-            Code::Io,
-            format!("internal error while reading `{}`", path.display()),
-        )),
+    for (result, &id) in parsed.into_iter().zip(ids) {
+        match result {
+            Ok(parsed) => {
+                project.diagnostics.extend(parsed.diagnostics);
+                project.inputs.extend(parsed.inputs);
+                project.files.extend(parsed.files);
+            }
+            Err(_) => {
+                let path = sources.get(id).map(|s| s.path.display().to_string());
+                project.diagnostics.push(Diagnostic::new(
+                    Code::Io,
+                    format!(
+                        "internal error while reading `{}`",
+                        path.unwrap_or_default()
+                    ),
+                ));
+            }
+        }
     }
 }
 
-fn add_source_here(project: &mut Project, path: PathBuf, text: String, options: &LoadOptions) {
-    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let dsl = is_dsl(&path);
-    let file = project.sources.add(path, text);
-    let Some(source) = project.sources.get(file) else {
-        return;
+fn parse_source(sources: &SourceMap, file: FileId, options: &LoadOptions) -> Parsed {
+    let mut out = Parsed::default();
+    let Some(source) = sources.get(file) else {
+        return out;
     };
+    let base = source
+        .path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
     let mut schema_files = Vec::new();
     let mut loader = |rel: &Path| -> Result<Value, String> {
         let full = base.join(rel);
@@ -321,25 +354,24 @@ fn add_source_here(project: &mut Project, path: PathBuf, text: String, options: 
         let node = yaml::parse_within(&text, options.max_file_bytes).map_err(|e| e.message)?;
         Ok(node.to_json())
     };
-    if dsl {
-        let rules = dsl::parse(&source.text, file, &mut loader, &mut project.diagnostics);
-        project.inputs.extend(schema_files);
-        project.files.extend(rules);
-        return;
+    if is_dsl(&source.path) {
+        out.files.extend(dsl::parse(
+            &source.text,
+            file,
+            &mut loader,
+            &mut out.diagnostics,
+        ));
+        out.inputs = schema_files;
+        return out;
     }
     match yaml::parse_within(&source.text, options.max_file_bytes) {
         Ok(root) => {
-            let rules = decode::decode(
-                &root,
-                file,
-                &source.text,
-                &mut loader,
-                &mut project.diagnostics,
-            );
-            project.inputs.extend(schema_files);
+            let rules =
+                decode::decode(&root, file, &source.text, &mut loader, &mut out.diagnostics);
+            out.inputs = schema_files;
             // A document that is not a mapping has been reported; it declares nothing.
             if matches!(root.value, yaml::YValue::Map(_)) {
-                project.files.push(rules);
+                out.files.push(rules);
             }
         }
         Err(e) => {
@@ -347,17 +379,17 @@ fn add_source_here(project: &mut Project, path: PathBuf, text: String, options: 
                 .offset
                 .or_else(|| e.line_col.map(|(l, c)| source.offset_of(l, c)))
                 .unwrap_or(0);
-            project
-                .diagnostics
+            out.diagnostics
                 .push(Diagnostic::new(Code::Syntax, e.message).at(Span::new(file, offset, offset)));
         }
     }
+    out
 }
 
 fn finish_to(project: &mut Project, until: Until, options: &LoadOptions) {
     project.servers = crate::lower::lower(&project.files, &mut project.diagnostics);
     for server in &project.servers {
-        check_server(server, &mut project.diagnostics);
+        check_server(server, options.jobs, &mut project.diagnostics);
     }
     // Like rustc's match checking, pattern analysis runs on rules that check.
     if until == Until::Analysed && crate::analysis::should_run(&project.diagnostics) {
@@ -365,6 +397,7 @@ fn finish_to(project: &mut Project, until: Until, options: &LoadOptions) {
             let facts = crate::analysis::analyze_server_with(
                 server,
                 options.analysis,
+                options.jobs,
                 &mut project.diagnostics,
             );
             crate::analysis::derive_annotations(server, &facts);

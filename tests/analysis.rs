@@ -186,3 +186,67 @@ fn every_limit_ends_in_inconclusive_not_a_claim() {
         Some(ToolAnalysis::Done { .. })
     ));
 }
+
+/// Tools analysed on several threads give, to the unit of the run's budget,
+/// what one analyzer going through the tools in order gives: whichever tool
+/// first needs a pattern's DFA pays for it, and once the run's budget is
+/// spent every later tool is inconclusive, whatever the thread count.
+#[test]
+fn analysis_on_threads_matches_one_analyzer_in_order_for_every_run_budget() {
+    use mcp_resolve::internals::analysis::{Limits, analyze_server_with};
+    // Tools sharing patterns (a DFA built once per run), tools with their
+    // own, and tools needing no DFA at all, interleaved.
+    let mut text = String::from("version: 1\nserver: { name: s, version: '1' }\ntools:\n");
+    for i in 0..24 {
+        let variants = match i % 4 {
+            0 => "      - { name: tmp, when: { path: { pattern: \"^/tmp/\" } } }\n      - { name: logs, when: { path: { pattern: \"\\\\.log$\" } } }\n".to_string(),
+            1 => format!("      - {{ name: own, when: {{ path: {{ pattern: \"^/own{i}/[a-z]+\\\\.(txt|md)$\" }} }} }}\n      - {{ name: tmp, when: {{ path: {{ pattern: \"^/tmp/\" }} }} }}\n"),
+            2 => "      - { name: a, when: { path: a } }\n      - { name: b, when: { path: b } }\n".to_string(),
+            _ => format!("      - {{ name: wide, when: {{ path: {{ pattern: \"^(/[a-z]{{1,{}}})+/x$\" }} }} }}\n", 2 + i % 5),
+        };
+        text.push_str(&format!(
+            "  - name: t{i}\n    inputSchema: {{ type: object, properties: {{ path: {{ type: string }} }}, required: [path] }}\n    variants:\n{variants}"
+        ));
+    }
+    let project = mcp_resolve::load_str("many.yaml", &text);
+    assert!(
+        project
+            .diagnostics
+            .iter()
+            .all(|d| d.severity != Severity::Error),
+        "{:?}",
+        project.diagnostics
+    );
+    let server = &project.servers[0];
+    let mut budgets: Vec<u64> = vec![0, 1, 1000, (1 << 20) - 1];
+    budgets.extend((0..30).map(|k| (1 << 20) + k * 3_000));
+    budgets.extend([10_000_000, Limits::default().run_budget]);
+    let mut mixed = 0;
+    for run_budget in budgets {
+        let limits = Limits {
+            run_budget,
+            ..Limits::default()
+        };
+        let mut analyzer = Analyzer::with_limits(limits);
+        let in_order: Vec<Option<ToolAnalysis>> = server
+            .tools
+            .iter()
+            .map(|t| analyzer.analyze_tool(t))
+            .collect();
+        let spent = in_order
+            .iter()
+            .filter(|a| matches!(a, Some(ToolAnalysis::Inconclusive(why)) if why.contains("budget of this run")))
+            .count();
+        if spent > 0 && spent < in_order.len() {
+            mixed += 1;
+        }
+        for jobs in [1, 2, 3, 8] {
+            let mut diags = Vec::new();
+            let apart = analyze_server_with(server, limits, jobs, &mut diags);
+            assert_eq!(apart, in_order, "run budget {run_budget}, {jobs} threads");
+        }
+    }
+    // The sweep ran out of budget part way through the tools, not only at
+    // the start or never.
+    assert!(mixed >= 10, "only {mixed} budgets ran out part way");
+}

@@ -686,3 +686,59 @@ fn limits_are_options_and_a_refusal_names_the_option() {
     let normal = run(&["check", "--format", "json", "rules/file-server.yaml"]);
     assert!(!String::from_utf8_lossy(&normal.stdout).contains("analysis-inconclusive"));
 }
+
+/// Per-file and per-tool work runs on several threads; every output is
+/// byte-identical to a run on one, diagnostics in the same order.
+#[test]
+fn output_does_not_depend_on_the_number_of_threads() {
+    let dir = common::scratch("cli", "threads");
+    for file in 0..4 {
+        let mut text = String::from("version: 1\nserver: { name: big, version: 1.0.0 }\ntools:\n");
+        for i in 0..25 {
+            let n = file * 25 + i;
+            // Tools that differ in what the analysis finds: exhaustive or
+            // not, a variant shadowed by an earlier one, a hint that means
+            // nothing, a pattern of their own.
+            text.push_str(&format!(
+                "  - name: tool_{n}\n    inputSchema:\n      type: object\n      properties:\n        action: {{ type: string, enum: [read, write, drop] }}\n        path: {{ type: string }}\n      required: [action]\n    annotations: {{ readOnlyHint: false, destructiveHint: true }}\n    variants:\n      - {{ name: read, when: {{ action: read, path: {{ pattern: \"^/d{}/\" }} }}, annotations: {{ readOnlyHint: true{} }} }}\n      - {{ name: write, when: {{ action: write }}, annotations: {{ destructiveHint: false }} }}\n{}",
+                n % 7,
+                if n % 5 == 0 { ", destructiveHint: true" } else { "" },
+                match n % 3 {
+                    0 => "      - { name: drop, when: { action: drop } }\n      - { name: again, when: { action: write } }\n",
+                    1 => "      - { name: rest, when: {} }\n",
+                    _ => "",
+                }
+            ));
+        }
+        std::fs::write(dir.join(format!("part-{file}.yaml")), text).unwrap();
+    }
+    let d = dir.to_str().unwrap();
+    for args in [
+        vec!["check", d],
+        vec!["check", "--format", "json", d],
+        vec!["signature", d],
+        vec!["generate", d],
+        vec!["check", "rules"],
+    ] {
+        let one = run(&[args.as_slice(), &["-j", "1"]].concat());
+        let many = run(&[args.as_slice(), &["-j", "4"]].concat());
+        let default = run(&args);
+        assert!(
+            !one.stdout.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&one.stderr)
+        );
+        assert_eq!(one.status.code(), many.status.code(), "{args:?}");
+        assert!(one.stdout == many.stdout, "{args:?}: -j 1 and -j 4 differ");
+        assert!(
+            one.stdout == default.stdout,
+            "{args:?}: -j 1 and the default differ"
+        );
+        assert_eq!(one.stderr, many.stderr, "{args:?}");
+    }
+    // The threads had something to differ on.
+    let check = String::from_utf8(run(&["check", d]).stdout).unwrap();
+    for code in ["unreachable", "meaningless-hint", "non-exhaustive"] {
+        assert!(check.contains(code), "no {code} in:\n{check}");
+    }
+}

@@ -128,7 +128,7 @@ fn a_condition_that_expands_past_the_limit_is_reported_not_emitted() {
     );
     server.tools[0].variants[0].when = cond;
     let mut diags = Vec::new();
-    mcp_resolve::internals::check::check_server(&server, &mut diags);
+    mcp_resolve::internals::check::check_server(&server, 0, &mut diags);
     assert_eq!(diags.len(), 1);
     assert_eq!(diags[0].code, Code::PatternTooComplex);
     // `signature` refuses such rules (they fail `check`); the emitter itself

@@ -80,9 +80,29 @@ pub type Row = Vec<Bits>;
 /// costs one unit), one for the whole run (search steps, string-automaton
 /// transitions and DFA construction), so a file of many hostile tools ends
 /// in bounded time too.
+///
+/// A tool analysed apart from the run (on another thread) gets a *traced*
+/// budget: `run_left` is only a cap on its own work, and what it charges the
+/// run is written down, to be settled in tool order by a [`Ledger`] exactly
+/// as a loop over the tools would have charged it.
 pub struct Budget {
     left: u64,
     run_left: u64,
+    trace: Option<Vec<Charge>>,
+}
+
+/// What a tool analysed apart charged the run's budget, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Charge {
+    /// Work units (consecutive charges added up).
+    Run(u64),
+    /// The DFA of a pattern was needed; the first tool to need it (in tool
+    /// order) pays `bytes` for building it.
+    Dfa(String, u64),
+    /// The tool's own budget ran out here: the end of the trace.
+    ToolSpent,
+    /// The cap ran out here: the run's budget would have, at the latest.
+    RunSpent,
 }
 
 impl Budget {
@@ -91,6 +111,37 @@ impl Budget {
         Budget {
             left: units,
             run_left,
+            trace: None,
+        }
+    }
+
+    /// A traced budget of `units` for one tool analysed apart, doing at
+    /// most `cap` units of the run's work (the whole run's budget, or 0
+    /// once it is known to be spent before this tool).
+    pub fn traced(units: u64, cap: u64) -> Budget {
+        Budget {
+            left: units,
+            run_left: cap,
+            trace: Some(Vec::new()),
+        }
+    }
+
+    /// Whether this budget is traced ([`Budget::traced`]).
+    pub fn is_traced(&self) -> bool {
+        self.trace.is_some()
+    }
+
+    /// The charges of a traced budget (empty otherwise).
+    pub fn into_trace(self) -> Vec<Charge> {
+        self.trace.unwrap_or_default()
+    }
+
+    fn note(&mut self, charge: Charge) {
+        if let Some(trace) = &mut self.trace {
+            match (trace.last_mut(), charge) {
+                (Some(Charge::Run(sum)), Charge::Run(n)) => *sum = sum.saturating_add(n),
+                (_, charge) => trace.push(charge),
+            }
         }
     }
 
@@ -106,9 +157,12 @@ impl Budget {
                 self.left = left;
                 self.spend_run(n)
             }
-            None => Err(Inconclusive(
-                "the search budget ran out before the analysis finished".to_string(),
-            )),
+            None => {
+                self.note(Charge::ToolSpent);
+                Err(Inconclusive(
+                    "the search budget ran out before the analysis finished".to_string(),
+                ))
+            }
         }
     }
 
@@ -117,14 +171,90 @@ impl Budget {
         match self.run_left.checked_sub(n) {
             Some(left) => {
                 self.run_left = left;
+                self.note(Charge::Run(n));
                 Ok(())
             }
             None => {
                 self.run_left = 0;
-                Err(Inconclusive(
-                    "the analysis budget of this run is spent (the rules hold too many hard patterns)"
-                        .to_string(),
-                ))
+                self.note(Charge::RunSpent);
+                Err(run_spent())
+            }
+        }
+    }
+
+    /// Notes, on a traced budget, that the DFA of `pattern` (`bytes` to
+    /// build) was needed.
+    pub fn note_dfa(&mut self, pattern: &str, bytes: u64) {
+        self.note(Charge::Dfa(pattern.to_string(), bytes));
+    }
+}
+
+/// Why a tool's analysis stopped when the run's budget ran out.
+pub fn run_spent() -> Inconclusive {
+    Inconclusive(
+        "the analysis budget of this run is spent (the rules hold too many hard patterns)"
+            .to_string(),
+    )
+}
+
+/// The run's budget, charged tool by tool in order with the traces of tools
+/// analysed apart: the same verdicts, to the unit, as one [`Budget`] passed
+/// from tool to tool.
+pub struct Ledger {
+    run_left: u64,
+    built: std::collections::HashSet<String>,
+}
+
+impl Ledger {
+    /// A run's budget of `units`.
+    pub fn new(units: u64) -> Ledger {
+        Ledger {
+            run_left: units,
+            built: std::collections::HashSet::new(),
+        }
+    }
+
+    /// What is left.
+    pub fn run_left(&self) -> u64 {
+        self.run_left
+    }
+
+    /// Charges the next tool's `trace`; an error when the run's budget runs
+    /// out on the way (the tool's analysis is then inconclusive).
+    pub fn settle(&mut self, trace: &[Charge]) -> Result<(), Inconclusive> {
+        for charge in trace {
+            match charge {
+                Charge::Run(n) => self.take(*n)?,
+                Charge::Dfa(pattern, bytes) => {
+                    if !self.built.contains(pattern) {
+                        // As `DfaCache::get`: a build starts only when the
+                        // budget could pay the size limit.
+                        if self.run_left < super::DFA_SIZE_LIMIT as u64 {
+                            self.take(u64::MAX)?;
+                        }
+                        self.take(*bytes)?;
+                        self.built.insert(pattern.clone());
+                    }
+                }
+                Charge::ToolSpent => return Ok(()),
+                Charge::RunSpent => {
+                    self.run_left = 0;
+                    return Err(run_spent());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn take(&mut self, n: u64) -> Result<(), Inconclusive> {
+        match self.run_left.checked_sub(n) {
+            Some(left) => {
+                self.run_left = left;
+                Ok(())
+            }
+            None => {
+                self.run_left = 0;
+                Err(run_spent())
             }
         }
     }

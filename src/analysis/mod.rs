@@ -30,6 +30,8 @@ mod translate;
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use mcp_resolve_runtime::ArgumentValidator;
 use serde_json::{Map, Value};
@@ -40,7 +42,7 @@ use crate::hints::{HintSet, HintTable, READ_ONLY, same_meaning, tightest_bound};
 use crate::ir::{Cond, Pred, Server, Tool};
 use crate::schema;
 use domain::{Column, Env};
-use matrix::{Atoms, Bits, Budget, Found, Row};
+use matrix::{Atoms, Bits, Budget, Charge, Found, Ledger, Row};
 
 pub use strings::DFA_SIZE_LIMIT;
 
@@ -209,6 +211,22 @@ impl Analyzer {
             Ok(a) => a,
             Err(Inconclusive(why)) => ToolAnalysis::Inconclusive(why),
         })
+    }
+
+    /// [`Analyzer::analyze_tool`] apart from the run: within `cap` units of
+    /// the run's work, with what it charged the run written down for a
+    /// [`Ledger`] to settle in tool order.
+    fn analyze_apart(&mut self, tool: &Tool, cap: u64) -> (Option<ToolAnalysis>, Vec<Charge>) {
+        if !tool.resolvable {
+            return (None, Vec::new());
+        }
+        let mut budget = Budget::traced(self.env.limits.budget, cap);
+        let result = self.try_tool(tool, &mut budget);
+        let analysis = match result {
+            Ok(a) => a,
+            Err(Inconclusive(why)) => ToolAnalysis::Inconclusive(why),
+        };
+        (Some(analysis), budget.into_trace())
     }
 
     fn try_tool(&mut self, tool: &Tool, budget: &mut Budget) -> Result<ToolAnalysis, Inconclusive> {
@@ -535,19 +553,73 @@ fn in_schema_order(value: Value, sub: &Value, root: &Value, depth: u32) -> Value
 /// Runs the analysis on every resolvable tool of `server`, reports its
 /// findings, and tightens derived static annotations of exhaustive tools.
 pub fn analyze_server(server: &Server, diags: &mut Vec<Diagnostic>) -> Vec<Option<ToolAnalysis>> {
-    analyze_server_with(server, Limits::default(), diags)
+    analyze_server_with(server, Limits::default(), 0, diags)
 }
 
-/// [`analyze_server`] within `limits`.
+/// [`analyze_server`] within `limits`, on `jobs` threads (0: every core).
+///
+/// Tools are analysed apart, each thread with its own caches, and the run's
+/// budget is settled in tool order by a [`Ledger`]: the results are those of
+/// one [`Analyzer`] going through the tools in order, whatever the number of
+/// threads. Once the ledger finds the budget spent, tools not yet started
+/// get no run budget at all (they would find none left), so a file of many
+/// hostile tools still ends in bounded time.
 pub fn analyze_server_with(
     server: &Server,
     limits: Limits,
+    jobs: usize,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<Option<ToolAnalysis>> {
-    let mut analyzer = Analyzer::with_limits(limits);
-    let mut results = Vec::new();
-    for tool in &server.tools {
-        let analysis = analyzer.analyze_tool(tool);
+    struct Settling {
+        ledger: Ledger,
+        /// Traces of tools done before the ones still running, by index.
+        waiting: HashMap<usize, Vec<Charge>>,
+        /// Whether each tool, in order, was paid for.
+        paid: Vec<bool>,
+    }
+    let settling = Mutex::new(Settling {
+        ledger: Ledger::new(limits.run_budget),
+        waiting: HashMap::new(),
+        paid: Vec::with_capacity(server.tools.len()),
+    });
+    let spent = AtomicBool::new(false);
+    let analyses = crate::par::map_with(
+        &server.tools,
+        crate::par::threads(jobs),
+        Some(crate::par::WORK_STACK),
+        || Analyzer::with_limits(limits),
+        |analyzer, i, tool| {
+            let cap = if spent.load(Ordering::Acquire) {
+                0
+            } else {
+                limits.run_budget
+            };
+            let (analysis, trace) = analyzer.analyze_apart(tool, cap);
+            let mut guard = settling.lock().unwrap_or_else(|e| e.into_inner());
+            let s = &mut *guard;
+            s.waiting.insert(i, trace);
+            while let Some(trace) = s.waiting.remove(&s.paid.len()) {
+                let paid = s.ledger.settle(&trace).is_ok();
+                s.paid.push(paid);
+            }
+            if s.ledger.run_left() == 0 {
+                spent.store(true, Ordering::Release);
+            }
+            analysis
+        },
+    );
+    let paid = settling
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .paid;
+    let mut results = Vec::with_capacity(analyses.len());
+    for ((analysis, tool), paid) in analyses.into_iter().zip(&server.tools).zip(paid) {
+        // A panic is a bug: raise it here, as a loop would have.
+        let analysis = analysis.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let analysis = match analysis {
+            Some(_) if !paid => Some(ToolAnalysis::Inconclusive(matrix::run_spent().0)),
+            other => other,
+        };
         if let Some(a) = &analysis {
             report(&server.hints, tool, a, diags);
         }

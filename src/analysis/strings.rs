@@ -41,7 +41,16 @@ impl DfaCache {
     /// The DFA for `pattern`, built once per run. Building charges the run's
     /// budget by the memory built (a failed build by the size limit).
     fn get(&mut self, pattern: &str, budget: &mut Budget) -> Result<Dfa, Inconclusive> {
-        if !self.dfas.contains_key(pattern) {
+        if budget.is_traced() {
+            // Apart from the run, this cache is the thread's: whether the
+            // run pays for the build is for the ledger to say.
+            let entry = self
+                .dfas
+                .entry(pattern.to_string())
+                .or_insert_with(|| build_dfa(pattern).map(Rc::new));
+            let bytes = entry.as_ref().map_or(DFA_SIZE_LIMIT, |d| d.memory_usage());
+            budget.note_dfa(pattern, bytes as u64);
+        } else if !self.dfas.contains_key(pattern) {
             // A build may cost up to the size limit: only start one the budget can pay.
             if budget.run_left() < DFA_SIZE_LIMIT as u64 {
                 budget.spend_run(u64::MAX)?;

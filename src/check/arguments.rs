@@ -8,17 +8,17 @@
 use serde_json::{Map, Value};
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::ir::{ArgPath, Pred, PredKind, Server, Tool, Variant};
+use crate::ir::{ArgPath, Pred, PredKind, Tool, Variant};
 use crate::regex_cache::compile_pattern;
 use crate::schema::{Property, deref, property, schema_types, subschema as lookup_subschema};
 use crate::suggest;
 
-pub(super) fn check(
-    server: &Server,
-    validators: &[Option<jsonschema::Validator>],
+pub(super) fn check_tool(
+    tool: &Tool,
+    validator: Option<&jsonschema::Validator>,
     diags: &mut Vec<Diagnostic>,
 ) {
-    for (tool, validator) in server.tools.iter().zip(validators) {
+    {
         let ok = &validator.is_some();
         for v in &tool.variants {
             v.when.walk(&mut |path, pred| {
@@ -39,7 +39,7 @@ pub(super) fn check(
                             );
                         }
                     });
-                    if known && let Some(validator) = &validator {
+                    if known && let Some(validator) = validator {
                         check_values(tool, v, path, pred, validator, diags);
                     }
                     if known

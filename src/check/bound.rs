@@ -11,8 +11,8 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::hints::{DESTRUCTIVE, HintSet, READ_ONLY, violations};
 use crate::ir::{Server, Setting, Tool};
 
-pub(super) fn check(server: &Server, diags: &mut Vec<Diagnostic>) {
-    for tool in &server.tools {
+pub(super) fn check_tool(server: &Server, tool: &Tool, diags: &mut Vec<Diagnostic>) {
+    {
         if let Some(written) = &tool.written_annotations {
             meaningless(tool, &tool.annotations, written, None, diags);
         }

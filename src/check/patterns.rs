@@ -11,11 +11,11 @@
 //! arguments expands to 2⁹ = 512 entries.
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::ir::Server;
+use crate::ir::Tool;
 use crate::schema::patterns::{MAX_DISJUNCTS, argument_patterns};
 
-pub(super) fn check(server: &Server, diags: &mut Vec<Diagnostic>) {
-    for tool in server.tools.iter().filter(|t| t.resolvable) {
+pub(super) fn check_tool(tool: &Tool, diags: &mut Vec<Diagnostic>) {
+    if tool.resolvable {
         for v in &tool.variants {
             if let Err(n) = argument_patterns(&v.when) {
                 diags.push(

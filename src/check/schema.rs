@@ -8,18 +8,16 @@
 use serde_json::Value;
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::ir::{Server, Tool};
+use crate::ir::Tool;
 use mcp_resolve_runtime::pattern::schema_validator_options;
 
-/// Returns, per tool, its compiled validator when the schema is usable by later checks.
-pub(super) fn check(
-    server: &Server,
+/// Returns the tool's compiled validator when the schema is usable by later checks.
+pub(super) fn check_tool(
+    tool: &Tool,
     diags: &mut Vec<Diagnostic>,
-) -> Vec<Option<jsonschema::Validator>> {
-    server
-        .tools
-        .iter()
-        .map(|tool| {
+) -> Option<jsonschema::Validator> {
+    {
+        {
             check_output_schema(tool, diags);
             let compiled = schema_validator_options().build(&tool.input_schema);
             let (validator, problem) = match compiled {
@@ -47,8 +45,8 @@ pub(super) fn check(
                 );
             }
             validator
-        })
-        .collect()
+        }
+    }
 }
 
 fn check_output_schema(tool: &Tool, diags: &mut Vec<Diagnostic>) {

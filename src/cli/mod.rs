@@ -56,6 +56,9 @@ struct LimitArgs {
     /// Pattern analysis: work units for the whole run [default: 200000000]
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     analysis_work: Option<u64>,
+    /// Threads for per-file and per-tool work; output never depends on it [default: every core]
+    #[arg(long, short = 'j', global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    jobs: Option<u64>,
 }
 
 /// A count from the command line as a `usize` (saturating).
@@ -86,7 +89,9 @@ impl LimitArgs {
         if let Some(n) = self.analysis_work {
             analysis.run_budget = n;
         }
-        let options = LoadOptions::default().with_analysis(analysis);
+        let options = LoadOptions::default()
+            .with_analysis(analysis)
+            .with_jobs(self.jobs.map_or(0, size));
         match self.max_file_bytes {
             Some(n) => options.with_max_file_bytes(size(n)),
             None => options,
