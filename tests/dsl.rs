@@ -515,3 +515,30 @@ fn yaml_1_1_booleans_are_strings() {
         project.diagnostics
     );
 }
+
+/// Characters YAML does not allow raw in a double-quoted scalar (DEL, the C1
+/// controls, the separators, the byte-order mark, U+FFFE/U+FFFF) are escaped
+/// when formatting, as JSON would not; found by the `format_roundtrip`
+/// campaign (`"[^\\x00-X\x7F]"` written back with a raw DEL).
+#[test]
+fn characters_yaml_does_not_allow_raw_are_escaped_when_formatting() {
+    for escape in [
+        "\\x7F", "\\x85", "\\x9f", "\\u2028", "\\u2029", "\\uFEFF", "\\uFFFE", "\\x01",
+    ] {
+        let yaml = format!(
+            "version: 1\nserver: {{ name: s, version: \"1\" }}\ntools:\n  - name: t\n    description: \"a{escape}b\"\n    inputSchema: {{ type: object, properties: {{ \"p{escape}\": {{ type: string }} }} }}\n    variants:\n      - {{ name: v, when: {{ \"p{escape}\": {{ pattern: \"[^\\\\x00-X{escape}]\" }} }} }}\n"
+        );
+        let project = mcp_resolve::load_str("c.yaml", &yaml);
+        assert!(!project.has_errors(), "{escape}: {:?}", project.diagnostics);
+        for (to, path) in [(Syntax::Yaml, "out.yaml"), (Syntax::Rules, "out.rules")] {
+            let printed = format_file(Path::new("c.yaml"), &yaml, to)
+                .unwrap_or_else(|e| panic!("{escape} to {to:?}: {e:?}"));
+            assert!(
+                !printed.contains(|c: char| c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c)),
+                "{escape}: a raw control character in\n{printed}"
+            );
+            let again = format_file(Path::new(path), &printed, to).unwrap();
+            assert_eq!(again, printed, "{escape} to {to:?}: not idempotent");
+        }
+    }
+}

@@ -223,13 +223,7 @@ fn json_text(v: &Value, indent: usize) -> String {
         Value::Object(m) => {
             let items: Vec<String> = m
                 .iter()
-                .map(|(k, x)| {
-                    format!(
-                        "{pad}{}: {}",
-                        Value::String(k.clone()),
-                        json_text(x, indent + 2)
-                    )
-                })
+                .map(|(k, x)| format!("{pad}{}: {}", string(k), json_text(x, indent + 2)))
                 .collect();
             format!("{{\n{}\n{close}}}", items.join(",\n"))
         }
@@ -240,6 +234,15 @@ fn json_text(v: &Value, indent: usize) -> String {
                 .collect();
             format!("[\n{}\n{close}]", items.join(",\n"))
         }
+        other => json_scalar(other),
+    }
+}
+
+/// A JSON scalar; strings escape every control character (JSON itself
+/// would leave DEL and the C1 controls raw, invisible in a rules file).
+fn json_scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => string(s),
         other => other.to_string(),
     }
 }
@@ -251,7 +254,7 @@ fn json_inline(v: &Value) -> String {
         Value::Object(m) => {
             let items: Vec<String> = m
                 .iter()
-                .map(|(k, x)| format!("{}: {}", Value::String(k.clone()), json_inline(x)))
+                .map(|(k, x)| format!("{}: {}", string(k), json_inline(x)))
                 .collect();
             format!("{{ {} }}", items.join(", "))
         }
@@ -259,6 +262,6 @@ fn json_inline(v: &Value) -> String {
             let items: Vec<String> = a.iter().map(json_inline).collect();
             format!("[{}]", items.join(", "))
         }
-        other => other.to_string(),
+        other => json_scalar(other),
     }
 }

@@ -60,13 +60,43 @@ pub(super) fn print(rules: &RulesFile, source: &str, comments: Vec<Comment>) -> 
 }
 
 /// A string as a YAML scalar: plain when it cannot be read as anything else,
-/// else JSON-quoted (JSON strings are YAML double-quoted scalars).
+/// else double-quoted.
 pub fn scalar(s: &str, flow: bool) -> String {
     if plain_ok(s, flow) {
         s.to_string()
     } else {
-        Value::String(s.to_string()).to_string()
+        double_quoted(s)
     }
+}
+
+/// A YAML double-quoted scalar: JSON's escapes, and `\u` for every character
+/// YAML does not allow as it is (DEL, the C1 controls, the line and
+/// paragraph separators, the byte-order mark, U+FFFE and U+FFFF), which a
+/// JSON string would leave raw.
+fn double_quoted(s: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control()
+                || matches!(
+                    c,
+                    '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+                ) =>
+            {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 fn plain_ok(s: &str, flow: bool) -> bool {
