@@ -157,9 +157,9 @@ pub fn property<'a>(root: &'a Value, schema: &'a Value, name: &str) -> Property<
         }
         if let Some(pp) = s.get("patternProperties").and_then(Value::as_object) {
             patterns = true;
-            open |= pp.keys().any(|re| {
-                mcp_resolve_runtime::pattern::compile_pattern(re).is_ok_and(|r| r.is_match(name))
-            });
+            open |= pp
+                .keys()
+                .any(|re| crate::regex_cache::compile_pattern(re).is_ok_and(|r| r.is_match(name)));
         }
     }
     match declared {
