@@ -559,7 +559,7 @@ pub fn analyze_server(server: &Server, diags: &mut Vec<Diagnostic>) -> Vec<Optio
 /// [`analyze_server`] within `limits`, on `jobs` threads (0: every core).
 ///
 /// Tools are analysed apart, each thread with its own caches, and the run's
-/// budget is settled in tool order by a [`Ledger`]: the results are those of
+/// budget is settled in tool order by a ledger: the results are those of
 /// one [`Analyzer`] going through the tools in order, whatever the number of
 /// threads. Once the ledger finds the budget spent, tools not yet started
 /// get no run budget at all (they would find none left), so a file of many
