@@ -65,38 +65,13 @@ pub fn scalar(s: &str, flow: bool) -> String {
     if plain_ok(s, flow) {
         s.to_string()
     } else {
-        double_quoted(s)
+        // The `.rules` string syntax is also a YAML double-quoted scalar
+        // (and a JSON string): `\u` for every character YAML does not
+        // allow as it is, which JSON quoting would leave raw.
+        let mut out = String::with_capacity(s.len() + 2);
+        crate::parse::expr::write_string(&mut out, s);
+        out
     }
-}
-
-/// A YAML double-quoted scalar: JSON's escapes, and `\u` for every character
-/// YAML does not allow as it is (DEL, the C1 controls, the line and
-/// paragraph separators, the byte-order mark, U+FFFE and U+FFFF), which a
-/// JSON string would leave raw.
-fn double_quoted(s: &str) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control()
-                || matches!(
-                    c,
-                    '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
-                ) =>
-            {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 fn plain_ok(s: &str, flow: bool) -> bool {

@@ -408,7 +408,10 @@ fn decode_escapes(s: &str) -> Result<String, (usize, usize, String)> {
 }
 
 /// Writes a string literal canonically: double quotes, escapes for `"`, `\`
-/// and control characters, everything else as is.
+/// and control characters, `\u` for the separators, the byte-order mark and
+/// U+FFFE/U+FFFF, everything else as is. The same text is a CEL and `.rules`
+/// string, a JSON string and a YAML double-quoted scalar (which allows none
+/// of the escaped characters raw).
 pub fn write_string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
@@ -418,7 +421,12 @@ pub fn write_string(out: &mut String, s: &str) {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{feff}') => {
+            c if c.is_control()
+                || matches!(
+                    c,
+                    '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+                ) =>
+            {
                 let _ = write!(out, "\\u{:04x}", c as u32);
             }
             c => out.push(c),
