@@ -162,6 +162,14 @@ impl Builder {
         self
     }
 
+    /// Threads for parsing, checking and analysing (default 0: every core,
+    /// as the CLI's `-j`). The generated file is the same for any value; a
+    /// build that wants to leave cores to cargo's other jobs sets 1.
+    pub fn jobs(mut self, jobs: usize) -> Self {
+        self.load = self.load.with_jobs(jobs);
+        self
+    }
+
     /// The path [`Builder::compile`] writes to.
     pub fn output_path(&self) -> Result<PathBuf, Error> {
         let file = match &self.out_file {

@@ -264,8 +264,8 @@ fn runtime_path_is_configurable() {
     assert!(!code.contains("mcp_resolve_runtime"));
 }
 
-/// `Builder::max_file_bytes` and `Builder::analysis_limits` are the CLI's
-/// `--max-file-bytes` and `--analysis-*`.
+/// `Builder::max_file_bytes`, `Builder::analysis_limits` and `Builder::jobs` are the CLI's
+/// `--max-file-bytes`, `--analysis-*` and `-j`.
 #[test]
 fn the_builder_takes_the_limits() {
     let dir = temp_dir("limits");
@@ -308,4 +308,14 @@ fn the_builder_takes_the_limits() {
     assert!(conclusive.contains(&listed(true)), "{conclusive}");
     assert!(starved.contains(&listed(false)), "{starved}");
     assert!(!starved.contains(&listed(true)));
+    // `Builder::jobs`: the generated file does not depend on it.
+    let with_jobs = |jobs: usize| {
+        Builder::new()
+            .rules("rules/file-server.yaml")
+            .cargo_instructions(false)
+            .jobs(jobs)
+            .generate()
+            .unwrap()
+    };
+    assert_eq!(with_jobs(1), with_jobs(3));
 }
