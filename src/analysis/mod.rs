@@ -608,14 +608,18 @@ pub fn analyze_server_with(
             analysis
         },
     );
+    // A panic is a bug: raise it here, as a loop would have (before the
+    // ledger, which stops at the tool that never finished).
+    let analyses: Vec<Option<ToolAnalysis>> = analyses
+        .into_iter()
+        .map(|analysis| analysis.unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        .collect();
     let paid = settling
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .paid;
     let mut results = Vec::with_capacity(analyses.len());
     for ((analysis, tool), paid) in analyses.into_iter().zip(&server.tools).zip(paid) {
-        // A panic is a bug: raise it here, as a loop would have.
-        let analysis = analysis.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         let analysis = match analysis {
             Some(_) if !paid => Some(ToolAnalysis::Inconclusive(matrix::run_spent().0)),
             other => other,
