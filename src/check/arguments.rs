@@ -18,43 +18,40 @@ pub(super) fn check_tool(
     validator: Option<&jsonschema::Validator>,
     diags: &mut Vec<Diagnostic>,
 ) {
-    {
-        let ok = &validator.is_some();
-        for v in &tool.variants {
-            v.when.walk(&mut |path, pred| {
-                let known = *ok && check_path(tool, v, path, diags);
-                if let Some(pred) = pred {
-                    pred.walk_deep(&mut |p| {
-                        if let PredKind::Pattern(re) = &p.kind
-                            && let Err(e) = compile_pattern(re)
-                        {
-                            diags.push(
-                                Diagnostic::new(
-                                    Code::InvalidRegex,
-                                    format!("invalid regex `{re}`: {e}"),
-                                )
-                                .at(p.loc.0)
-                                .for_tool(&tool.name)
-                                .for_variant(&v.name),
-                            );
-                        }
-                    });
-                    if known && let Some(validator) = validator {
-                        check_values(tool, v, path, pred, validator, diags);
-                    }
-                    if known
-                        && let Some(schema) = lookup_subschema(&tool.input_schema, &path.segments)
+    let ok = &validator.is_some();
+    for v in &tool.variants {
+        v.when.walk(&mut |path, pred| {
+            let known = *ok && check_path(tool, v, path, diags);
+            if let Some(pred) = pred {
+                pred.walk_deep(&mut |p| {
+                    if let PredKind::Pattern(re) = &p.kind
+                        && let Err(e) = compile_pattern(re)
                     {
-                        let at = Nested {
-                            tool,
-                            variant: v,
-                            what: path.to_string(),
-                        };
-                        at.check(schema, pred, diags);
+                        diags.push(
+                            Diagnostic::new(
+                                Code::InvalidRegex,
+                                format!("invalid regex `{re}`: {e}"),
+                            )
+                            .at(p.loc.0)
+                            .for_tool(&tool.name)
+                            .for_variant(&v.name),
+                        );
                     }
+                });
+                if known && let Some(validator) = validator {
+                    check_values(tool, v, path, pred, validator, diags);
                 }
-            });
-        }
+                if known && let Some(schema) = lookup_subschema(&tool.input_schema, &path.segments)
+                {
+                    let at = Nested {
+                        tool,
+                        variant: v,
+                        what: path.to_string(),
+                    };
+                    at.check(schema, pred, diags);
+                }
+            }
+        });
     }
 }
 

@@ -16,37 +16,31 @@ pub(super) fn check_tool(
     tool: &Tool,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<jsonschema::Validator> {
-    {
-        {
-            check_output_schema(tool, diags);
-            let compiled = schema_validator_options().build(&tool.input_schema);
-            let (validator, problem) = match compiled {
-                Err(e) => (None, Some(e.to_string())),
-                Ok(_) if tool.input_schema.get("type") != Some(&Value::String("object".into())) => {
-                    (
-                        None,
-                        Some("an inputSchema must have `type: object`".to_string()),
-                    )
-                }
-                Ok(v) => (Some(v), None),
-            };
-            if let Some(problem) = &problem {
-                diags.push(
-                    Diagnostic::new(
-                        Code::InvalidSchema,
-                        format!(
-                            "inputSchema of tool `{}` is not a valid JSON Schema: {}",
-                            tool.name,
-                            first_line(problem)
-                        ),
-                    )
-                    .at(tool.schema_loc.0)
-                    .for_tool(&tool.name),
-                );
-            }
-            validator
-        }
+    check_output_schema(tool, diags);
+    let compiled = schema_validator_options().build(&tool.input_schema);
+    let (validator, problem) = match compiled {
+        Err(e) => (None, Some(e.to_string())),
+        Ok(_) if tool.input_schema.get("type") != Some(&Value::String("object".into())) => (
+            None,
+            Some("an inputSchema must have `type: object`".to_string()),
+        ),
+        Ok(v) => (Some(v), None),
+    };
+    if let Some(problem) = &problem {
+        diags.push(
+            Diagnostic::new(
+                Code::InvalidSchema,
+                format!(
+                    "inputSchema of tool `{}` is not a valid JSON Schema: {}",
+                    tool.name,
+                    first_line(problem)
+                ),
+            )
+            .at(tool.schema_loc.0)
+            .for_tool(&tool.name),
+        );
     }
+    validator
 }
 
 fn check_output_schema(tool: &Tool, diags: &mut Vec<Diagnostic>) {
