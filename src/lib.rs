@@ -30,6 +30,7 @@ pub mod hints;
 pub mod import;
 pub mod ir;
 mod lower;
+pub mod markup;
 pub mod matcher;
 mod par;
 mod parse;

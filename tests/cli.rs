@@ -605,8 +605,16 @@ fn sample_workflow_commands_run_as_written() {
     // The outputs the later steps read.
     let written = std::fs::read_to_string(tmp.join("signature.json")).unwrap();
     assert_eq!(written.as_bytes(), signature.stdout.as_slice());
-    let diff = std::fs::read_to_string(tmp.join("diff.txt")).unwrap();
-    assert!(diff.contains("0 widening"), "{diff}");
+    let diff = std::fs::read_to_string(tmp.join("diff.md")).unwrap();
+    assert!(
+        diff.starts_with(mcp_resolve::diff::MARKDOWN_MARKER) && diff.contains("No change"),
+        "{diff}"
+    );
+    // The step that posts the comment finds it by that marker.
+    assert!(text.contains(&format!(
+        "startswith(\"{}\")",
+        mcp_resolve::diff::MARKDOWN_MARKER
+    )));
     let sarif: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("mcp-resolve.sarif")).unwrap())
             .unwrap();

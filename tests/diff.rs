@@ -491,6 +491,71 @@ fn cli_exits_one_on_widening_unless_allowed_and_reports_json() {
     );
 }
 
+/// `--format markdown` is a pull-request comment: the marker a workflow
+/// finds it by, the counts, a table per direction with widening first, each
+/// row with its witness as a code span, and the same exit codes as the
+/// other formats. A tool name with Markdown's own characters stays in its
+/// cell.
+#[test]
+fn markdown_report_is_a_table_per_direction_with_witnesses() {
+    let dir = scratch("markdown");
+    let old: Value = serde_json::from_str(
+        &std::fs::read_to_string("generated/file-server.signature.json").unwrap(),
+    )
+    .unwrap();
+    let mut new = old.clone();
+    // Widening: `overwrite` calls become non-destructive.
+    new["tools"][0]["resolvedVariants"][1]["annotations"]["destructiveHint"] = json!(false);
+    new["tools"][0]["resolvedVariants"][2]["annotations"]["destructiveHint"] = json!(false);
+    // Narrowing: a tool removed. Widening: one added, named to break a table.
+    let removed = new["tools"].as_array().unwrap().len() > 1;
+    if removed {
+        new["tools"].as_array_mut().unwrap().pop();
+    }
+    let mut odd = old["tools"][0].clone();
+    odd["name"] = json!("a|b`c");
+    new["tools"].as_array_mut().unwrap().push(odd);
+    let (o, n) = (
+        write_doc(&dir, "old.json", &old),
+        write_doc(&dir, "new.json", &new),
+    );
+
+    let out = run(&["diff", &o, &n, "--format", "markdown"]);
+    assert_eq!(out.status.code(), Some(1));
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.starts_with("<!-- mcp-resolve diff -->\n"), "{md}");
+    let widening = md.find("#### Widening").expect("a widening section");
+    if removed {
+        let narrowing = md.find("#### Narrowing").expect("a narrowing section");
+        assert!(widening < narrowing, "{md}");
+    }
+    // Every table row has exactly four cells (escaped pipes do not count).
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
+    assert!(rows.len() >= 3, "{md}");
+    for row in &rows {
+        let cells = row.replace("\\|", "").matches('|').count();
+        assert_eq!(cells, 5, "{row}");
+    }
+    assert!(md.contains("| ``a\\|b`c`` | tool-added |"), "{md}");
+    let row = rows
+        .iter()
+        .find(|r| r.contains("`manage_files`") && r.contains("destructiveHint"))
+        .expect("the resolved-annotation row");
+    assert!(row.contains("`{\"action\":"), "{row}");
+    // The report's counts agree with the JSON report's.
+    let json: Value =
+        serde_json::from_slice(&run(&["diff", &o, &n, "--format", "json"]).stdout).unwrap();
+    let w = json["summary"]["widening"].as_u64().unwrap();
+    assert!(md.contains(&format!("**{w} widening**")), "{md}");
+
+    // No change: a short comment, exit 0.
+    let same = run(&["diff", &o, &o, "--format", "markdown"]);
+    assert_eq!(same.status.code(), Some(0));
+    let md = String::from_utf8(same.stdout).unwrap();
+    assert!(md.contains("No change"), "{md}");
+    assert!(!md.contains("| tool |"), "{md}");
+}
+
 #[test]
 fn cli_compares_rules_with_signatures_and_refuses_tampered_documents() {
     let dir = scratch("rules");

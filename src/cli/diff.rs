@@ -56,6 +56,7 @@ pub(crate) fn run(
     match format {
         DiffFormat::Human => out(&diff.to_human()),
         DiffFormat::Json => out(&to_pretty(&diff.to_json())),
+        DiffFormat::Markdown => out(&diff.to_markdown()),
     }
     if (diff.has_widening() && !allow_widening) || (diff.has_undecided() && !allow_undecided) {
         FAILURE

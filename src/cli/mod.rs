@@ -439,6 +439,9 @@ pub(crate) enum DiffFormat {
     Human,
     /// One JSON document.
     Json,
+    /// Markdown for a pull-request comment: a table per direction, with
+    /// witnesses.
+    Markdown,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

@@ -169,6 +169,73 @@ impl Diff {
     }
 }
 
+impl Diff {
+    /// The Markdown report, made for a pull-request comment: a summary line,
+    /// then a table per direction (widening first, then undecided,
+    /// narrowing and no-effect changes) with each change's witness. It
+    /// starts with the HTML comment [`MARKDOWN_MARKER`], by which a workflow
+    /// finds its earlier comment to update.
+    pub fn to_markdown(&self) -> String {
+        use crate::markup::{md_cell, md_code};
+        let mut out = format!("{MARKDOWN_MARKER}\n### mcp-resolve diff\n\n");
+        if self.changes.is_empty() {
+            out.push_str("No change to what the server's tools may do.\n");
+            return out;
+        }
+        out.push_str(&format!(
+            "**{} widening**, {} narrowing, {} without effect, {} undecided\n",
+            self.count(Direction::Widening),
+            self.count(Direction::Narrowing),
+            self.count(Direction::Neutral),
+            self.count(Direction::Undecided)
+        ));
+        let sections = [
+            (
+                Direction::Widening,
+                "Widening: the new rules let more through",
+            ),
+            (
+                Direction::Undecided,
+                "Undecided: no call tells the documents apart, but none is proved not to",
+            ),
+            (Direction::Narrowing, "Narrowing"),
+            (Direction::Neutral, "Without effect on resolution"),
+        ];
+        for (direction, title) in sections {
+            let changes: Vec<&Change> = self
+                .changes
+                .iter()
+                .filter(|c| c.direction == direction)
+                .collect();
+            if changes.is_empty() {
+                continue;
+            }
+            out.push_str(&format!(
+                "\n#### {title}\n\n| tool | kind | change | witness (arguments) |\n|---|---|---|---|\n"
+            ));
+            for c in changes {
+                let witness = c
+                    .witness
+                    .as_ref()
+                    .map(|w| md_code(&serde_json::to_string(w).unwrap_or_default()))
+                    .unwrap_or_default();
+                out.push_str(&format!(
+                    "| {} | {} | {} | {} |\n",
+                    md_code(&c.tool),
+                    c.kind,
+                    md_cell(&c.message),
+                    witness
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// The first line of [`Diff::to_markdown`]: an HTML comment (invisible once
+/// rendered) that marks a pull-request comment as this report's.
+pub const MARKDOWN_MARKER: &str = "<!-- mcp-resolve diff -->";
+
 /// Why two documents cannot be compared.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
