@@ -156,6 +156,30 @@ pub struct LoadOptions {
     /// Threads for per-file and per-tool work; 0 (the default) uses every
     /// core. Results never depend on it.
     pub jobs: usize,
+    /// Told when loading enters each [`Stage`] (the command's progress
+    /// indicator); never told anything that changes a result.
+    pub progress: Option<fn(Stage)>,
+}
+
+/// A stage of loading, as [`LoadOptions::progress`] is told it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Stage {
+    /// Reading and parsing this many rules files.
+    Parsing {
+        /// The number of files.
+        files: usize,
+    },
+    /// Checking the tools of every server.
+    Checking {
+        /// The number of tools.
+        tools: usize,
+    },
+    /// The pattern analysis of every tool.
+    Analysing {
+        /// The number of tools.
+        tools: usize,
+    },
 }
 
 impl Default for LoadOptions {
@@ -164,6 +188,7 @@ impl Default for LoadOptions {
             max_file_bytes: MAX_FILE_BYTES,
             analysis: crate::analysis::Limits::default(),
             jobs: 0,
+            progress: None,
         }
     }
 }
@@ -178,6 +203,12 @@ impl LoadOptions {
     /// These options with `jobs` threads (0: every core).
     pub fn with_jobs(mut self, jobs: usize) -> Self {
         self.jobs = jobs;
+        self
+    }
+
+    /// These options telling `progress` each [`Stage`] loading enters.
+    pub fn with_progress(mut self, progress: fn(Stage)) -> Self {
+        self.progress = Some(progress);
         self
     }
 
@@ -247,6 +278,9 @@ pub fn load_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Project, Lo
             path: paths.first().cloned().unwrap_or_default(),
             message: "no rules files (`*.yaml`, `*.yml`, `*.rules`) found".into(),
         });
+    }
+    if let Some(progress) = options.progress {
+        progress(Stage::Parsing { files: files.len() });
     }
     let mut ids = Vec::with_capacity(files.len());
     for path in files {
@@ -388,11 +422,18 @@ fn parse_source(sources: &SourceMap, file: FileId, options: &LoadOptions) -> Par
 
 fn finish_to(project: &mut Project, until: Until, options: &LoadOptions) {
     project.servers = crate::lower::lower(&project.files, &mut project.diagnostics);
+    let tools = project.servers.iter().map(|s| s.tools.len()).sum();
+    if let Some(progress) = options.progress {
+        progress(Stage::Checking { tools });
+    }
     for server in &project.servers {
         check_server(server, options.jobs, &mut project.diagnostics);
     }
     // Like rustc's match checking, pattern analysis runs on rules that check.
     if until == Until::Analysed && crate::analysis::should_run(&project.diagnostics) {
+        if let Some(progress) = options.progress {
+            progress(Stage::Analysing { tools });
+        }
         for server in &mut project.servers {
             let facts = crate::analysis::analyze_server_with(
                 server,

@@ -750,3 +750,123 @@ fn output_does_not_depend_on_the_number_of_threads() {
         assert!(check.contains(code), "no {code} in:\n{check}");
     }
 }
+
+/// `completions SHELL` prints a script each shell accepts; the bash one,
+/// sourced into a real bash, completes subcommands and their options.
+#[test]
+fn completion_scripts_complete_commands_in_a_real_shell() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let o = run(&["completions", shell]);
+        assert_eq!(o.status.code(), Some(0), "{shell}");
+        let text = String::from_utf8(o.stdout).unwrap();
+        for word in ["check", "signature", "diff", "completions"] {
+            assert!(text.contains(word), "{shell}: no `{word}`");
+        }
+    }
+    let script =
+        std::env::temp_dir().join(format!("mcp-resolve-completion-{}", std::process::id()));
+    std::fs::write(&script, run(&["completions", "bash"]).stdout).unwrap();
+    let complete = |line: &str| -> Vec<String> {
+        let words: Vec<&str> = line.split(' ').collect();
+        let program = format!(
+            "source {script}; COMP_WORDS=({words}); COMP_CWORD={cword}; COMP_LINE='{line}'; COMP_POINT={point}; \
+             _mcp__resolve mcp-resolve \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"; \
+             printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script = script.display(),
+            words = words
+                .iter()
+                .map(|w| format!("'{w}'"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            cword = words.len() - 1,
+            point = line.len(),
+        );
+        let o = std::process::Command::new("bash")
+            .args(["--norc", "--noprofile", "-c", &program])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect()
+    };
+    let commands = complete("mcp-resolve ");
+    for c in ["check", "diff", "completions", "proxy"] {
+        assert!(commands.iter().any(|w| w == c), "{c} not in {commands:?}");
+    }
+    assert_eq!(complete("mcp-resolve dif"), ["diff"]);
+    let formats = complete("mcp-resolve diff a.json b.json --format ");
+    assert_eq!(formats, ["human", "json", "markdown"]);
+    let _ = std::fs::remove_file(&script);
+}
+
+/// Diagnostics are coloured on request (`--color always`, even into a pipe),
+/// never with `--color never`, and with `auto` not into a pipe.
+#[test]
+fn color_follows_the_flag_and_the_stream() {
+    let bad = "rules: [";
+    let dir = std::env::temp_dir().join(format!("mcp-resolve-color-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bad.yaml");
+    std::fs::write(&file, bad).unwrap();
+    let f = file.to_str().unwrap();
+    let escape = |o: &Output| o.stdout.contains(&0x1b);
+    assert!(escape(&run(&["check", f, "--color", "always"])));
+    assert!(escape(&run(&["--color", "always", "check", f])));
+    assert!(!escape(&run(&["check", f, "--color", "never"])));
+    assert!(!escape(&run(&["check", f])));
+    let o = run(&["check", f, "--color", "sometimes"]);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A long run on a terminal shows which stage it is in on standard error
+/// (run under a pseudo-terminal with util-linux's `script`), then clears it;
+/// with standard error not a terminal, nothing is written there.
+#[test]
+fn progress_shows_on_a_terminal_only() {
+    let dir = std::env::temp_dir().join(format!("mcp-resolve-progress-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut rules = String::from("version: 1\nserver: { name: big, version: 1.0.0 }\ntools:\n");
+    for i in 0..600 {
+        rules.push_str(&format!(
+            "  - name: tool_{i}\n    inputSchema: {{ type: object, properties: {{ action: {{ enum: [a, b, c] }}, path: {{ type: string, pattern: '^[a-z]+/[0-9]{{1,4}}$' }} }} }}\n    annotations: {{ readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false }}\n    variants:\n      - {{ name: a, when: {{ action: a, path: {{ pattern: '^x' }} }}, annotations: {{ readOnlyHint: true }} }}\n      - {{ name: b, when: {{ action: b }}, annotations: {{ destructiveHint: false }} }}\n"
+        ));
+    }
+    let file = dir.join("big.yaml");
+    std::fs::write(&file, rules).unwrap();
+    let bin = env!("CARGO_BIN_EXE_mcp-resolve");
+    let command = format!(
+        "{bin} check {} --format json > {}",
+        file.display(),
+        dir.join("out.json").display()
+    );
+    let o = std::process::Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .env("TERM", "xterm")
+        .output()
+        .expect("util-linux `script` (a pseudo-terminal for this test)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let terminal = String::from_utf8_lossy(&o.stdout);
+    assert!(terminal.contains("checking 600 tools"), "{terminal:?}");
+    // Cleared at the end: the last thing on the terminal erases the line.
+    assert!(
+        terminal.trim_end_matches(' ').ends_with("\r\u{1b}[2K") || terminal.ends_with("\u{1b}[2K"),
+        "{:?}",
+        &terminal[terminal.len().saturating_sub(80)..]
+    );
+    // The output itself is whole JSON.
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out.json")).unwrap()).unwrap();
+    assert_eq!(report["summary"]["errors"], 0);
+
+    let o = run(&["check", file.to_str().unwrap()]);
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

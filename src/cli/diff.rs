@@ -46,9 +46,11 @@ pub(crate) fn run(
         (Ok(o), Ok(n)) => (o, n),
         (Err(code), _) | (_, Err(code)) => return code,
     };
+    super::progress::stage("comparing the signatures");
     let diff = match mcp_resolve::diff::diff(&old_doc, &new_doc) {
         Ok(d) => d,
         Err(e) => {
+            super::progress::finish();
             eprintln!("error: {e}");
             return USAGE;
         }

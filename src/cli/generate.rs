@@ -7,13 +7,18 @@ use mcp_resolve::Builder;
 use super::{FAILURE, with_server, write_output};
 
 pub(crate) fn run(paths: &[PathBuf], output: Option<&Path>, runtime_path: String) -> u8 {
-    with_server(paths, |project, _| {
+    with_server(paths, |project, server| {
+        super::progress::stage(format!(
+            "generating the resolver of {} tools",
+            server.tools.len()
+        ));
         let builder = Builder::new()
             .runtime_path(runtime_path)
             .cargo_instructions(false);
         match builder.generate_project(project) {
             Ok(code) => write_output(output, &code),
             Err(e) => {
+                super::progress::finish();
                 eprintln!("error: {e}");
                 FAILURE
             }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use mcp_resolve::diagnostic::{self, Severity};
 use mcp_resolve::ir::Server;
 use mcp_resolve::{LoadOptions, Project};
@@ -21,6 +21,7 @@ mod fmt;
 mod generate;
 mod import;
 mod keys;
+mod progress;
 mod proxy;
 mod resolve;
 mod signature;
@@ -33,7 +34,24 @@ struct Cli {
     command: Command,
     #[command(flatten)]
     limits: LimitArgs,
+    /// When to colour diagnostics: `auto` colours a terminal unless `NO_COLOR` is set; `always` even a pipe
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    color: ColorWhen,
 }
+
+/// `--color`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ColorWhen {
+    // On a terminal, unless `NO_COLOR` is set (and not empty). (Plain
+    // comments: doc comments here would turn `--help` into the long form.)
+    Auto,
+    // Always, even into a pipe or a file.
+    Always,
+    Never,
+}
+
+/// This process's `--color`.
+static COLOR: std::sync::OnceLock<ColorWhen> = std::sync::OnceLock::new();
 
 /// What reading rules may spend (every command that reads rules files).
 #[derive(clap::Args)]
@@ -91,7 +109,8 @@ impl LimitArgs {
         }
         let options = LoadOptions::default()
             .with_analysis(analysis)
-            .with_jobs(self.jobs.map_or(0, size));
+            .with_jobs(self.jobs.map_or(0, size))
+            .with_progress(progress::load_stage);
         match self.max_file_bytes {
             Some(n) => options.with_max_file_bytes(size(n)),
             None => options,
@@ -399,6 +418,16 @@ enum Command {
         #[arg(long)]
         policy: bool,
     },
+    /// Print a completion script for SHELL.
+    ///
+    /// bash: `mcp-resolve completions bash > ~/.local/share/bash-completion/completions/mcp-resolve`;
+    /// zsh: into a directory of `$fpath` as `_mcp-resolve`; fish:
+    /// `~/.config/fish/completions/mcp-resolve.fish`; PowerShell: dot-source
+    /// the output from `$PROFILE`; elvish: `eval (mcp-resolve completions elvish | slurp)`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 /// A signing key's algorithm.
@@ -485,7 +514,15 @@ pub fn main() -> ExitCode {
     };
     let _ = LOAD_OPTIONS.set(cli.limits.options());
     let _ = DOCUMENT_LIMIT.set(cli.limits.document_limit());
-    ExitCode::from(match cli.command {
+    let _ = COLOR.set(cli.color);
+    let code = run(cli.command);
+    progress::finish();
+    ExitCode::from(code)
+}
+
+/// Runs one command; returns the process exit code.
+fn run(command: Command) -> u8 {
+    match command {
         Command::Check {
             paths,
             format,
@@ -624,11 +661,34 @@ pub fn main() -> ExitCode {
                 mcp_resolve::rules_schema::rules_schema()
             },
         ),
-    })
+        Command::Completions { shell } => {
+            let mut text = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "mcp-resolve", &mut text);
+            let mut text = String::from_utf8_lossy(&text).into_owned();
+            if shell == clap_complete::Shell::Bash {
+                // clap_complete's bash script names a subcommand's state
+                // `mcp__resolve__subcmd__X` where it sets it and
+                // `mcp__subcmd__resolve__subcmd__X` where it reads it (its
+                // hyphen escaping, clap-rs/clap#6421), so nothing after a
+                // subcommand would complete. Spell both alike.
+                text = text.replace("mcp__subcmd__resolve__", "mcp__resolve__");
+            }
+            out(&text);
+            OK
+        }
+    }
 }
 
+/// Whether to colour what goes to `stream`: `--color`, else a terminal
+/// without `NO_COLOR` (set and not empty, as no-color.org defines it).
 pub(crate) fn color_for(stream: &impl IsTerminal) -> bool {
-    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none()
+    match COLOR.get().copied().unwrap_or(ColorWhen::Auto) {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => {
+            stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
 }
 
 /// The limits of this process's command line (`--max-file-bytes`,
@@ -639,6 +699,7 @@ pub(crate) fn load_options() -> LoadOptions {
 
 pub(crate) fn load(paths: &[PathBuf]) -> Result<Project, u8> {
     mcp_resolve::load_with(paths, &load_options()).map_err(|e| {
+        progress::finish();
         eprintln!("error: {e}");
         USAGE
     })
@@ -651,6 +712,7 @@ pub(crate) fn with_server(paths: &[PathBuf], f: impl FnOnce(&Project, &Server) -
         Ok(project) => match project.single_server() {
             Ok(server) => f(&project, server),
             Err(message) => {
+                progress::finish();
                 eprintln!("error: {message}");
                 USAGE
             }
@@ -668,6 +730,7 @@ fn load_clean(paths: &[PathBuf]) -> Result<Project, u8> {
             .filter(|d| d.severity == Severity::Error)
             .cloned()
             .collect();
+        progress::finish();
         eprint!(
             "{}",
             diagnostic::render_human(&project.sources, &errors, color_for(&std::io::stderr()))
@@ -690,6 +753,7 @@ pub(crate) fn pretty_json(value: &Value) -> String {
 /// output never passes for success.
 pub(crate) fn out(text: &str) {
     use std::io::Write as _;
+    progress::finish();
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = stdout
         .write_all(text.as_bytes())
@@ -736,11 +800,13 @@ pub(crate) fn read_json(path: &Path) -> Result<Value, u8> {
 }
 
 pub(crate) fn write_output(output: Option<&Path>, text: &str) -> u8 {
+    progress::stage("writing");
     let Some(path) = output else {
         out(text);
         return OK;
     };
     let written = mcp_resolve::builder::write_if_changed(path, text);
+    progress::finish();
     match written {
         Ok(()) => OK,
         Err(e) => {

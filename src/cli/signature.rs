@@ -11,6 +11,10 @@ use super::{FAILURE, OK, read_input, with_server, write_output};
 
 pub(crate) fn run(paths: &[PathBuf], output: Option<&Path>, fingerprint_only: bool) -> u8 {
     with_server(paths, |_, server| {
+        super::progress::stage(format!(
+            "building the signature of {} tools",
+            server.tools.len()
+        ));
         let doc = signature_document(server);
         let text = if fingerprint_only {
             format!("{}\n", doc.fingerprint.as_deref().unwrap_or_default())

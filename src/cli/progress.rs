@@ -1,0 +1,99 @@
+//! The progress indicator: a spinner on standard error that names the stage
+//! a long run is in (parsing, checking, analysing, writing) and the time
+//! spent. It appears only when standard error is a terminal and only once a
+//! run has taken longer than [`DELAY`], so short runs, pipes, CI logs and
+//! tests see nothing; it is cleared before any output is written.
+
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use mcp_resolve::Stage;
+
+/// How long a run goes before the indicator shows.
+const DELAY: Duration = Duration::from_millis(300);
+
+/// The spinner (hidden until [`DELAY`] has passed) and whether it is done.
+struct Indicator {
+    bar: ProgressBar,
+    done: Mutex<bool>,
+}
+
+static INDICATOR: OnceLock<Option<Indicator>> = OnceLock::new();
+
+/// Whether this process shows progress: standard error is a terminal and
+/// `TERM` is not `dumb`.
+fn wanted() -> bool {
+    use std::io::IsTerminal as _;
+    std::io::stderr().is_terminal() && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+}
+
+fn indicator() -> Option<&'static Indicator> {
+    INDICATOR
+        .get_or_init(|| {
+            if !wanted() {
+                return None;
+            }
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
+            if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+                bar.set_style(style);
+            }
+            let shown = bar.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(DELAY);
+                if let Some(indicator) = INDICATOR.get().and_then(Option::as_ref)
+                    && let Ok(done) = indicator.done.lock()
+                    && !*done
+                {
+                    shown.set_draw_target(ProgressDrawTarget::stderr());
+                    shown.enable_steady_tick(Duration::from_millis(100));
+                }
+            });
+            Some(Indicator {
+                bar,
+                done: Mutex::new(false),
+            })
+        })
+        .as_ref()
+}
+
+/// Names the stage the run is in.
+pub(crate) fn stage(message: impl Into<String>) {
+    if let Some(indicator) = indicator()
+        && let Ok(done) = indicator.done.lock()
+        && !*done
+    {
+        indicator.bar.set_message(message.into());
+    }
+}
+
+/// A loading stage, as [`mcp_resolve::LoadOptions::progress`] reports it.
+pub(crate) fn load_stage(stage: Stage) {
+    let plural = |n: usize, one: &str| {
+        if n == 1 {
+            format!("1 {one}")
+        } else {
+            format!("{n} {one}s")
+        }
+    };
+    self::stage(match stage {
+        Stage::Parsing { files } => format!("parsing {}", plural(files, "file")),
+        Stage::Checking { tools } => format!("checking {}", plural(tools, "tool")),
+        Stage::Analysing { tools } => {
+            format!("analysing the patterns of {}", plural(tools, "tool"))
+        }
+        _ => "loading".to_string(),
+    });
+}
+
+/// Clears the indicator for good: called before anything is written to
+/// standard output or error, so the two never interleave.
+pub(crate) fn finish() {
+    if let Some(indicator) = INDICATOR.get().and_then(Option::as_ref)
+        && let Ok(mut done) = indicator.done.lock()
+        && !*done
+    {
+        *done = true;
+        indicator.bar.finish_and_clear();
+    }
+}
