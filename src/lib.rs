@@ -23,6 +23,7 @@ pub mod diagnostic;
 pub mod diff;
 pub mod emit;
 mod eval;
+pub mod explain;
 #[cfg(feature = "cli")]
 pub mod format;
 pub mod hints;

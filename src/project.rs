@@ -34,6 +34,9 @@ pub struct Project {
     pub diagnostics: Vec<Diagnostic>,
     /// Every file read (rules and schema files), for `rerun-if-changed`.
     pub inputs: Vec<PathBuf>,
+    /// The pattern analysis of each server's tools (by server, then tool),
+    /// where it ran: what `explain` reports.
+    pub(crate) analyses: Vec<Vec<Option<crate::analysis::ToolAnalysis>>>,
 }
 
 /// Why a project does not declare exactly one server.
@@ -272,6 +275,7 @@ pub fn load_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Project, Lo
         servers: Vec::new(),
         diagnostics: Vec::new(),
         inputs: Vec::new(),
+        analyses: Vec::new(),
     };
     if files.is_empty() {
         return Err(LoadError {
@@ -320,6 +324,7 @@ pub(crate) fn load_str_to(path: &str, text: &str, until: Until, options: &LoadOp
         servers: Vec::new(),
         diagnostics: Vec::new(),
         inputs: Vec::new(),
+        analyses: Vec::new(),
     };
     let id = project.sources.add(PathBuf::from(path), text.to_string());
     parse_sources(&mut project, &[id], options);
@@ -442,6 +447,7 @@ fn finish_to(project: &mut Project, until: Until, options: &LoadOptions) {
                 &mut project.diagnostics,
             );
             crate::analysis::derive_annotations(server, &facts);
+            project.analyses.push(facts);
         }
     }
     diagnostic::sort(&mut project.diagnostics);

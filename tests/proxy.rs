@@ -517,20 +517,19 @@ fn the_python_sdk_as_a_host_through_the_proxy() {
 }
 
 /// A copy of fixture `name` where Node finds the TypeScript SDK
-/// (`MCP_RESOLVE_TS_CLIENT`, which `.ci/run` installs; a failure in CI
+/// (`MCP_RESOLVE_TS_CLIENT`, which `scripts/test.sh` installs; a failure in CI
 /// without it, a skip elsewhere): Node resolves packages next to the script.
 fn ts_script(name: &str) -> Option<PathBuf> {
-    let Some(sdk) = std::env::var_os("MCP_RESOLVE_TS_CLIENT")
-        .map(PathBuf::from)
-        .filter(|d| d.join("node_modules/@modelcontextprotocol/client").is_dir())
-    else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must provide the TypeScript SDK (MCP_RESOLVE_TS_CLIENT, scripts/install-ts-client.sh)"
-        );
-        eprintln!("skipped: the TypeScript SDK is not installed (scripts/install-ts-client.sh)");
-        return None;
-    };
+    let sdk = common::component(
+        "MCP_RESOLVE_TS_CLIENT",
+        "the TypeScript SDK through the proxy",
+    )?;
+    assert!(
+        sdk.join("node_modules/@modelcontextprotocol/client")
+            .is_dir(),
+        "MCP_RESOLVE_TS_CLIENT={} has no @modelcontextprotocol/client",
+        sdk.display()
+    );
     let script = sdk.join(format!("proxy_{name}"));
     std::fs::copy(fixture(name), &script).unwrap();
     Some(script)

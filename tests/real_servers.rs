@@ -269,20 +269,9 @@ fn diffs_between_real_releases_report_every_admitting_change_with_a_witness() {
         && c["direction"] == "narrowing"));
 }
 
-/// The pinned packages `.ci/run` installs, if it did.
+/// The pinned packages `scripts/test.sh` installs, if it did.
 fn installed() -> Option<PathBuf> {
-    match std::env::var_os("MCP_RESOLVE_REAL_SERVERS") {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None if std::env::var_os("CI").is_some() => {
-            panic!("CI must set MCP_RESOLVE_REAL_SERVERS (see .ci/run)")
-        }
-        None => {
-            eprintln!(
-                "skipped: MCP_RESOLVE_REAL_SERVERS is not set (.ci/run installs the servers)"
-            );
-            None
-        }
-    }
+    common::real_servers("the live import of real servers")
 }
 
 fn live_import(dir: &Path, name: &str, args: &[&str]) -> Value {

@@ -26,16 +26,7 @@ fn check(paths: &[&Path], format: &str) -> (Value, i32) {
 }
 
 fn schema_validator() -> Option<jsonschema::Validator> {
-    let Some(path) = std::env::var_os("MCP_RESOLVE_SARIF_SCHEMA") else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must provide the SARIF schema (MCP_RESOLVE_SARIF_SCHEMA; scripts/fetch-sarif-schema.sh)"
-        );
-        eprintln!(
-            "skipping schema validation: set MCP_RESOLVE_SARIF_SCHEMA (scripts/fetch-sarif-schema.sh)"
-        );
-        return None;
-    };
+    let path = common::component("MCP_RESOLVE_SARIF_SCHEMA", "SARIF schema validation")?;
     let schema: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     assert_eq!(
         schema["title"],

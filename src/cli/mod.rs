@@ -418,6 +418,25 @@ enum Command {
         #[arg(long)]
         policy: bool,
     },
+    /// The reviewer's view of a server: per tool, its static annotations and
+    /// its variants in match order as a decision table (the condition in
+    /// words, yes/no per hint, scopes, reachability), which calls fall
+    /// through to the static annotations (with an example call), and a
+    /// summary of the whole server.
+    Explain {
+        /// Rules files, or directories of them (one server).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Only this tool.
+        #[arg(long, value_name = "NAME")]
+        tool: Option<String>,
+        /// Output format (`html`: one self-contained page).
+        #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
+        format: ExplainFormat,
+        /// Write to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Print a completion script for SHELL.
     ///
     /// bash: `mcp-resolve completions bash > ~/.local/share/bash-completion/completions/mcp-resolve`;
@@ -471,6 +490,16 @@ pub(crate) enum DiffFormat {
     /// Markdown for a pull-request comment: a table per direction, with
     /// witnesses.
     Markdown,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ExplainFormat {
+    /// Plain text.
+    Text,
+    /// GitHub-flavoured Markdown.
+    Markdown,
+    /// One self-contained HTML page.
+    Html,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -661,6 +690,30 @@ fn run(command: Command) -> u8 {
                 mcp_resolve::rules_schema::rules_schema()
             },
         ),
+        Command::Explain {
+            paths,
+            tool,
+            format,
+            output,
+        } => with_server(&paths, |project, server| {
+            let mut explanation = mcp_resolve::explain::explain(project, server);
+            if let Some(name) = tool {
+                explanation = match explanation.only_tool(&name) {
+                    Ok(e) => e,
+                    Err(e) => {
+                        progress::finish();
+                        eprintln!("error: {e}");
+                        return USAGE;
+                    }
+                };
+            }
+            let text = match format {
+                ExplainFormat::Text => explanation.to_text(),
+                ExplainFormat::Markdown => explanation.to_markdown(),
+                ExplainFormat::Html => explanation.to_html(),
+            };
+            write_output(output.as_deref(), &text)
+        }),
         Command::Completions { shell } => {
             let mut text = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "mcp-resolve", &mut text);

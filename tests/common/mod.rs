@@ -56,22 +56,69 @@ pub fn bin() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_mcp-resolve"))
 }
 
-/// The Python with the MCP SDK (and the JOSE library) that `.ci/run`
-/// installs; `None` (the test skips, saying so) outside CI without it.
-pub fn mcp_python(what: &str) -> Option<String> {
-    match std::env::var("MCP_RESOLVE_MCP_PYTHON") {
-        Ok(python) => Some(python),
-        Err(_) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI must set MCP_RESOLVE_MCP_PYTHON (see .ci/run)"
-            );
-            eprintln!(
-                "skipped {what}: MCP_RESOLVE_MCP_PYTHON is not set (.ci/run installs the SDK)"
-            );
-            None
-        }
+/// The real components some suites need, each named by the variable that
+/// points at it, and what installs it: README's test command
+/// (`scripts/test.sh`) installs them all under `target/` and sets the
+/// variables.
+pub const COMPONENTS: &[(&str, &str)] = &[
+    (
+        "MCP_RESOLVE_MCP_PYTHON",
+        "the Python MCP SDK (end-to-end, conformance and signing cross-checks)",
+    ),
+    (
+        "MCP_RESOLVE_CEL_PYTHON",
+        "cel-python (the CEL differential test)",
+    ),
+    (
+        "MCP_RESOLVE_TS_CLIENT",
+        "the TypeScript SDK (the second real client)",
+    ),
+    (
+        "MCP_RESOLVE_REAL_SERVERS",
+        "the real MCP servers from npm and PyPI (live import)",
+    ),
+    (
+        "MCP_RESOLVE_SARIF_SCHEMA",
+        "the SARIF 2.1.0 schema (SARIF output validation)",
+    ),
+    (
+        "MCP_RESOLVE_CHROMEDRIVER",
+        "Chromium and ChromeDriver (the explain page in a real browser)",
+    ),
+];
+
+/// The component `var` names (see [`COMPONENTS`]). Without it: a failure
+/// under CI, and elsewhere `None` with a note written straight to the
+/// terminal (not to the test harness's captured output), so a plain
+/// `cargo test` says which suites it skipped.
+pub fn component(var: &str, test: &str) -> Option<PathBuf> {
+    if let Some(value) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(value));
     }
+    let what = COMPONENTS
+        .iter()
+        .find(|(v, _)| *v == var)
+        .map_or("it", |(_, what)| what);
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must set {var}: scripts/test.sh installs {what}"
+    );
+    note_skipped(&format!(
+        "skipped {test}: {var} is not set; scripts/test.sh installs it: {what}"
+    ));
+    None
+}
+
+/// Writes `line` to the terminal past libtest's output capture.
+pub fn note_skipped(line: &str) {
+    use std::io::Write as _;
+    let _ = std::io::stderr().write_all(format!("\nnote: {line}\n").as_bytes());
+}
+
+/// The Python with the MCP SDK (and the JOSE library) that
+/// `scripts/test.sh` installs.
+pub fn mcp_python(what: &str) -> Option<String> {
+    component("MCP_RESOLVE_MCP_PYTHON", what).map(|p| p.to_string_lossy().into_owned())
 }
 
 /// Waits up to `limit` for `child` to exit; its status code (-1 when a
@@ -90,23 +137,9 @@ pub fn wait_for(child: &mut std::process::Child, limit: std::time::Duration) -> 
     }
 }
 
-/// Where `.ci/run` installed the real servers from npm and PyPI
-/// (`MCP_RESOLVE_REAL_SERVERS`); `None` (the test skips, saying so)
-/// outside CI without them.
+/// Where `scripts/test.sh` installed the real servers from npm and PyPI.
 pub fn real_servers(what: &str) -> Option<PathBuf> {
-    match std::env::var_os("MCP_RESOLVE_REAL_SERVERS") {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI must set MCP_RESOLVE_REAL_SERVERS (see .ci/run)"
-            );
-            eprintln!(
-                "skipped {what}: MCP_RESOLVE_REAL_SERVERS is not set (.ci/run installs the servers)"
-            );
-            None
-        }
-    }
+    component("MCP_RESOLVE_REAL_SERVERS", what)
 }
 
 /// The processes other than `mcp-resolve` itself with `marker` in their
