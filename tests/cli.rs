@@ -793,7 +793,7 @@ fn completion_scripts_complete_commands_in_a_real_shell() {
             .collect()
     };
     let commands = complete("mcp-resolve ");
-    for c in ["check", "diff", "completions", "proxy"] {
+    for c in ["check", "diff", "explain", "completions", "proxy"] {
         assert!(commands.iter().any(|w| w == c), "{c} not in {commands:?}");
     }
     assert_eq!(complete("mcp-resolve dif"), ["diff"]);
