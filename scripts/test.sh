@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# README's test command: every test suite, including those that drive real
+# components, which it installs first (all but Chromium under target/, and
+# nothing again that is already in place):
+#
+#   - cel-python in target/cel-venv (the CEL differential test);
+#   - the Python MCP SDK, rfc8785, jsonschema and joserfc in target/mcp-venv
+#     (end-to-end and conformance tests, signing cross-checks);
+#   - the TypeScript SDK v2 in target/ts-client (scripts/install-ts-client.sh);
+#   - the pinned real MCP servers in target/real-servers
+#     (scripts/install-real-servers.sh);
+#   - the SARIF 2.1.0 schema in target/sarif (scripts/fetch-sarif-schema.sh);
+#   - Chromium and ChromeDriver from Debian's packages (apt, as root or
+#     through sudo) for the explain page's browser test.
+#
+# Then `cargo test --workspace --locked` with the variables that point the
+# suites at them, and CI=1 so that a component that is still missing fails
+# its suite instead of skipping it. Extra arguments go to `cargo test`
+# (a filter, `--release`, …).
+#
+#   usage: scripts/test.sh [CARGO TEST ARGS…]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null 2>&1; then sudo "$@"; else
+    echo "error: installing $* needs root or sudo" >&2; return 1
+  fi
+}
+
+apt_install() {
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+
+# A virtual environment under target/ (python3-venv from apt if missing).
+make_venv() {
+  local venv=$1
+  if [ ! -x "$venv/bin/python" ]; then
+    mkdir -p target
+    if ! python3 -m venv "$venv" 2>/dev/null; then
+      apt_install python3 python3-venv
+      rm -rf "$venv"; python3 -m venv "$venv"
+    fi
+  fi
+}
+
+echo "== cel-python (an independent CEL implementation, for the differential test)"
+make_venv target/cel-venv
+target/cel-venv/bin/python -m pip install -q --disable-pip-version-check "cel-python==0.5.0"
+export MCP_RESOLVE_CEL_PYTHON="$PWD/target/cel-venv/bin/python"
+
+echo "== Python MCP SDK (the real client of the end-to-end tests) and joserfc (independent JOSE)"
+make_venv target/mcp-venv
+target/mcp-venv/bin/python -m pip install -q --disable-pip-version-check \
+  "mcp==2.3.0" "rfc8785==0.1.4" "jsonschema==4.26.0" "joserfc==1.8.0"
+export MCP_RESOLVE_MCP_PYTHON="$PWD/target/mcp-venv/bin/python"
+
+echo "== TypeScript SDK v2 (the second real client)"
+MCP_RESOLVE_TS_CLIENT="$(scripts/install-ts-client.sh target/ts-client)"
+export MCP_RESOLVE_TS_CLIENT
+
+echo "== real MCP servers (npm and PyPI, pinned) for the live import test"
+MCP_RESOLVE_REAL_SERVERS="$(scripts/install-real-servers.sh target/real-servers)"
+export MCP_RESOLVE_REAL_SERVERS
+
+echo "== SARIF 2.1.0 schema (pinned serde-sarif crate, through cargo)"
+MCP_RESOLVE_SARIF_SCHEMA="$PWD/$(scripts/fetch-sarif-schema.sh target/sarif)"
+export MCP_RESOLVE_SARIF_SCHEMA
+
+echo "== Chromium and ChromeDriver (Debian's packages) for the explain page"
+if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then
+  apt_install chromium chromium-driver
+fi
+MCP_RESOLVE_CHROMEDRIVER="$(command -v chromedriver)"
+MCP_RESOLVE_CHROMIUM="$(command -v chromium)"
+export MCP_RESOLVE_CHROMEDRIVER MCP_RESOLVE_CHROMIUM
+
+# Every component is in place: one still missing is a failure, not a skip.
+export CI="${CI:-1}"
+
+echo "== cargo test --workspace"
+cargo test --workspace --locked "$@"
