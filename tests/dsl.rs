@@ -542,3 +542,44 @@ fn characters_yaml_does_not_allow_raw_are_escaped_when_formatting() {
         }
     }
 }
+
+/// A comment trailing the first key of a block `inputSchema` stays on that
+/// key's line, and one trailing `inputSchema:` itself stays on its line:
+/// formatting used to hang the first on `inputSchema:`, and the next run
+/// moved it above (not idempotent; found by the `format_roundtrip`
+/// campaign on `rules/real-mcp-server-git.yaml` with a `#` inserted).
+#[test]
+fn comments_trailing_a_block_schema_stay_where_they_are() {
+    let cases = [
+        ("      properties: # note\n", "      properties:  # note\n"),
+        (
+            "      type: object # note\n",
+            "      type: object  # note\n",
+        ),
+    ];
+    for (line, expected) in cases {
+        let yaml = format!(
+            "version: 1\nserver: {{ name: s, version: 1.0.0 }}\ntools:\n  - name: t\n    inputSchema: # key\n{line}{}",
+            if line.contains("properties") {
+                "        a: { type: string }\n      type: object\n"
+            } else {
+                "      properties:\n        a: { type: string }\n"
+            }
+        );
+        assert!(
+            !mcp_resolve::load_str("c.yaml", &yaml).has_errors(),
+            "{yaml}"
+        );
+        let printed = format_file(Path::new("c.yaml"), &yaml, Syntax::Yaml).unwrap();
+        assert!(printed.contains("    inputSchema:  # key\n"), "{printed}");
+        assert!(printed.contains(expected), "{printed}");
+        let again = format_file(Path::new("out.yaml"), &printed, Syntax::Yaml).unwrap();
+        assert_eq!(again, printed, "not idempotent");
+        // Through `.rules` and back, every comment is still there.
+        let rules = format_file(Path::new("c.yaml"), &yaml, Syntax::Rules).unwrap();
+        let back = format_file(Path::new("c.rules"), &rules, Syntax::Yaml).unwrap();
+        assert!(back.contains("key") && back.contains("note"), "{back}");
+        let again = format_file(Path::new("c.rules"), &rules, Syntax::Rules).unwrap();
+        assert_eq!(again, rules, "not idempotent in .rules");
+    }
+}

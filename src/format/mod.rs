@@ -297,18 +297,56 @@ impl<'a> Out<'a> {
                 trailing.push(c.text.trim().to_string());
                 self.next += 1;
             }
-            if !trailing.is_empty() {
-                self.buf.push_str("  ");
-                self.buf.push_str(self.marker);
-                let text = trailing.join(" ");
-                let text = text.trim();
-                if !text.is_empty() {
-                    self.buf.push(' ');
-                    self.buf.push_str(text);
-                }
-            }
+            self.push_trailing(&trailing);
         }
         self.buf.push('\n');
+    }
+
+    /// The line of a key whose value is a block starting at `block` on a
+    /// later source line: comments before the block's first line go above
+    /// it, except one trailing the key's own source line, which stays
+    /// trailing. (Anchoring at the block would take the comment trailing
+    /// the block's first line for the key's, and move it on every run.)
+    fn key_line(&mut self, indent: usize, text: &str, block: usize) {
+        let block = block.min(self.source.len());
+        let block_line = self.source[..block].rfind('\n').map_or(0, |i| i + 1);
+        let key_line = self.source[..block_line.saturating_sub(1)]
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
+        let mut trailing = Vec::new();
+        while let Some(c) = self.comments.get(self.next) {
+            if c.offset >= block_line {
+                break;
+            }
+            let c = c.clone();
+            self.next += 1;
+            if !c.own_line && c.offset >= key_line {
+                trailing.push(c.text.trim().to_string());
+            } else {
+                self.push_comment(indent, &c);
+            }
+        }
+        for _ in 0..indent {
+            self.buf.push(' ');
+        }
+        self.buf.push_str(text);
+        self.push_trailing(&trailing);
+        self.buf.push('\n');
+    }
+
+    /// `  # a b` after a line's code, for the comments that trailed it.
+    fn push_trailing(&mut self, trailing: &[String]) {
+        if trailing.is_empty() {
+            return;
+        }
+        self.buf.push_str("  ");
+        self.buf.push_str(self.marker);
+        let text = trailing.join(" ");
+        let text = text.trim();
+        if !text.is_empty() {
+            self.buf.push(' ');
+            self.buf.push_str(text);
+        }
     }
 
     fn push_comment(&mut self, indent: usize, c: &Comment) {

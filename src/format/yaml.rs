@@ -170,16 +170,22 @@ fn flow(v: &Value) -> String {
 
 /// `key: value` lines for a JSON value in block style, small containers in flow.
 fn block(out: &mut Out<'_>, indent: usize, key: &str, v: &Value) {
+    block_at(out, indent, key, v, None);
+}
+
+/// [`block`], its first line written for the code at `anchor` in the source
+/// (the comments trailing that source line trail it).
+fn block_at(out: &mut Out<'_>, indent: usize, key: &str, v: &Value, anchor: Option<usize>) {
     let fits = flat(v) && flow(v).len() + indent + key.len() + 2 <= WIDTH;
     match v {
         Value::Object(m) if !m.is_empty() && !fits => {
-            out.line(indent, &format!("{key}:"), None);
+            out.line(indent, &format!("{key}:"), anchor);
             for (k, x) in m {
                 block(out, indent + 2, &scalar(k, false), x);
             }
         }
         Value::Array(a) if !a.is_empty() && !fits => {
-            out.line(indent, &format!("{key}:"), None);
+            out.line(indent, &format!("{key}:"), anchor);
             for x in a {
                 match x {
                     Value::Object(m)
@@ -201,7 +207,7 @@ fn block(out: &mut Out<'_>, indent: usize, key: &str, v: &Value) {
                 }
             }
         }
-        _ => out.line(indent, &format!("{key}: {}", flow(v)), None),
+        _ => out.line(indent, &format!("{key}: {}", flow(v)), anchor),
     }
 }
 
@@ -261,15 +267,23 @@ fn tool(out: &mut Out<'_>, t: &ToolDecl) {
     }
     match &t.input_schema {
         Some(SchemaSource::Inline(v)) => {
-            // Anchor comments above the schema to it.
-            out.line(4, "inputSchema:", Some(v.span.start));
+            if matches!(&v.value, Value::Object(m) if !m.is_empty()) {
+                // A block mapping: its first key is on a later line than
+                // `inputSchema:`, whose own trailing comment stays on it.
+                out.key_line(4, "inputSchema:", v.span.start);
+            } else {
+                // Anchor comments above the schema to it.
+                out.line(4, "inputSchema:", Some(v.span.start));
+            }
             if let Value::Object(m) = &v.value {
                 if m.is_empty() {
                     out.buf.truncate(out.buf.len() - 1);
                     out.buf.push_str(" {}\n");
                 }
-                for (k, x) in m {
-                    block(out, 6, &scalar(k, false), x);
+                for (i, (k, x)) in m.iter().enumerate() {
+                    // The first key is where the block starts in the source.
+                    let anchor = (i == 0).then_some(v.span.start);
+                    block_at(out, 6, &scalar(k, false), x, anchor);
                 }
             } else {
                 out.buf.truncate(out.buf.len() - 1);
