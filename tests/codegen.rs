@@ -11,10 +11,7 @@ use std::time::{Duration, SystemTime};
 use mcp_resolve::Builder;
 
 fn bundled() -> Vec<PathBuf> {
-    let mut files = common::files("rules", "yaml");
-    files.extend(common::files("rules", "rules"));
-    files.sort();
-    files
+    common::bundled_rules()
 }
 
 fn golden_path(rules: &Path) -> PathBuf {

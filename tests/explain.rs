@@ -13,10 +13,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 fn bundled() -> Vec<PathBuf> {
-    let mut files = common::files("rules", "yaml");
-    files.extend(common::files("rules", "rules"));
-    files.sort();
-    files
+    common::bundled_rules()
 }
 
 fn explain(path: &Path, args: &[&str]) -> String {
@@ -36,7 +33,7 @@ fn explain(path: &Path, args: &[&str]) -> String {
 }
 
 /// Every bundled server in the three formats, committed under generated/
-/// (Markdown and HTML) and kept in sync; every tool and variant of it is
+/// (Markdown; HTML for one) and kept in sync; every tool and variant of it is
 /// in each, in match order; the HTML needs nothing from the network.
 #[test]
 fn bundled_servers_in_every_format_are_up_to_date() {
@@ -87,10 +84,11 @@ fn bundled_servers_in_every_format_are_up_to_date() {
             &Path::new("generated").join(format!("{stem}.explain.md")),
             &markdown,
         );
-        common::expect_file(
-            &Path::new("generated").join(format!("{stem}.explain.html")),
-            &html,
-        );
+        // One page committed as the example (each page carries its own
+        // style, so the others would repeat it).
+        if stem == "github-api" {
+            common::expect_file(Path::new("generated/github-api.explain.html"), &html);
+        }
     }
 }
 

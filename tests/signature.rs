@@ -14,10 +14,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 fn bundled() -> Vec<std::path::PathBuf> {
-    let mut files = common::files("rules", "yaml");
-    files.extend(common::files("rules", "rules"));
-    files.sort();
-    files
+    common::bundled_rules()
 }
 
 fn signature_text(path: &Path) -> String {

@@ -51,6 +51,15 @@ pub fn files(dir: &str, ext: &str) -> Vec<PathBuf> {
     out
 }
 
+/// The bundled example servers' rules files (`rules/*.yaml`, `*.rules`),
+/// sorted.
+pub fn bundled_rules() -> Vec<PathBuf> {
+    let mut out = files("rules", "yaml");
+    out.extend(files("rules", "rules"));
+    out.sort();
+    out
+}
+
 /// The compiled `mcp-resolve` binary.
 pub fn bin() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_mcp-resolve"))
