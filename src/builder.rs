@@ -247,6 +247,7 @@ impl Builder {
         let options = Options {
             runtime_path: self.runtime_path.clone(),
             sources: project.inputs.iter().map(|p| display_source(p)).collect(),
+            jobs: self.load.jobs,
         };
         codegen::generate(server, &options).map_err(|e| Error::one(e.to_string()))
     }

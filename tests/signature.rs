@@ -231,3 +231,49 @@ fn host_evaluation_of_argument_patterns_agrees_with_the_resolver() {
         );
     }
 }
+
+/// The tool-by-tool writer (`signature_text`, what `signature` and
+/// `generate` use) gives the bytes and the fingerprint of the whole-document
+/// path, for every bundled server, every valid fixture, names that spell
+/// the frame's own `"tools":[]`, a server without tools, and any number of
+/// threads.
+#[test]
+fn tool_by_tool_writer_matches_the_whole_document() {
+    use mcp_resolve::emit::signature::signature_text;
+    let mut files = bundled();
+    files.extend(common::files("tests/fixtures/valid", "yaml"));
+    let mut projects: Vec<(String, mcp_resolve::Project)> = files
+        .iter()
+        .map(|p| {
+            (
+                p.display().to_string(),
+                mcp_resolve::load(std::slice::from_ref(p)).unwrap(),
+            )
+        })
+        .collect();
+    let odd = "version: 1\nserver: { name: '\"tools\":[]', version: '\"tools\": []' }\ntools:\n  - name: 't\"tools\":[]'\n    description: \"\\n  \\\"tools\\\": []\\n\"\n    inputSchema: { type: object, properties: { '\"tools\":[]': { enum: [1e21, 0.1, -0, 100] } } }\n    annotations: { readOnlyHint: true }\n  - name: u\n    inputSchema: { type: object }\n";
+    projects.push(("odd".into(), mcp_resolve::load_str("odd.yaml", odd)));
+    projects.push((
+        "empty".into(),
+        mcp_resolve::load_str(
+            "empty.yaml",
+            "version: 1\nserver: { name: e, version: 1.0.0 }\ntools: []\n",
+        ),
+    ));
+    for (name, project) in &projects {
+        assert!(!project.has_errors(), "{name}: {:?}", project.diagnostics);
+        for server in &project.servers {
+            let doc = signature(server);
+            let whole = to_pretty(&doc);
+            for jobs in [1, 3, 0] {
+                let text = signature_text(server, jobs);
+                assert_eq!(text.text, whole, "{name}, {jobs} threads");
+                assert_eq!(
+                    Some(text.fingerprint.as_str()),
+                    doc["fingerprint"].as_str(),
+                    "{name}"
+                );
+            }
+        }
+    }
+}

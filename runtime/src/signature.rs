@@ -260,10 +260,20 @@ pub fn fingerprinted_text(document: &Value) -> String {
 /// docs/signature.md.
 #[cfg(feature = "fingerprint")]
 pub fn fingerprint(document: &Value) -> String {
+    fingerprint_of_parts([fingerprinted_text(document).as_bytes()])
+}
+
+/// [`fingerprint`] of a document whose [`fingerprinted_text`] comes in
+/// pieces, hashed in order (a writer that canonicalises tool by tool).
+#[cfg(feature = "fingerprint")]
+pub fn fingerprint_of_parts<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {
     use sha2::{Digest, Sha256};
 
-    let digest = Sha256::digest(fingerprinted_text(document).as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let mut hash = Sha256::new();
+    for part in parts {
+        hash.update(part);
+    }
+    let hex: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
     format!("sha256:{hex}")
 }
 

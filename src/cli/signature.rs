@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use mcp_resolve::emit::signature::{signature_document, to_pretty};
+use mcp_resolve::emit::signature::{signature_document, signature_text, to_pretty};
 use mcp_resolve_runtime::SignatureDocument;
 
 use super::keys::{private_keys, with_extension};
@@ -15,11 +15,11 @@ pub(crate) fn run(paths: &[PathBuf], output: Option<&Path>, fingerprint_only: bo
             "building the signature of {} tools",
             server.tools.len()
         ));
-        let doc = signature_document(server);
+        let signed = signature_text(server, super::load_options().jobs);
         let text = if fingerprint_only {
-            format!("{}\n", doc.fingerprint.as_deref().unwrap_or_default())
+            format!("{}\n", signed.fingerprint)
         } else {
-            to_pretty(&doc.to_value())
+            signed.text
         };
         write_output(output, &text)
     })

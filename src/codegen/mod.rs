@@ -16,7 +16,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use serde_json::Value;
 
-use crate::emit::signature::{signature, to_pretty};
+use crate::emit::signature::{SignatureText, signature_text};
 use crate::emit::tools::tools_list;
 use crate::hints::HintTableExt;
 use crate::ir::{Server, Tool};
@@ -29,6 +29,9 @@ pub struct Options {
     pub runtime_path: String,
     /// The input files (rules and schemas), as the header names them.
     pub sources: Vec<String>,
+    /// Threads for per-tool work (0: every core); the output never depends
+    /// on it.
+    pub jobs: usize,
 }
 
 impl Default for Options {
@@ -36,6 +39,7 @@ impl Default for Options {
         Options {
             runtime_path: "::mcp_resolve_runtime".into(),
             sources: Vec::new(),
+            jobs: 0,
         }
     }
 }
@@ -55,13 +59,10 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
         .map_err(|e| CodegenError(format!("runtime path `{}`: {e}", options.runtime_path)))?;
     let rt = quote!(#rt);
 
-    let doc = signature(server);
-    let signature_text = to_pretty(&doc);
-    let fingerprint = doc
-        .get("fingerprint")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
+    let SignatureText {
+        text: signature_text,
+        fingerprint,
+    } = signature_text(server, options.jobs);
 
     let names: Vec<&str> = server.tools.iter().map(|t| t.name.as_str()).collect();
     let table = phf::build(&names).ok_or_else(|| CodegenError("tool names repeat".into()))?;

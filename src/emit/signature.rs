@@ -2,47 +2,55 @@
 //! [`SignatureDocument`], fingerprinted.
 
 use mcp_resolve_runtime::signature::{
-    ServerInfo, SignatureDocument, VariantCondition, VariantEntry,
+    ServerInfo, SignatureDocument, SignatureTool, VariantCondition, VariantEntry,
+    fingerprint_of_parts, fingerprinted_text,
 };
 use serde_json::Value;
 
 use crate::hints::HintTableExt;
-use crate::ir::Server;
+use crate::ir::{Server, Tool};
 use crate::schema::patterns::argument_patterns;
 
 /// Builds the signature document, fingerprint included. The server must have
 /// passed `check`: a condition too large to write as patterns (reported there
 /// as `pattern-too-complex`) contributes no entries.
 pub fn signature_document(server: &Server) -> SignatureDocument {
+    skeleton(
+        server,
+        server.tools.iter().map(|t| tool_model(server, t)).collect(),
+    )
+    .finish()
+}
+
+/// One tool of the document.
+fn tool_model(server: &Server, tool: &Tool) -> SignatureTool {
     let hints = &server.hints;
-    let tools = server
-        .tools
-        .iter()
-        .map(|tool| {
-            let mut t = tool.to_model(hints);
-            if tool.resolvable {
-                let entries = tool
-                    .variants
-                    .iter()
-                    .flat_map(|v| {
-                        let annotations = hints.to_annotations(&v.annotations);
-                        let scopes = v.scopes();
-                        argument_patterns(&v.when)
-                            .unwrap_or_default()
-                            .into_iter()
-                            .map(move |argument_patterns| VariantEntry {
-                                name: v.name.clone(),
-                                when: VariantCondition { argument_patterns },
-                                annotations: annotations.clone(),
-                                required_scopes: scopes.clone(),
-                            })
+    let mut t = tool.to_model(hints);
+    if tool.resolvable {
+        let entries = tool
+            .variants
+            .iter()
+            .flat_map(|v| {
+                let annotations = hints.to_annotations(&v.annotations);
+                let scopes = v.scopes();
+                argument_patterns(&v.when)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(move |argument_patterns| VariantEntry {
+                        name: v.name.clone(),
+                        when: VariantCondition { argument_patterns },
+                        annotations: annotations.clone(),
+                        required_scopes: scopes.clone(),
                     })
-                    .collect();
-                t.resolved_variants = Some(entries);
-            }
-            t
-        })
-        .collect();
+            })
+            .collect();
+        t.resolved_variants = Some(entries);
+    }
+    t
+}
+
+/// The document around `tools`, without a fingerprint.
+fn skeleton(server: &Server, tools: Vec<SignatureTool>) -> SignatureDocument {
     SignatureDocument {
         server_info: Some(ServerInfo {
             name: server.name.clone(),
@@ -54,7 +62,105 @@ pub fn signature_document(server: &Server) -> SignatureDocument {
         resource_templates: Vec::new(),
         fingerprint: None,
     }
-    .finish()
+}
+
+/// The signature document as written to disk, and its fingerprint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SignatureText {
+    /// [`to_pretty`] of [`signature`], byte for byte.
+    pub text: String,
+    /// Its `fingerprint`.
+    pub fingerprint: String,
+}
+
+/// [`to_pretty`] of [`signature`] and the fingerprint, built tool by tool on
+/// `jobs` threads (0: every core) without a tree of the whole document:
+/// RFC 8785 text is compositional (an array's canonical form is its items'
+/// canonical forms in order), so each tool is canonicalised and pretty-printed
+/// on its own, the fingerprint's hash is fed the tools' canonical texts in
+/// order, and the tools' printed texts are spliced into the printed frame.
+/// The output is the same bytes whatever `jobs` is.
+pub fn signature_text(server: &Server, jobs: usize) -> SignatureText {
+    let threads = crate::par::threads(jobs);
+    let printed = crate::par::map(&server.tools, threads, None, |_, tool| {
+        let value = serde_json::to_value(tool_model(server, tool)).unwrap_or(Value::Null);
+        let canonical = serde_json_canonicalizer::to_string(&value).unwrap_or_default();
+        let ordered: Value = serde_json::from_str(&canonical).unwrap_or(value);
+        let pretty = serde_json::to_string_pretty(&ordered).unwrap_or_default();
+        (canonical, pretty)
+    });
+    let printed: Vec<(String, String)> = printed
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        .collect();
+
+    // The frame: the document with no tools, whose `"tools":[]` (canonical)
+    // and `"tools": []` (printed) stand once each, at the top level (a
+    // quote inside a string is always escaped, and no other member of the
+    // frame has a `tools` key).
+    let mut frame = skeleton(server, Vec::new());
+    let frame_canonical = fingerprinted_text(&frame.to_value());
+    let Some((head, tail)) = frame_canonical.split_once("\"tools\":[]") else {
+        return whole(server);
+    };
+    let separators = std::iter::once(&b"\"tools\":["[..]).chain(std::iter::repeat(&b","[..]));
+    let tools = separators
+        .zip(&printed)
+        .flat_map(|(sep, (canonical, _))| [sep, canonical.as_bytes()]);
+    let fingerprint = fingerprint_of_parts(
+        std::iter::once(head.as_bytes())
+            .chain(if printed.is_empty() {
+                Some(&b"\"tools\":["[..])
+            } else {
+                None
+            })
+            .chain(tools)
+            .chain([&b"]"[..], tail.as_bytes()]),
+    );
+
+    frame.fingerprint = Some(fingerprint.clone());
+    let frame_text = to_pretty(&frame.to_value());
+    let Some((head, tail)) = frame_text.split_once("\n  \"tools\": []") else {
+        return whole(server);
+    };
+    if printed.is_empty() {
+        return SignatureText {
+            text: frame_text,
+            fingerprint,
+        };
+    }
+    let size = printed
+        .iter()
+        .map(|(_, p)| p.len() + p.lines().count() * 4 + 2)
+        .sum::<usize>();
+    let mut text = String::with_capacity(frame_text.len() + size);
+    text.push_str(head);
+    text.push_str("\n  \"tools\": [\n");
+    for (i, (_, pretty)) in printed.iter().enumerate() {
+        if i > 0 {
+            text.push_str(",\n");
+        }
+        for (j, line) in pretty.split('\n').enumerate() {
+            if j > 0 {
+                text.push('\n');
+            }
+            text.push_str("    ");
+            text.push_str(line);
+        }
+    }
+    text.push_str("\n  ]");
+    text.push_str(tail);
+    SignatureText { text, fingerprint }
+}
+
+/// The slow path [`signature_text`] stands for (kept for a frame it cannot
+/// split, which the types rule out).
+fn whole(server: &Server) -> SignatureText {
+    let doc = signature_document(server);
+    SignatureText {
+        fingerprint: doc.fingerprint.clone().unwrap_or_default(),
+        text: to_pretty(&doc.to_value()),
+    }
 }
 
 /// The signature document as JSON, fingerprint included.
