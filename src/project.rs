@@ -310,7 +310,9 @@ pub fn load_str(path: &str, text: &str) -> Project {
 pub(crate) enum Until {
     /// Lowered and checked: the rules as written, without pattern analysis
     /// (nor the static annotations it derives). Two files with the same
-    /// checked rules analyse alike, so this is what comparing rules needs.
+    /// checked rules analyse alike, so this is what comparing rules needs
+    /// (`fmt` and `convert`, behind the `cli` feature).
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     Checked,
     /// Analysed as well: everything [`load_str`] does.
     Analysed,
