@@ -86,13 +86,6 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
     } = dispatch(server, &names, &table, linear, &rt);
     // With no resolvable tool, the arguments are never looked at.
     let unused = (!server.tools.iter().any(|t| t.resolvable)).then(|| quote!(let _ = arguments;));
-    let tool_fns = server
-        .tools
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.resolvable)
-        .map(|(i, t)| tool_fn(server, t, i, &rt));
-
     let tokens = quote! {
         const _: () = ::core::assert!(
             #rt::CODEGEN_VERSION == #version,
@@ -187,18 +180,48 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
         };
 
         #slot_fn
-
-        #(#tool_fns)*
     };
 
+    // The shared items, then each resolvable tool's functions, printed on
+    // their own on the machine's cores (a file of items prints as its items
+    // printed one after the other) and each checked to parse back: no
+    // syntax tree of the whole file is ever held.
+    let mut out = header(server, &fingerprint, &options.sources);
+    out.push_str(&print_items(tokens)?);
+    let resolvable: Vec<(usize, &Tool)> = server
+        .tools
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.resolvable)
+        .collect();
+    let threads = crate::par::threads(options.jobs);
+    // Token streams are bound to their thread: each makes its own runtime path.
+    let printed = crate::par::map_with(
+        &resolvable,
+        threads,
+        Some(crate::par::WORK_STACK),
+        || syn::parse_str::<syn::Path>(&options.runtime_path).map(|p| quote!(#p)),
+        |rt, _, &(i, tool)| match rt {
+            Ok(rt) => print_items(tool_fn(server, tool, i, rt)),
+            Err(e) => Err(CodegenError(format!("runtime path: {e}"))),
+        },
+    );
+    for result in printed {
+        let text = result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        out.push_str(&text);
+    }
+    Ok(out)
+}
+
+/// Items as prettyplease prints them, checked to parse back (what is
+/// written must parse, not only the tokens it was printed from).
+fn print_items(tokens: TokenStream) -> Result<String, CodegenError> {
     let file: syn::File = syn::parse2(tokens)
         .map_err(|e| CodegenError(format!("generated code does not parse: {e}")))?;
-    let mut out = header(server, &fingerprint, &options.sources);
-    out.push_str(&prettyplease::unparse(&file));
-    // What is written must parse too, not only the tokens it was printed from.
-    syn::parse_file(&out)
+    let text = prettyplease::unparse(&file);
+    syn::parse_file(&text)
         .map_err(|e| CodegenError(format!("generated code does not parse back: {e}")))?;
-    Ok(out)
+    Ok(text)
 }
 
 /// The name dispatch of the generated resolver: the `slot` function and the

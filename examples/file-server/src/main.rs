@@ -100,7 +100,11 @@ async fn serve_http(server: FileServer, addr: SocketAddr) -> Result<(), String> 
     let local = listener
         .local_addr()
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    eprintln!("file-server: serving http://{local}/mcp");
+    // One write, so a reader never sees half the address.
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr(),
+        format!("file-server: serving http://{local}/mcp\n").as_bytes(),
+    );
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             let _ = tokio::signal::ctrl_c().await;

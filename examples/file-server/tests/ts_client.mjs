@@ -215,7 +215,8 @@ async function withHttpServer(body) {
       const timer = setTimeout(() => fail(new Failure('the HTTP server did not start')), 30000);
       child.stderr.on('data', (chunk) => {
         text += chunk;
-        const match = text.match(/http:\/\/\S+/);
+        // A whole line: stderr may arrive in pieces (`http://127` first).
+        const match = text.match(/http:\/\/\S+(?=\r?\n)/);
         if (match) {
           clearTimeout(timer);
           ok(match[0]);
