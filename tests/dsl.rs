@@ -583,3 +583,44 @@ fn comments_trailing_a_block_schema_stay_where_they_are() {
         assert_eq!(again, rules, "not idempotent in .rules");
     }
 }
+
+/// An argument path in a YAML `when` has the bound a `.rules` expression
+/// has (65 parts, 64 `.` in a row): a longer one is an error in the file
+/// rather than a file `convert` cannot write (found by the
+/// `format_roundtrip` campaign: a key of 82 parts converted to a `.rules`
+/// expression its parser refuses, "internal error").
+#[test]
+fn argument_paths_have_the_expression_bound_in_both_syntaxes() {
+    let rules = |parts: usize| {
+        let path = vec!["a"; parts].join(".");
+        format!(
+            "version: 1\nserver: {{ name: s, version: \"1\" }}\ntools:\n  - name: t\n    inputSchema: {{ type: object }}\n    variants:\n      - {{ name: v, when: {{ \"{path}\": 1 }} }}\n"
+        )
+    };
+    let at_limit = rules(65);
+    assert!(!mcp_resolve::load_str("c.yaml", &at_limit).has_errors());
+    let dsl = format_file(Path::new("c.yaml"), &at_limit, Syntax::Rules).unwrap();
+    let back = format_file(Path::new("c.rules"), &dsl, Syntax::Yaml).unwrap();
+    assert!(
+        !mcp_resolve::load_str("back.yaml", &back).has_errors(),
+        "{back}"
+    );
+
+    let over = rules(66);
+    let project = mcp_resolve::load_str("c.yaml", &over);
+    let codes: Vec<String> = project
+        .diagnostics
+        .iter()
+        .map(|d| d.code.to_string())
+        .collect();
+    assert_eq!(codes, ["invalid-value"], "{:?}", project.diagnostics);
+    assert!(
+        project.diagnostics[0]
+            .message
+            .contains("66 `.`-separated parts")
+    );
+    assert!(matches!(
+        format_file(Path::new("c.yaml"), &over, Syntax::Rules),
+        Err(mcp_resolve::format::FormatError::Invalid(_))
+    ));
+}

@@ -637,6 +637,21 @@ impl Decoder<'_> {
                 ok = false;
                 continue;
             };
+            // The bound an expression has on `a.b.c` (`.rules` writes these
+            // paths as expressions): one limit for both syntaxes.
+            let parts = path.value.split('.').count();
+            if parts > super::expr::MAX_CHAIN + 1 {
+                self.error(
+                    Code::InvalidValue,
+                    format!(
+                        "an argument path of {parts} `.`-separated parts; at most {} (as in an expression)",
+                        super::expr::MAX_CHAIN + 1
+                    ),
+                    path.span,
+                );
+                ok = false;
+                continue;
+            }
             match self.matcher(v) {
                 Some(m) => out.push((path, m)),
                 None => ok = false,
