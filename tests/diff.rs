@@ -424,9 +424,9 @@ fn write_doc(dir: &Path, name: &str, doc: &Value) -> String {
     path.to_string_lossy().into_owned()
 }
 
-#[test]
-fn cli_exits_one_on_widening_unless_allowed_and_reports_json() {
-    let dir = scratch("cli");
+/// The file server's signature, and a copy whose `overwrite` entries (replace
+/// and delete) are no longer destructive: a widening with witnesses.
+fn overwrite_made_safe() -> (Value, Value) {
     let old: Value = serde_json::from_str(
         &std::fs::read_to_string("generated/file-server.signature.json").unwrap(),
     )
@@ -434,6 +434,13 @@ fn cli_exits_one_on_widening_unless_allowed_and_reports_json() {
     let mut new = old.clone();
     new["tools"][0]["resolvedVariants"][1]["annotations"]["destructiveHint"] = json!(false);
     new["tools"][0]["resolvedVariants"][2]["annotations"]["destructiveHint"] = json!(false);
+    (old, new)
+}
+
+#[test]
+fn cli_exits_one_on_widening_unless_allowed_and_reports_json() {
+    let dir = scratch("cli");
+    let (old, new) = overwrite_made_safe();
     let (o, n) = (
         write_doc(&dir, "old.json", &old),
         write_doc(&dir, "new.json", &new),
@@ -499,14 +506,8 @@ fn cli_exits_one_on_widening_unless_allowed_and_reports_json() {
 #[test]
 fn markdown_report_is_a_table_per_direction_with_witnesses() {
     let dir = scratch("markdown");
-    let old: Value = serde_json::from_str(
-        &std::fs::read_to_string("generated/file-server.signature.json").unwrap(),
-    )
-    .unwrap();
-    let mut new = old.clone();
     // Widening: `overwrite` calls become non-destructive.
-    new["tools"][0]["resolvedVariants"][1]["annotations"]["destructiveHint"] = json!(false);
-    new["tools"][0]["resolvedVariants"][2]["annotations"]["destructiveHint"] = json!(false);
+    let (old, mut new) = overwrite_made_safe();
     // Narrowing: a tool removed. Widening: one added, named to break a table.
     let removed = new["tools"].as_array().unwrap().len() > 1;
     if removed {
