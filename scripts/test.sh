@@ -30,7 +30,8 @@ as_root() {
 
 apt_install() {
   as_root apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+  # `env` inside: sudo would drop a variable set in front of it.
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
 # A virtual environment under target/ (python3-venv from apt if missing).

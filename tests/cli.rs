@@ -846,11 +846,22 @@ fn progress_shows_on_a_terminal_only() {
     let o = std::process::Command::new("script")
         .args(["-qfec", &command, "/dev/null"])
         .env("TERM", "xterm")
+        // Shown from the start, so how fast this machine is does not matter.
+        .env("MCP_RESOLVE_PROGRESS_DELAY_MS", "0")
         .output()
         .expect("util-linux `script` (a pseudo-terminal for this test)");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let terminal = String::from_utf8_lossy(&o.stdout);
-    assert!(terminal.contains("checking 600 tools"), "{terminal:?}");
+    assert!(
+        [
+            "parsing 1 file",
+            "checking 600 tools",
+            "analysing the patterns of 600 tools"
+        ]
+        .iter()
+        .any(|stage| terminal.contains(stage)),
+        "{terminal:?}"
+    );
     // Cleared at the end: the last thing on the terminal erases the line.
     assert!(
         terminal.trim_end_matches(' ').ends_with("\r\u{1b}[2K") || terminal.ends_with("\u{1b}[2K"),

@@ -10,8 +10,16 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mcp_resolve::Stage;
 
-/// How long a run goes before the indicator shows.
+/// How long a run goes before the indicator shows
+/// (`MCP_RESOLVE_PROGRESS_DELAY_MS` sets another, for tests).
 const DELAY: Duration = Duration::from_millis(300);
+
+fn delay() -> Duration {
+    std::env::var("MCP_RESOLVE_PROGRESS_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(DELAY, Duration::from_millis)
+}
 
 /// The spinner (hidden until [`DELAY`] has passed) and whether it is done.
 struct Indicator {
@@ -40,7 +48,7 @@ fn indicator() -> Option<&'static Indicator> {
             }
             let shown = bar.clone();
             std::thread::spawn(move || {
-                std::thread::sleep(DELAY);
+                std::thread::sleep(delay());
                 if let Some(indicator) = INDICATOR.get().and_then(Option::as_ref)
                     && let Ok(done) = indicator.done.lock()
                     && !*done
