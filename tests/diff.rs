@@ -999,3 +999,41 @@ fn a_static_scope_change_has_a_witness_that_falls_through_to_the_static_set() {
     );
     check_witnesses(&old, &new, "static scope");
 }
+
+/// Tools are compared on several threads and only where they differ: the
+/// report is the same for any number of threads, a tool both documents
+/// declare alike is not compiled (its schema is not looked at), and a tool
+/// that changed and does not compile is an error that says where.
+#[test]
+fn tools_compare_in_parallel_and_only_where_they_differ() {
+    use mcp_resolve::diff::diff_with_jobs;
+    for (name, doc) in bundled() {
+        for m in mutants(&doc).into_iter().take(12) {
+            let one = diff_with_jobs(&doc, &m.doc, 1).unwrap().to_json();
+            for jobs in [2, 5] {
+                assert_eq!(
+                    diff_with_jobs(&doc, &m.doc, jobs).unwrap().to_json(),
+                    one,
+                    "{name} {}: {jobs} threads",
+                    m.label
+                );
+            }
+        }
+    }
+    let worst = json!({"readOnlyHint": false, "destructiveHint": true,
+                       "idempotentHint": false, "openWorldHint": true});
+    let broken = json!({"name": "b", "inputSchema": {"type": 7}, "annotations": worst});
+    let good = json!({"name": "a", "inputSchema": {"type": "object"}, "annotations": worst});
+    let old = json!({"tools": [good, broken]});
+    let mut new = old.clone();
+    new["tools"][0]["annotations"]["readOnlyHint"] = json!(true);
+    let d = diff(&old, &new).unwrap();
+    assert!(d.changes.iter().all(|c| c.tool == "a"), "{:?}", d.changes);
+    assert!(d.has_widening());
+    new["tools"][1]["description"] = json!("changed, but not for calls");
+    assert_eq!(diff(&old, &new).unwrap().to_json(), d.to_json());
+    new["tools"][1]["inputSchema"]["minProperties"] = json!(1);
+    let e = diff(&old, &new).unwrap_err().to_string();
+    assert!(e.starts_with("the old document: tools[1]: tool `b`"), "{e}");
+    assert!(e.contains("inputSchema"), "{e}");
+}

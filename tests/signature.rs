@@ -277,3 +277,64 @@ fn tool_by_tool_writer_matches_the_whole_document() {
         }
     }
 }
+
+/// The fingerprint hashed tool by tool on several threads
+/// (`fingerprint_with_jobs`, what `diff` checks large documents with) is the
+/// runtime's whole-document fingerprint: for every bundled signature, an
+/// MCP envelope around one, a frame that spells `"tools":[]` in another
+/// member (hashed whole), no tools, and documents that are not signatures.
+#[test]
+fn fingerprint_in_parts_is_the_whole_documents() {
+    use mcp_resolve::emit::signature::{check_fingerprint_with_jobs, fingerprint_with_jobs};
+    use mcp_resolve_runtime::signature::check_fingerprint;
+    let mut docs: Vec<Value> = common::files("generated", "json")
+        .iter()
+        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .collect();
+    let mut envelope = docs[0].clone();
+    envelope["resultType"] = json!("complete");
+    envelope["_meta"] = json!({"tools": []});
+    docs.push(envelope);
+    docs.push(
+        json!({"serverInfo": {"name": "\"tools\":[]", "tools": []}, "tools": [{"name": "a"}]}),
+    );
+    docs.push(json!({"a": {"tools": []}, "tools": [1, "\"tools\":[]", {"tools": []}]}));
+    docs.push(json!({"tools": []}));
+    docs.push(json!({"tools": {"not": "an array"}}));
+    docs.push(json!({}));
+    docs.push(json!([1, 2]));
+    assert!(docs.len() > 10);
+    for doc in &docs {
+        let whole = mcp_resolve::emit::signature::fingerprint(doc);
+        for jobs in [1, 3, 0] {
+            assert_eq!(
+                fingerprint_with_jobs(doc, jobs),
+                whole,
+                "{jobs} threads: {doc}"
+            );
+        }
+        if !doc.is_object() {
+            continue;
+        }
+        let signed = |fp: Option<&str>| {
+            let mut d = doc.clone();
+            let map = d.as_object_mut().unwrap();
+            map.remove("fingerprint");
+            if let Some(fp) = fp {
+                map.insert("fingerprint".into(), json!(fp));
+            }
+            d
+        };
+        let right = signed(Some(&whole));
+        assert_eq!(
+            check_fingerprint_with_jobs(&right, 2).ok(),
+            Some(whole.as_str())
+        );
+        for wrong in [signed(Some("sha256:00")), signed(None)] {
+            assert_eq!(
+                check_fingerprint_with_jobs(&wrong, 2).unwrap_err(),
+                check_fingerprint(&wrong).unwrap_err()
+            );
+        }
+    }
+}

@@ -244,13 +244,13 @@ pub const NOT_FINGERPRINTED: &[&str] = &["fingerprint", "resultType", "_meta"];
 #[cfg(feature = "fingerprint")]
 pub fn fingerprinted_text(document: &Value) -> String {
     match document {
-        Value::Object(map) => {
-            let mut map = map.clone();
-            for key in NOT_FINGERPRINTED {
-                map.remove(*key);
-            }
-            serde_json_canonicalizer::to_string(&Value::Object(map))
-        }
+        // The members by reference: no copy of the document (RFC 8785
+        // orders them itself).
+        Value::Object(map) => serde_json_canonicalizer::to_string(
+            &map.iter()
+                .filter(|(key, _)| !NOT_FINGERPRINTED.contains(&key.as_str()))
+                .collect::<std::collections::BTreeMap<_, _>>(),
+        ),
         other => serde_json_canonicalizer::to_string(other),
     }
     .unwrap_or_default()
@@ -281,11 +281,23 @@ pub fn fingerprint_of_parts<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> St
 /// of the rest of the document; returns it.
 #[cfg(feature = "fingerprint")]
 pub fn check_fingerprint(document: &Value) -> Result<&str, ModelError> {
-    let declared = document
+    declared_fingerprint(document)?;
+    check_fingerprint_is(document, &fingerprint(document))
+}
+
+#[cfg(feature = "fingerprint")]
+fn declared_fingerprint(document: &Value) -> Result<&str, ModelError> {
+    document
         .get("fingerprint")
         .and_then(Value::as_str)
-        .ok_or_else(|| ModelError("the signature document has no `fingerprint`".into()))?;
-    let actual = fingerprint(document);
+        .ok_or_else(|| ModelError("the signature document has no `fingerprint`".into()))
+}
+
+/// [`check_fingerprint`] with the document's fingerprint computed already
+/// (`actual`, by [`fingerprint`] or an equivalent that hashes in parts).
+#[cfg(feature = "fingerprint")]
+pub fn check_fingerprint_is<'a>(document: &'a Value, actual: &str) -> Result<&'a str, ModelError> {
+    let declared = declared_fingerprint(document)?;
     if declared == actual {
         Ok(declared)
     } else {

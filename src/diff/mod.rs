@@ -18,13 +18,15 @@
 //! as its witness, so a reported widening is never a guess; a change the
 //! search finds no call for is reported as having no effect on resolution.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
 use mcp_resolve_runtime::Annotations;
 use mcp_resolve_runtime::hints::{self, BUILTIN_HINTS};
 use mcp_resolve_runtime::host::{Signature, SignedTool, SignedVariant};
+use mcp_resolve_runtime::signature::{SignatureDocument, SignatureTool};
+use serde::Deserialize;
 
 mod search;
 
@@ -246,19 +248,36 @@ pub const MAX_CANDIDATES: usize = 20_000;
 
 pub use mcp_resolve_runtime::hints::worst_value;
 
-/// Compares two signature documents.
+/// Compares two signature documents, on every core.
 pub fn diff(old: &Value, new: &Value) -> Result<Diff, DiffError> {
-    let read = |side: &str, doc: &Value| {
-        Signature::from_value(doc.clone())
-            .map_err(|e| DiffError(format!("the {side} document: {e}")))
+    diff_with_jobs(old, new, 0)
+}
+
+/// [`diff`] on `jobs` threads (0: every core). Tools are read and compared
+/// independently; the changes come back in the order a single thread finds
+/// them.
+///
+/// Every tool of both documents is read (a malformed one is an error), but
+/// only tools that are added or differ in what [`compare_tool`] reads are
+/// compiled: two tools that declare the same schema, annotations, scopes
+/// and variants treat every call alike, whatever those schemas say.
+pub fn diff_with_jobs(old_doc: &Value, new_doc: &Value, jobs: usize) -> Result<Diff, DiffError> {
+    let threads = crate::par::threads(jobs);
+    let old = read_tools("old", old_doc, threads)?;
+    let new = read_tools("new", new_doc, threads)?;
+    let old_index: HashMap<&str, &SignatureTool> =
+        old.iter().map(|t| (t.name.as_str(), t)).collect();
+    let new_names: HashSet<&str> = new.iter().map(|t| t.name.as_str()).collect();
+    let compile = |side: &str, doc: &Value, tool: &SignatureTool| {
+        SignedTool::compile(tool.clone()).map_err(|_| whole_document_error(side, doc))
     };
-    let (old, new) = (read("old", old)?, read("new", new)?);
-    let mut changes = Vec::new();
-    for new_tool in new.tools() {
-        let name = new_tool.name();
-        match old.tool(name) {
+    let per_tool = crate::par::map(&new, threads, Some(crate::par::WORK_STACK), |_, new_def| {
+        let name = new_def.name.as_str();
+        let mut changes = Vec::new();
+        match old_index.get(name) {
             None => {
-                let tool = ToolSig::new(new_tool);
+                let new_tool = compile("new", new_doc, new_def)?;
+                let tool = ToolSig::new(&new_tool);
                 let witness = Search::new(None, Some(&tool)).first_valid_new();
                 changes.push(Change {
                     tool: name.to_string(),
@@ -269,19 +288,36 @@ pub fn diff(old: &Value, new: &Value) -> Result<Diff, DiffError> {
                     details: Map::new(),
                 });
             }
-            Some(old_tool) => {
+            // Nothing `compare_tool` reads differs, so it would find nothing.
+            Some(old_def) if same_for_calls(old_def, new_def) => {}
+            Some(old_def) => {
+                let old_tool = compile("old", old_doc, old_def)?;
+                let new_tool = compile("new", new_doc, new_def)?;
                 compare_tool(
-                    &ToolSig::new(old_tool),
-                    &ToolSig::new(new_tool),
+                    &ToolSig::new(&old_tool),
+                    &ToolSig::new(&new_tool),
                     &mut changes,
                 );
             }
         }
+        Ok(changes)
+    });
+    let mut changes = Vec::new();
+    for (tool, found) in new.iter().zip(per_tool) {
+        match found {
+            Ok(found) => changes.extend(found?),
+            Err(_) => {
+                return Err(DiffError(format!(
+                    "internal error comparing tool `{}` (please report it)",
+                    tool.name
+                )));
+            }
+        }
     }
-    for old_tool in old.tools() {
-        if new.tool(old_tool.name()).is_none() {
+    for old_tool in &old {
+        if !new_names.contains(old_tool.name.as_str()) {
             changes.push(Change {
-                tool: old_tool.name().to_string(),
+                tool: old_tool.name.clone(),
                 direction: Direction::Narrowing,
                 kind: "tool-removed",
                 message: "tool removed".into(),
@@ -291,6 +327,55 @@ pub fn diff(old: &Value, new: &Value) -> Result<Diff, DiffError> {
         }
     }
     Ok(Diff { changes })
+}
+
+/// The error for a document that does not read or compile, in the words
+/// of [`Signature::from_value`], which reads it whole and says where.
+fn whole_document_error(side: &str, doc: &Value) -> DiffError {
+    let e = match Signature::from_value(doc.clone()) {
+        Err(e) => e.0,
+        Ok(_) => "internal error: a tool failed alone but not in its document".into(),
+    };
+    DiffError(format!("the {side} document: {e}"))
+}
+
+/// Reads one document's tools, each on its own, on `threads` threads.
+fn read_tools(side: &str, doc: &Value, threads: usize) -> Result<Vec<SignatureTool>, DiffError> {
+    let (Some(map), Some(Value::Array(tools))) = (doc.as_object(), doc.get("tools")) else {
+        return Err(whole_document_error(side, doc));
+    };
+    // The document around its tools, read without them.
+    let mut frame: Map<String, Value> = map
+        .iter()
+        .filter(|(key, _)| *key != "tools")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    frame.insert("tools".into(), Value::Array(Vec::new()));
+    if SignatureDocument::from_value(&Value::Object(frame)).is_err() {
+        return Err(whole_document_error(side, doc));
+    }
+    let read = crate::par::map(tools, threads, None, |_, tool| {
+        SignatureTool::deserialize(tool).ok()
+    });
+    let mut out = Vec::with_capacity(tools.len());
+    let mut names = HashSet::with_capacity(tools.len());
+    for tool in read {
+        match tool {
+            Ok(Some(tool)) if names.insert(tool.name.clone()) => out.push(tool),
+            _ => return Err(whole_document_error(side, doc)),
+        }
+    }
+    Ok(out)
+}
+
+/// Whether two tools agree on everything [`compare_tool`] reads: the
+/// `inputSchema`, the static annotations and scopes, and the variants.
+/// Such a pair treats every call alike, so it has no change to report.
+fn same_for_calls(o: &SignatureTool, n: &SignatureTool) -> bool {
+    o.input_schema == n.input_schema
+        && o.annotations == n.annotations
+        && o.required_scopes == n.required_scopes
+        && o.resolved_variants == n.resolved_variants
 }
 
 /// Argument objects that exercise one tool of a signature document: one value

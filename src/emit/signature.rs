@@ -3,7 +3,7 @@
 
 use mcp_resolve_runtime::signature::{
     ServerInfo, SignatureDocument, SignatureTool, VariantCondition, VariantEntry,
-    fingerprint_of_parts, fingerprinted_text,
+    check_fingerprint_is, fingerprint_of_parts, fingerprinted_text,
 };
 use serde_json::Value;
 
@@ -99,24 +99,10 @@ pub fn signature_text(server: &Server, jobs: usize) -> SignatureText {
     // quote inside a string is always escaped, and no other member of the
     // frame has a `tools` key).
     let mut frame = skeleton(server, Vec::new());
-    let frame_canonical = fingerprinted_text(&frame.to_value());
-    let Some((head, tail)) = frame_canonical.split_once("\"tools\":[]") else {
+    let canonical_tools = printed.iter().map(|(canonical, _)| canonical.as_str());
+    let Some(fingerprint) = fingerprint_spliced(&frame.to_value(), canonical_tools) else {
         return whole(server);
     };
-    let separators = std::iter::once(&b"\"tools\":["[..]).chain(std::iter::repeat(&b","[..]));
-    let tools = separators
-        .zip(&printed)
-        .flat_map(|(sep, (canonical, _))| [sep, canonical.as_bytes()]);
-    let fingerprint = fingerprint_of_parts(
-        std::iter::once(head.as_bytes())
-            .chain(if printed.is_empty() {
-                Some(&b"\"tools\":["[..])
-            } else {
-                None
-            })
-            .chain(tools)
-            .chain([&b"]"[..], tail.as_bytes()]),
-    );
 
     frame.fingerprint = Some(fingerprint.clone());
     let frame_text = to_pretty(&frame.to_value());
@@ -151,6 +137,82 @@ pub fn signature_text(server: &Server, jobs: usize) -> SignatureText {
     text.push_str("\n  ]");
     text.push_str(tail);
     SignatureText { text, fingerprint }
+}
+
+/// The fingerprint of a document whose `tools` array is replaced by
+/// `tools`, the RFC 8785 texts of its tools in order: `frame` is the rest of
+/// the document with `"tools": []`. RFC 8785 text is compositional, so the
+/// hash is fed the frame's text up to its `"tools":[]`, the tools, and the
+/// rest. `None` when that marker does not stand exactly once in the frame's
+/// text (a member that spells it inside the frame), where only the whole
+/// document can be hashed.
+fn fingerprint_spliced<'t>(frame: &Value, tools: impl Iterator<Item = &'t str>) -> Option<String> {
+    const MARKER: &str = "\"tools\":[]";
+    let frame_canonical = fingerprinted_text(frame);
+    let (head, tail) = frame_canonical.split_once(MARKER)?;
+    if tail.contains(MARKER) {
+        return None;
+    }
+    let mut tools = tools.peekable();
+    let opening = if tools.peek().is_some() {
+        None
+    } else {
+        Some(&b"\"tools\":["[..])
+    };
+    let separators = std::iter::once(&b"\"tools\":["[..]).chain(std::iter::repeat(&b","[..]));
+    let tools = separators
+        .zip(tools)
+        .flat_map(|(sep, canonical)| [sep, canonical.as_bytes()]);
+    Some(fingerprint_of_parts(
+        std::iter::once(head.as_bytes())
+            .chain(opening)
+            .chain(tools)
+            .chain([&b"]"[..], tail.as_bytes()]),
+    ))
+}
+
+/// [`fingerprint`] of `document`, its tools canonicalised on `jobs` threads
+/// (0: every core): the same string, for a large document in a fraction of
+/// the time.
+pub fn fingerprint_with_jobs(document: &Value, jobs: usize) -> String {
+    let Some((map, tools)) = document
+        .as_object()
+        .and_then(|map| Some((map, map.get("tools")?.as_array()?)))
+    else {
+        return fingerprint(document);
+    };
+    let canonical = crate::par::map(tools, crate::par::threads(jobs), None, |_, tool| {
+        serde_json_canonicalizer::to_string(tool).unwrap_or_default()
+    });
+    let Some(canonical) = canonical.into_iter().collect::<Result<Vec<_>, _>>().ok() else {
+        return fingerprint(document);
+    };
+    let mut frame: serde_json::Map<String, Value> = map
+        .iter()
+        .filter(|(key, _)| *key != "tools")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    frame.insert("tools".into(), Value::Array(Vec::new()));
+    fingerprint_spliced(&Value::Object(frame), canonical.iter().map(String::as_str))
+        .unwrap_or_else(|| fingerprint(document))
+}
+
+/// [`check_fingerprint`](mcp_resolve_runtime::signature::check_fingerprint)
+/// with [`fingerprint_with_jobs`]: the document's declared fingerprint when
+/// it is the hash of the rest of the document.
+pub fn check_fingerprint_with_jobs(
+    document: &Value,
+    jobs: usize,
+) -> Result<&str, mcp_resolve_runtime::signature::ModelError> {
+    if document
+        .get("fingerprint")
+        .and_then(Value::as_str)
+        .is_none()
+    {
+        // The runtime's own error, before any hashing.
+        return mcp_resolve_runtime::signature::check_fingerprint(document);
+    }
+    check_fingerprint_is(document, &fingerprint_with_jobs(document, jobs))
 }
 
 /// The slow path [`signature_text`] stands for (kept for a frame it cannot
