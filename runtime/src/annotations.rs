@@ -118,7 +118,7 @@ impl Annotations {
 
     /// The value of a hint by its wire name, core or extra.
     pub fn get(&self, hint: &str) -> Option<bool> {
-        match hints::CORE_HINTS.iter().position(|h| *h == hint) {
+        match hints::core_index(hint) {
             Some(READ_ONLY) => Some(self.read_only),
             Some(DESTRUCTIVE) => Some(self.destructive),
             Some(IDEMPOTENT) => Some(self.idempotent),
@@ -186,7 +186,7 @@ impl Annotations {
     }
 
     fn set(&mut self, hint: &str, value: bool, extra: &mut Vec<(String, bool)>) {
-        match hints::CORE_HINTS.iter().position(|h| *h == hint) {
+        match hints::core_index(hint) {
             Some(READ_ONLY) => self.read_only = value,
             Some(DESTRUCTIVE) => self.destructive = value,
             Some(IDEMPOTENT) => self.idempotent = value,

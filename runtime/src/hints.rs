@@ -98,7 +98,21 @@ pub fn builtin(name: &str) -> Option<&'static HintDef> {
 
 /// Whether `name` is one of the four core hints.
 pub fn is_core(name: &str) -> bool {
-    CORE_HINTS.contains(&name)
+    core_index(name).is_some()
+}
+
+/// The position of a core hint in [`CORE_HINTS`] (and [`BUILTIN_HINTS`]):
+/// [`READ_ONLY`], [`DESTRUCTIVE`], [`IDEMPOTENT`] or [`OPEN_WORLD`]. `None`
+/// for any other name.
+pub fn core_index(name: &str) -> Option<usize> {
+    // The names differ in length, so this is mostly a length test.
+    match name {
+        "readOnlyHint" => Some(READ_ONLY),
+        "destructiveHint" => Some(DESTRUCTIVE),
+        "idempotentHint" => Some(IDEMPOTENT),
+        "openWorldHint" => Some(OPEN_WORLD),
+        _ => None,
+    }
 }
 
 /// The most conservative value of a built-in hint. For the four core hints
@@ -173,6 +187,10 @@ mod tests {
             let def = &BUILTIN_HINTS[i];
             assert_eq!(def.name, *name);
             assert_eq!(def.default, def.worst, "{name}");
+            assert_eq!(core_index(name), Some(i));
+        }
+        for other in ["agencyHint", "readonlyHint", "", "title", "readOnlyHint "] {
+            assert_eq!(core_index(other), None, "{other}");
         }
         assert_eq!(worst_value("agencyHint"), Some(true));
         assert_eq!(worst_value("privateHint"), None);

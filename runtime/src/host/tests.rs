@@ -249,3 +249,53 @@ fn fingerprints_cover_everything_but_the_fingerprint_field() {
     assert!(Signature::verified(d).is_err());
     assert!(Signature::verified(doc()).is_err());
 }
+
+/// The messages and their order: problems with what was reported, in the
+/// order reported, then wrong values, core hints in wire order (one left
+/// out named as the MCP default), then extra hints by name.
+#[test]
+fn violations_come_in_a_fixed_order_with_their_context() {
+    let s = sig();
+    let answer = json!({"annotations": {"zetaHint": true, "destructiveHint": 1,
+        "privateHint": true, "agencyHint": true, "readOnlyHint": true,
+        "idempotentHint": false}});
+    let got = verify_resolution(&s, "run", &json!({"mode": "plan"}), &answer).unwrap_err();
+    let messages: Vec<(ViolationKind, &str)> =
+        got.0.iter().map(|v| (v.kind, v.message.as_str())).collect();
+    assert_eq!(
+        messages,
+        [
+            (
+                ViolationKind::Malformed,
+                "the resolution (variant `plan`) reports `destructiveHint` as 1, not a boolean"
+            ),
+            (
+                ViolationKind::UndeclaredHint,
+                "the resolution (variant `plan`) reports `zetaHint`, which the signature does not declare"
+            ),
+            (
+                ViolationKind::Annotation,
+                "the resolution (variant `plan`) has `idempotentHint: false` where the signature declares `true`"
+            ),
+            (
+                ViolationKind::Annotation,
+                "the resolution (variant `plan`) has `openWorldHint: true` (left out, so the MCP default) where the signature declares `false`"
+            ),
+            (
+                ViolationKind::Annotation,
+                "the resolution (variant `plan`) has `agencyHint: true` where the signature declares `false`"
+            ),
+            (
+                ViolationKind::Annotation,
+                "the resolution (variant `plan`) has `privateHint: true` where the signature declares `false`"
+            ),
+        ]
+    );
+    let statics = verify_resolution(&s, "run", &json!({"mode": "apply"}), &answer).unwrap_err();
+    assert!(
+        statics.0[0]
+            .message
+            .starts_with("the resolution (static annotations) reports"),
+        "{statics:?}"
+    );
+}

@@ -1,12 +1,13 @@
 //! Checking `tools/list` and resolution results against a signature.
 
 use std::collections::BTreeSet;
+use std::fmt;
 
 use serde_json::{Map, Value};
 
 use super::violation::{Violation, ViolationKind, Violations, finish};
 use super::{Expected, Signature, SignedTool};
-use crate::hints::{self, is_core};
+use crate::hints;
 use crate::{Annotations, Dialect, EXTENSION_ID};
 
 /// Compares the hints a server reports with the signature's complete set.
@@ -21,56 +22,85 @@ fn compare_hints(
     expected: &Annotations,
     reported: &Map<String, Value>,
     only_core: bool,
-    context: &str,
+    context: &dyn fmt::Display,
     out: &mut Vec<Violation>,
 ) {
+    // One pass over what the server reports; each core hint's value is
+    // kept by position (`Some(None)`: reported, not a boolean).
+    let mut core_reported: [Option<Option<bool>>; 4] = [None; 4];
     for (hint, value) in reported {
+        let core = hints::core_index(hint);
         match value {
-            Value::Bool(_) if expected.get(hint).is_none() => out.push(Violation::new(
-                ViolationKind::UndeclaredHint,
-                tool,
-                format!("{context} reports `{hint}`, which the signature does not declare"),
-            )),
-            Value::Bool(_) => {}
+            Value::Bool(b) => match core {
+                Some(i) => core_reported[i] = Some(Some(*b)),
+                None if expected.extra.get(hint).is_none() => out.push(Violation::new(
+                    ViolationKind::UndeclaredHint,
+                    tool,
+                    format!("{context} reports `{hint}`, which the signature does not declare"),
+                )),
+                None => {}
+            },
             Value::String(_) if hint == "title" => {}
-            _ => out.push(Violation::new(
-                ViolationKind::Malformed,
-                tool,
-                format!("{context} reports `{hint}` as {value}, not a boolean"),
-            )),
+            _ => {
+                if let Some(i) = core {
+                    core_reported[i] = Some(None);
+                }
+                out.push(Violation::new(
+                    ViolationKind::Malformed,
+                    tool,
+                    format!("{context} reports `{hint}` as {value}, not a boolean"),
+                ));
+            }
         }
     }
-    for (hint, want) in expected.iter() {
-        let core = is_core(hint);
-        if only_core && !core {
-            continue;
+    let mut differs = |hint: &str, want: bool, got: bool, left_out: bool| {
+        if got == want {
+            return;
         }
-        let got = match reported.get(hint) {
-            Some(Value::Bool(b)) => *b,
-            Some(_) => continue,
-            None => match hints::builtin(hint) {
-                Some(def) if core => def.default,
-                // A non-core hint left out makes no claim.
-                _ => continue,
-            },
-        };
-        if got != want {
-            let mut v = Violation::new(
-                ViolationKind::Annotation,
-                tool,
-                format!(
-                    "{context} has `{hint}: {got}`{} where the signature declares `{want}`",
-                    if reported.contains_key(hint) {
-                        ""
-                    } else {
-                        " (left out, so the MCP default)"
-                    }
-                ),
-            );
-            // A claim away from the worst value is less conservative; for a
-            // hint with no known direction, any difference may be.
-            v.less_conservative = hints::worst_value(hint).is_none_or(|worst| want == worst);
-            out.push(v);
+        let mut v = Violation::new(
+            ViolationKind::Annotation,
+            tool,
+            format!(
+                "{context} has `{hint}: {got}`{} where the signature declares `{want}`",
+                if left_out {
+                    " (left out, so the MCP default)"
+                } else {
+                    ""
+                }
+            ),
+        );
+        // A claim away from the worst value is less conservative; for a
+        // hint with no known direction, any difference may be.
+        v.less_conservative = hints::worst_value(hint).is_none_or(|worst| want == worst);
+        out.push(v);
+    };
+    // The core hints in wire order: one left out is its MCP default.
+    for (i, (hint, want)) in expected.core().into_iter().enumerate() {
+        match core_reported[i] {
+            Some(Some(got)) => differs(hint, want, got, false),
+            Some(None) => {}
+            None => differs(hint, want, hints::BUILTIN_HINTS[i].default, true),
+        }
+    }
+    // The extra hints by name: one left out makes no claim.
+    if !only_core {
+        for (hint, want) in expected.extra.sorted() {
+            if let Some(Value::Bool(got)) = reported.get(hint) {
+                differs(hint, want, *got, false);
+            }
+        }
+    }
+}
+
+/// Where a resolution's annotations came from, for messages: written only
+/// when there is something to say.
+struct Resolution<'a>(Option<&'a str>);
+
+impl fmt::Display for Resolution<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(variant) => write!(f, "the resolution (variant `{variant}`)"),
+            None => f.write_str("the resolution (static annotations)"),
         }
     }
 }
@@ -79,7 +109,7 @@ fn compare_scopes(
     tool: &str,
     expected: &[String],
     reported: &BTreeSet<String>,
-    context: &str,
+    context: &dyn fmt::Display,
     out: &mut Vec<Violation>,
 ) {
     let expected: BTreeSet<String> = expected.iter().cloned().collect();
@@ -268,7 +298,7 @@ pub fn verify_tools_list(signature: &Signature, result: &Value) -> Result<(), Vi
                     signed.annotations(),
                     &Map::new(),
                     false,
-                    "tools/list",
+                    &"tools/list",
                     &mut out,
                 );
             }
@@ -278,7 +308,7 @@ pub fn verify_tools_list(signature: &Signature, result: &Value) -> Result<(), Vi
                     signed.annotations(),
                     reported,
                     false,
-                    "tools/list",
+                    &"tools/list",
                     &mut out,
                 );
             }
@@ -303,7 +333,7 @@ pub fn verify_tools_list(signature: &Signature, result: &Value) -> Result<(), Vi
                         name,
                         signed.required_scopes(),
                         &scopes,
-                        "tools/list",
+                        &"tools/list",
                         &mut out,
                     );
                 }
@@ -335,10 +365,7 @@ pub fn verify_resolution<'a>(
 ) -> Result<Expected<'a>, Violations> {
     let expected = signature.expect(name, arguments)?;
     let want = expected.annotations();
-    let context = match expected.variant() {
-        Some(v) => format!("the resolution (variant `{}`)", v.name()),
-        None => "the resolution (static annotations)".to_string(),
-    };
+    let context = Resolution(expected.variant().map(|v| v.name()));
     let malformed = |message: String| -> Violations {
         Violation::new(ViolationKind::Malformed, name, message).into()
     };
