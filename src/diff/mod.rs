@@ -258,7 +258,7 @@ pub fn diff(old: &Value, new: &Value) -> Result<Diff, DiffError> {
 /// them.
 ///
 /// Every tool of both documents is read (a malformed one is an error), but
-/// only tools that are added or differ in what [`compare_tool`] reads are
+/// only tools that are added or differ in what the comparison reads are
 /// compiled: two tools that declare the same schema, annotations, scopes
 /// and variants treat every call alike, whatever those schemas say.
 pub fn diff_with_jobs(old_doc: &Value, new_doc: &Value, jobs: usize) -> Result<Diff, DiffError> {
