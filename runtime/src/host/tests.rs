@@ -256,9 +256,12 @@ fn fingerprints_cover_everything_but_the_fingerprint_field() {
 #[test]
 fn violations_come_in_a_fixed_order_with_their_context() {
     let s = sig();
-    let answer = json!({"annotations": {"zetaHint": true, "destructiveHint": 1,
-        "privateHint": true, "agencyHint": true, "readOnlyHint": true,
-        "idempotentHint": false}});
+    // Written in name order: the object's order is the same whether
+    // serde_json keeps insertion order (a feature another crate may turn on)
+    // or sorts.
+    let answer = json!({"annotations": {"agencyHint": true, "destructiveHint": 1,
+        "idempotentHint": false, "privateHint": true, "readOnlyHint": true,
+        "zetaHint": true}});
     let got = verify_resolution(&s, "run", &json!({"mode": "plan"}), &answer).unwrap_err();
     let messages: Vec<(ViolationKind, &str)> =
         got.0.iter().map(|v| (v.kind, v.message.as_str())).collect();
