@@ -268,15 +268,16 @@ pub fn diff_with_jobs(old_doc: &Value, new_doc: &Value, jobs: usize) -> Result<D
     let old_index: HashMap<&str, &SignatureTool> =
         old.iter().map(|t| (t.name.as_str(), t)).collect();
     let new_names: HashSet<&str> = new.iter().map(|t| t.name.as_str()).collect();
-    let compile = |side: &str, doc: &Value, tool: &SignatureTool| {
-        SignedTool::compile(tool.clone()).map_err(|_| whole_document_error(side, doc))
-    };
+    // A tool that does not compile is reported once, after the map, by the
+    // whole-document reader (not by every worker that meets one).
+    let compile =
+        |side: Side, tool: &SignatureTool| SignedTool::compile(tool.clone()).map_err(|_| side);
     let per_tool = crate::par::map(&new, threads, Some(crate::par::WORK_STACK), |_, new_def| {
         let name = new_def.name.as_str();
         let mut changes = Vec::new();
         match old_index.get(name) {
             None => {
-                let new_tool = compile("new", new_doc, new_def)?;
+                let new_tool = compile(Side::New, new_def)?;
                 let tool = ToolSig::new(&new_tool);
                 let witness = Search::new(None, Some(&tool)).first_valid_new();
                 changes.push(Change {
@@ -291,8 +292,8 @@ pub fn diff_with_jobs(old_doc: &Value, new_doc: &Value, jobs: usize) -> Result<D
             // Nothing `compare_tool` reads differs, so it would find nothing.
             Some(old_def) if same_for_calls(old_def, new_def) => {}
             Some(old_def) => {
-                let old_tool = compile("old", old_doc, old_def)?;
-                let new_tool = compile("new", new_doc, new_def)?;
+                let old_tool = compile(Side::Old, old_def)?;
+                let new_tool = compile(Side::New, new_def)?;
                 compare_tool(
                     &ToolSig::new(&old_tool),
                     &ToolSig::new(&new_tool),
@@ -305,7 +306,9 @@ pub fn diff_with_jobs(old_doc: &Value, new_doc: &Value, jobs: usize) -> Result<D
     let mut changes = Vec::new();
     for (tool, found) in new.iter().zip(per_tool) {
         match found {
-            Ok(found) => changes.extend(found?),
+            Ok(Ok(found)) => changes.extend(found),
+            Ok(Err(Side::Old)) => return Err(whole_document_error("old", old_doc)),
+            Ok(Err(Side::New)) => return Err(whole_document_error("new", new_doc)),
             Err(_) => {
                 return Err(DiffError(format!(
                     "internal error comparing tool `{}` (please report it)",
@@ -329,6 +332,13 @@ pub fn diff_with_jobs(old_doc: &Value, new_doc: &Value, jobs: usize) -> Result<D
     Ok(Diff { changes })
 }
 
+/// Which document a tool that failed to compile is in.
+#[derive(Clone, Copy)]
+enum Side {
+    Old,
+    New,
+}
+
 /// The error for a document that does not read or compile, in the words
 /// of [`Signature::from_value`], which reads it whole and says where.
 fn whole_document_error(side: &str, doc: &Value) -> DiffError {
@@ -345,13 +355,7 @@ fn read_tools(side: &str, doc: &Value, threads: usize) -> Result<Vec<SignatureTo
         return Err(whole_document_error(side, doc));
     };
     // The document around its tools, read without them.
-    let mut frame: Map<String, Value> = map
-        .iter()
-        .filter(|(key, _)| *key != "tools")
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    frame.insert("tools".into(), Value::Array(Vec::new()));
-    if SignatureDocument::from_value(&Value::Object(frame)).is_err() {
+    if SignatureDocument::from_value(&crate::emit::signature::frame_of(map)).is_err() {
         return Err(whole_document_error(side, doc));
     }
     let read = crate::par::map(tools, threads, None, |_, tool| {

@@ -182,19 +182,30 @@ pub fn fingerprint_with_jobs(document: &Value, jobs: usize) -> String {
         return fingerprint(document);
     };
     let canonical = crate::par::map(tools, crate::par::threads(jobs), None, |_, tool| {
-        serde_json_canonicalizer::to_string(tool).unwrap_or_default()
+        serde_json_canonicalizer::to_string(tool).ok()
     });
-    let Some(canonical) = canonical.into_iter().collect::<Result<Vec<_>, _>>().ok() else {
+    // A tool that could not be canonicalised alone: the whole document.
+    let Some(canonical) = canonical
+        .into_iter()
+        .map(|r| r.ok().flatten())
+        .collect::<Option<Vec<String>>>()
+    else {
         return fingerprint(document);
     };
-    let mut frame: serde_json::Map<String, Value> = map
+    fingerprint_spliced(&frame_of(map), canonical.iter().map(String::as_str))
+        .unwrap_or_else(|| fingerprint(document))
+}
+
+/// A document object with its `tools` array emptied: what is read and
+/// hashed around the tools when they are handled one by one.
+pub(crate) fn frame_of(document: &serde_json::Map<String, Value>) -> Value {
+    let mut frame: serde_json::Map<String, Value> = document
         .iter()
         .filter(|(key, _)| *key != "tools")
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     frame.insert("tools".into(), Value::Array(Vec::new()));
-    fingerprint_spliced(&Value::Object(frame), canonical.iter().map(String::as_str))
-        .unwrap_or_else(|| fingerprint(document))
+    Value::Object(frame)
 }
 
 /// [`check_fingerprint`](mcp_resolve_runtime::signature::check_fingerprint)
