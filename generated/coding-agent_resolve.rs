@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 3,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 4,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -231,19 +231,7 @@ pub fn resolve(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match slot(name) {
-        ::core::option::Option::Some(0) => tool_0(arguments),
-        ::core::option::Option::Some(1) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        _ => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
-            )
-        }
-    }
+    ::mcp_resolve_runtime::resolve_in(&TOOLS, slot(name), name, arguments)
 }
 /// Like [`resolve`], for arguments the caller has already validated
 /// against the tool's `inputSchema` (by deserializing them into a
@@ -260,19 +248,7 @@ pub fn resolve_validated(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match slot(name) {
-        ::core::option::Option::Some(0) => ::core::result::Result::Ok(match_0(arguments)),
-        ::core::option::Option::Some(1) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        _ => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
-            )
-        }
-    }
+    ::mcp_resolve_runtime::resolve_validated_in(&TOOLS, slot(name), name, arguments)
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
@@ -308,29 +284,17 @@ fn slot(name: &str) -> ::core::option::Option<usize> {
         _ => ::core::option::Option::None,
     }
 }
-/// Validates the arguments of tool `start_coding_agent` against its `inputSchema`, then matches them.
-#[allow(dead_code)]
-fn tool_0(
-    arguments: &::mcp_resolve_runtime::serde_json::Value,
-) -> ::core::result::Result<
-    &'static ::mcp_resolve_runtime::Resolved,
-    ::mcp_resolve_runtime::RpcError,
-> {
-    static SCHEMA: ::std::sync::LazyLock<
-        ::core::result::Result<
-            ::mcp_resolve_runtime::ArgumentValidator,
-            ::mcp_resolve_runtime::SchemaError,
-        >,
-    > = ::std::sync::LazyLock::new(|| ::mcp_resolve_runtime::ArgumentValidator::from_json(
+/// Tool `start_coding_agent`.
+static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
+    name: "start_coding_agent",
+    schema: ::mcp_resolve_runtime::LazyValidator::new(
         r#"{"type":"object","properties":{"task":{"type":"string","minLength":1,"maxLength":4000},"mode":{"type":"string","enum":["plan","execute"]},"maxSteps":{"type":"integer","minimum":1,"maximum":200},"dryRun":{"type":"boolean"},"sandbox":{"type":"object","properties":{"network":{"type":"boolean"}},"required":["network"]}},"required":["task","mode"]}"#,
-    ));
-    let args = ::mcp_resolve_runtime::validate_with(
-        &SCHEMA,
-        "start_coding_agent",
-        arguments,
-    )?;
-    ::core::result::Result::Ok(match_0(args))
-}
+    ),
+    outcomes: ::mcp_resolve_runtime::outcomes::Outcomes::new(
+        r#"18:start_coding_agent,516:{"tool":{"name":"start_coding_agent","title":"Start a coding agent","description":"Start an autonomous agent that works on a repository task","inputSchema":{"type":"object","properties":{"task":{"type":"string","minLength":1,"maxLength":4000},"mode":{"type":"string","enum":["plan","execute"]},"maxSteps":{"type":"integer","minimum":1,"maximum":200},"dryRun":{"type":"boolean"},"sandbox":{"type":"object","properties":{"network":{"type":"boolean"}},"required":["network"]}},"required":["task","mode"]},"annotations":,1:5,1:=,7:dry-run,4:1000,1:1,10:agencyHint,1:0,1:0,158:{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}},1:^,109:{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},125:{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},1:=,4:plan,4:1000,1:1,10:agencyHint,1:1,1:0,158:{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}},1:^,108:{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":true},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":true}},1:=,13:offline-short,4:0100,1:1,10:agencyHint,1:1,1:0,158:{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}},1:^,108:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":true},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":true}},1:=,7:execute,4:0101,1:1,10:agencyHint,1:1,1:0,157:{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}},1:^,107:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},123:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true}},1:-,4:0101,1:1,10:agencyHint,1:1,1:0,157:{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}},1:^,107:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},123:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true}},"#,
+    ),
+    matcher: match_0,
+};
 /// Matches the (validated) arguments of tool `start_coding_agent`.
 ///
 /// Variant `dry-run`: `dryRun == true`
@@ -341,165 +305,54 @@ fn tool_0(
 ///
 /// Variant `execute`: `mode == "execute"`
 #[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
-#[inline]
 fn match_0(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,
         ::mcp_resolve_runtime::serde_json::Value,
     >,
-) -> &'static ::mcp_resolve_runtime::Resolved {
-    const TOOL_HEAD: &str = r#"{"tool":{"name":"start_coding_agent","title":"Start a coding agent","description":"Start an autonomous agent that works on a repository task","inputSchema":{"type":"object","properties":{"task":{"type":"string","minLength":1,"maxLength":4000},"mode":{"type":"string","enum":["plan","execute"]},"maxSteps":{"type":"integer","minimum":1,"maximum":200},"dryRun":{"type":"boolean"},"sandbox":{"type":"object","properties":{"network":{"type":"boolean"}},"required":["network"]}},"required":["task","mode"]},"annotations":"#;
-    static OUTCOMES: [::mcp_resolve_runtime::Resolved; 5] = [
-        ::mcp_resolve_runtime::Resolved {
-            tool: "start_coding_agent",
-            variant: ::core::option::Option::Some("dry-run"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: true,
-                destructive: false,
-                idempotent: false,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "start_coding_agent",
-            variant: ::core::option::Option::Some("plan"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: true,
-                destructive: false,
-                idempotent: false,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", true)]),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":true}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":true}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "start_coding_agent",
-            variant: ::core::option::Option::Some("offline-short"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: false,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", true)]),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":true}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":true}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "start_coding_agent",
-            variant: ::core::option::Option::Some("execute"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: false,
-                open_world: true,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", true)]),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "start_coding_agent",
-            variant: ::core::option::Option::None,
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: false,
-                open_world: true,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", true)]),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true}}"#,
-            },
-        },
-    ];
+) -> usize {
     let arg_0 = args.get("dryRun");
     let arg_1 = args.get("mode");
     let arg_2 = args.get("maxSteps");
-    let arg_3 = args.get("sandbox").and_then(|v| v.get("network"));
-    if arg_0
-        .is_some_and(|v| {
-            ::core::matches!(v, ::mcp_resolve_runtime::serde_json::Value::Bool(true))
-        })
-    {
-        return &OUTCOMES[0];
+    let arg_3 = ::mcp_resolve_runtime::json::member(args.get("sandbox"), "network");
+    if ::core::matches!(
+        arg_0, ::core::option::Option::Some(v) if ::core::matches!(v,
+        ::mcp_resolve_runtime::serde_json::Value::Bool(true))
+    ) {
+        return 0;
     }
-    if arg_1
-        .is_some_and(|v| {
-            ::core::matches!(v.as_str(), ::core::option::Option::Some("plan"))
-        })
-    {
-        return &OUTCOMES[1];
+    if ::core::matches!(
+        ::mcp_resolve_runtime::json::as_str(arg_1), ::core::option::Option::Some("plan")
+    ) {
+        return 1;
     }
-    if arg_1
-        .is_some_and(|v| {
-            ::core::matches!(v.as_str(), ::core::option::Option::Some("execute"))
-        })
-        && arg_2
-            .is_some_and(|v| ::mcp_resolve_runtime::json::maximum(
-                v,
-                ::mcp_resolve_runtime::json::Num::Int(10),
-            ))
-        && arg_3
-            .is_some_and(|v| {
-                ::core::matches!(
-                    v, ::mcp_resolve_runtime::serde_json::Value::Bool(false)
-                )
-            })
+    if ::core::matches!(
+        ::mcp_resolve_runtime::json::as_str(arg_1),
+        ::core::option::Option::Some("execute")
+    )
+        && ::core::matches!(
+            arg_2, ::core::option::Option::Some(v) if
+            ::mcp_resolve_runtime::json::maximum(v,
+            ::mcp_resolve_runtime::json::Num::Int(10))
+        )
+        && ::core::matches!(
+            arg_3, ::core::option::Option::Some(v) if ::core::matches!(v,
+            ::mcp_resolve_runtime::serde_json::Value::Bool(false))
+        )
     {
-        return &OUTCOMES[2];
+        return 2;
     }
-    if arg_1
-        .is_some_and(|v| {
-            ::core::matches!(v.as_str(), ::core::option::Option::Some("execute"))
-        })
-    {
-        return &OUTCOMES[3];
+    if ::core::matches!(
+        ::mcp_resolve_runtime::json::as_str(arg_1),
+        ::core::option::Option::Some("execute")
+    ) {
+        return 3;
     }
-    &OUTCOMES[4]
+    4
 }
+/// Each tool in its slot (see `slot`); `None` for a tool that is not
+/// resolvable.
+static TOOLS: [::core::option::Option<&::mcp_resolve_runtime::GeneratedTool>; 2] = [
+    ::core::option::Option::Some(&TOOL_0),
+    ::core::option::Option::None,
+];

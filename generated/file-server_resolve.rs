@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 3,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 4,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -174,14 +174,7 @@ pub fn resolve(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match slot(name) {
-        ::core::option::Option::Some(0) => tool_0(arguments),
-        _ => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
-            )
-        }
-    }
+    ::mcp_resolve_runtime::resolve_in(&TOOLS, slot(name), name, arguments)
 }
 /// Like [`resolve`], for arguments the caller has already validated
 /// against the tool's `inputSchema` (by deserializing them into a
@@ -198,14 +191,7 @@ pub fn resolve_validated(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match slot(name) {
-        ::core::option::Option::Some(0) => ::core::result::Result::Ok(match_0(arguments)),
-        _ => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
-            )
-        }
-    }
+    ::mcp_resolve_runtime::resolve_validated_in(&TOOLS, slot(name), name, arguments)
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
@@ -240,25 +226,17 @@ fn slot(name: &str) -> ::core::option::Option<usize> {
         _ => ::core::option::Option::None,
     }
 }
-/// Validates the arguments of tool `manage_files` against its `inputSchema`, then matches them.
-#[allow(dead_code)]
-fn tool_0(
-    arguments: &::mcp_resolve_runtime::serde_json::Value,
-) -> ::core::result::Result<
-    &'static ::mcp_resolve_runtime::Resolved,
-    ::mcp_resolve_runtime::RpcError,
-> {
-    static SCHEMA: ::std::sync::LazyLock<
-        ::core::result::Result<
-            ::mcp_resolve_runtime::ArgumentValidator,
-            ::mcp_resolve_runtime::SchemaError,
-        >,
-    > = ::std::sync::LazyLock::new(|| ::mcp_resolve_runtime::ArgumentValidator::from_json(
+/// Tool `manage_files`.
+static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
+    name: "manage_files",
+    schema: ::mcp_resolve_runtime::LazyValidator::new(
         r#"{"type":"object","properties":{"path":{"type":"string","minLength":1},"action":{"type":"string","enum":["read","append","replace","delete"]},"content":{"type":"string"}},"required":["path","action"],"additionalProperties":false}"#,
-    ));
-    let args = ::mcp_resolve_runtime::validate_with(&SCHEMA, "manage_files", arguments)?;
-    ::core::result::Result::Ok(match_0(args))
-}
+    ),
+    outcomes: ::mcp_resolve_runtime::outcomes::Outcomes::new(
+        r#"12:manage_files,374:{"tool":{"name":"manage_files","title":"Manage files","description":"Read, append, replace, or delete file contents","inputSchema":{"type":"object","properties":{"path":{"type":"string","minLength":1},"action":{"type":"string","enum":["read","append","replace","delete"]},"content":{"type":"string"}},"required":["path","action"],"additionalProperties":false},"annotations":,1:4,1:=,4:read,4:1010,1:1,10:agencyHint,1:0,1:1,10:files:read,151:{"resultType":"complete","name":"manage_files","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},79:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["files:read"]}]}},124:{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:=,6:append,4:0000,1:1,10:agencyHint,1:0,1:1,11:files:write,153:{"resultType":"complete","name":"manage_files","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}},1:^,110:{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},80:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["files:write"]}]}},126:{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},1:=,9:overwrite,4:0110,1:1,10:agencyHint,1:0,1:1,11:files:write,151:{"resultType":"complete","name":"manage_files","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},80:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["files:write"]}]}},124:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:-,4:0100,1:1,10:agencyHint,1:0,1:2,10:files:read,11:files:write,152:{"resultType":"complete","name":"manage_files","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}},1:^,109:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},93:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["files:read","files:write"]}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},"#,
+    ),
+    matcher: match_0,
+};
 /// Matches the (validated) arguments of tool `manage_files`.
 ///
 /// Variant `read`: `action == "read"`
@@ -267,131 +245,34 @@ fn tool_0(
 ///
 /// Variant `overwrite`: `action in ["replace","delete"]`
 #[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
-#[inline]
 fn match_0(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,
         ::mcp_resolve_runtime::serde_json::Value,
     >,
-) -> &'static ::mcp_resolve_runtime::Resolved {
-    const TOOL_HEAD: &str = r#"{"tool":{"name":"manage_files","title":"Manage files","description":"Read, append, replace, or delete file contents","inputSchema":{"type":"object","properties":{"path":{"type":"string","minLength":1},"action":{"type":"string","enum":["read","append","replace","delete"]},"content":{"type":"string"}},"required":["path","action"],"additionalProperties":false},"annotations":"#;
-    static OUTCOMES: [::mcp_resolve_runtime::Resolved; 4] = [
-        ::mcp_resolve_runtime::Resolved {
-            tool: "manage_files",
-            variant: ::core::option::Option::Some("read"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: true,
-                destructive: false,
-                idempotent: true,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &["files:read"],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"manage_files","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["files:read"]}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "manage_files",
-            variant: ::core::option::Option::Some("append"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: false,
-                idempotent: false,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &["files:write"],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"manage_files","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["files:write"]}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "manage_files",
-            variant: ::core::option::Option::Some("overwrite"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: true,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &["files:write"],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"manage_files","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["files:write"]}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "manage_files",
-            variant: ::core::option::Option::None,
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: false,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &["files:read", "files:write"],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"manage_files","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["files:read","files:write"]}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-    ];
+) -> usize {
     let arg_0 = args.get("action");
-    if arg_0
-        .is_some_and(|v| {
-            ::core::matches!(v.as_str(), ::core::option::Option::Some("read"))
-        })
-    {
-        return &OUTCOMES[0];
+    if ::core::matches!(
+        ::mcp_resolve_runtime::json::as_str(arg_0), ::core::option::Option::Some("read")
+    ) {
+        return 0;
     }
-    if arg_0
-        .is_some_and(|v| {
-            ::core::matches!(v.as_str(), ::core::option::Option::Some("append"))
-        })
-    {
-        return &OUTCOMES[1];
+    if ::core::matches!(
+        ::mcp_resolve_runtime::json::as_str(arg_0),
+        ::core::option::Option::Some("append")
+    ) {
+        return 1;
     }
-    if arg_0
-        .is_some_and(|v| {
-            ::core::matches!(
-                v.as_str(), ::core::option::Option::Some("replace" | "delete")
-            )
-        })
-    {
-        return &OUTCOMES[2];
+    if ::core::matches!(
+        ::mcp_resolve_runtime::json::as_str(arg_0),
+        ::core::option::Option::Some("replace" | "delete")
+    ) {
+        return 2;
     }
-    &OUTCOMES[3]
+    3
 }
+/// Each tool in its slot (see `slot`); `None` for a tool that is not
+/// resolvable.
+static TOOLS: [::core::option::Option<&::mcp_resolve_runtime::GeneratedTool>; 1] = [
+    ::core::option::Option::Some(&TOOL_0),
+];

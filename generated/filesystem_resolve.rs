@@ -10,7 +10,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 3,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 4,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -288,19 +288,7 @@ pub fn resolve(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match slot(name) {
-        ::core::option::Option::Some(0) => tool_0(arguments),
-        ::core::option::Option::Some(1) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        _ => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
-            )
-        }
-    }
+    ::mcp_resolve_runtime::resolve_in(&TOOLS, slot(name), name, arguments)
 }
 /// Like [`resolve`], for arguments the caller has already validated
 /// against the tool's `inputSchema` (by deserializing them into a
@@ -317,19 +305,7 @@ pub fn resolve_validated(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match slot(name) {
-        ::core::option::Option::Some(0) => ::core::result::Result::Ok(match_0(arguments)),
-        ::core::option::Option::Some(1) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        _ => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
-            )
-        }
-    }
+    ::mcp_resolve_runtime::resolve_validated_in(&TOOLS, slot(name), name, arguments)
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
@@ -365,25 +341,17 @@ fn slot(name: &str) -> ::core::option::Option<usize> {
         _ => ::core::option::Option::None,
     }
 }
-/// Validates the arguments of tool `filesystem` against its `inputSchema`, then matches them.
-#[allow(dead_code)]
-fn tool_0(
-    arguments: &::mcp_resolve_runtime::serde_json::Value,
-) -> ::core::result::Result<
-    &'static ::mcp_resolve_runtime::Resolved,
-    ::mcp_resolve_runtime::RpcError,
-> {
-    static SCHEMA: ::std::sync::LazyLock<
-        ::core::result::Result<
-            ::mcp_resolve_runtime::ArgumentValidator,
-            ::mcp_resolve_runtime::SchemaError,
-        >,
-    > = ::std::sync::LazyLock::new(|| ::mcp_resolve_runtime::ArgumentValidator::from_json(
+/// Tool `filesystem`.
+static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
+    name: "filesystem",
+    schema: ::mcp_resolve_runtime::LazyValidator::new(
         r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"operation":{"type":"string","enum":["read","append","overwrite","delete"]},"path":{"type":"string","minLength":1},"content":{"type":"string"},"options":{"type":"object","properties":{"recursive":{"type":"boolean"},"followSymlinks":{"type":"boolean"}},"additionalProperties":false}},"required":["operation","path"],"additionalProperties":false}"#,
-    ));
-    let args = ::mcp_resolve_runtime::validate_with(&SCHEMA, "filesystem", arguments)?;
-    ::core::result::Result::Ok(match_0(args))
-}
+    ),
+    outcomes: ::mcp_resolve_runtime::outcomes::Outcomes::new(
+        r#"10:filesystem,563:{"tool":{"name":"filesystem","description":"Read, append to, overwrite or delete a file or directory","inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"operation":{"type":"string","enum":["read","append","overwrite","delete"]},"path":{"type":"string","minLength":1},"content":{"type":"string"},"options":{"type":"object","properties":{"recursive":{"type":"boolean"},"followSymlinks":{"type":"boolean"}},"additionalProperties":false}},"required":["operation","path"],"additionalProperties":false},"annotations":,1:7,1:=,4:read,4:1010,1:1,10:agencyHint,1:0,1:0,149:{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:=,6:append,4:0000,1:1,10:agencyHint,1:0,1:0,151:{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}},1:^,110:{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},126:{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},1:=,12:empty-append,4:0010,1:1,10:agencyHint,1:0,1:0,150:{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},1:^,109:{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:=,9:overwrite,4:0110,1:1,10:agencyHint,1:0,1:0,149:{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:=,11:delete-tree,4:0100,1:1,10:agencyHint,1:0,1:0,150:{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}},1:^,109:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},1:=,6:delete,4:0110,1:1,10:agencyHint,1:0,1:0,149:{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:-,4:0100,1:1,10:agencyHint,1:0,1:0,150:{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}},1:^,109:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},"#,
+    ),
+    matcher: match_0,
+};
 /// Matches the (validated) arguments of tool `filesystem`.
 ///
 /// Variant `read`: `operation == "read"`
@@ -398,233 +366,74 @@ fn tool_0(
 ///
 /// Variant `delete`: `operation == "delete"`
 #[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
-#[inline]
 fn match_0(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,
         ::mcp_resolve_runtime::serde_json::Value,
     >,
-) -> &'static ::mcp_resolve_runtime::Resolved {
-    const TOOL_HEAD: &str = r#"{"tool":{"name":"filesystem","description":"Read, append to, overwrite or delete a file or directory","inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"operation":{"type":"string","enum":["read","append","overwrite","delete"]},"path":{"type":"string","minLength":1},"content":{"type":"string"},"options":{"type":"object","properties":{"recursive":{"type":"boolean"},"followSymlinks":{"type":"boolean"}},"additionalProperties":false}},"required":["operation","path"],"additionalProperties":false},"annotations":"#;
-    static OUTCOMES: [::mcp_resolve_runtime::Resolved; 7] = [
-        ::mcp_resolve_runtime::Resolved {
-            tool: "filesystem",
-            variant: ::core::option::Option::Some("read"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: true,
-                destructive: false,
-                idempotent: true,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "filesystem",
-            variant: ::core::option::Option::Some("append"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: false,
-                idempotent: false,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "filesystem",
-            variant: ::core::option::Option::Some("empty-append"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: false,
-                idempotent: true,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "filesystem",
-            variant: ::core::option::Option::Some("overwrite"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: true,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "filesystem",
-            variant: ::core::option::Option::Some("delete-tree"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: false,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "filesystem",
-            variant: ::core::option::Option::Some("delete"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: true,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "filesystem",
-            variant: ::core::option::Option::None,
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: false,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-    ];
+) -> usize {
     let arg_0 = args.get("operation");
     let arg_1 = args.get("content");
-    let arg_2 = args.get("options").and_then(|v| v.get("recursive"));
-    if arg_0
-        .is_some_and(|v| {
-            ::core::matches!(v.as_str(), ::core::option::Option::Some("read"))
-        })
-    {
-        return &OUTCOMES[0];
+    let arg_2 = ::mcp_resolve_runtime::json::member(args.get("options"), "recursive");
+    if ::core::matches!(
+        ::mcp_resolve_runtime::json::as_str(arg_0), ::core::option::Option::Some("read")
+    ) {
+        return 0;
     }
-    if arg_0
-        .is_some_and(|v| {
-            ::core::matches!(v.as_str(), ::core::option::Option::Some("append"))
-        }) && arg_1.is_some_and(|v| ::mcp_resolve_runtime::json::min_length(v, 1))
+    if ::core::matches!(
+        ::mcp_resolve_runtime::json::as_str(arg_0),
+        ::core::option::Option::Some("append")
+    )
+        && ::core::matches!(
+            arg_1, ::core::option::Option::Some(v) if
+            ::mcp_resolve_runtime::json::min_length(v, 1)
+        )
     {
-        return &OUTCOMES[1];
+        return 1;
     }
-    if (arg_0
-        .is_some_and(|v| {
-            ::core::matches!(v.as_str(), ::core::option::Option::Some("append"))
-        }) && arg_1.is_none())
-        || (arg_0
-            .is_some_and(|v| {
-                ::core::matches!(v.as_str(), ::core::option::Option::Some("append"))
-            })
-            && arg_1
-                .is_some_and(|v| {
-                    ::core::matches!(v.as_str(), ::core::option::Option::Some(""))
-                }))
+    if (::core::matches!(
+        ::mcp_resolve_runtime::json::as_str(arg_0),
+        ::core::option::Option::Some("append")
+    ) && arg_1.is_none())
+        || (::core::matches!(
+            ::mcp_resolve_runtime::json::as_str(arg_0),
+            ::core::option::Option::Some("append")
+        )
+            && ::core::matches!(
+                ::mcp_resolve_runtime::json::as_str(arg_1),
+                ::core::option::Option::Some("")
+            ))
     {
-        return &OUTCOMES[2];
+        return 2;
     }
-    if arg_0
-        .is_some_and(|v| {
-            ::core::matches!(v.as_str(), ::core::option::Option::Some("overwrite"))
-        })
+    if ::core::matches!(
+        ::mcp_resolve_runtime::json::as_str(arg_0),
+        ::core::option::Option::Some("overwrite")
+    ) {
+        return 3;
+    }
+    if ::core::matches!(
+        ::mcp_resolve_runtime::json::as_str(arg_0),
+        ::core::option::Option::Some("delete")
+    )
+        && ::core::matches!(
+            arg_2, ::core::option::Option::Some(v) if ::core::matches!(v,
+            ::mcp_resolve_runtime::serde_json::Value::Bool(true))
+        )
     {
-        return &OUTCOMES[3];
+        return 4;
     }
-    if arg_0
-        .is_some_and(|v| {
-            ::core::matches!(v.as_str(), ::core::option::Option::Some("delete"))
-        })
-        && arg_2
-            .is_some_and(|v| {
-                ::core::matches!(v, ::mcp_resolve_runtime::serde_json::Value::Bool(true))
-            })
-    {
-        return &OUTCOMES[4];
+    if ::core::matches!(
+        ::mcp_resolve_runtime::json::as_str(arg_0),
+        ::core::option::Option::Some("delete")
+    ) {
+        return 5;
     }
-    if arg_0
-        .is_some_and(|v| {
-            ::core::matches!(v.as_str(), ::core::option::Option::Some("delete"))
-        })
-    {
-        return &OUTCOMES[5];
-    }
-    &OUTCOMES[6]
+    6
 }
+/// Each tool in its slot (see `slot`); `None` for a tool that is not
+/// resolvable.
+static TOOLS: [::core::option::Option<&::mcp_resolve_runtime::GeneratedTool>; 2] = [
+    ::core::option::Option::Some(&TOOL_0),
+    ::core::option::Option::None,
+];

@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 3,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 4,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -227,14 +227,7 @@ pub fn resolve(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match slot(name) {
-        ::core::option::Option::Some(0) => tool_0(arguments),
-        _ => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
-            )
-        }
-    }
+    ::mcp_resolve_runtime::resolve_in(&TOOLS, slot(name), name, arguments)
 }
 /// Like [`resolve`], for arguments the caller has already validated
 /// against the tool's `inputSchema` (by deserializing them into a
@@ -251,14 +244,7 @@ pub fn resolve_validated(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match slot(name) {
-        ::core::option::Option::Some(0) => ::core::result::Result::Ok(match_0(arguments)),
-        _ => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
-            )
-        }
-    }
+    ::mcp_resolve_runtime::resolve_validated_in(&TOOLS, slot(name), name, arguments)
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
@@ -293,25 +279,17 @@ fn slot(name: &str) -> ::core::option::Option<usize> {
         _ => ::core::option::Option::None,
     }
 }
-/// Validates the arguments of tool `github_api` against its `inputSchema`, then matches them.
-#[allow(dead_code)]
-fn tool_0(
-    arguments: &::mcp_resolve_runtime::serde_json::Value,
-) -> ::core::result::Result<
-    &'static ::mcp_resolve_runtime::Resolved,
-    ::mcp_resolve_runtime::RpcError,
-> {
-    static SCHEMA: ::std::sync::LazyLock<
-        ::core::result::Result<
-            ::mcp_resolve_runtime::ArgumentValidator,
-            ::mcp_resolve_runtime::SchemaError,
-        >,
-    > = ::std::sync::LazyLock::new(|| ::mcp_resolve_runtime::ArgumentValidator::from_json(
+/// Tool `github_api`.
+static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
+    name: "github_api",
+    schema: ::mcp_resolve_runtime::LazyValidator::new(
         r#"{"type":"object","properties":{"method":{"type":"string","enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string","pattern":"^/"},"body":{"type":"object"}},"required":["method","path"]}"#,
-    ));
-    let args = ::mcp_resolve_runtime::validate_with(&SCHEMA, "github_api", arguments)?;
-    ::core::result::Result::Ok(match_0(args))
-}
+    ),
+    outcomes: ::mcp_resolve_runtime::outcomes::Outcomes::new(
+        r#"10:github_api,326:{"tool":{"name":"github_api","title":"GitHub REST API","description":"Call a GitHub REST endpoint","inputSchema":{"type":"object","properties":{"method":{"type":"string","enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string","pattern":"^/"},"body":{"type":"object"}},"required":["method","path"]},"annotations":,1:6,1:=,4:read,4:1011,1:1,10:agencyHint,1:0,1:1,4:repo,148:{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}},1:^,107:{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false},73:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}},123:{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}},1:=,12:create-issue,4:0001,1:1,10:agencyHint,1:0,1:1,4:repo,150:{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true}},1:^,109:{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false},73:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}},1:=,7:comment,4:0001,1:1,10:agencyHint,1:0,1:1,4:repo,150:{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true}},1:^,109:{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false},73:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}},1:=,17:delete-repository,4:0111,1:1,10:agencyHint,1:0,1:1,11:delete_repo,148:{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true}},1:^,107:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false},80:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["delete_repo"]}]}},123:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}},1:=,6:delete,4:0111,1:1,10:agencyHint,1:0,1:1,4:repo,148:{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true}},1:^,107:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false},73:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}},123:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}},1:-,4:0101,1:1,10:agencyHint,1:0,1:2,4:repo,11:delete_repo,149:{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}},1:^,108:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":false},87:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo","delete_repo"]}]}},124:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}},"#,
+    ),
+    matcher: match_0,
+};
 /// Matches the (validated) arguments of tool `github_api`.
 ///
 /// Variant `read`: `method == "GET"`
@@ -324,232 +302,63 @@ fn tool_0(
 ///
 /// Variant `delete`: `method == "DELETE"`
 #[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
-#[inline]
 fn match_0(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,
         ::mcp_resolve_runtime::serde_json::Value,
     >,
-) -> &'static ::mcp_resolve_runtime::Resolved {
-    const TOOL_HEAD: &str = r#"{"tool":{"name":"github_api","title":"GitHub REST API","description":"Call a GitHub REST endpoint","inputSchema":{"type":"object","properties":{"method":{"type":"string","enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string","pattern":"^/"},"body":{"type":"object"}},"required":["method","path"]},"annotations":"#;
-    static OUTCOMES: [::mcp_resolve_runtime::Resolved; 6] = [
-        ::mcp_resolve_runtime::Resolved {
-            tool: "github_api",
-            variant: ::core::option::Option::Some("read"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: true,
-                destructive: false,
-                idempotent: true,
-                open_world: true,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &["repo"],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "github_api",
-            variant: ::core::option::Option::Some("create-issue"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: false,
-                idempotent: false,
-                open_world: true,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &["repo"],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "github_api",
-            variant: ::core::option::Option::Some("comment"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: false,
-                idempotent: false,
-                open_world: true,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &["repo"],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "github_api",
-            variant: ::core::option::Option::Some("delete-repository"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: true,
-                open_world: true,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &["delete_repo"],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["delete_repo"]}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "github_api",
-            variant: ::core::option::Option::Some("delete"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: true,
-                open_world: true,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &["repo"],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "github_api",
-            variant: ::core::option::Option::None,
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: false,
-                open_world: true,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &["repo", "delete_repo"],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo","delete_repo"]}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}}"#,
-            },
-        },
-    ];
-    static RE_0: ::std::sync::LazyLock<
-        ::core::option::Option<::mcp_resolve_runtime::regex::Regex>,
-    > = ::std::sync::LazyLock::new(|| {
-        ::mcp_resolve_runtime::pattern::compile_pattern("^/repos/[^/]+/[^/]+/issues$")
-            .ok()
-    });
-    static RE_1: ::std::sync::LazyLock<
-        ::core::option::Option<::mcp_resolve_runtime::regex::Regex>,
-    > = ::std::sync::LazyLock::new(|| {
-        ::mcp_resolve_runtime::pattern::compile_pattern(
-                "^/repos/[^/]+/[^/]+/issues/[0-9]+/comments$",
-            )
-            .ok()
-    });
-    static RE_2: ::std::sync::LazyLock<
-        ::core::option::Option<::mcp_resolve_runtime::regex::Regex>,
-    > = ::std::sync::LazyLock::new(|| {
-        ::mcp_resolve_runtime::pattern::compile_pattern(
-                "^/repos/[^/]+/[^/]+/pulls/[0-9]+/comments$",
-            )
-            .ok()
-    });
-    static RE_3: ::std::sync::LazyLock<
-        ::core::option::Option<::mcp_resolve_runtime::regex::Regex>,
-    > = ::std::sync::LazyLock::new(|| {
-        ::mcp_resolve_runtime::pattern::compile_pattern("^/repos/[^/]+/[^/]+$").ok()
-    });
+) -> usize {
+    static RE_0: ::mcp_resolve_runtime::pattern::LazyPattern = ::mcp_resolve_runtime::pattern::LazyPattern::new(
+        "^/repos/[^/]+/[^/]+/issues$",
+    );
+    static RE_1: ::mcp_resolve_runtime::pattern::LazyPattern = ::mcp_resolve_runtime::pattern::LazyPattern::new(
+        "^/repos/[^/]+/[^/]+/issues/[0-9]+/comments$",
+    );
+    static RE_2: ::mcp_resolve_runtime::pattern::LazyPattern = ::mcp_resolve_runtime::pattern::LazyPattern::new(
+        "^/repos/[^/]+/[^/]+/pulls/[0-9]+/comments$",
+    );
+    static RE_3: ::mcp_resolve_runtime::pattern::LazyPattern = ::mcp_resolve_runtime::pattern::LazyPattern::new(
+        "^/repos/[^/]+/[^/]+$",
+    );
     let arg_0 = args.get("method");
     let arg_1 = args.get("path");
-    if arg_0
-        .is_some_and(|v| {
-            ::core::matches!(v.as_str(), ::core::option::Option::Some("GET"))
-        })
-    {
-        return &OUTCOMES[0];
+    if ::core::matches!(
+        ::mcp_resolve_runtime::json::as_str(arg_0), ::core::option::Option::Some("GET")
+    ) {
+        return 0;
     }
-    if arg_0
-        .is_some_and(|v| {
-            ::core::matches!(v.as_str(), ::core::option::Option::Some("POST"))
-        })
-        && arg_1
-            .is_some_and(|v| ::mcp_resolve_runtime::pattern::pattern_matches(
-                RE_0.as_ref(),
-                v,
-            ))
+    if ::core::matches!(
+        ::mcp_resolve_runtime::json::as_str(arg_0), ::core::option::Option::Some("POST")
+    ) && ::core::matches!(arg_1, ::core::option::Option::Some(v) if RE_0.matches(v))
     {
-        return &OUTCOMES[1];
+        return 1;
     }
-    if arg_0
-        .is_some_and(|v| {
-            ::core::matches!(v.as_str(), ::core::option::Option::Some("POST"))
-        })
-        && arg_1
-            .is_some_and(|v| {
-                ::mcp_resolve_runtime::pattern::pattern_matches(RE_1.as_ref(), v)
-                    || ::mcp_resolve_runtime::pattern::pattern_matches(RE_2.as_ref(), v)
-            })
+    if ::core::matches!(
+        ::mcp_resolve_runtime::json::as_str(arg_0), ::core::option::Option::Some("POST")
+    )
+        && ::core::matches!(
+            arg_1, ::core::option::Option::Some(v) if RE_1.matches(v) || RE_2.matches(v)
+        )
     {
-        return &OUTCOMES[2];
+        return 2;
     }
-    if arg_0
-        .is_some_and(|v| {
-            ::core::matches!(v.as_str(), ::core::option::Option::Some("DELETE"))
-        })
-        && arg_1
-            .is_some_and(|v| ::mcp_resolve_runtime::pattern::pattern_matches(
-                RE_3.as_ref(),
-                v,
-            ))
+    if ::core::matches!(
+        ::mcp_resolve_runtime::json::as_str(arg_0),
+        ::core::option::Option::Some("DELETE")
+    ) && ::core::matches!(arg_1, ::core::option::Option::Some(v) if RE_3.matches(v))
     {
-        return &OUTCOMES[3];
+        return 3;
     }
-    if arg_0
-        .is_some_and(|v| {
-            ::core::matches!(v.as_str(), ::core::option::Option::Some("DELETE"))
-        })
-    {
-        return &OUTCOMES[4];
+    if ::core::matches!(
+        ::mcp_resolve_runtime::json::as_str(arg_0),
+        ::core::option::Option::Some("DELETE")
+    ) {
+        return 4;
     }
-    &OUTCOMES[5]
+    5
 }
+/// Each tool in its slot (see `slot`); `None` for a tool that is not
+/// resolvable.
+static TOOLS: [::core::option::Option<&::mcp_resolve_runtime::GeneratedTool>; 1] = [
+    ::core::option::Option::Some(&TOOL_0),
+];

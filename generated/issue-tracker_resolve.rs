@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 3,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 4,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -419,15 +419,7 @@ pub fn resolve(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match slot(name) {
-        ::core::option::Option::Some(0) => tool_0(arguments),
-        ::core::option::Option::Some(1) => tool_1(arguments),
-        _ => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
-            )
-        }
-    }
+    ::mcp_resolve_runtime::resolve_in(&TOOLS, slot(name), name, arguments)
 }
 /// Like [`resolve`], for arguments the caller has already validated
 /// against the tool's `inputSchema` (by deserializing them into a
@@ -444,15 +436,7 @@ pub fn resolve_validated(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match slot(name) {
-        ::core::option::Option::Some(0) => ::core::result::Result::Ok(match_0(arguments)),
-        ::core::option::Option::Some(1) => ::core::result::Result::Ok(match_1(arguments)),
-        _ => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
-            )
-        }
-    }
+    ::mcp_resolve_runtime::resolve_validated_in(&TOOLS, slot(name), name, arguments)
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
@@ -488,25 +472,17 @@ fn slot(name: &str) -> ::core::option::Option<usize> {
         _ => ::core::option::Option::None,
     }
 }
-/// Validates the arguments of tool `update_issue` against its `inputSchema`, then matches them.
-#[allow(dead_code)]
-fn tool_0(
-    arguments: &::mcp_resolve_runtime::serde_json::Value,
-) -> ::core::result::Result<
-    &'static ::mcp_resolve_runtime::Resolved,
-    ::mcp_resolve_runtime::RpcError,
-> {
-    static SCHEMA: ::std::sync::LazyLock<
-        ::core::result::Result<
-            ::mcp_resolve_runtime::ArgumentValidator,
-            ::mcp_resolve_runtime::SchemaError,
-        >,
-    > = ::std::sync::LazyLock::new(|| ::mcp_resolve_runtime::ArgumentValidator::from_json(
+/// Tool `update_issue`.
+static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
+    name: "update_issue",
+    schema: ::mcp_resolve_runtime::LazyValidator::new(
         r#"{"type":"object","properties":{"issue":{"type":"integer","minimum":1},"title":{"type":"string"},"labels":{"type":"array","items":{"type":"string","enum":["bug","feature","question","triage","wontfix","duplicate"]}},"assignees":{"type":"array","items":{"type":"string"},"maxItems":10}},"required":["issue"],"additionalProperties":false}"#,
-    ));
-    let args = ::mcp_resolve_runtime::validate_with(&SCHEMA, "update_issue", arguments)?;
-    ::core::result::Result::Ok(match_0(args))
-}
+    ),
+    outcomes: ::mcp_resolve_runtime::outcomes::Outcomes::new(
+        r#"12:update_issue,554:{"tool":{"name":"update_issue","title":"Update an issue","description":"Change an issue's title, labels or assignees. Labels given replace the current ones; an empty list removes them all.","inputSchema":{"type":"object","properties":{"issue":{"type":"integer","minimum":1},"title":{"type":"string"},"labels":{"type":"array","items":{"type":"string","enum":["bug","feature","question","triage","wontfix","duplicate"]}},"assignees":{"type":"array","items":{"type":"string"},"maxItems":10}},"required":["issue"],"additionalProperties":false},"annotations":,1:5,1:=,12:clear-labels,4:0110,1:1,10:agencyHint,1:0,1:0,151:{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:=,14:close-as-label,4:0110,1:1,10:agencyHint,1:0,1:0,151:{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:=,6:triage,4:0010,1:1,10:agencyHint,1:0,1:0,152:{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},1:^,109:{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:=,4:edit,4:0010,1:1,10:agencyHint,1:0,1:0,152:{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},1:^,109:{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:-,4:0110,1:1,10:agencyHint,1:0,1:0,151:{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},"#,
+    ),
+    matcher: match_0,
+};
 /// Matches the (validated) arguments of tool `update_issue`.
 ///
 /// Variant `clear-labels`: `labels has at most 0 items`
@@ -517,232 +493,69 @@ fn tool_0(
 ///
 /// Variant `edit`: `!has(labels) || labels has every item in ["bug","feature","question","triage"]`
 #[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
-#[inline]
 fn match_0(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,
         ::mcp_resolve_runtime::serde_json::Value,
     >,
-) -> &'static ::mcp_resolve_runtime::Resolved {
-    const TOOL_HEAD: &str = r#"{"tool":{"name":"update_issue","title":"Update an issue","description":"Change an issue's title, labels or assignees. Labels given replace the current ones; an empty list removes them all.","inputSchema":{"type":"object","properties":{"issue":{"type":"integer","minimum":1},"title":{"type":"string"},"labels":{"type":"array","items":{"type":"string","enum":["bug","feature","question","triage","wontfix","duplicate"]}},"assignees":{"type":"array","items":{"type":"string"},"maxItems":10}},"required":["issue"],"additionalProperties":false},"annotations":"#;
-    static OUTCOMES: [::mcp_resolve_runtime::Resolved; 5] = [
-        ::mcp_resolve_runtime::Resolved {
-            tool: "update_issue",
-            variant: ::core::option::Option::Some("clear-labels"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: true,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "update_issue",
-            variant: ::core::option::Option::Some("close-as-label"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: true,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "update_issue",
-            variant: ::core::option::Option::Some("triage"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: false,
-                idempotent: true,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "update_issue",
-            variant: ::core::option::Option::Some("edit"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: false,
-                idempotent: true,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "update_issue",
-            variant: ::core::option::Option::None,
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: true,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-    ];
+) -> usize {
     let arg_0 = args.get("labels");
     let arg_1 = args.get("title");
     let arg_2 = args.get("assignees");
-    if arg_0.is_some_and(|v| ::mcp_resolve_runtime::json::max_items(v, 0)) {
-        return &OUTCOMES[0];
+    if ::core::matches!(
+        arg_0, ::core::option::Option::Some(v) if
+        ::mcp_resolve_runtime::json::max_items(v, 0)
+    ) {
+        return 0;
     }
-    if arg_0
-        .is_some_and(|v| {
-            v
-                .as_array()
-                .is_none_or(|a| {
-                    a
-                        .iter()
-                        .any(|v| {
-                            ::core::matches!(
-                                v.as_str(), ::core::option::Option::Some("wontfix")
-                            )
-                        })
-                })
-        })
-        || arg_0
-            .is_some_and(|v| {
-                v
-                    .as_array()
-                    .is_none_or(|a| {
-                        a
-                            .iter()
-                            .any(|v| {
-                                ::core::matches!(
-                                    v.as_str(), ::core::option::Option::Some("duplicate")
-                                )
-                            })
-                    })
-            })
+    if ::core::matches!(
+        arg_0, ::core::option::Option::Some(v) if v.as_array().is_none_or(| a | a.iter()
+        .any(| v | ::core::matches!(v.as_str(),
+        ::core::option::Option::Some("wontfix"))))
+    )
+        || ::core::matches!(
+            arg_0, ::core::option::Option::Some(v) if v.as_array().is_none_or(| a | a
+            .iter().any(| v | ::core::matches!(v.as_str(),
+            ::core::option::Option::Some("duplicate"))))
+        )
     {
-        return &OUTCOMES[1];
+        return 1;
     }
     if arg_1.is_none()
-        && arg_2.is_some_and(|v| ::mcp_resolve_runtime::json::max_items(v, 0))
-        && arg_0
-            .is_some_and(|v| {
-                v
-                    .as_array()
-                    .is_none_or(|a| {
-                        a
-                            .iter()
-                            .all(|v| {
-                                ::core::matches!(
-                                    v.as_str(), ::core::option::Option::Some("triage" |
-                                    "question")
-                                )
-                            })
-                    })
-            })
+        && ::core::matches!(
+            arg_2, ::core::option::Option::Some(v) if
+            ::mcp_resolve_runtime::json::max_items(v, 0)
+        )
+        && ::core::matches!(
+            arg_0, ::core::option::Option::Some(v) if v.as_array().is_none_or(| a | a
+            .iter().all(| v | ::core::matches!(v.as_str(),
+            ::core::option::Option::Some("triage" | "question"))))
+        )
     {
-        return &OUTCOMES[2];
+        return 2;
     }
     if arg_0.is_none()
-        || arg_0
-            .is_some_and(|v| {
-                v
-                    .as_array()
-                    .is_none_or(|a| {
-                        a
-                            .iter()
-                            .all(|v| {
-                                ::core::matches!(
-                                    v.as_str(), ::core::option::Option::Some("bug" | "feature" |
-                                    "question" | "triage")
-                                )
-                            })
-                    })
-            })
+        || ::core::matches!(
+            arg_0, ::core::option::Option::Some(v) if v.as_array().is_none_or(| a | a
+            .iter().all(| v | ::core::matches!(v.as_str(),
+            ::core::option::Option::Some("bug" | "feature" | "question" | "triage"))))
+        )
     {
-        return &OUTCOMES[3];
+        return 3;
     }
-    &OUTCOMES[4]
+    4
 }
-/// Validates the arguments of tool `apply_changes` against its `inputSchema`, then matches them.
-#[allow(dead_code)]
-fn tool_1(
-    arguments: &::mcp_resolve_runtime::serde_json::Value,
-) -> ::core::result::Result<
-    &'static ::mcp_resolve_runtime::Resolved,
-    ::mcp_resolve_runtime::RpcError,
-> {
-    static SCHEMA: ::std::sync::LazyLock<
-        ::core::result::Result<
-            ::mcp_resolve_runtime::ArgumentValidator,
-            ::mcp_resolve_runtime::SchemaError,
-        >,
-    > = ::std::sync::LazyLock::new(|| ::mcp_resolve_runtime::ArgumentValidator::from_json(
+/// Tool `apply_changes`.
+static TOOL_1: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
+    name: "apply_changes",
+    schema: ::mcp_resolve_runtime::LazyValidator::new(
         r#"{"type":"object","properties":{"changes":{"type":"array","minItems":1,"items":{"type":"object","properties":{"issue":{"type":"integer"},"kind":{"type":"string","enum":["comment","close","delete"]},"body":{"type":"string"}},"required":["issue","kind"]}},"dryRun":{"type":"boolean"}},"required":["changes"]}"#,
-    ));
-    let args = ::mcp_resolve_runtime::validate_with(
-        &SCHEMA,
-        "apply_changes",
-        arguments,
-    )?;
-    ::core::result::Result::Ok(match_1(args))
-}
+    ),
+    outcomes: ::mcp_resolve_runtime::outcomes::Outcomes::new(
+        r#"13:apply_changes,475:{"tool":{"name":"apply_changes","title":"Apply a batch of changes","description":"Apply comments, closes and deletes to issues in one call.","inputSchema":{"type":"object","properties":{"changes":{"type":"array","minItems":1,"items":{"type":"object","properties":{"issue":{"type":"integer"},"kind":{"type":"string","enum":["comment","close","delete"]},"body":{"type":"string"}},"required":["issue","kind"]}},"dryRun":{"type":"boolean"}},"required":["changes"]},"annotations":,1:5,1:=,7:preview,4:1010,1:1,10:agencyHint,1:0,1:0,152:{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:=,13:comments-only,4:0000,1:1,10:agencyHint,1:0,1:0,154:{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}},1:^,110:{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},126:{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},1:=,7:deletes,4:0100,1:1,10:agencyHint,1:0,1:0,153:{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}},1:^,109:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},1:=,6:closes,4:0110,1:1,10:agencyHint,1:0,1:0,152:{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:-,4:0100,1:1,10:agencyHint,1:0,1:0,153:{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}},1:^,109:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},"#,
+    ),
+    matcher: match_1,
+};
 /// Matches the (validated) arguments of tool `apply_changes`.
 ///
 /// Variant `preview`: `dryRun == true`
@@ -753,206 +566,48 @@ fn tool_1(
 ///
 /// Variant `closes`: `changes has an item has `kind` absent or == "close"`
 #[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
-#[inline]
 fn match_1(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,
         ::mcp_resolve_runtime::serde_json::Value,
     >,
-) -> &'static ::mcp_resolve_runtime::Resolved {
-    const TOOL_HEAD: &str = r#"{"tool":{"name":"apply_changes","title":"Apply a batch of changes","description":"Apply comments, closes and deletes to issues in one call.","inputSchema":{"type":"object","properties":{"changes":{"type":"array","minItems":1,"items":{"type":"object","properties":{"issue":{"type":"integer"},"kind":{"type":"string","enum":["comment","close","delete"]},"body":{"type":"string"}},"required":["issue","kind"]}},"dryRun":{"type":"boolean"}},"required":["changes"]},"annotations":"#;
-    static OUTCOMES: [::mcp_resolve_runtime::Resolved; 5] = [
-        ::mcp_resolve_runtime::Resolved {
-            tool: "apply_changes",
-            variant: ::core::option::Option::Some("preview"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: true,
-                destructive: false,
-                idempotent: true,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "apply_changes",
-            variant: ::core::option::Option::Some("comments-only"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: false,
-                idempotent: false,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "apply_changes",
-            variant: ::core::option::Option::Some("deletes"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: false,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "apply_changes",
-            variant: ::core::option::Option::Some("closes"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: true,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "apply_changes",
-            variant: ::core::option::Option::None,
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: false,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-    ];
+) -> usize {
     let arg_0 = args.get("dryRun");
     let arg_1 = args.get("changes");
-    if arg_0
-        .is_some_and(|v| {
-            ::core::matches!(v, ::mcp_resolve_runtime::serde_json::Value::Bool(true))
-        })
-    {
-        return &OUTCOMES[0];
+    if ::core::matches!(
+        arg_0, ::core::option::Option::Some(v) if ::core::matches!(v,
+        ::mcp_resolve_runtime::serde_json::Value::Bool(true))
+    ) {
+        return 0;
     }
-    if arg_1
-        .is_some_and(|v| {
-            v
-                .as_array()
-                .is_none_or(|a| {
-                    a
-                        .iter()
-                        .all(|v| {
-                            v.is_object()
-                                && v.as_object().is_none_or(|o| o.contains_key("kind"))
-                                && v
-                                    .get("kind")
-                                    .is_none_or(|v| {
-                                        ::core::matches!(
-                                            v.as_str(), ::core::option::Option::Some("comment")
-                                        )
-                                    })
-                        })
-                })
-        })
-    {
-        return &OUTCOMES[1];
+    if ::core::matches!(
+        arg_1, ::core::option::Option::Some(v) if v.as_array().is_none_or(| a | a.iter()
+        .all(| v | v.is_object() && ::mcp_resolve_runtime::json::has_keys(v, & ["kind"])
+        && v.get("kind").is_none_or(| v | ::core::matches!(v.as_str(),
+        ::core::option::Option::Some("comment")))))
+    ) {
+        return 1;
     }
-    if arg_1
-        .is_some_and(|v| {
-            v
-                .as_array()
-                .is_none_or(|a| {
-                    a
-                        .iter()
-                        .any(|v| {
-                            v.is_object()
-                                && v.as_object().is_none_or(|o| o.contains_key("kind"))
-                                && v
-                                    .get("kind")
-                                    .is_none_or(|v| {
-                                        ::core::matches!(
-                                            v.as_str(), ::core::option::Option::Some("delete")
-                                        )
-                                    })
-                        })
-                })
-        })
-    {
-        return &OUTCOMES[2];
+    if ::core::matches!(
+        arg_1, ::core::option::Option::Some(v) if v.as_array().is_none_or(| a | a.iter()
+        .any(| v | v.is_object() && ::mcp_resolve_runtime::json::has_keys(v, & ["kind"])
+        && v.get("kind").is_none_or(| v | ::core::matches!(v.as_str(),
+        ::core::option::Option::Some("delete")))))
+    ) {
+        return 2;
     }
-    if arg_1
-        .is_some_and(|v| {
-            v
-                .as_array()
-                .is_none_or(|a| {
-                    a
-                        .iter()
-                        .any(|v| {
-                            v
-                                .get("kind")
-                                .is_none_or(|v| {
-                                    ::core::matches!(
-                                        v.as_str(), ::core::option::Option::Some("close")
-                                    )
-                                })
-                        })
-                })
-        })
-    {
-        return &OUTCOMES[3];
+    if ::core::matches!(
+        arg_1, ::core::option::Option::Some(v) if v.as_array().is_none_or(| a | a.iter()
+        .any(| v | v.get("kind").is_none_or(| v | ::core::matches!(v.as_str(),
+        ::core::option::Option::Some("close")))))
+    ) {
+        return 3;
     }
-    &OUTCOMES[4]
+    4
 }
+/// Each tool in its slot (see `slot`); `None` for a tool that is not
+/// resolvable.
+static TOOLS: [::core::option::Option<&::mcp_resolve_runtime::GeneratedTool>; 2] = [
+    ::core::option::Option::Some(&TOOL_0),
+    ::core::option::Option::Some(&TOOL_1),
+];

@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 3,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 4,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -505,74 +505,7 @@ pub fn resolve(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    let _ = arguments;
-    match slot(name) {
-        ::core::option::Option::Some(0) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(1) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(2) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(3) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(4) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(5) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(6) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(7) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(8) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(9) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(10) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(11) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        _ => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
-            )
-        }
-    }
+    ::mcp_resolve_runtime::resolve_in(&TOOLS, slot(name), name, arguments)
 }
 /// Like [`resolve`], for arguments the caller has already validated
 /// against the tool's `inputSchema` (by deserializing them into a
@@ -589,74 +522,7 @@ pub fn resolve_validated(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    let _ = arguments;
-    match slot(name) {
-        ::core::option::Option::Some(0) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(1) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(2) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(3) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(4) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(5) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(6) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(7) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(8) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(9) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(10) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(11) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        _ => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
-            )
-        }
-    }
+    ::mcp_resolve_runtime::resolve_validated_in(&TOOLS, slot(name), name, arguments)
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
@@ -707,3 +573,19 @@ fn slot(name: &str) -> ::core::option::Option<usize> {
     };
     INDEX.get(name)
 }
+/// Each tool in its slot (see `slot`); `None` for a tool that is not
+/// resolvable.
+static TOOLS: [::core::option::Option<&::mcp_resolve_runtime::GeneratedTool>; 12] = [
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+];

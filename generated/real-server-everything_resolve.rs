@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 3,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 4,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -524,74 +524,7 @@ pub fn resolve(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match slot(name) {
-        ::core::option::Option::Some(0) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(1) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(2) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(3) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(4) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(5) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(6) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(7) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(8) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(9) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(10) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(11) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(12) => tool_8(arguments),
-        _ => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
-            )
-        }
-    }
+    ::mcp_resolve_runtime::resolve_in(&TOOLS, slot(name), name, arguments)
 }
 /// Like [`resolve`], for arguments the caller has already validated
 /// against the tool's `inputSchema` (by deserializing them into a
@@ -608,76 +541,7 @@ pub fn resolve_validated(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match slot(name) {
-        ::core::option::Option::Some(0) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(1) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(2) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(3) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(4) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(5) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(6) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(7) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(8) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(9) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(10) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(11) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(12) => {
-            ::core::result::Result::Ok(match_8(arguments))
-        }
-        _ => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
-            )
-        }
-    }
+    ::mcp_resolve_runtime::resolve_validated_in(&TOOLS, slot(name), name, arguments)
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
@@ -729,96 +593,50 @@ fn slot(name: &str) -> ::core::option::Option<usize> {
     };
     INDEX.get(name)
 }
-/// Validates the arguments of tool `gzip-file-as-resource` against its `inputSchema`, then matches them.
-#[allow(dead_code)]
-fn tool_8(
-    arguments: &::mcp_resolve_runtime::serde_json::Value,
-) -> ::core::result::Result<
-    &'static ::mcp_resolve_runtime::Resolved,
-    ::mcp_resolve_runtime::RpcError,
-> {
-    static SCHEMA: ::std::sync::LazyLock<
-        ::core::result::Result<
-            ::mcp_resolve_runtime::ArgumentValidator,
-            ::mcp_resolve_runtime::SchemaError,
-        >,
-    > = ::std::sync::LazyLock::new(|| ::mcp_resolve_runtime::ArgumentValidator::from_json(
+/// Tool `gzip-file-as-resource`.
+static TOOL_8: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
+    name: "gzip-file-as-resource",
+    schema: ::mcp_resolve_runtime::LazyValidator::new(
         r#"{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"name":{"default":"README.md.gz","type":"string","description":"Name of the output file"},"data":{"default":"https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md","type":"string","format":"uri","description":"URL or data URI of the file content to compress"},"outputType":{"default":"resourceLink","description":"How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object.","type":"string","enum":["resourceLink","resource"]}}}"#,
-    ));
-    let args = ::mcp_resolve_runtime::validate_with(
-        &SCHEMA,
-        "gzip-file-as-resource",
-        arguments,
-    )?;
-    ::core::result::Result::Ok(match_8(args))
-}
+    ),
+    outcomes: ::mcp_resolve_runtime::outcomes::Outcomes::new(
+        r#"21:gzip-file-as-resource,1018:{"tool":{"name":"gzip-file-as-resource","title":"GZip File as Resource Tool","description":"Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.","inputSchema":{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"name":{"default":"README.md.gz","type":"string","description":"Name of the output file"},"data":{"default":"https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md","type":"string","format":"uri","description":"URL or data URI of the file content to compress"},"outputType":{"default":"resourceLink","description":"How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object.","type":"string","enum":["resourceLink","resource"]}}},"annotations":,1:2,1:=,8:data-uri,4:0110,1:1,10:agencyHint,1:0,1:0,160:{"resultType":"complete","name":"gzip-file-as-resource","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},95:,"execution":{"taskSupport":"forbidden"},"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:-,4:0111,1:1,10:agencyHint,1:0,1:0,159:{"resultType":"complete","name":"gzip-file-as-resource","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true}},1:^,107:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false},95:,"execution":{"taskSupport":"forbidden"},"resolve":true,"securitySchemes":[{"type":"noauth"}]}},123:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}},"#,
+    ),
+    matcher: match_8,
+};
 /// Matches the (validated) arguments of tool `gzip-file-as-resource`.
 ///
 /// Variant `data-uri`: `data is string and matches "^data:"`
 #[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
-#[inline]
 fn match_8(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,
         ::mcp_resolve_runtime::serde_json::Value,
     >,
-) -> &'static ::mcp_resolve_runtime::Resolved {
-    const TOOL_HEAD: &str = r#"{"tool":{"name":"gzip-file-as-resource","title":"GZip File as Resource Tool","description":"Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.","inputSchema":{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"name":{"default":"README.md.gz","type":"string","description":"Name of the output file"},"data":{"default":"https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md","type":"string","format":"uri","description":"URL or data URI of the file content to compress"},"outputType":{"default":"resourceLink","description":"How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object.","type":"string","enum":["resourceLink","resource"]}}},"annotations":"#;
-    static OUTCOMES: [::mcp_resolve_runtime::Resolved; 2] = [
-        ::mcp_resolve_runtime::Resolved {
-            tool: "gzip-file-as-resource",
-            variant: ::core::option::Option::Some("data-uri"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: true,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"gzip-file-as-resource","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","execution":{"taskSupport":"forbidden"},"resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "gzip-file-as-resource",
-            variant: ::core::option::Option::None,
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: true,
-                open_world: true,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"gzip-file-as-resource","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}"#,
-                    r#","execution":{"taskSupport":"forbidden"},"resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}}"#,
-            },
-        },
-    ];
+) -> usize {
     let arg_0 = args.get("data");
-    if arg_0
-        .is_some_and(|v| {
-            v.is_string() && v.as_str().is_none_or(|s| s.starts_with("data:"))
-        })
-    {
-        return &OUTCOMES[0];
+    if ::core::matches!(
+        arg_0, ::core::option::Option::Some(v) if v.is_string() &&
+        ::mcp_resolve_runtime::json::str_starts_with(v, "data:")
+    ) {
+        return 0;
     }
-    &OUTCOMES[1]
+    1
 }
+/// Each tool in its slot (see `slot`); `None` for a tool that is not
+/// resolvable.
+static TOOLS: [::core::option::Option<&::mcp_resolve_runtime::GeneratedTool>; 13] = [
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::Some(&TOOL_8),
+];

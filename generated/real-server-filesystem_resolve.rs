@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 3,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 4,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -812,79 +812,7 @@ pub fn resolve(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match slot(name) {
-        ::core::option::Option::Some(0) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(1) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(2) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(3) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(4) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(5) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(6) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(7) => tool_5(arguments),
-        ::core::option::Option::Some(8) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(9) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(10) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(11) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(12) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(13) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        _ => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
-            )
-        }
-    }
+    ::mcp_resolve_runtime::resolve_in(&TOOLS, slot(name), name, arguments)
 }
 /// Like [`resolve`], for arguments the caller has already validated
 /// against the tool's `inputSchema` (by deserializing them into a
@@ -901,79 +829,7 @@ pub fn resolve_validated(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match slot(name) {
-        ::core::option::Option::Some(0) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(1) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(2) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(3) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(4) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(5) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(6) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(7) => ::core::result::Result::Ok(match_5(arguments)),
-        ::core::option::Option::Some(8) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(9) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(10) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(11) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(12) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        ::core::option::Option::Some(13) => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
-        _ => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
-            )
-        }
-    }
+    ::mcp_resolve_runtime::resolve_validated_in(&TOOLS, slot(name), name, arguments)
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
@@ -1026,92 +882,51 @@ fn slot(name: &str) -> ::core::option::Option<usize> {
     };
     INDEX.get(name)
 }
-/// Validates the arguments of tool `edit_file` against its `inputSchema`, then matches them.
-#[allow(dead_code)]
-fn tool_5(
-    arguments: &::mcp_resolve_runtime::serde_json::Value,
-) -> ::core::result::Result<
-    &'static ::mcp_resolve_runtime::Resolved,
-    ::mcp_resolve_runtime::RpcError,
-> {
-    static SCHEMA: ::std::sync::LazyLock<
-        ::core::result::Result<
-            ::mcp_resolve_runtime::ArgumentValidator,
-            ::mcp_resolve_runtime::SchemaError,
-        >,
-    > = ::std::sync::LazyLock::new(|| ::mcp_resolve_runtime::ArgumentValidator::from_json(
+/// Tool `edit_file`.
+static TOOL_5: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
+    name: "edit_file",
+    schema: ::mcp_resolve_runtime::LazyValidator::new(
         r#"{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"path":{"type":"string"},"edits":{"type":"array","items":{"type":"object","properties":{"oldText":{"type":"string","description":"Text to search for - must match exactly"},"newText":{"type":"string","description":"Text to replace with"}},"required":["oldText","newText"]}},"dryRun":{"default":false,"description":"Preview changes using git-style diff format","type":"boolean"}},"required":["path","edits"]}"#,
-    ));
-    let args = ::mcp_resolve_runtime::validate_with(&SCHEMA, "edit_file", arguments)?;
-    ::core::result::Result::Ok(match_5(args))
-}
+    ),
+    outcomes: ::mcp_resolve_runtime::outcomes::Outcomes::new(
+        r#"9:edit_file,948:{"tool":{"name":"edit_file","title":"Edit File","description":"Make line-based edits to a text file. Each edit replaces exact line sequences with new content. Returns a git-style diff showing the changes made. Only works within allowed directories.","inputSchema":{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"path":{"type":"string"},"edits":{"type":"array","items":{"type":"object","properties":{"oldText":{"type":"string","description":"Text to search for - must match exactly"},"newText":{"type":"string","description":"Text to replace with"}},"required":["oldText","newText"]}},"dryRun":{"default":false,"description":"Preview changes using git-style diff format","type":"boolean"}},"required":["path","edits"]},"outputSchema":{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"content":{"type":"string"}},"required":["content"],"additionalProperties":false},"annotations":,1:2,1:=,7:preview,4:1100,1:1,10:agencyHint,1:0,1:0,148:{"resultType":"complete","name":"edit_file","annotations":{"readOnlyHint":true,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}},1:^,108:{"readOnlyHint":true,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},95:,"execution":{"taskSupport":"forbidden"},"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":true,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},1:-,4:0100,1:1,10:agencyHint,1:0,1:0,149:{"resultType":"complete","name":"edit_file","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}},1:^,109:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},95:,"execution":{"taskSupport":"forbidden"},"resolve":true,"securitySchemes":[{"type":"noauth"}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},"#,
+    ),
+    matcher: match_5,
+};
 /// Matches the (validated) arguments of tool `edit_file`.
 ///
 /// Variant `preview`: `dryRun == true`
 #[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
-#[inline]
 fn match_5(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,
         ::mcp_resolve_runtime::serde_json::Value,
     >,
-) -> &'static ::mcp_resolve_runtime::Resolved {
-    const TOOL_HEAD: &str = r#"{"tool":{"name":"edit_file","title":"Edit File","description":"Make line-based edits to a text file. Each edit replaces exact line sequences with new content. Returns a git-style diff showing the changes made. Only works within allowed directories.","inputSchema":{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"path":{"type":"string"},"edits":{"type":"array","items":{"type":"object","properties":{"oldText":{"type":"string","description":"Text to search for - must match exactly"},"newText":{"type":"string","description":"Text to replace with"}},"required":["oldText","newText"]}},"dryRun":{"default":false,"description":"Preview changes using git-style diff format","type":"boolean"}},"required":["path","edits"]},"outputSchema":{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"content":{"type":"string"}},"required":["content"],"additionalProperties":false},"annotations":"#;
-    static OUTCOMES: [::mcp_resolve_runtime::Resolved; 2] = [
-        ::mcp_resolve_runtime::Resolved {
-            tool: "edit_file",
-            variant: ::core::option::Option::Some("preview"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: true,
-                destructive: true,
-                idempotent: false,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"edit_file","annotations":{"readOnlyHint":true,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":true,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","execution":{"taskSupport":"forbidden"},"resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "edit_file",
-            variant: ::core::option::Option::None,
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: false,
-                destructive: true,
-                idempotent: false,
-                open_world: false,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"edit_file","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#,
-                    r#","execution":{"taskSupport":"forbidden"},"resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
-            },
-        },
-    ];
+) -> usize {
     let arg_0 = args.get("dryRun");
-    if arg_0
-        .is_some_and(|v| {
-            ::core::matches!(v, ::mcp_resolve_runtime::serde_json::Value::Bool(true))
-        })
-    {
-        return &OUTCOMES[0];
+    if ::core::matches!(
+        arg_0, ::core::option::Option::Some(v) if ::core::matches!(v,
+        ::mcp_resolve_runtime::serde_json::Value::Bool(true))
+    ) {
+        return 0;
     }
-    &OUTCOMES[1]
+    1
 }
+/// Each tool in its slot (see `slot`); `None` for a tool that is not
+/// resolvable.
+static TOOLS: [::core::option::Option<&::mcp_resolve_runtime::GeneratedTool>; 14] = [
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::Some(&TOOL_5),
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+    ::core::option::Option::None,
+];

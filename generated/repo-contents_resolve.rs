@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 3,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 4,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -154,14 +154,7 @@ pub fn resolve(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match slot(name) {
-        ::core::option::Option::Some(0) => tool_0(arguments),
-        _ => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
-            )
-        }
-    }
+    ::mcp_resolve_runtime::resolve_in(&TOOLS, slot(name), name, arguments)
 }
 /// Like [`resolve`], for arguments the caller has already validated
 /// against the tool's `inputSchema` (by deserializing them into a
@@ -178,14 +171,7 @@ pub fn resolve_validated(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    match slot(name) {
-        ::core::option::Option::Some(0) => ::core::result::Result::Ok(match_0(arguments)),
-        _ => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
-            )
-        }
-    }
+    ::mcp_resolve_runtime::resolve_validated_in(&TOOLS, slot(name), name, arguments)
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
@@ -220,128 +206,46 @@ fn slot(name: &str) -> ::core::option::Option<usize> {
         _ => ::core::option::Option::None,
     }
 }
-/// Validates the arguments of tool `get_repo_contents` against its `inputSchema`, then matches them.
-#[allow(dead_code)]
-fn tool_0(
-    arguments: &::mcp_resolve_runtime::serde_json::Value,
-) -> ::core::result::Result<
-    &'static ::mcp_resolve_runtime::Resolved,
-    ::mcp_resolve_runtime::RpcError,
-> {
-    static SCHEMA: ::std::sync::LazyLock<
-        ::core::result::Result<
-            ::mcp_resolve_runtime::ArgumentValidator,
-            ::mcp_resolve_runtime::SchemaError,
-        >,
-    > = ::std::sync::LazyLock::new(|| ::mcp_resolve_runtime::ArgumentValidator::from_json(
+/// Tool `get_repo_contents`.
+static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
+    name: "get_repo_contents",
+    schema: ::mcp_resolve_runtime::LazyValidator::new(
         r#"{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"path":{"type":"string","default":""},"ref":{"type":"string"},"visibility":{"type":"string","enum":["public","private"]}},"required":["owner","repo","visibility"]}"#,
-    ));
-    let args = ::mcp_resolve_runtime::validate_with(
-        &SCHEMA,
-        "get_repo_contents",
-        arguments,
-    )?;
-    ::core::result::Result::Ok(match_0(args))
-}
+    ),
+    outcomes: ::mcp_resolve_runtime::outcomes::Outcomes::new(
+        r#"17:get_repo_contents,377:{"tool":{"name":"get_repo_contents","description":"Read a file or directory listing from a repository","inputSchema":{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"path":{"type":"string","default":""},"ref":{"type":"string"},"visibility":{"type":"string","enum":["public","private"]}},"required":["owner","repo","visibility"]},"annotations":,1:3,1:=,6:public,4:1011,1:2,10:agencyHint,1:0,11:privateHint,1:0,1:0,155:{"resultType":"complete","name":"get_repo_contents","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}},1:^,127:{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},143:{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":false}},1:=,7:private,4:1011,1:2,10:agencyHint,1:0,11:privateHint,1:1,1:1,4:repo,155:{"resultType":"complete","name":"get_repo_contents","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}},1:^,126:{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true},73:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}},142:{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true}},1:-,4:1011,1:2,10:agencyHint,1:0,11:privateHint,1:1,1:1,4:repo,155:{"resultType":"complete","name":"get_repo_contents","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}},1:^,126:{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true},73:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}},142:{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true}},"#,
+    ),
+    matcher: match_0,
+};
 /// Matches the (validated) arguments of tool `get_repo_contents`.
 ///
 /// Variant `public`: `visibility == "public"`
 ///
 /// Variant `private`: `visibility == "private"`
 #[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
-#[inline]
 fn match_0(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,
         ::mcp_resolve_runtime::serde_json::Value,
     >,
-) -> &'static ::mcp_resolve_runtime::Resolved {
-    const TOOL_HEAD: &str = r#"{"tool":{"name":"get_repo_contents","description":"Read a file or directory listing from a repository","inputSchema":{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"path":{"type":"string","default":""},"ref":{"type":"string"},"visibility":{"type":"string","enum":["public","private"]}},"required":["owner","repo","visibility"]},"annotations":"#;
-    static OUTCOMES: [::mcp_resolve_runtime::Resolved; 3] = [
-        ::mcp_resolve_runtime::Resolved {
-            tool: "get_repo_contents",
-            variant: ::core::option::Option::Some("public"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: true,
-                destructive: false,
-                idempotent: true,
-                open_world: true,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false), ("privateHint", false)],
-                ),
-            },
-            required_scopes: &[],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"get_repo_contents","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":false}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":false}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "get_repo_contents",
-            variant: ::core::option::Option::Some("private"),
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: true,
-                destructive: false,
-                idempotent: true,
-                open_world: true,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false), ("privateHint", true)],
-                ),
-            },
-            required_scopes: &["repo"],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"get_repo_contents","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true}}"#,
-            },
-        },
-        ::mcp_resolve_runtime::Resolved {
-            tool: "get_repo_contents",
-            variant: ::core::option::Option::None,
-            annotations: ::mcp_resolve_runtime::Annotations {
-                read_only: true,
-                destructive: false,
-                idempotent: true,
-                open_world: true,
-                extra: ::mcp_resolve_runtime::ExtraHints::Static(
-                    &[("agencyHint", false), ("privateHint", true)],
-                ),
-            },
-            required_scopes: &["repo"],
-            results: ::mcp_resolve_runtime::ResultTexts {
-                extension: r#"{"resultType":"complete","name":"get_repo_contents","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}}"#,
-                sep1862: [
-                    TOOL_HEAD,
-                    r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true}"#,
-                    r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#,
-                ],
-                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true}}"#,
-            },
-        },
-    ];
+) -> usize {
     let arg_0 = args.get("visibility");
-    if arg_0
-        .is_some_and(|v| {
-            ::core::matches!(v.as_str(), ::core::option::Option::Some("public"))
-        })
-    {
-        return &OUTCOMES[0];
+    if ::core::matches!(
+        ::mcp_resolve_runtime::json::as_str(arg_0),
+        ::core::option::Option::Some("public")
+    ) {
+        return 0;
     }
-    if arg_0
-        .is_some_and(|v| {
-            ::core::matches!(v.as_str(), ::core::option::Option::Some("private"))
-        })
-    {
-        return &OUTCOMES[1];
+    if ::core::matches!(
+        ::mcp_resolve_runtime::json::as_str(arg_0),
+        ::core::option::Option::Some("private")
+    ) {
+        return 1;
     }
-    &OUTCOMES[2]
+    2
 }
+/// Each tool in its slot (see `slot`); `None` for a tool that is not
+/// resolvable.
+static TOOLS: [::core::option::Option<&::mcp_resolve_runtime::GeneratedTool>; 1] = [
+    ::core::option::Option::Some(&TOOL_0),
+];

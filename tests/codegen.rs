@@ -316,3 +316,48 @@ fn the_builder_takes_the_limits() {
     };
     assert_eq!(with_jobs(1), with_jobs(3));
 }
+
+/// The literal a generated `const NAME: &str = …;` holds.
+fn const_text(file: &syn::File, name: &str) -> String {
+    for item in &file.items {
+        if let syn::Item::Const(c) = item
+            && c.ident == name
+            && let syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) = c.expr.as_ref()
+        {
+            return s.value();
+        }
+    }
+    panic!("no const {name}");
+}
+
+#[test]
+fn large_texts_are_put_in_place_whatever_the_names_say() {
+    // The signature and the `tools/list` texts are printed as placeholders
+    // and put in afterwards; names that spell a placeholder (server, tool,
+    // version) move the placeholders aside, and the texts still land where
+    // they belong.
+    let dir = temp_dir("placeholders");
+    let rules = dir.join("p.yaml");
+    std::fs::write(
+        &rules,
+        "version: 1\nserver: { name: \"mcp-resolve placeholder 0.0\", version: \"mcp-resolve placeholder 1.\" }\ntools:\n  - name: \"mcp-resolve placeholder 2.1\"\n    description: \"mcp-resolve placeholder 3.0\"\n    inputSchema: { type: object, properties: { a: { type: string } } }\n    annotations: { readOnlyHint: false, destructiveHint: true }\n    variants:\n      - name: read\n        when: { a: r }\n        annotations: { readOnlyHint: true }\n",
+    )
+    .unwrap();
+    let code = Builder::new()
+        .rules(&rules)
+        .cargo_instructions(false)
+        .generate()
+        .unwrap();
+    let file = syn::parse_file(&code).unwrap();
+    let signature = common::bin().arg("signature").arg(&rules).output().unwrap();
+    assert!(signature.status.success());
+    assert_eq!(
+        const_text(&file, "SIGNATURE_JSON"),
+        String::from_utf8(signature.stdout).unwrap()
+    );
+    assert!(!code.contains("mcp-resolve placeholder 0.0_"), "{code}");
+    assert!(code.contains("mcp-resolve placeholder 3.0"));
+}

@@ -130,6 +130,56 @@ pub fn has_type(value: &Value, t: &str) -> bool {
     }
 }
 
+/// The text of an argument that is a string: `None` when it is absent or
+/// not a string.
+#[inline]
+pub fn as_str(value: Option<&Value>) -> Option<&str> {
+    value.and_then(Value::as_str)
+}
+
+/// A literal `pattern` anchored at both ends (`^text$`): strings equal to
+/// `text`; other values pass.
+#[inline]
+pub fn str_is(value: &Value, text: &str) -> bool {
+    value.as_str().is_none_or(|s| s == text)
+}
+
+/// A literal `pattern` anchored at the start (`^text`): strings that start
+/// with `text`; other values pass.
+#[inline]
+pub fn str_starts_with(value: &Value, text: &str) -> bool {
+    value.as_str().is_none_or(|s| s.starts_with(text))
+}
+
+/// A literal `pattern` anchored at the end (`text$`): strings that end with
+/// `text`; other values pass.
+#[inline]
+pub fn str_ends_with(value: &Value, text: &str) -> bool {
+    value.as_str().is_none_or(|s| s.ends_with(text))
+}
+
+/// An unanchored literal `pattern`: strings that contain `text`; other
+/// values pass.
+#[inline]
+pub fn str_contains(value: &Value, text: &str) -> bool {
+    value.as_str().is_none_or(|s| s.contains(text))
+}
+
+/// `required`: objects that have every key; other values pass.
+#[inline]
+pub fn has_keys(value: &Value, keys: &[&str]) -> bool {
+    value
+        .as_object()
+        .is_none_or(|o| keys.iter().all(|k| o.contains_key(*k)))
+}
+
+/// The member `key` of an object found at an argument path (`a.b`): `None`
+/// when the value is absent or not an object with that key.
+#[inline]
+pub fn member<'a>(value: Option<&'a Value>, key: &str) -> Option<&'a Value> {
+    value.and_then(|v| v.as_object()).and_then(|o| o.get(key))
+}
+
 /// `minLength`: strings of at least `n` characters; other values pass.
 pub fn min_length(value: &Value, n: u64) -> bool {
     match value {

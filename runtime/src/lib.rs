@@ -27,6 +27,7 @@ pub mod json;
 #[cfg(feature = "jws")]
 pub mod jws;
 pub mod matcher;
+pub mod outcomes;
 pub mod pattern;
 mod resolved;
 #[cfg(feature = "rmcp")]
@@ -40,9 +41,11 @@ pub use dialect::{Dialect, Resolution, UnknownDialect};
 pub use error::RpcError;
 pub use hints::CORE_HINTS;
 pub use resolved::{Resolved, ResultTexts};
-pub use rules::Rules;
+pub use rules::{GeneratedTool, Rules, resolve_in, resolve_validated_in};
 pub use signature::SignatureDocument;
-pub use validate::{ArgumentValidator, MAX_ARGUMENT_DEPTH, SchemaError, validate_with};
+pub use validate::{
+    ArgumentValidator, LazyValidator, MAX_ARGUMENT_DEPTH, SchemaError, validate_with,
+};
 
 /// Re-exported so generated code (and its users) need one dependency.
 pub use regex;
@@ -64,4 +67,4 @@ pub const VARIANT_EXTENSION_ID: &str = "io.github.mcp-resolve/variant";
 
 /// The version of the interface between generated code and this crate.
 /// Generated files assert it at compile time.
-pub const CODEGEN_VERSION: u32 = 3;
+pub const CODEGEN_VERSION: u32 = 4;

@@ -9,6 +9,8 @@
 //!   with `jsonschema`'s ECMA-262-like default engine
 //!   ([`schema_validator_options`]); formats are not asserted.
 
+use std::sync::OnceLock;
+
 use regex::{Regex, RegexBuilder};
 
 /// The compiled-size limit for one pattern: hostile patterns fail to compile
@@ -72,5 +74,38 @@ pub fn pattern_matches(regex: Option<&Regex>, value: &serde_json::Value) -> bool
     match value {
         serde_json::Value::String(s) => regex.is_some_and(|r| r.is_match(s)),
         _ => true,
+    }
+}
+
+/// A `pattern` as generated code holds it, compiled with [`compile_pattern`]
+/// on first use; a pattern that does not compile matches no string. One
+/// non-generic type for every pattern, so generated code needs no closure
+/// (and no lazy static type) of its own per pattern.
+#[derive(Debug)]
+pub struct LazyPattern {
+    pattern: &'static str,
+    compiled: OnceLock<Option<Regex>>,
+}
+
+impl LazyPattern {
+    /// A lazily compiled `pattern`.
+    pub const fn new(pattern: &'static str) -> Self {
+        LazyPattern {
+            pattern,
+            compiled: OnceLock::new(),
+        }
+    }
+
+    /// The compiled regex, or `None` when the pattern does not compile.
+    pub fn get(&self) -> Option<&Regex> {
+        self.compiled
+            .get_or_init(|| compile_pattern(self.pattern).ok())
+            .as_ref()
+    }
+
+    /// [`pattern_matches`] with this pattern: non-strings pass.
+    #[inline]
+    pub fn matches(&self, value: &serde_json::Value) -> bool {
+        pattern_matches(self.get(), value)
     }
 }

@@ -4,6 +4,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::outcomes::Outcomes;
+use crate::validate::LazyValidator;
 use crate::{Dialect, Resolved, RpcError};
 
 /// The resolver generated from one rules set, as a value.
@@ -71,6 +73,75 @@ impl Rules {
     /// Whether `name` is a tool of this server.
     pub fn has_tool(&self, name: &str) -> bool {
         self.tool_names.contains(&name)
+    }
+}
+
+/// One resolvable tool of a generated resolver: its `inputSchema`, compiled
+/// on first use, and the generated function that matches its arguments.
+/// Generated code keeps them in one table indexed by the tool's slot, so
+/// the per-tool code is only the matching itself.
+#[derive(Debug)]
+pub struct GeneratedTool {
+    /// The tool's name.
+    pub name: &'static str,
+    /// The tool's `inputSchema`.
+    pub schema: LazyValidator,
+    /// Each variant's outcome, then the static fallback's.
+    pub outcomes: Outcomes,
+    /// Matches validated arguments to the index of their outcome.
+    pub matcher: fn(&Map<String, Value>) -> usize,
+}
+
+impl GeneratedTool {
+    /// Validates the arguments against the tool's `inputSchema`, then
+    /// matches them: `-32602` for arguments that do not conform, `-32603`
+    /// when the schema does not compile.
+    #[inline]
+    pub fn resolve(&'static self, arguments: &Value) -> Result<&'static Resolved, RpcError> {
+        let arguments = self.schema.validate(self.name, arguments)?;
+        self.outcomes.get((self.matcher)(arguments))
+    }
+
+    /// Matches arguments the caller has already validated.
+    #[inline]
+    pub fn resolve_validated(
+        &'static self,
+        arguments: &Map<String, Value>,
+    ) -> Result<&'static Resolved, RpcError> {
+        self.outcomes.get((self.matcher)(arguments))
+    }
+}
+
+/// [`GeneratedTool::resolve`] for the tool in `slot` of a generated table:
+/// `-32602` for an unknown name (no slot) or a tool that is not resolvable
+/// (an empty slot).
+#[inline]
+pub fn resolve_in(
+    tools: &[Option<&'static GeneratedTool>],
+    slot: Option<usize>,
+    name: &str,
+    arguments: &Value,
+) -> Result<&'static Resolved, RpcError> {
+    match slot.map(|i| tools.get(i)) {
+        Some(Some(Some(tool))) => tool.resolve(arguments),
+        Some(Some(None)) => Err(RpcError::not_resolvable(name)),
+        _ => Err(RpcError::unknown_tool(name)),
+    }
+}
+
+/// [`GeneratedTool::resolve_validated`] for the tool in `slot`, with
+/// [`resolve_in`]'s errors.
+#[inline]
+pub fn resolve_validated_in(
+    tools: &[Option<&'static GeneratedTool>],
+    slot: Option<usize>,
+    name: &str,
+    arguments: &Map<String, Value>,
+) -> Result<&'static Resolved, RpcError> {
+    match slot.map(|i| tools.get(i)) {
+        Some(Some(Some(tool))) => tool.resolve_validated(arguments),
+        Some(Some(None)) => Err(RpcError::not_resolvable(name)),
+        _ => Err(RpcError::unknown_tool(name)),
     }
 }
 

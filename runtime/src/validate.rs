@@ -1,3 +1,5 @@
+use std::sync::OnceLock;
+
 use serde_json::{Map, Value};
 
 use crate::RpcError;
@@ -117,6 +119,47 @@ pub fn validate_with<'a>(
             message: format!("the inputSchema of tool {tool} does not compile: {e}"),
             data: None,
         }),
+    }
+}
+
+/// A tool's `inputSchema` as generated code holds it: JSON text, compiled
+/// into an [`ArgumentValidator`] on first use (once per process, by whichever
+/// thread comes first). One non-generic type for every tool, so a resolver of
+/// thousands of tools holds them in one table rather than a lazy static each.
+#[derive(Debug)]
+pub struct LazyValidator {
+    schema: &'static str,
+    compiled: OnceLock<Result<ArgumentValidator, SchemaError>>,
+}
+
+impl LazyValidator {
+    /// A validator for `schema` (JSON text), compiled when first used.
+    pub const fn new(schema: &'static str) -> Self {
+        LazyValidator {
+            schema,
+            compiled: OnceLock::new(),
+        }
+    }
+
+    /// The schema's JSON text.
+    pub fn schema(&self) -> &'static str {
+        self.schema
+    }
+
+    /// The compiled validator, or why the schema does not compile.
+    pub fn get(&self) -> &Result<ArgumentValidator, SchemaError> {
+        self.compiled
+            .get_or_init(|| ArgumentValidator::from_json(self.schema))
+    }
+
+    /// [`validate_with`] this validator: the arguments object, `-32602` when
+    /// the arguments do not conform, `-32603` when the schema does not compile.
+    pub fn validate<'a>(
+        &self,
+        tool: &str,
+        arguments: &'a Value,
+    ) -> Result<&'a Map<String, Value>, RpcError> {
+        validate_with(self.get(), tool, arguments)
     }
 }
 

@@ -76,8 +76,9 @@ impl<'a> Matcher<'a> {
             Some(first) => quote!(args.get(#first)),
             None => quote!(::core::option::Option::None),
         };
+        let rt = self.rt;
         for seg in iter {
-            ts = quote!(#ts.and_then(|v| v.get(#seg)));
+            ts = quote!(#rt::json::member(#ts, #seg));
         }
         ts
     }
@@ -121,6 +122,14 @@ impl<'a> Matcher<'a> {
                 let l = self.local(path);
                 Code::Atom(quote!(#l.is_some()))
             }
+            Cond::Test(path, pred) if let Some(strings) = string_choices(pred) => {
+                let l = self.local(path);
+                let rt = self.rt;
+                Code::Atom(quote!(::core::matches!(
+                    #rt::json::as_str(#l),
+                    ::core::option::Option::Some(#(#strings)|*)
+                )))
+            }
             Cond::Test(path, pred) => match self.pred(pred) {
                 Code::Const(false) => Code::Const(false),
                 Code::Const(true) => {
@@ -128,8 +137,12 @@ impl<'a> Matcher<'a> {
                     Code::Atom(quote!(#l.is_some()))
                 }
                 Code::Atom(body) | Code::And(body) | Code::Or(body) => {
+                    // A pattern, not a closure: one closure per test would be
+                    // a type (and a function) of its own for the compiler.
                     let l = self.local(path);
-                    Code::Atom(quote!(#l.is_some_and(|v| #body)))
+                    Code::Atom(quote!(
+                        ::core::matches!(#l, ::core::option::Option::Some(v) if #body)
+                    ))
                 }
             },
         }
@@ -173,7 +186,7 @@ impl<'a> Matcher<'a> {
                 join(parts, false)
             }
             PredKind::Pattern(re) => match literal_pattern(re) {
-                Some(lit) => lit.code(),
+                Some(lit) => lit.code(rt),
                 None => {
                     let i = match self.regexes.iter().position(|r| r == re) {
                         Some(i) => i,
@@ -183,7 +196,7 @@ impl<'a> Matcher<'a> {
                         }
                     };
                     let name = format_ident!("RE_{}", i);
-                    Code::Atom(quote!(#rt::pattern::pattern_matches(#name.as_ref(), v)))
+                    Code::Atom(quote!(#name.matches(v)))
                 }
             },
             PredKind::MinLength(0) => Code::Const(true),
@@ -251,11 +264,27 @@ impl<'a> Matcher<'a> {
                 join(parts, true)
             }
             PredKind::Required(keys) if keys.is_empty() => Code::Const(true),
-            PredKind::Required(keys) => Code::Atom(quote!(
-                v.as_object().is_none_or(|o| #(o.contains_key(#keys))&&*)
-            )),
+            PredKind::Required(keys) => Code::Atom(quote!(#rt::json::has_keys(v, &[#(#keys),*]))),
         }
     }
+}
+
+/// The strings of a `const` or `enum` of strings only (in order, without
+/// repeats): tested on an argument as one `matches!` over its text.
+fn string_choices(pred: &Pred) -> Option<Vec<&str>> {
+    let values: Vec<&Value> = match &pred.kind {
+        PredKind::Const(c) => vec![c],
+        PredKind::Enum(values) if !values.is_empty() => values.iter().collect(),
+        _ => return None,
+    };
+    let mut strings: Vec<&str> = Vec::new();
+    for v in values {
+        let s = v.as_str()?;
+        if !strings.contains(&s) {
+            strings.push(s);
+        }
+    }
+    Some(strings)
 }
 
 /// `&&` (`and`) or `||` of the parts, folding constants.
@@ -411,17 +440,16 @@ pub(crate) struct LiteralPattern {
 
 impl LiteralPattern {
     /// The check over `v` (non-strings pass, as for `pattern`).
-    fn code(&self) -> Code {
+    fn code(&self, rt: &TokenStream) -> Code {
         let text = &self.text;
         let test = match (self.start, self.end) {
-            (true, true) if text.is_empty() => quote!(s.is_empty()),
-            (true, true) => quote!(s == #text),
+            (true, true) => quote!(str_is),
             _ if text.is_empty() => return Code::Const(true),
-            (true, false) => quote!(s.starts_with(#text)),
-            (false, true) => quote!(s.ends_with(#text)),
-            (false, false) => quote!(s.contains(#text)),
+            (true, false) => quote!(str_starts_with),
+            (false, true) => quote!(str_ends_with),
+            (false, false) => quote!(str_contains),
         };
-        Code::Atom(quote!(v.as_str().is_none_or(|s| #test)))
+        Code::Atom(quote!(#rt::json::#test(v, #text)))
     }
 }
 

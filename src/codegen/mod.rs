@@ -4,13 +4,17 @@
 //! The file is built as tokens with `quote` (string literals escaped by
 //! construction, whatever a tool name or pattern contains), parsed with `syn`
 //! (so it is valid Rust before it is written) and printed with `prettyplease`.
-//! Matching is compiled: a perfect-hash dispatch on the tool name, then one
-//! function per tool that validates the arguments and tests each variant's
-//! condition directly. Every response is precomputed text.
+//! Matching is compiled: one function per tool tests each variant's condition
+//! directly and returns the index of its outcome. Everything else is data in
+//! one table (`TOOLS`) indexed by a perfect-hash dispatch on the tool name:
+//! each tool's schema (compiled on first use) and its outcomes, every
+//! response precomputed text, as one literal (decoded on first use): the
+//! compiler's cost is in items and expressions, not in bytes of literal.
 
 pub(crate) mod matching;
 pub(crate) mod phf;
 
+use mcp_resolve_runtime::outcomes::{self, OutcomeParts};
 use mcp_resolve_runtime::{CODEGEN_VERSION, Dialect, Resolution};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
@@ -73,19 +77,23 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
     let version = Literal::u32_unsuffixed(CODEGEN_VERSION);
     let server_name = &server.name;
     let server_version = &server.version;
-    let signature_lit = text_literal(&signature_text);
     let tool_count = Literal::usize_unsuffixed(names.len());
-    let lists = Dialect::ALL
-        .map(|d| text_literal(&serde_json::to_string(&tools_list(server, d)).unwrap_or_default()));
-    let [list_ext, list_sep, list_ann] = lists;
+    // The four large texts (the signature, and `tools/list` in each dialect)
+    // are printed as short placeholders and put in after printing: the
+    // printer would only copy them, three times over.
+    let mut large = vec![text_literal(&signature_text).to_string()];
+    drop(signature_text);
+    for d in Dialect::ALL {
+        large.push(
+            text_literal(&serde_json::to_string(&tools_list(server, d)).unwrap_or_default())
+                .to_string(),
+        );
+    }
+    let placeholders = placeholders(server, options, &large);
+    let [signature_lit, list_ext, list_sep, list_ann] =
+        [0, 1, 2, 3].map(|i| Literal::string(&placeholders[i]));
 
-    let Dispatch {
-        arms,
-        validated_arms,
-        slot_fn,
-    } = dispatch(server, &names, &table, linear, &rt);
-    // With no resolvable tool, the arguments are never looked at.
-    let unused = (!server.tools.iter().any(|t| t.resolvable)).then(|| quote!(let _ = arguments;));
+    let Dispatch { order, slot_fn } = dispatch(&names, &table, linear, &rt);
     let tokens = quote! {
         const _: () = ::core::assert!(
             #rt::CODEGEN_VERSION == #version,
@@ -132,11 +140,7 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
             name: &str,
             arguments: &#rt::serde_json::Value,
         ) -> ::core::result::Result<&'static #rt::Resolved, #rt::RpcError> {
-            #unused
-            match slot(name) {
-                #(#arms)*
-                _ => ::core::result::Result::Err(#rt::RpcError::unknown_tool(name)),
-            }
+            #rt::resolve_in(&TOOLS, slot(name), name, arguments)
         }
 
         /// Like [`resolve`], for arguments the caller has already validated
@@ -148,11 +152,7 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
             name: &str,
             arguments: &#rt::serde_json::Map<::std::string::String, #rt::serde_json::Value>,
         ) -> ::core::result::Result<&'static #rt::Resolved, #rt::RpcError> {
-            #unused
-            match slot(name) {
-                #(#validated_arms)*
-                _ => ::core::result::Result::Err(#rt::RpcError::unknown_tool(name)),
-            }
+            #rt::resolve_validated_in(&TOOLS, slot(name), name, arguments)
         }
 
         /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
@@ -182,34 +182,121 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
         #slot_fn
     };
 
-    // The shared items, then each resolvable tool's functions, printed on
-    // their own on the machine's cores (a file of items prints as its items
-    // printed one after the other) and each checked to parse back: no
-    // syntax tree of the whole file is ever held.
-    let mut out = header(server, &fingerprint, &options.sources);
-    out.push_str(&print_items(tokens)?);
-    let resolvable: Vec<(usize, &Tool)> = server
-        .tools
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.resolvable)
-        .collect();
+    // The shared items, then each resolvable tool's matching function,
+    // printed on its own on the machine's cores (a file of items prints as
+    // its items printed one after the other) and each checked to parse back:
+    // no syntax tree of the whole file is ever held. Last, the table of
+    // tools, with each tool's outcomes as one literal.
+    let mut parts = vec![
+        header(server, &fingerprint, &options.sources),
+        fill_placeholders(print_items(tokens)?, &placeholders, &large)?,
+    ];
+    drop(large);
     let threads = crate::par::threads(options.jobs);
     // Token streams are bound to their thread: each makes its own runtime path.
     let printed = crate::par::map_with(
-        &resolvable,
+        &server.tools,
         threads,
         Some(crate::par::WORK_STACK),
         || syn::parse_str::<syn::Path>(&options.runtime_path).map(|p| quote!(#p)),
-        |rt, _, &(i, tool)| match rt {
-            Ok(rt) => print_items(tool_fn(server, tool, i, rt)),
+        |rt, i, tool| match rt {
+            Ok(_) if !tool.resolvable => Ok(None),
+            Ok(rt) => print_items(tool_fn(server, tool, i, rt)).map(Some),
             Err(e) => Err(CodegenError(format!("runtime path: {e}"))),
         },
     );
     for result in printed {
-        let text = result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
-        out.push_str(&text);
+        if let Some(text) = result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))? {
+            parts.push(text);
+        }
     }
+    let mut entries = Vec::with_capacity(order.len());
+    for &i in &order {
+        let Some(tool) = server.tools.get(i) else {
+            return Err(CodegenError(
+                "the name table names a tool that is not there".into(),
+            ));
+        };
+        entries.push(if tool.resolvable {
+            let t = format_ident!("TOOL_{}", i);
+            quote!(::core::option::Option::Some(&#t))
+        } else {
+            quote!(::core::option::Option::None)
+        });
+    }
+    parts.push(print_items(quote! {
+        /// Each tool in its slot (see `slot`); `None` for a tool that is not
+        /// resolvable.
+        static TOOLS: [::core::option::Option<&#rt::GeneratedTool>; #tool_count] = [#(#entries),*];
+    })?);
+    // One allocation of the whole file, not a doubling string.
+    let mut out = String::with_capacity(parts.iter().map(String::len).sum());
+    for part in parts {
+        out.push_str(&part);
+    }
+    Ok(out)
+}
+
+/// Placeholder texts, one per large literal, that no text of the server
+/// contains (so each is found exactly where it was put). Each is as long as
+/// its literal up to a line's width, so the printer lays the code out as it
+/// would around the literal itself.
+fn placeholders(server: &Server, options: &Options, large: &[String]) -> Vec<String> {
+    const WIDE: usize = 160;
+    let user_texts = || {
+        [&server.name, &server.version]
+            .into_iter()
+            .chain(&options.sources)
+            .chain(server.tools.iter().map(|t| &t.name))
+    };
+    let mut nonce = 0u64;
+    loop {
+        let candidates: Vec<String> = large
+            .iter()
+            .enumerate()
+            .map(|(i, lit)| {
+                let mut p = format!("mcp-resolve placeholder {nonce}.{i}");
+                // Two quotes around it when printed.
+                let width = lit.chars().count().min(WIDE).saturating_sub(2);
+                while p.len() < width {
+                    p.push('_');
+                }
+                p
+            })
+            .collect();
+        let prefix = format!("mcp-resolve placeholder {nonce}.");
+        if !user_texts().any(|t| t.contains(&prefix)) {
+            return candidates;
+        }
+        nonce += 1;
+    }
+}
+
+/// `text` with each placeholder's literal replaced by its large literal;
+/// an error (never expected) when a placeholder is not found exactly once.
+fn fill_placeholders(
+    text: String,
+    placeholders: &[String],
+    large: &[String],
+) -> Result<String, CodegenError> {
+    let mut spans = Vec::with_capacity(placeholders.len());
+    for (p, lit) in placeholders.iter().zip(large) {
+        let quoted = Literal::string(p).to_string();
+        let mut found = text.match_indices(&quoted);
+        match (found.next(), found.next()) {
+            (Some((at, _)), None) => spans.push((at, quoted.len(), lit)),
+            _ => return Err(CodegenError(format!("placeholder {p} is not in place"))),
+        }
+    }
+    spans.sort_by_key(|&(at, _, _)| at);
+    let mut out = String::with_capacity(text.len() + large.iter().map(String::len).sum::<usize>());
+    let mut from = 0;
+    for (at, len, lit) in spans {
+        out.push_str(&text[from..at]);
+        out.push_str(lit);
+        from = at + len;
+    }
+    out.push_str(&text[from..]);
     Ok(out)
 }
 
@@ -224,21 +311,14 @@ fn print_items(tokens: TokenStream) -> Result<String, CodegenError> {
     Ok(text)
 }
 
-/// The name dispatch of the generated resolver: the `slot` function and the
-/// `match` arms of `resolve` and `resolve_validated`, in slot order.
+/// The name dispatch of the generated resolver: the `slot` function, and
+/// the tool in each slot (the order of the `TOOLS` table).
 struct Dispatch {
-    arms: Vec<TokenStream>,
-    validated_arms: Vec<TokenStream>,
+    order: Vec<usize>,
     slot_fn: TokenStream,
 }
 
-fn dispatch(
-    server: &Server,
-    names: &[&str],
-    table: &phf::Table,
-    linear: bool,
-    rt: &TokenStream,
-) -> Dispatch {
+fn dispatch(names: &[&str], table: &phf::Table, linear: bool, rt: &TokenStream) -> Dispatch {
     let order: Vec<usize> = if linear {
         (0..names.len()).collect()
     } else {
@@ -250,28 +330,6 @@ fn dispatch(
         quote!((#d1, #d2))
     });
     let slot_names = order.iter().map(|&i| names[i]);
-    let arms: Vec<TokenStream> = order.iter().enumerate().map(|(slot, &i)| {
-        let slot = Literal::usize_unsuffixed(slot);
-        let tool = &server.tools[i];
-        if tool.resolvable {
-            let f = format_ident!("tool_{}", i);
-            quote!(::core::option::Option::Some(#slot) => #f(arguments),)
-        } else {
-            quote!(::core::option::Option::Some(#slot) => ::core::result::Result::Err(#rt::RpcError::not_resolvable(name)),)
-        }
-    })
-    .collect();
-    let validated_arms: Vec<TokenStream> = order.iter().enumerate().map(|(slot, &i)| {
-        let slot = Literal::usize_unsuffixed(slot);
-        let tool = &server.tools[i];
-        if tool.resolvable {
-            let f = format_ident!("match_{}", i);
-            quote!(::core::option::Option::Some(#slot) => ::core::result::Result::Ok(#f(arguments)),)
-        } else {
-            quote!(::core::option::Option::Some(#slot) => ::core::result::Result::Err(#rt::RpcError::not_resolvable(name)),)
-        }
-    })
-    .collect();
     let slot_fn = if linear {
         let arms = names.iter().enumerate().map(|(i, n)| {
             let i = Literal::usize_unsuffixed(i);
@@ -302,11 +360,7 @@ fn dispatch(
             }
         }
     };
-    Dispatch {
-        arms,
-        validated_arms,
-        slot_fn,
-    }
+    Dispatch { order, slot_fn }
 }
 
 fn header(server: &Server, fingerprint: &str, sources: &[String]) -> String {
@@ -332,12 +386,10 @@ fn header(server: &Server, fingerprint: &str, sources: &[String]) -> String {
     h
 }
 
-/// The function resolving one tool.
+/// One tool's items: the function matching its arguments to the index of
+/// its outcome, and its `GeneratedTool` (its schema, its outcomes as one
+/// literal, see [`mcp_resolve_runtime::outcomes`], and that function).
 fn tool_fn(server: &Server, tool: &Tool, index: usize, rt: &TokenStream) -> TokenStream {
-    let f = format_ident!("tool_{}", index);
-    let name = &tool.name;
-    let schema = text_literal(&serde_json::to_string(&tool.input_schema).unwrap_or_default());
-
     // Outcomes: each variant, then the static fallback. Their SEP-1862
     // results share the tool's text up to its annotations.
     let tool_json = tool.to_model(&server.hints).list_entry(Dialect::Sep1862);
@@ -350,28 +402,31 @@ fn tool_fn(server: &Server, tool: &Tool, index: usize, rt: &TokenStream) -> Toke
             required_scopes: Vec::new(),
         },
     );
-    let mut outcomes: Vec<TokenStream> = tool
+    let mut resolutions: Vec<Resolution> = tool
         .variants
         .iter()
-        .map(|v| {
-            let resolution = Resolution {
-                tool: tool.name.clone(),
-                variant: Some(v.name.clone()),
-                annotations: server.hints.to_annotations(&v.annotations),
-                required_scopes: v.scopes(),
-            };
-            outcome(&tool_json, &head, &resolution, rt)
+        .map(|v| Resolution {
+            tool: tool.name.clone(),
+            variant: Some(v.name.clone()),
+            annotations: server.hints.to_annotations(&v.annotations),
+            required_scopes: v.scopes(),
         })
         .collect();
-    let fallback = Resolution {
+    resolutions.push(Resolution {
         tool: tool.name.clone(),
         variant: None,
         annotations: server.hints.to_annotations(&tool.annotations),
         required_scopes: tool.required_scopes.clone(),
-    };
-    outcomes.push(outcome(&tool_json, &head, &fallback, rt));
-    let outcome_count = Literal::usize_unsuffixed(outcomes.len());
-    let head_lit = text_literal(&head);
+    });
+    let outcomes = text_literal(&encode_outcomes(
+        &tool_json,
+        &tool.name,
+        &head,
+        &resolutions,
+    ));
+    let schema = text_literal(&serde_json::to_string(&tool.input_schema).unwrap_or_default());
+    let name = &tool.name;
+    let t = format_ident!("TOOL_{}", index);
 
     // Checks, in order, until one always holds.
     let mut matcher = Matcher::new(rt);
@@ -387,7 +442,7 @@ fn tool_fn(server: &Server, tool: &Tool, index: usize, rt: &TokenStream) -> Toke
             }
             Code::Atom(ts) | Code::And(ts) | Code::Or(ts) => checks.push(quote! {
                 if #ts {
-                    return &OUTCOMES[#k];
+                    return #k;
                 }
             }),
         }
@@ -395,8 +450,7 @@ fn tool_fn(server: &Server, tool: &Tool, index: usize, rt: &TokenStream) -> Toke
     let regexes = matcher.regexes.iter().enumerate().map(|(i, re)| {
         let id = format_ident!("RE_{}", i);
         quote! {
-            static #id: ::std::sync::LazyLock<::core::option::Option<#rt::regex::Regex>> =
-                ::std::sync::LazyLock::new(|| #rt::pattern::compile_pattern(#re).ok());
+            static #id: #rt::pattern::LazyPattern = #rt::pattern::LazyPattern::new(#re);
         }
     });
     let locals = (0..matcher.paths.len()).map(|i| {
@@ -424,37 +478,27 @@ fn tool_fn(server: &Server, tool: &Tool, index: usize, rt: &TokenStream) -> Toke
             doc_text(&v.when.to_string())
         ));
     }
-    let validate_doc = format!(
-        " Validates the arguments of tool `{}` against its `inputSchema`, then matches them.",
-        doc_text(&tool.name)
-    );
     // The conditions keep the rules' own boolean structure; clippy's
     // suggestions to simplify it are for the rules' author, not the build.
+    let tool_doc = format!(" Tool `{}`.", doc_text(&tool.name));
     quote! {
-        #[doc = #validate_doc]
-        #[allow(dead_code)]
-        fn #f(
-            arguments: &#rt::serde_json::Value,
-        ) -> ::core::result::Result<&'static #rt::Resolved, #rt::RpcError> {
-            static SCHEMA: ::std::sync::LazyLock<
-                ::core::result::Result<#rt::ArgumentValidator, #rt::SchemaError>,
-            > = ::std::sync::LazyLock::new(|| #rt::ArgumentValidator::from_json(#schema));
-            let args = #rt::validate_with(&SCHEMA, #name, arguments)?;
-            ::core::result::Result::Ok(#m(args))
-        }
+        #[doc = #tool_doc]
+        static #t: #rt::GeneratedTool = #rt::GeneratedTool {
+            name: #name,
+            schema: #rt::LazyValidator::new(#schema),
+            outcomes: #rt::outcomes::Outcomes::new(#outcomes),
+            matcher: #m,
+        };
 
         #(#[doc = #doc])*
         #[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
-        #[inline]
         fn #m(
             #args: &#rt::serde_json::Map<::std::string::String, #rt::serde_json::Value>,
-        ) -> &'static #rt::Resolved {
-            const TOOL_HEAD: &str = #head_lit;
-            static OUTCOMES: [#rt::Resolved; #outcome_count] = [#(#outcomes),*];
+        ) -> usize {
             #(#regexes)*
             #(#locals)*
             #(#checks)*
-            &OUTCOMES[#tail]
+            #tail
         }
     }
 }
@@ -473,51 +517,42 @@ fn doc_text(s: &str) -> String {
         .collect()
 }
 
-/// One `Resolved` value, with every dialect's response precomputed. `tool`
-/// is the tool's SEP-1862 `tools/list` entry; the SEP-1862 result names the
-/// tool's shared head (`TOOL_HEAD`) rather than repeating it.
-fn outcome(tool: &Value, head: &str, resolution: &Resolution, rt: &TokenStream) -> TokenStream {
-    let tool_name = &resolution.tool;
-    let variant = match &resolution.variant {
-        Some(v) => quote!(::core::option::Option::Some(#v)),
-        None => quote!(::core::option::Option::None),
-    };
-    let a = &resolution.annotations;
-    let (read_only, destructive, idempotent, open_world) =
-        (a.read_only, a.destructive, a.idempotent, a.open_world);
-    let extra = a.extra.iter().map(|(n, v)| quote!((#n, #v)));
-    let scopes = &resolution.required_scopes;
-    let text = |d: Dialect| {
-        text_literal(&serde_json::to_string(&d.result(tool, resolution)).unwrap_or_default())
-    };
-    let (r_ext, r_ann) = (text(Dialect::Extension), text(Dialect::Annotations));
-    let [first, middle, rest] = sep1862_pieces(tool, resolution);
-    let first = if first == head {
-        quote!(TOOL_HEAD)
-    } else {
-        let lit = text_literal(&first);
-        quote!(#lit)
-    };
-    let (middle, rest) = (text_literal(&middle), text_literal(&rest));
-    quote! {
-        #rt::Resolved {
-            tool: #tool_name,
-            variant: #variant,
-            annotations: #rt::Annotations {
-                read_only: #read_only,
-                destructive: #destructive,
-                idempotent: #idempotent,
-                open_world: #open_world,
-                extra: #rt::ExtraHints::Static(&[#(#extra),*]),
-            },
-            required_scopes: &[#(#scopes),*],
-            results: #rt::ResultTexts {
-                extension: #r_ext,
-                sep1862: [#first, #middle, #rest],
-                annotations: #r_ann,
-            },
-        }
+/// A tool's outcomes, every dialect's response precomputed, as the literal
+/// the runtime decodes. `tool` is the tool's SEP-1862 `tools/list` entry;
+/// the SEP-1862 results share the tool's head rather than repeat it.
+fn encode_outcomes(tool: &Value, name: &str, head: &str, resolutions: &[Resolution]) -> String {
+    struct Texts {
+        extension: String,
+        sep1862: [String; 3],
+        annotations: String,
     }
+    let text =
+        |d: Dialect, r: &Resolution| serde_json::to_string(&d.result(tool, r)).unwrap_or_default();
+    let texts: Vec<Texts> = resolutions
+        .iter()
+        .map(|r| Texts {
+            extension: text(Dialect::Extension, r),
+            sep1862: sep1862_pieces(tool, r),
+            annotations: text(Dialect::Annotations, r),
+        })
+        .collect();
+    let parts: Vec<OutcomeParts<'_>> = resolutions
+        .iter()
+        .zip(&texts)
+        .map(|(r, t)| {
+            let a = &r.annotations;
+            OutcomeParts {
+                variant: r.variant.as_deref(),
+                core: [a.read_only, a.destructive, a.idempotent, a.open_world],
+                extra: a.extra.iter().collect(),
+                scopes: r.required_scopes.iter().map(String::as_str).collect(),
+                extension: &t.extension,
+                sep1862: [&t.sep1862[0], &t.sep1862[1], &t.sep1862[2]],
+                annotations: &t.annotations,
+            }
+        })
+        .collect();
+    outcomes::encode(name, head, &parts)
 }
 
 /// The SEP-1862 result text in three pieces: everything before the
