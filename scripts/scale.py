@@ -7,8 +7,13 @@ whole process, wall time and peak memory (GNU time), for each N given.
 first variant of every hundredth tool is not read-only) with the server's:
 ten widenings per thousand tools, each with a witness to find.
 
+`build` is what the generated code costs a server crate: a crate of its own
+that includes the generated file and depends on the runtime, built with
+`cargo build` (the dev profile, no incremental cache), its dependencies built
+beforehand so only the generated code is timed. `--no-build` skips it.
+
 usage: scripts/scale.py [--bin target/release/mcp-resolve] [--sizes 1000,2500,5000,10000]
-                        [--variants 8] [--work target/scale]
+                        [--variants 8] [--work target/scale] [--no-build]
 
 Build the binary first (`cargo build --release`). Prints a Markdown table
 (docs/performance.md keeps the figures); per-tool figures show whether the
@@ -18,6 +23,7 @@ cost grows linearly.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -72,12 +78,43 @@ def changed_copy(rules: Path, out: Path) -> None:
         (out / path.name).write_text("\n".join(lines) + "\n")
 
 
+def crate_build(work: Path, code: Path) -> tuple[float, float]:
+    """Wall time and peak memory of building a crate around `code`."""
+    crate = work / "crate"
+    (crate / "src").mkdir(parents=True, exist_ok=True)
+    (crate / "Cargo.toml").write_text(
+        "[package]\nname = \"scale-crate\"\nversion = \"0.0.0\"\nedition = \"2021\"\n"
+        "publish = false\n\n[dependencies]\n"
+        f"mcp-resolve-runtime = {{ path = {json.dumps(str(ROOT / 'runtime'))} }}\n\n[workspace]\n"
+    )
+    shutil.copy(ROOT / "Cargo.lock", crate / "Cargo.lock")
+    env = dict(os.environ, CARGO_INCREMENTAL="0", CARGO_TARGET_DIR=str(work / "crate-target"))
+    lib = crate / "src" / "lib.rs"
+    # Dependencies first, with an empty crate.
+    lib.write_text("")
+    subprocess.run(["cargo", "build", "-q", "--manifest-path", str(crate / "Cargo.toml")],
+                   env=env, check=True)
+    lib.write_text(f"include!({json.dumps(str(code.resolve()), ensure_ascii=False)});\n")
+    result = subprocess.run(
+        ["/usr/bin/time", "-f", "%e %M", "cargo", "build", "-q",
+         "--manifest-path", str(crate / "Cargo.toml")],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    last = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else ""
+    if result.returncode != 0 or not re.fullmatch(r"[\d.]+ \d+", last):
+        sys.exit(f"building the generated code failed:\n{result.stderr[-2000:]}")
+    seconds, kib = last.split()
+    return float(seconds), int(kib) / 1024
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", default=str(ROOT / "target" / "release" / "mcp-resolve"))
     parser.add_argument("--sizes", default="1000,2500,5000,10000")
     parser.add_argument("--variants", type=int, default=8)
     parser.add_argument("--work", default=str(ROOT / "target" / "scale"))
+    parser.add_argument("--no-build", action="store_true",
+                        help="do not build the generated code")
     args = parser.parse_args()
     binary = args.bin
     if not os.access(binary, os.X_OK):
@@ -102,16 +139,19 @@ def main() -> None:
         # From the changed copy (read-only variants lost) to the server:
         # those variants widen, and each needs its witness.
         diff = timed([binary, "diff", str(sig_other), str(sig)], ok=(1,))
-        rows.append((n, check, signature, generate, code.stat().st_size, diff))
+        build = None if args.no_build else crate_build(work, code)
+        rows.append((n, check, signature, generate, code.stat().st_size, diff, build))
 
     print(f"| tools × {args.variants} variants | `check` | `signature` | `generate` (output) "
-          f"| `diff` (1% changed) | per tool: check / signature / generate / diff |")
-    print("|---|---|---|---|---|---|")
-    for n, check, signature, generate, size, diff in rows:
-        cell = lambda t: f"{t[0]:.2f} s, {t[1]:.0f} MiB"
-        per = " / ".join(f"{t[0] / n * 1000:.2f}" for t in (check, signature, generate, diff))
+          f"| `diff` (1% changed) | build of the generated code "
+          f"| per tool: check / signature / generate / diff / build |")
+    print("|---|---|---|---|---|---|---|")
+    for n, check, signature, generate, size, diff, build in rows:
+        cell = lambda t: f"{t[0]:.2f} s, {t[1]:.0f} MiB" if t else "—"
+        per = " / ".join(f"{t[0] / n * 1000:.2f}" if t else "—"
+                         for t in (check, signature, generate, diff, build))
         print(f"| {n:,} | {cell(check)} | {cell(signature)} | {cell(generate)} "
-              f"({size / 1e6:.0f} MB) | {cell(diff)} | {per} ms |")
+              f"({size / 1e6:.0f} MB) | {cell(diff)} | {cell(build)} | {per} ms |")
 
 
 if __name__ == "__main__":
