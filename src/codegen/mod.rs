@@ -201,7 +201,7 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
         || syn::parse_str::<syn::Path>(&options.runtime_path).map(|p| quote!(#p)),
         |rt, i, tool| match rt {
             Ok(_) if !tool.resolvable => Ok(None),
-            Ok(rt) => print_items(tool_fn(server, tool, i, rt)).map(Some),
+            Ok(rt) => print_tool(server, tool, i, rt).map(Some),
             Err(e) => Err(CodegenError(format!("runtime path: {e}"))),
         },
     );
@@ -242,7 +242,6 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
 /// its literal up to a line's width, so the printer lays the code out as it
 /// would around the literal itself.
 fn placeholders(server: &Server, options: &Options, large: &[String]) -> Vec<String> {
-    const WIDE: usize = 160;
     let user_texts = || {
         [&server.name, &server.version]
             .into_iter()
@@ -251,25 +250,66 @@ fn placeholders(server: &Server, options: &Options, large: &[String]) -> Vec<Str
     };
     let mut nonce = 0u64;
     loop {
-        let candidates: Vec<String> = large
-            .iter()
-            .enumerate()
-            .map(|(i, lit)| {
-                let mut p = format!("mcp-resolve placeholder {nonce}.{i}");
-                // Two quotes around it when printed.
-                let width = lit.chars().count().min(WIDE).saturating_sub(2);
-                while p.len() < width {
-                    p.push('_');
-                }
-                p
-            })
-            .collect();
         let prefix = format!("mcp-resolve placeholder {nonce}.");
         if !user_texts().any(|t| t.contains(&prefix)) {
-            return candidates;
+            return large
+                .iter()
+                .enumerate()
+                .map(|(i, lit)| placeholder(&prefix, i, lit))
+                .collect();
         }
         nonce += 1;
     }
+}
+
+/// Placeholder `i` after `prefix`, padded to the width of `lit` (the
+/// literal it stands for) up to a line's width.
+fn placeholder(prefix: &str, i: usize, lit: &str) -> String {
+    const WIDE: usize = 160;
+    let mut p = format!("{prefix}{i}");
+    // Two quotes around it when printed.
+    let width = lit.chars().count().min(WIDE).saturating_sub(2);
+    while p.len() < width {
+        p.push('_');
+    }
+    p
+}
+
+/// One tool's items, printed: with its two large literals (its outcomes and
+/// its schema) put in after printing, or, should a text of the tool spell a
+/// placeholder, printed with them in place.
+fn print_tool(
+    server: &Server,
+    tool: &Tool,
+    index: usize,
+    rt: &TokenStream,
+) -> Result<String, CodegenError> {
+    let large = tool_literals(server, tool);
+    let placeholders = [0, 1].map(|i| placeholder("mcp-resolve placeholder t.", i, &large[i]));
+    let stand_ins = placeholders
+        .each_ref()
+        .map(|p| quote_literal(Literal::string(p)));
+    let printed = print_items(tool_fn(tool, index, rt, stand_ins))?;
+    match fill_placeholders(printed, &placeholders, &large) {
+        Ok(text) => Ok(text),
+        Err(_) => {
+            let [outcomes, schema] = &large;
+            let literals = [source_literal(outcomes)?, source_literal(schema)?];
+            print_items(tool_fn(tool, index, rt, literals))
+        }
+    }
+}
+
+fn quote_literal(lit: Literal) -> TokenStream {
+    quote!(#lit)
+}
+
+/// A literal from its Rust source (as [`text_literal`] writes it).
+fn source_literal(source: &str) -> Result<TokenStream, CodegenError> {
+    source
+        .parse::<Literal>()
+        .map(quote_literal)
+        .map_err(|e| CodegenError(format!("generated literal does not parse: {e}")))
 }
 
 /// `text` with each placeholder's literal replaced by its large literal;
@@ -386,10 +426,9 @@ fn header(server: &Server, fingerprint: &str, sources: &[String]) -> String {
     h
 }
 
-/// One tool's items: the function matching its arguments to the index of
-/// its outcome, and its `GeneratedTool` (its schema, its outcomes as one
-/// literal, see [`mcp_resolve_runtime::outcomes`], and that function).
-fn tool_fn(server: &Server, tool: &Tool, index: usize, rt: &TokenStream) -> TokenStream {
+/// The two large literals of a tool, as Rust source: its outcomes (see
+/// [`mcp_resolve_runtime::outcomes`]) and its `inputSchema`.
+fn tool_literals(server: &Server, tool: &Tool) -> [String; 2] {
     // Outcomes: each variant, then the static fallback. Their SEP-1862
     // results share the tool's text up to its annotations.
     let tool_json = tool.to_model(&server.hints).list_entry(Dialect::Sep1862);
@@ -418,13 +457,20 @@ fn tool_fn(server: &Server, tool: &Tool, index: usize, rt: &TokenStream) -> Toke
         annotations: server.hints.to_annotations(&tool.annotations),
         required_scopes: tool.required_scopes.clone(),
     });
-    let outcomes = text_literal(&encode_outcomes(
-        &tool_json,
-        &tool.name,
-        &head,
-        &resolutions,
-    ));
-    let schema = text_literal(&serde_json::to_string(&tool.input_schema).unwrap_or_default());
+    let outcomes = encode_outcomes(&tool_json, &tool.name, &head, &resolutions);
+    let schema = serde_json::to_string(&tool.input_schema).unwrap_or_default();
+    [
+        text_literal(&outcomes).to_string(),
+        text_literal(&schema).to_string(),
+    ]
+}
+
+/// One tool's items: the function matching its arguments to the index of
+/// its outcome, and its `GeneratedTool` (its schema, its outcomes as one
+/// literal, and that function). `literals` are the outcomes' and the
+/// schema's literals (or their placeholders).
+fn tool_fn(tool: &Tool, index: usize, rt: &TokenStream, literals: [TokenStream; 2]) -> TokenStream {
+    let [outcomes, schema] = literals;
     let name = &tool.name;
     let t = format_ident!("TOOL_{}", index);
 
@@ -607,6 +653,26 @@ fn text_literal(text: &str) -> Literal {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn placeholders_are_filled_only_when_found_exactly_once() {
+        let lits = ["r#\"big \"text\"#".to_string(), "\"b\"".to_string()];
+        let ps = [0, 1].map(|i| placeholder("p.", i, &lits[i]));
+        assert_eq!(ps[0].len(), lits[0].len() - 2);
+        let q = ps.each_ref().map(|p| Literal::string(p).to_string());
+        let text = format!("const A: &str = {};\nconst B: &str = {};\n", q[0], q[1]);
+        assert_eq!(
+            fill_placeholders(text.clone(), &ps, &lits).unwrap(),
+            format!(
+                "const A: &str = {};\nconst B: &str = {};\n",
+                lits[0], lits[1]
+            )
+        );
+        // Twice (a user's text spelling it), or not at all: not filled.
+        let twice = format!("{text}// {}\n", q[1]);
+        assert!(fill_placeholders(twice, &ps, &lits).is_err());
+        assert!(fill_placeholders("fn f() {}".into(), &ps, &lits).is_err());
+    }
 
     #[test]
     fn raw_literals_survive_quotes_and_hashes() {
