@@ -286,9 +286,41 @@ pub fn display_source(path: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// Whether `path` is a regular file holding exactly `bytes`: compared by
+/// length first, then a block at a time, so a large output is never read
+/// into memory whole (and a device or FIFO is never opened).
+fn holds_exactly(path: &Path, bytes: &[u8]) -> bool {
+    use std::io::BufRead;
+    let same_size =
+        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64);
+    if !same_size {
+        return false;
+    }
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut rest = bytes;
+    loop {
+        let block = match reader.fill_buf() {
+            Ok(block) => block,
+            Err(_) => return false,
+        };
+        if block.is_empty() {
+            return rest.is_empty();
+        }
+        let Some(tail) = rest.strip_prefix(block) else {
+            return false;
+        };
+        let n = block.len();
+        rest = tail;
+        reader.consume(n);
+    }
+}
+
 /// Writes through a temporary file and a rename; leaves an identical file alone.
 pub fn write_if_changed(path: &Path, text: &str) -> std::io::Result<()> {
-    if std::fs::read(path).is_ok_and(|old| old == text.as_bytes()) {
+    if holds_exactly(path, text.as_bytes()) {
         return Ok(());
     }
     if let Some(dir) = path.parent()
@@ -306,4 +338,31 @@ pub fn write_if_changed(path: &Path, text: &str) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     written
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_file_holds_exactly_its_bytes_and_nothing_else_does() {
+        let dir = std::env::temp_dir().join(format!("mcp-resolve-holds-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("out.rs");
+        // Longer than one block, so the comparison crosses blocks.
+        let text: String = (0..200_000)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        std::fs::write(&file, &text).unwrap();
+        assert!(holds_exactly(&file, text.as_bytes()));
+        let mut changed = text.clone().into_bytes();
+        changed[150_000] = b'!';
+        assert!(!holds_exactly(&file, &changed));
+        assert!(!holds_exactly(&file, &text.as_bytes()[..1000]));
+        assert!(!holds_exactly(&dir.join("missing"), b""));
+        assert!(!holds_exactly(&dir, b""));
+        assert!(!holds_exactly(Path::new("/dev/null"), b""));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
