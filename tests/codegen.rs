@@ -335,15 +335,30 @@ fn const_text(file: &syn::File, name: &str) -> String {
 
 #[test]
 fn large_texts_are_put_in_place_whatever_the_names_say() {
-    // The signature and the `tools/list` texts are printed as placeholders
-    // and put in afterwards; names that spell a placeholder (server, tool,
-    // version) move the placeholders aside, and the texts still land where
-    // they belong.
+    // The large literals (the signature, `tools/list`, each tool's outcomes
+    // and schema) are printed as placeholders, as wide as the literal up to
+    // 160 columns, and put in afterwards. Tools named exactly like the
+    // signature's placeholder and like a tool's outcomes placeholder make
+    // both fall back to printing the literals in place.
+    let spelled = |prefix: &str| format!("{prefix:_<158}");
+    let (shared, own) = (
+        spelled("mcp-resolve placeholder s.0"),
+        spelled("mcp-resolve placeholder t.0"),
+    );
     let dir = temp_dir("placeholders");
     let rules = dir.join("p.yaml");
+    let tool = |name: &str| {
+        format!(
+            "  - name: \"{name}\"\n    inputSchema: {{ type: object, properties: {{ a: {{ type: string }} }} }}\n    annotations: {{ readOnlyHint: false, destructiveHint: true }}\n    variants:\n      - name: read\n        when: {{ a: r }}\n        annotations: {{ readOnlyHint: true }}\n"
+        )
+    };
     std::fs::write(
         &rules,
-        "version: 1\nserver: { name: \"mcp-resolve placeholder 0.0\", version: \"mcp-resolve placeholder 1.\" }\ntools:\n  - name: \"mcp-resolve placeholder 2.1\"\n    description: \"mcp-resolve placeholder 3.0\"\n    inputSchema: { type: object, properties: { a: { type: string } } }\n    annotations: { readOnlyHint: false, destructiveHint: true }\n    variants:\n      - name: read\n        when: { a: r }\n        annotations: { readOnlyHint: true }\n",
+        format!(
+            "version: 1\nserver: {{ name: s, version: '1' }}\ntools:\n{}{}",
+            tool(&shared),
+            tool(&own)
+        ),
     )
     .unwrap();
     let code = Builder::new()
@@ -358,6 +373,14 @@ fn large_texts_are_put_in_place_whatever_the_names_say() {
         const_text(&file, "SIGNATURE_JSON"),
         String::from_utf8(signature.stdout).unwrap()
     );
-    assert!(!code.contains("mcp-resolve placeholder 0.0_"), "{code}");
-    assert!(code.contains("mcp-resolve placeholder 3.0"));
+    // No placeholder is left: those no name spells were filled, and those
+    // the names spell were never printed.
+    for left in ["s.1", "s.2", "s.3", "t.1"] {
+        assert!(
+            !code.contains(&format!("mcp-resolve placeholder {left}")),
+            "{left}"
+        );
+    }
+    // The second tool's outcomes literal is in place: a netstring of its name.
+    assert!(code.contains(&format!("158:{own},")), "{code}");
 }

@@ -134,11 +134,20 @@ fn decode(data: &'static str) -> Option<Box<[Resolved]>> {
             "=" => Some(r.field()?),
             _ => return None,
         };
-        let core = r.field()?.as_bytes();
-        let [read_only, destructive, idempotent, open_world] = match core {
-            [a, b, c, d] => [*a, *b, *c, *d].map(|x| x == b'1'),
+        let mut core = [false; 4];
+        match r.field()?.as_bytes() {
+            bits @ [_, _, _, _] => {
+                for (hint, bit) in core.iter_mut().zip(bits) {
+                    *hint = match bit {
+                        b'0' => false,
+                        b'1' => true,
+                        _ => return None,
+                    };
+                }
+            }
             _ => return None,
-        };
+        }
+        let [read_only, destructive, idempotent, open_world] = core;
         let extras = r.count()?;
         let mut extra = Vec::with_capacity(extras);
         for _ in 0..extras {
@@ -272,6 +281,9 @@ mod tests {
             "x".into(),
             "99999999999999999999999:".into(),
             "4:tool,4:HEAD,99999:".into(),
+            // Hints that are not four bits.
+            "4:tool,4:HEAD,1:1,1:-,4:10x1,1:0,1:0,0:,1:^,0:,0:,0:,".into(),
+            "4:tool,4:HEAD,1:1,1:-,3:101,1:0,1:0,0:,1:^,0:,0:,0:,".into(),
             format!("{good}1:x,"),
         ];
         for cut in 0..good.len() {
@@ -279,6 +291,13 @@ mod tests {
                 cases.push(good[..cut].to_string());
             }
         }
+        // The same literal with four bits decodes: the two above fail on
+        // their hints alone.
+        let control: &'static str = "4:tool,4:HEAD,1:1,1:-,4:1001,1:0,1:0,0:,1:^,0:,0:,0:,";
+        let outcomes: &'static Outcomes = Box::leak(Box::new(Outcomes::new(control)));
+        let r = outcomes.get(0).unwrap();
+        assert!(r.annotations.read_only && r.annotations.open_world);
+        assert!(!r.annotations.destructive && !r.annotations.idempotent);
         for case in cases {
             let data: &'static str = Box::leak(case.into_boxed_str());
             let outcomes: &'static Outcomes = Box::leak(Box::new(Outcomes::new(data)));

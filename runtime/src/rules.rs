@@ -122,10 +122,10 @@ pub fn resolve_in(
     name: &str,
     arguments: &Value,
 ) -> Result<&'static Resolved, RpcError> {
-    match slot.map(|i| tools.get(i)) {
-        Some(Some(Some(tool))) => tool.resolve(arguments),
-        Some(Some(None)) => Err(RpcError::not_resolvable(name)),
-        _ => Err(RpcError::unknown_tool(name)),
+    match slot.and_then(|i| tools.get(i)) {
+        Some(Some(tool)) => tool.resolve(arguments),
+        Some(None) => Err(RpcError::not_resolvable(name)),
+        None => Err(RpcError::unknown_tool(name)),
     }
 }
 
@@ -138,10 +138,10 @@ pub fn resolve_validated_in(
     name: &str,
     arguments: &Map<String, Value>,
 ) -> Result<&'static Resolved, RpcError> {
-    match slot.map(|i| tools.get(i)) {
-        Some(Some(Some(tool))) => tool.resolve_validated(arguments),
-        Some(Some(None)) => Err(RpcError::not_resolvable(name)),
-        _ => Err(RpcError::unknown_tool(name)),
+    match slot.and_then(|i| tools.get(i)) {
+        Some(Some(tool)) => tool.resolve_validated(arguments),
+        Some(None) => Err(RpcError::not_resolvable(name)),
+        None => Err(RpcError::unknown_tool(name)),
     }
 }
 

@@ -141,11 +141,6 @@ impl LazyValidator {
         }
     }
 
-    /// The schema's JSON text.
-    pub fn schema(&self) -> &'static str {
-        self.schema
-    }
-
     /// The compiled validator, or why the schema does not compile.
     pub fn get(&self) -> &Result<ArgumentValidator, SchemaError> {
         self.compiled

@@ -161,12 +161,7 @@ impl<'a> Matcher<'a> {
         match &pred.kind {
             PredKind::Const(c) => const_check(rt, c),
             PredKind::Enum(values) => {
-                let mut strings: Vec<&str> = Vec::new();
-                for s in values.iter().filter_map(Value::as_str) {
-                    if !strings.contains(&s) {
-                        strings.push(s);
-                    }
-                }
+                let strings = distinct_strings(values.iter().filter_map(Value::as_str));
                 let mut parts = Vec::new();
                 if !strings.is_empty() {
                     parts.push(Code::Atom(quote!(
@@ -272,19 +267,24 @@ impl<'a> Matcher<'a> {
 /// The strings of a `const` or `enum` of strings only (in order, without
 /// repeats): tested on an argument as one `matches!` over its text.
 fn string_choices(pred: &Pred) -> Option<Vec<&str>> {
-    let values: Vec<&Value> = match &pred.kind {
-        PredKind::Const(c) => vec![c],
-        PredKind::Enum(values) if !values.is_empty() => values.iter().collect(),
+    let values: &[Value] = match &pred.kind {
+        PredKind::Const(c) => std::slice::from_ref(c),
+        PredKind::Enum(values) if !values.is_empty() => values,
         _ => return None,
     };
-    let mut strings: Vec<&str> = Vec::new();
-    for v in values {
-        let s = v.as_str()?;
-        if !strings.contains(&s) {
-            strings.push(s);
+    let strings: Option<Vec<&str>> = values.iter().map(Value::as_str).collect();
+    Some(distinct_strings(strings?))
+}
+
+/// The strings in order, each once.
+fn distinct_strings<'a>(strings: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut distinct: Vec<&str> = Vec::new();
+    for s in strings {
+        if !distinct.contains(&s) {
+            distinct.push(s);
         }
     }
-    Some(strings)
+    distinct
 }
 
 /// `&&` (`and`) or `||` of the parts, folding constants.

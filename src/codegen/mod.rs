@@ -3,7 +3,9 @@
 //!
 //! The file is built as tokens with `quote` (string literals escaped by
 //! construction, whatever a tool name or pattern contains), parsed with `syn`
-//! (so it is valid Rust before it is written) and printed with `prettyplease`.
+//! (so it is valid Rust before it is written) and printed with `prettyplease`;
+//! the large literals (texts of JSON) are lexed on their own and put in after
+//! printing.
 //! Matching is compiled: one function per tool tests each variant's condition
 //! directly and returns the index of its outcome. Everything else is data in
 //! one table (`TOOLS`) indexed by a perfect-hash dispatch on the tool name:
@@ -78,23 +80,16 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
     let server_name = &server.name;
     let server_version = &server.version;
     let tool_count = Literal::usize_unsuffixed(names.len());
-    // The four large texts (the signature, and `tools/list` in each dialect)
-    // are printed as short placeholders and put in after printing: the
-    // printer would only copy them, three times over.
-    let mut large = vec![text_literal(&signature_text).to_string()];
+    // The four large texts: the signature, and `tools/list` in each dialect.
+    let [ext, sep, ann] = Dialect::ALL
+        .map(|d| text_literal(&serde_json::to_string(&tools_list(server, d)).unwrap_or_default()));
+    let large = [text_literal(&signature_text), ext, sep, ann].map(|l| l.to_string());
     drop(signature_text);
-    for d in Dialect::ALL {
-        large.push(
-            text_literal(&serde_json::to_string(&tools_list(server, d)).unwrap_or_default())
-                .to_string(),
-        );
-    }
-    let placeholders = placeholders(server, options, &large);
-    let [signature_lit, list_ext, list_sep, list_ann] =
-        [0, 1, 2, 3].map(|i| Literal::string(&placeholders[i]));
 
     let Dispatch { order, slot_fn } = dispatch(&names, &table, linear, &rt);
-    let tokens = quote! {
+    let shared = |literals: [TokenStream; 4]| {
+        let [signature_lit, list_ext, list_sep, list_ann] = literals;
+        quote! {
         const _: () = ::core::assert!(
             #rt::CODEGEN_VERSION == #version,
             "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
@@ -180,6 +175,7 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
         };
 
         #slot_fn
+        }
     };
 
     // The shared items, then each resolvable tool's matching function,
@@ -189,7 +185,7 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
     // tools, with each tool's outcomes as one literal.
     let mut parts = vec![
         header(server, &fingerprint, &options.sources),
-        fill_placeholders(print_items(tokens)?, &placeholders, &large)?,
+        print_with_literals("mcp-resolve placeholder s.", &large, shared)?,
     ];
     drop(large);
     let threads = crate::par::threads(options.jobs);
@@ -201,7 +197,12 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
         || syn::parse_str::<syn::Path>(&options.runtime_path).map(|p| quote!(#p)),
         |rt, i, tool| match rt {
             Ok(_) if !tool.resolvable => Ok(None),
-            Ok(rt) => print_tool(server, tool, i, rt).map(Some),
+            Ok(rt) => print_with_literals(
+                "mcp-resolve placeholder t.",
+                &tool_literals(server, tool),
+                |literals| tool_fn(tool, i, rt, literals),
+            )
+            .map(Some),
             Err(e) => Err(CodegenError(format!("runtime path: {e}"))),
         },
     );
@@ -237,31 +238,6 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
     Ok(out)
 }
 
-/// Placeholder texts, one per large literal, that no text of the server
-/// contains (so each is found exactly where it was put). Each is as long as
-/// its literal up to a line's width, so the printer lays the code out as it
-/// would around the literal itself.
-fn placeholders(server: &Server, options: &Options, large: &[String]) -> Vec<String> {
-    let user_texts = || {
-        [&server.name, &server.version]
-            .into_iter()
-            .chain(&options.sources)
-            .chain(server.tools.iter().map(|t| &t.name))
-    };
-    let mut nonce = 0u64;
-    loop {
-        let prefix = format!("mcp-resolve placeholder {nonce}.");
-        if !user_texts().any(|t| t.contains(&prefix)) {
-            return large
-                .iter()
-                .enumerate()
-                .map(|(i, lit)| placeholder(&prefix, i, lit))
-                .collect();
-        }
-        nonce += 1;
-    }
-}
-
 /// Placeholder `i` after `prefix`, padded to the width of `lit` (the
 /// literal it stands for) up to a line's width.
 fn placeholder(prefix: &str, i: usize, lit: &str) -> String {
@@ -275,29 +251,32 @@ fn placeholder(prefix: &str, i: usize, lit: &str) -> String {
     p
 }
 
-/// One tool's items, printed: with its two large literals (its outcomes and
-/// its schema) put in after printing, or, should a text of the tool spell a
-/// placeholder, printed with them in place.
-fn print_tool(
-    server: &Server,
-    tool: &Tool,
-    index: usize,
-    rt: &TokenStream,
+/// Items printed with their large literals put in after printing: the
+/// printer is given a short placeholder for each (as wide as its literal up
+/// to a line's width, so the layout is the same) and would only copy the
+/// literal, several times over. Each literal was lexed on its own when it
+/// was written ([`text_literal`]). Should a text of the items spell a
+/// placeholder, they are printed with the literals in place instead.
+fn print_with_literals<const N: usize>(
+    prefix: &str,
+    large: &[String; N],
+    items: impl Fn([TokenStream; N]) -> TokenStream,
 ) -> Result<String, CodegenError> {
-    let large = tool_literals(server, tool);
-    let placeholders = [0, 1].map(|i| placeholder("mcp-resolve placeholder t.", i, &large[i]));
+    let placeholders: [String; N] = std::array::from_fn(|i| placeholder(prefix, i, &large[i]));
     let stand_ins = placeholders
         .each_ref()
         .map(|p| quote_literal(Literal::string(p)));
-    let printed = print_items(tool_fn(tool, index, rt, stand_ins))?;
-    match fill_placeholders(printed, &placeholders, &large) {
-        Ok(text) => Ok(text),
-        Err(_) => {
-            let [outcomes, schema] = &large;
-            let literals = [source_literal(outcomes)?, source_literal(schema)?];
-            print_items(tool_fn(tool, index, rt, literals))
-        }
+    if let Ok(text) = fill_placeholders(print_items(items(stand_ins))?, &placeholders, large) {
+        return Ok(text);
     }
+    let mut literals = Vec::with_capacity(N);
+    for source in large {
+        literals.push(source_literal(source)?);
+    }
+    let literals: [TokenStream; N] = literals
+        .try_into()
+        .map_err(|_| CodegenError("a literal went missing".into()))?;
+    print_items(items(literals))
 }
 
 fn quote_literal(lit: Literal) -> TokenStream {
@@ -313,7 +292,7 @@ fn source_literal(source: &str) -> Result<TokenStream, CodegenError> {
 }
 
 /// `text` with each placeholder's literal replaced by its large literal;
-/// an error (never expected) when a placeholder is not found exactly once.
+/// an error when a placeholder is not found exactly once.
 fn fill_placeholders(
     text: String,
     placeholders: &[String],
