@@ -68,10 +68,16 @@ fn check_witnesses(old: &Value, new: &Value, label: &str) {
         if c.direction != Direction::Widening {
             continue;
         }
-        let w = c
-            .witness
-            .as_ref()
-            .unwrap_or_else(|| panic!("{label}: widening without witness: {c:?}"));
+        // A change to the static set is the listing's whatever the call;
+        // it has a witness when some call falls through to it and resolves
+        // differently.
+        let Some(w) = c.witness.as_ref() else {
+            assert!(
+                c.kind.starts_with("static-"),
+                "{label}: widening without witness: {c:?}"
+            );
+            continue;
+        };
         let n = tool(new, &c.tool).unwrap();
         let now = recipe(n, w)
             .unwrap_or_else(|| panic!("{label}: witness refused by the new document: {c:?}"));
@@ -95,14 +101,16 @@ fn check_witnesses(old: &Value, new: &Value, label: &str) {
                     "{label}: {c:?}"
                 );
             }
-            "static-scope" => {
-                // The witness falls through to the static set whenever a
-                // call can: that call needs the added scope.
-                let scope = &c.details["scope"];
-                let fall_through = now.1 == tool(new, &c.tool).unwrap()["requiredScopes"];
-                if fall_through {
+            "static-scope" | "static-annotation" => {
+                // The witness falls through to the static set and the old
+                // document refuses it or resolves it otherwise.
+                let n = tool(new, &c.tool).unwrap();
+                assert_eq!(now.1, n["requiredScopes"], "{label}: {c:?}");
+                if let Some(scope) = c.details.get("scope") {
                     assert!(now.1.as_array().unwrap().contains(scope), "{label}: {c:?}");
                 }
+                let before = recipe(tool(old, &c.tool).unwrap(), w);
+                assert_ne!(before, Some(now), "{label}: {c:?}");
             }
             _ => {}
         }
@@ -998,6 +1006,61 @@ fn a_static_scope_change_has_a_witness_that_falls_through_to_the_static_set() {
         "{change:?}"
     );
     check_witnesses(&old, &new, "static scope");
+}
+
+#[test]
+fn a_static_change_no_call_feels_differently_has_no_witness_that_claims_one() {
+    // Found by the diff_witnesses fuzz target: the new document drops the
+    // variant `admin` and adds its scope to the static set, so the one
+    // call that now falls through (`{"action": "purge"}`) resolves as
+    // before. A witness must be a call the two documents treat differently;
+    // where none falls through to the static set, the change is the
+    // listing's alone and has none.
+    let tool = |scopes: serde_json::Value, variants: serde_json::Value| {
+        json!({"tools": [{"name": "t",
+            "inputSchema": {"type": "object",
+                "properties": {"action": {"enum": ["read", "purge", "list"]}},
+                "required": ["action"]},
+            "annotations": {"readOnlyHint": false, "destructiveHint": true},
+            "requiredScopes": scopes,
+            "resolvedVariants": variants}]})
+    };
+    let reading = json!({"name": "reading", "annotations": {"readOnlyHint": true},
+        "requiredScopes": ["files.read"],
+        "when": {"argumentPatterns": {"action": {"enum": ["read", "list"]}}}});
+    let admin = json!({"name": "admin",
+        "annotations": {"readOnlyHint": false, "destructiveHint": true},
+        "requiredScopes": ["files.read", "admin"],
+        "when": {"argumentPatterns": {"action": {"const": "purge"}}}});
+    let old = tool(json!(["files.read"]), json!([reading, admin]));
+    let new = tool(json!(["admin", "files.read"]), json!([reading]));
+    let d = diff(&old, &new).unwrap();
+    let change = d
+        .changes
+        .iter()
+        .find(|c| c.kind == "static-scope")
+        .expect("the added scope is reported");
+    assert_eq!(change.direction, Direction::Widening);
+    assert_eq!(change.witness, None, "{change:?}");
+
+    // With a call that falls through and resolves differently, that call
+    // is the witness: here `list` leaves the variant and needs `admin`.
+    let reading_only = json!({"name": "reading", "annotations": {"readOnlyHint": true},
+        "requiredScopes": ["files.read"],
+        "when": {"argumentPatterns": {"action": {"const": "read"}}}});
+    let new = tool(json!(["admin", "files.read"]), json!([reading_only]));
+    let d = diff(&old, &new).unwrap();
+    let change = d
+        .changes
+        .iter()
+        .find(|c| c.kind == "static-scope")
+        .expect("the added scope is reported");
+    assert_eq!(
+        change.witness,
+        Some(json!({"action": "list"})),
+        "{change:?}"
+    );
+    check_witnesses(&old, &new, "static scope, list");
 }
 
 /// Tools are compared on several threads and only where they differ: the

@@ -14,9 +14,12 @@
 //! the product of the patterns' automata, numbers at and around every bound,
 //! nested objects field by field); the objects built from them are resolved
 //! under both documents with the host-side recipe of docs/signature.md and a
-//! real JSON Schema validator. Every widening is reported with such an object
-//! as its witness, so a reported widening is never a guess; a change the
-//! search finds no call for is reported as having no effect on resolution.
+//! real JSON Schema validator. Every widening of what calls resolve to is
+//! reported with such an object as its witness, so a reported widening is
+//! never a guess; a change to the static set has one when some call falls
+//! through to it and resolves otherwise under the old document. A change the
+//! search finds no call for has no effect only with a proof, and is
+//! undecided otherwise.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -525,7 +528,7 @@ fn compare_tool(o: &ToolSig, n: &ToolSig, changes: &mut Vec<Change>) {
             hint_direction(&hint, o.annotations_static(), n.annotations_static())
         {
             let witness = (direction == Direction::Widening)
-                .then(|| search.first_landing_new(Landing(None)))
+                .then(|| search.first_falling_through_unlike_old())
                 .flatten();
             changes.push(change(
                 direction,
@@ -542,7 +545,7 @@ fn compare_tool(o: &ToolSig, n: &ToolSig, changes: &mut Vec<Change>) {
             "static-scope",
             format!("static scope `{scope}` added"),
             // A call that falls through to the static set needs the scope.
-            search.first_landing_new(Landing(None)),
+            search.first_falling_through_unlike_old(),
             details(&[("scope", json!(scope))]),
         ));
     }

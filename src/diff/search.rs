@@ -198,13 +198,24 @@ impl<'a> Search<'a> {
             .cloned()
     }
 
-    /// A call the new document sends to `at` (else any call it admits).
-    pub(super) fn first_landing_new(&self, at: Landing) -> Option<Value> {
+    /// A call the new document sends to its static set and the old one
+    /// treats differently: refuses it, or resolves it to other annotations
+    /// or scopes. A call a variant catches, or one both documents resolve
+    /// alike, shows nothing of a change to the static set.
+    pub(super) fn first_falling_through_unlike_old(&self) -> Option<Value> {
         let n = self.new?;
+        let fallback = Landing(None);
         self.candidates
             .iter()
-            .find(|a| n.land(a) == Some(at))
-            .or_else(|| self.candidates.iter().find(|a| n.land(a).is_some()))
+            .find(|a| {
+                n.land(a) == Some(fallback)
+                    && self.old.is_none_or(|o| {
+                        o.land(a).is_none_or(|at| {
+                            o.annotations(at) != n.annotations(fallback)
+                                || o.scopes(at) != n.scopes(fallback)
+                        })
+                    })
+            })
             .cloned()
     }
 }
