@@ -304,48 +304,39 @@ static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::Gen
 /// Variant `offline-short`: `mode == "execute" && maxSteps <= 10 && sandbox.network == false`
 ///
 /// Variant `execute`: `mode == "execute"`
-#[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[allow(
+    dead_code,
+    unused_imports,
+    clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr
+)]
 fn match_0(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,
         ::mcp_resolve_runtime::serde_json::Value,
     >,
 ) -> usize {
+    use ::core::matches;
+    use ::core::option::Option::Some;
+    use ::mcp_resolve_runtime::json;
+    use ::mcp_resolve_runtime::serde_json::Value;
     let arg_0 = args.get("dryRun");
     let arg_1 = args.get("mode");
     let arg_2 = args.get("maxSteps");
-    let arg_3 = ::mcp_resolve_runtime::json::member(args.get("sandbox"), "network");
-    if ::core::matches!(
-        arg_0, ::core::option::Option::Some(v) if ::core::matches!(v,
-        ::mcp_resolve_runtime::serde_json::Value::Bool(true))
-    ) {
+    let arg_3 = json::member(args.get("sandbox"), "network");
+    if matches!(arg_0, Some(v) if matches!(v, Value::Bool(true))) {
         return 0;
     }
-    if ::core::matches!(
-        ::mcp_resolve_runtime::json::as_str(arg_1), ::core::option::Option::Some("plan")
-    ) {
+    if matches!(json::as_str(arg_1), Some("plan")) {
         return 1;
     }
-    if ::core::matches!(
-        ::mcp_resolve_runtime::json::as_str(arg_1),
-        ::core::option::Option::Some("execute")
-    )
-        && ::core::matches!(
-            arg_2, ::core::option::Option::Some(v) if
-            ::mcp_resolve_runtime::json::maximum(v,
-            ::mcp_resolve_runtime::json::Num::Int(10))
-        )
-        && ::core::matches!(
-            arg_3, ::core::option::Option::Some(v) if ::core::matches!(v,
-            ::mcp_resolve_runtime::serde_json::Value::Bool(false))
-        )
+    if matches!(json::as_str(arg_1), Some("execute"))
+        && matches!(arg_2, Some(v) if json::maximum(v, json::Num::Int(10)))
+        && matches!(arg_3, Some(v) if matches!(v, Value::Bool(false)))
     {
         return 2;
     }
-    if ::core::matches!(
-        ::mcp_resolve_runtime::json::as_str(arg_1),
-        ::core::option::Option::Some("execute")
-    ) {
+    if matches!(json::as_str(arg_1), Some("execute")) {
         return 3;
     }
     4

@@ -244,29 +244,29 @@ static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::Gen
 /// Variant `append`: `action == "append"`
 ///
 /// Variant `overwrite`: `action in ["replace","delete"]`
-#[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[allow(
+    dead_code,
+    unused_imports,
+    clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr
+)]
 fn match_0(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,
         ::mcp_resolve_runtime::serde_json::Value,
     >,
 ) -> usize {
+    use ::core::matches;
+    use ::core::option::Option::Some;
+    use ::mcp_resolve_runtime::json;
     let arg_0 = args.get("action");
-    if ::core::matches!(
-        ::mcp_resolve_runtime::json::as_str(arg_0), ::core::option::Option::Some("read")
-    ) {
+    if matches!(json::as_str(arg_0), Some("read")) {
         return 0;
     }
-    if ::core::matches!(
-        ::mcp_resolve_runtime::json::as_str(arg_0),
-        ::core::option::Option::Some("append")
-    ) {
+    if matches!(json::as_str(arg_0), Some("append")) {
         return 1;
     }
-    if ::core::matches!(
-        ::mcp_resolve_runtime::json::as_str(arg_0),
-        ::core::option::Option::Some("replace" | "delete")
-    ) {
+    if matches!(json::as_str(arg_0), Some("replace" | "delete")) {
         return 2;
     }
     3

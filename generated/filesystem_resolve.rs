@@ -365,68 +365,48 @@ static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::Gen
 /// Variant `delete-tree`: `operation == "delete" && options.recursive == true`
 ///
 /// Variant `delete`: `operation == "delete"`
-#[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[allow(
+    dead_code,
+    unused_imports,
+    clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr
+)]
 fn match_0(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,
         ::mcp_resolve_runtime::serde_json::Value,
     >,
 ) -> usize {
+    use ::core::matches;
+    use ::core::option::Option::Some;
+    use ::mcp_resolve_runtime::json;
+    use ::mcp_resolve_runtime::serde_json::Value;
     let arg_0 = args.get("operation");
     let arg_1 = args.get("content");
-    let arg_2 = ::mcp_resolve_runtime::json::member(args.get("options"), "recursive");
-    if ::core::matches!(
-        ::mcp_resolve_runtime::json::as_str(arg_0), ::core::option::Option::Some("read")
-    ) {
+    let arg_2 = json::member(args.get("options"), "recursive");
+    if matches!(json::as_str(arg_0), Some("read")) {
         return 0;
     }
-    if ::core::matches!(
-        ::mcp_resolve_runtime::json::as_str(arg_0),
-        ::core::option::Option::Some("append")
-    )
-        && ::core::matches!(
-            arg_1, ::core::option::Option::Some(v) if
-            ::mcp_resolve_runtime::json::min_length(v, 1)
-        )
+    if matches!(json::as_str(arg_0), Some("append"))
+        && matches!(arg_1, Some(v) if json::min_length(v, 1))
     {
         return 1;
     }
-    if (::core::matches!(
-        ::mcp_resolve_runtime::json::as_str(arg_0),
-        ::core::option::Option::Some("append")
-    ) && arg_1.is_none())
-        || (::core::matches!(
-            ::mcp_resolve_runtime::json::as_str(arg_0),
-            ::core::option::Option::Some("append")
-        )
-            && ::core::matches!(
-                ::mcp_resolve_runtime::json::as_str(arg_1),
-                ::core::option::Option::Some("")
-            ))
+    if (matches!(json::as_str(arg_0), Some("append")) && arg_1.is_none())
+        || (matches!(json::as_str(arg_0), Some("append"))
+            && matches!(json::as_str(arg_1), Some("")))
     {
         return 2;
     }
-    if ::core::matches!(
-        ::mcp_resolve_runtime::json::as_str(arg_0),
-        ::core::option::Option::Some("overwrite")
-    ) {
+    if matches!(json::as_str(arg_0), Some("overwrite")) {
         return 3;
     }
-    if ::core::matches!(
-        ::mcp_resolve_runtime::json::as_str(arg_0),
-        ::core::option::Option::Some("delete")
-    )
-        && ::core::matches!(
-            arg_2, ::core::option::Option::Some(v) if ::core::matches!(v,
-            ::mcp_resolve_runtime::serde_json::Value::Bool(true))
-        )
+    if matches!(json::as_str(arg_0), Some("delete"))
+        && matches!(arg_2, Some(v) if matches!(v, Value::Bool(true)))
     {
         return 4;
     }
-    if ::core::matches!(
-        ::mcp_resolve_runtime::json::as_str(arg_0),
-        ::core::option::Option::Some("delete")
-    ) {
+    if matches!(json::as_str(arg_0), Some("delete")) {
         return 5;
     }
     6

@@ -301,58 +301,45 @@ static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::Gen
 /// Variant `delete-repository`: `method == "DELETE" && path matches "^/repos/[^/]+/[^/]+$"`
 ///
 /// Variant `delete`: `method == "DELETE"`
-#[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[allow(
+    dead_code,
+    unused_imports,
+    clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr
+)]
 fn match_0(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,
         ::mcp_resolve_runtime::serde_json::Value,
     >,
 ) -> usize {
-    static RE_0: ::mcp_resolve_runtime::pattern::LazyPattern = ::mcp_resolve_runtime::pattern::LazyPattern::new(
-        "^/repos/[^/]+/[^/]+/issues$",
-    );
-    static RE_1: ::mcp_resolve_runtime::pattern::LazyPattern = ::mcp_resolve_runtime::pattern::LazyPattern::new(
-        "^/repos/[^/]+/[^/]+/issues/[0-9]+/comments$",
-    );
-    static RE_2: ::mcp_resolve_runtime::pattern::LazyPattern = ::mcp_resolve_runtime::pattern::LazyPattern::new(
-        "^/repos/[^/]+/[^/]+/pulls/[0-9]+/comments$",
-    );
-    static RE_3: ::mcp_resolve_runtime::pattern::LazyPattern = ::mcp_resolve_runtime::pattern::LazyPattern::new(
-        "^/repos/[^/]+/[^/]+$",
-    );
+    use ::core::matches;
+    use ::core::option::Option::Some;
+    use ::mcp_resolve_runtime::json;
+    use ::mcp_resolve_runtime::pattern::LazyPattern;
+    static RE_0: LazyPattern = LazyPattern::new("^/repos/[^/]+/[^/]+/issues$");
+    static RE_1: LazyPattern = LazyPattern::new("^/repos/[^/]+/[^/]+/issues/[0-9]+/comments$");
+    static RE_2: LazyPattern = LazyPattern::new("^/repos/[^/]+/[^/]+/pulls/[0-9]+/comments$");
+    static RE_3: LazyPattern = LazyPattern::new("^/repos/[^/]+/[^/]+$");
     let arg_0 = args.get("method");
     let arg_1 = args.get("path");
-    if ::core::matches!(
-        ::mcp_resolve_runtime::json::as_str(arg_0), ::core::option::Option::Some("GET")
-    ) {
+    if matches!(json::as_str(arg_0), Some("GET")) {
         return 0;
     }
-    if ::core::matches!(
-        ::mcp_resolve_runtime::json::as_str(arg_0), ::core::option::Option::Some("POST")
-    ) && ::core::matches!(arg_1, ::core::option::Option::Some(v) if RE_0.matches(v))
-    {
+    if matches!(json::as_str(arg_0), Some("POST")) && matches!(arg_1, Some(v) if RE_0.matches(v)) {
         return 1;
     }
-    if ::core::matches!(
-        ::mcp_resolve_runtime::json::as_str(arg_0), ::core::option::Option::Some("POST")
-    )
-        && ::core::matches!(
-            arg_1, ::core::option::Option::Some(v) if RE_1.matches(v) || RE_2.matches(v)
-        )
+    if matches!(json::as_str(arg_0), Some("POST"))
+        && matches!(arg_1, Some(v) if RE_1.matches(v) || RE_2.matches(v))
     {
         return 2;
     }
-    if ::core::matches!(
-        ::mcp_resolve_runtime::json::as_str(arg_0),
-        ::core::option::Option::Some("DELETE")
-    ) && ::core::matches!(arg_1, ::core::option::Option::Some(v) if RE_3.matches(v))
+    if matches!(json::as_str(arg_0), Some("DELETE"))
+        && matches!(arg_1, Some(v) if RE_3.matches(v))
     {
         return 3;
     }
-    if ::core::matches!(
-        ::mcp_resolve_runtime::json::as_str(arg_0),
-        ::core::option::Option::Some("DELETE")
-    ) {
+    if matches!(json::as_str(arg_0), Some("DELETE")) {
         return 4;
     }
     5

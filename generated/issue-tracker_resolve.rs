@@ -492,54 +492,40 @@ static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::Gen
 /// Variant `triage`: `!has(title) && assignees has at least 0 items and has at most 0 items && labels has every item in ["triage","question"]`
 ///
 /// Variant `edit`: `!has(labels) || labels has every item in ["bug","feature","question","triage"]`
-#[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[allow(
+    dead_code,
+    unused_imports,
+    clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr
+)]
 fn match_0(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,
         ::mcp_resolve_runtime::serde_json::Value,
     >,
 ) -> usize {
+    use ::core::matches;
+    use ::core::option::Option::Some;
+    use ::mcp_resolve_runtime::json;
     let arg_0 = args.get("labels");
     let arg_1 = args.get("title");
     let arg_2 = args.get("assignees");
-    if ::core::matches!(
-        arg_0, ::core::option::Option::Some(v) if
-        ::mcp_resolve_runtime::json::max_items(v, 0)
-    ) {
+    if matches!(arg_0, Some(v) if json::max_items(v, 0)) {
         return 0;
     }
-    if ::core::matches!(
-        arg_0, ::core::option::Option::Some(v) if v.as_array().is_none_or(| a | a.iter()
-        .any(| v | ::core::matches!(v.as_str(),
-        ::core::option::Option::Some("wontfix"))))
-    )
-        || ::core::matches!(
-            arg_0, ::core::option::Option::Some(v) if v.as_array().is_none_or(| a | a
-            .iter().any(| v | ::core::matches!(v.as_str(),
-            ::core::option::Option::Some("duplicate"))))
-        )
+    if matches!(arg_0, Some(v) if v.as_array().is_none_or(|a| a.iter().any(|v| matches!(v.as_str(), Some("wontfix")))))
+        || matches!(arg_0, Some(v) if v.as_array().is_none_or(|a| a.iter().any(|v| matches!(v.as_str(), Some("duplicate")))))
     {
         return 1;
     }
     if arg_1.is_none()
-        && ::core::matches!(
-            arg_2, ::core::option::Option::Some(v) if
-            ::mcp_resolve_runtime::json::max_items(v, 0)
-        )
-        && ::core::matches!(
-            arg_0, ::core::option::Option::Some(v) if v.as_array().is_none_or(| a | a
-            .iter().all(| v | ::core::matches!(v.as_str(),
-            ::core::option::Option::Some("triage" | "question"))))
-        )
+        && matches!(arg_2, Some(v) if json::max_items(v, 0))
+        && matches!(arg_0, Some(v) if v.as_array().is_none_or(|a| a.iter().all(|v| matches!(v.as_str(), Some("triage" | "question")))))
     {
         return 2;
     }
     if arg_0.is_none()
-        || ::core::matches!(
-            arg_0, ::core::option::Option::Some(v) if v.as_array().is_none_or(| a | a
-            .iter().all(| v | ::core::matches!(v.as_str(),
-            ::core::option::Option::Some("bug" | "feature" | "question" | "triage"))))
-        )
+        || matches!(arg_0, Some(v) if v.as_array().is_none_or(|a| a.iter().all(|v| matches!(v.as_str(), Some("bug" | "feature" | "question" | "triage")))))
     {
         return 3;
     }
@@ -565,42 +551,37 @@ static TOOL_1: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::Gen
 /// Variant `deletes`: `changes has an item is object and has `kind` and has `kind` absent or == "delete"`
 ///
 /// Variant `closes`: `changes has an item has `kind` absent or == "close"`
-#[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[allow(
+    dead_code,
+    unused_imports,
+    clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr
+)]
 fn match_1(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,
         ::mcp_resolve_runtime::serde_json::Value,
     >,
 ) -> usize {
+    use ::core::matches;
+    use ::core::option::Option::Some;
+    use ::mcp_resolve_runtime::json;
+    use ::mcp_resolve_runtime::serde_json::Value;
     let arg_0 = args.get("dryRun");
     let arg_1 = args.get("changes");
-    if ::core::matches!(
-        arg_0, ::core::option::Option::Some(v) if ::core::matches!(v,
-        ::mcp_resolve_runtime::serde_json::Value::Bool(true))
-    ) {
+    if matches!(arg_0, Some(v) if matches!(v, Value::Bool(true))) {
         return 0;
     }
-    if ::core::matches!(
-        arg_1, ::core::option::Option::Some(v) if v.as_array().is_none_or(| a | a.iter()
-        .all(| v | v.is_object() && ::mcp_resolve_runtime::json::has_keys(v, & ["kind"])
-        && v.get("kind").is_none_or(| v | ::core::matches!(v.as_str(),
-        ::core::option::Option::Some("comment")))))
-    ) {
+    if matches!(arg_1, Some(v) if v.as_array().is_none_or(|a| a.iter().all(|v| v.is_object() && json::has_keys(v, &["kind"]) && v.get("kind").is_none_or(|v| matches!(v.as_str(), Some("comment"))))))
+    {
         return 1;
     }
-    if ::core::matches!(
-        arg_1, ::core::option::Option::Some(v) if v.as_array().is_none_or(| a | a.iter()
-        .any(| v | v.is_object() && ::mcp_resolve_runtime::json::has_keys(v, & ["kind"])
-        && v.get("kind").is_none_or(| v | ::core::matches!(v.as_str(),
-        ::core::option::Option::Some("delete")))))
-    ) {
+    if matches!(arg_1, Some(v) if v.as_array().is_none_or(|a| a.iter().any(|v| v.is_object() && json::has_keys(v, &["kind"]) && v.get("kind").is_none_or(|v| matches!(v.as_str(), Some("delete"))))))
+    {
         return 2;
     }
-    if ::core::matches!(
-        arg_1, ::core::option::Option::Some(v) if v.as_array().is_none_or(| a | a.iter()
-        .any(| v | v.get("kind").is_none_or(| v | ::core::matches!(v.as_str(),
-        ::core::option::Option::Some("close")))))
-    ) {
+    if matches!(arg_1, Some(v) if v.as_array().is_none_or(|a| a.iter().any(|v| v.get("kind").is_none_or(|v| matches!(v.as_str(), Some("close"))))))
+    {
         return 3;
     }
     4

@@ -607,18 +607,23 @@ static TOOL_8: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::Gen
 /// Matches the (validated) arguments of tool `gzip-file-as-resource`.
 ///
 /// Variant `data-uri`: `data is string and matches "^data:"`
-#[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[allow(
+    dead_code,
+    unused_imports,
+    clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr
+)]
 fn match_8(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,
         ::mcp_resolve_runtime::serde_json::Value,
     >,
 ) -> usize {
+    use ::core::matches;
+    use ::core::option::Option::Some;
+    use ::mcp_resolve_runtime::json;
     let arg_0 = args.get("data");
-    if ::core::matches!(
-        arg_0, ::core::option::Option::Some(v) if v.is_string() &&
-        ::mcp_resolve_runtime::json::str_starts_with(v, "data:")
-    ) {
+    if matches!(arg_0, Some(v) if v.is_string() && json::str_starts_with(v, "data:")) {
         return 0;
     }
     1

@@ -896,18 +896,23 @@ static TOOL_5: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::Gen
 /// Matches the (validated) arguments of tool `edit_file`.
 ///
 /// Variant `preview`: `dryRun == true`
-#[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[allow(
+    dead_code,
+    unused_imports,
+    clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr
+)]
 fn match_5(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,
         ::mcp_resolve_runtime::serde_json::Value,
     >,
 ) -> usize {
+    use ::core::matches;
+    use ::core::option::Option::Some;
+    use ::mcp_resolve_runtime::serde_json::Value;
     let arg_0 = args.get("dryRun");
-    if ::core::matches!(
-        arg_0, ::core::option::Option::Some(v) if ::core::matches!(v,
-        ::mcp_resolve_runtime::serde_json::Value::Bool(true))
-    ) {
+    if matches!(arg_0, Some(v) if matches!(v, Value::Bool(true))) {
         return 0;
     }
     1

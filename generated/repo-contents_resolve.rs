@@ -222,24 +222,26 @@ static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::Gen
 /// Variant `public`: `visibility == "public"`
 ///
 /// Variant `private`: `visibility == "private"`
-#[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[allow(
+    dead_code,
+    unused_imports,
+    clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr
+)]
 fn match_0(
     args: &::mcp_resolve_runtime::serde_json::Map<
         ::std::string::String,
         ::mcp_resolve_runtime::serde_json::Value,
     >,
 ) -> usize {
+    use ::core::matches;
+    use ::core::option::Option::Some;
+    use ::mcp_resolve_runtime::json;
     let arg_0 = args.get("visibility");
-    if ::core::matches!(
-        ::mcp_resolve_runtime::json::as_str(arg_0),
-        ::core::option::Option::Some("public")
-    ) {
+    if matches!(json::as_str(arg_0), Some("public")) {
         return 0;
     }
-    if ::core::matches!(
-        ::mcp_resolve_runtime::json::as_str(arg_0),
-        ::core::option::Option::Some("private")
-    ) {
+    if matches!(json::as_str(arg_0), Some("private")) {
         return 1;
     }
     2

@@ -258,7 +258,25 @@ fn runtime_path_is_configurable() {
         .generate()
         .unwrap();
     assert!(code.contains("crate::rt::Resolved"));
+    assert!(code.contains("use crate::rt::json;"));
     assert!(!code.contains("mcp_resolve_runtime"));
+    // Written the way Rust spells it, whatever the spacing it was given in.
+    let spaced = Builder::new()
+        .rules("rules/file-server.yaml")
+        .runtime_path(" crate :: rt ")
+        .cargo_instructions(false)
+        .generate()
+        .unwrap();
+    assert_eq!(spaced, code);
+    for bad in ["crate::rt<u8>", "not a path", ""] {
+        let err = Builder::new()
+            .rules("rules/file-server.yaml")
+            .runtime_path(bad)
+            .cargo_instructions(false)
+            .generate()
+            .unwrap_err();
+        assert!(err.to_string().contains("runtime path"), "{bad}: {err}");
+    }
 }
 
 /// `Builder::max_file_bytes`, `Builder::analysis_limits` and `Builder::jobs` are the CLI's

@@ -1,61 +1,156 @@
 //! Conditions compiled to direct Rust: each argument looked up once, then
 //! string compares, `matches!` over enums, prefix/suffix/substring checks for
 //! literal patterns, numeric comparisons and regexes compiled once.
+//!
+//! The code is written as text: every string in it is a literal escaped by
+//! [`proc_macro2::Literal`], every name is one this module makes up
+//! (`arg_N`, `RE_N`, `v`, `a`), so what a rule says can only ever be data.
+//! [`Code::write_condition`] lays a condition out over lines the way
+//! `rustfmt` lays out an `if`.
 
-use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote};
+use proc_macro2::Literal;
 use regex_syntax::hir::{Hir, HirKind, Look};
 use serde_json::{Number, Value};
 
 use crate::ir::{ArgPath, Cond, Pred, PredKind};
+
+/// The widest line a condition is laid out to (rustfmt's default).
+const WIDTH: usize = 100;
 
 /// Compiled boolean code, or a constant folded away.
 #[derive(Clone, Debug)]
 pub(super) enum Code {
     Const(bool),
     /// A call, method call, macro or negation: safe as any operand.
-    Atom(TokenStream),
-    And(TokenStream),
-    Or(TokenStream),
+    Atom(String),
+    /// Two or more operands of `&&`.
+    And(Vec<Code>),
+    /// Two or more operands of `||`.
+    Or(Vec<Code>),
 }
 
 impl Code {
-    fn operand(self) -> TokenStream {
+    /// The code on one line.
+    pub fn flat(&self) -> String {
+        let mut out = String::new();
+        self.write_flat(&mut out);
+        out
+    }
+
+    fn write_flat(&self, out: &mut String) {
         match self {
-            Code::Const(b) => quote!(#b),
-            Code::Atom(ts) => ts,
-            Code::And(ts) | Code::Or(ts) => quote!((#ts)),
+            Code::Const(b) => out.push_str(if *b { "true" } else { "false" }),
+            Code::Atom(text) => out.push_str(text),
+            Code::And(ops) | Code::Or(ops) => {
+                let op = if matches!(self, Code::And(_)) {
+                    " && "
+                } else {
+                    " || "
+                };
+                for (i, operand) in ops.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(op);
+                    }
+                    operand.write_operand_flat(out);
+                }
+            }
         }
     }
 
-    /// As a closure's body, which needs no parentheses.
-    fn body(self) -> TokenStream {
-        match self {
-            Code::Const(b) => quote!(#b),
-            Code::Atom(ts) | Code::And(ts) | Code::Or(ts) => ts,
+    /// As an operand of `&&` or `||`: a group in parentheses.
+    fn write_operand_flat(&self, out: &mut String) {
+        if matches!(self, Code::And(_) | Code::Or(_)) {
+            out.push('(');
+            self.write_flat(out);
+            out.push(')');
+        } else {
+            self.write_flat(out);
+        }
+    }
+
+    fn operand(&self) -> String {
+        let mut out = String::new();
+        self.write_operand_flat(&mut out);
+        out
+    }
+
+    /// `if CONDITION {`, at `indent` spaces, with the opening brace on a
+    /// line of its own when the condition takes several.
+    pub fn write_if(&self, out: &mut String, indent: usize) {
+        let flat = self.flat();
+        pad(out, indent);
+        out.push_str("if ");
+        if indent + 3 + flat.len() + 2 <= WIDTH {
+            out.push_str(&flat);
+            out.push_str(" {\n");
+            return;
+        }
+        self.write_broken(out, indent + 3, indent + 4);
+        out.push('\n');
+        pad(out, indent);
+        out.push_str("{\n");
+    }
+
+    /// The code starting at column `column`, its operators each starting a
+    /// line at `indent` when it does not fit on one.
+    fn write_broken(&self, out: &mut String, column: usize, indent: usize) {
+        let (ops, op) = match self {
+            Code::And(ops) => (ops, "&& "),
+            Code::Or(ops) => (ops, "|| "),
+            other => return other.write_flat(out),
+        };
+        let mut column = column;
+        for (i, operand) in ops.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+                pad(out, indent);
+                out.push_str(op);
+                column = indent + op.len();
+            }
+            let text = operand.operand();
+            if column + text.len() <= WIDTH || matches!(operand, Code::Atom(_) | Code::Const(_)) {
+                out.push_str(&text);
+            } else {
+                out.push('(');
+                operand.write_broken(out, column + 1, indent + 4);
+                out.push(')');
+            }
         }
     }
 }
 
+fn pad(out: &mut String, indent: usize) {
+    out.extend(std::iter::repeat_n(' ', indent));
+}
+
+/// A Rust string literal for `s`.
+fn string(s: &str) -> String {
+    Literal::string(s).to_string()
+}
+
+/// `Some("a" | "b")`, a pattern over an `Option<&str>`.
+fn some_of(strings: &[&str]) -> String {
+    let alternatives: Vec<String> = strings.iter().map(|s| string(s)).collect();
+    format!("Some({})", alternatives.join(" | "))
+}
+
 /// The state of compiling one tool: argument locals and regexes.
-pub(super) struct Matcher<'a> {
-    rt: &'a TokenStream,
+pub(super) struct Matcher {
     /// Argument paths bound to locals `arg_0`, `arg_1`, …
     pub paths: Vec<Vec<String>>,
     /// Non-literal patterns bound to statics `RE_0`, `RE_1`, …
     pub regexes: Vec<String>,
 }
 
-impl<'a> Matcher<'a> {
-    pub fn new(rt: &'a TokenStream) -> Self {
+impl Matcher {
+    pub fn new() -> Self {
         Matcher {
-            rt,
             paths: Vec::new(),
             regexes: Vec::new(),
         }
     }
 
-    fn local(&mut self, path: &ArgPath) -> proc_macro2::Ident {
+    fn local(&mut self, path: &ArgPath) -> String {
         let i = match self.paths.iter().position(|p| *p == path.segments) {
             Some(i) => i,
             None => {
@@ -63,24 +158,23 @@ impl<'a> Matcher<'a> {
                 self.paths.len() - 1
             }
         };
-        format_ident!("arg_{}", i)
+        format!("arg_{i}")
     }
 
     /// The lookup expression for local `i`, over `args: &Map<String, Value>`.
-    pub fn lookup(&self, i: usize) -> TokenStream {
+    pub fn lookup(&self, i: usize) -> String {
         let Some(segments) = self.paths.get(i) else {
-            return quote!(::core::option::Option::None);
+            return "None".into();
         };
         let mut iter = segments.iter();
-        let mut ts = match iter.next() {
-            Some(first) => quote!(args.get(#first)),
-            None => quote!(::core::option::Option::None),
+        let mut text = match iter.next() {
+            Some(first) => format!("args.get({})", string(first)),
+            None => "None".into(),
         };
-        let rt = self.rt;
         for seg in iter {
-            ts = quote!(#rt::json::member(#ts, #seg));
+            text = format!("json::member({text}, {})", string(seg));
         }
-        ts
+        text
     }
 
     /// Compiles a condition. Locals and regexes registered for code that
@@ -112,37 +206,25 @@ impl<'a> Matcher<'a> {
             }
             Cond::Not(inner) => match inner.as_ref() {
                 Cond::Not(twice) => self.cond(twice),
-                Cond::Present(path) => {
-                    let l = self.local(path);
-                    Code::Atom(quote!(#l.is_none()))
-                }
+                Cond::Present(path) => Code::Atom(format!("{}.is_none()", self.local(path))),
                 other => negate(self.cond(other)),
             },
-            Cond::Present(path) => {
-                let l = self.local(path);
-                Code::Atom(quote!(#l.is_some()))
-            }
+            Cond::Present(path) => Code::Atom(format!("{}.is_some()", self.local(path))),
             Cond::Test(path, pred) if let Some(strings) = string_choices(pred) => {
                 let l = self.local(path);
-                let rt = self.rt;
-                Code::Atom(quote!(::core::matches!(
-                    #rt::json::as_str(#l),
-                    ::core::option::Option::Some(#(#strings)|*)
-                )))
+                Code::Atom(format!(
+                    "matches!(json::as_str({l}), {})",
+                    some_of(&strings)
+                ))
             }
             Cond::Test(path, pred) => match self.pred(pred) {
                 Code::Const(false) => Code::Const(false),
-                Code::Const(true) => {
-                    let l = self.local(path);
-                    Code::Atom(quote!(#l.is_some()))
-                }
-                Code::Atom(body) | Code::And(body) | Code::Or(body) => {
+                Code::Const(true) => Code::Atom(format!("{}.is_some()", self.local(path))),
+                body => {
                     // A pattern, not a closure: one closure per test would be
                     // a type (and a function) of its own for the compiler.
                     let l = self.local(path);
-                    Code::Atom(quote!(
-                        ::core::matches!(#l, ::core::option::Option::Some(v) if #body)
-                    ))
+                    Code::Atom(format!("matches!({l}, Some(v) if {})", body.flat()))
                 }
             },
         }
@@ -157,31 +239,26 @@ impl<'a> Matcher<'a> {
     }
 
     fn pred_inner(&mut self, pred: &Pred) -> Code {
-        let rt = self.rt;
         match &pred.kind {
-            PredKind::Const(c) => const_check(rt, c),
+            PredKind::Const(c) => const_check(c),
             PredKind::Enum(values) => {
                 let strings = distinct_strings(values.iter().filter_map(Value::as_str));
                 let mut parts = Vec::new();
                 if !strings.is_empty() {
-                    parts.push(Code::Atom(quote!(
-                        ::core::matches!(v.as_str(), ::core::option::Option::Some(#(#strings)|*))
+                    parts.push(Code::Atom(format!(
+                        "matches!(v.as_str(), {})",
+                        some_of(&strings)
                     )));
                 }
-                parts.extend(
-                    values
-                        .iter()
-                        .filter(|v| !v.is_string())
-                        .map(|c| const_check(rt, c)),
-                );
+                parts.extend(values.iter().filter(|v| !v.is_string()).map(const_check));
                 join(parts, false)
             }
             PredKind::Type(types) => {
-                let parts = types.iter().map(|t| type_check(rt, t)).collect();
+                let parts = types.iter().map(|t| type_check(t)).collect();
                 join(parts, false)
             }
             PredKind::Pattern(re) => match literal_pattern(re) {
-                Some(lit) => lit.code(rt),
+                Some(lit) => lit.code(),
                 None => {
                     let i = match self.regexes.iter().position(|r| r == re) {
                         Some(i) => i,
@@ -190,23 +267,16 @@ impl<'a> Matcher<'a> {
                             self.regexes.len() - 1
                         }
                     };
-                    let name = format_ident!("RE_{}", i);
-                    Code::Atom(quote!(#name.matches(v)))
+                    Code::Atom(format!("RE_{i}.matches(v)"))
                 }
             },
             PredKind::MinLength(0) => Code::Const(true),
-            PredKind::MinLength(n) => {
-                let n = Literal::u64_unsuffixed(*n);
-                Code::Atom(quote!(#rt::json::min_length(v, #n)))
-            }
-            PredKind::MaxLength(n) => {
-                let n = Literal::u64_unsuffixed(*n);
-                Code::Atom(quote!(#rt::json::max_length(v, #n)))
-            }
-            PredKind::Minimum(n) => bound(rt, "minimum", n),
-            PredKind::Maximum(n) => bound(rt, "maximum", n),
-            PredKind::ExclusiveMinimum(n) => bound(rt, "exclusive_minimum", n),
-            PredKind::ExclusiveMaximum(n) => bound(rt, "exclusive_maximum", n),
+            PredKind::MinLength(n) => Code::Atom(format!("json::min_length(v, {n})")),
+            PredKind::MaxLength(n) => Code::Atom(format!("json::max_length(v, {n})")),
+            PredKind::Minimum(n) => bound("minimum", n),
+            PredKind::Maximum(n) => bound("maximum", n),
+            PredKind::ExclusiveMinimum(n) => bound("exclusive_minimum", n),
+            PredKind::ExclusiveMaximum(n) => bound("exclusive_maximum", n),
             PredKind::Not(inner) => match &inner.kind {
                 PredKind::Not(twice) => self.pred(twice),
                 _ => negate(self.pred(inner)),
@@ -220,46 +290,45 @@ impl<'a> Matcher<'a> {
                 join(parts, true)
             }
             PredKind::MinItems(0) => Code::Const(true),
-            PredKind::MinItems(n) => {
-                let n = Literal::u64_unsuffixed(*n);
-                Code::Atom(quote!(#rt::json::min_items(v, #n)))
-            }
-            PredKind::MaxItems(n) => {
-                let n = Literal::u64_unsuffixed(*n);
-                Code::Atom(quote!(#rt::json::max_items(v, #n)))
-            }
+            PredKind::MinItems(n) => Code::Atom(format!("json::min_items(v, {n})")),
+            PredKind::MaxItems(n) => Code::Atom(format!("json::max_items(v, {n})")),
             PredKind::Items(inner) => match self.pred(inner) {
                 Code::Const(true) => Code::Const(true),
-                Code::Const(false) => Code::Atom(quote!(v.as_array().is_none_or(|a| a.is_empty()))),
-                body => {
-                    let body = body.body();
-                    Code::Atom(quote!(v.as_array().is_none_or(|a| a.iter().all(|v| #body))))
+                Code::Const(false) => {
+                    Code::Atom("v.as_array().is_none_or(|a| a.is_empty())".into())
                 }
+                body => Code::Atom(format!(
+                    "v.as_array().is_none_or(|a| a.iter().all(|v| {}))",
+                    body.flat()
+                )),
             },
             PredKind::Contains(inner) => match self.pred(inner) {
-                Code::Const(false) => Code::Atom(quote!(!v.is_array())),
-                Code::Const(true) => Code::Atom(quote!(v.as_array().is_none_or(|a| !a.is_empty()))),
-                body => {
-                    let body = body.body();
-                    Code::Atom(quote!(v.as_array().is_none_or(|a| a.iter().any(|v| #body))))
+                Code::Const(false) => Code::Atom("!v.is_array()".into()),
+                Code::Const(true) => {
+                    Code::Atom("v.as_array().is_none_or(|a| !a.is_empty())".into())
                 }
+                body => Code::Atom(format!(
+                    "v.as_array().is_none_or(|a| a.iter().any(|v| {}))",
+                    body.flat()
+                )),
             },
             PredKind::Properties(ps) => {
                 let mut parts = Vec::new();
                 for (key, p) in ps {
+                    let key = string(key);
                     parts.push(match self.pred(p) {
                         Code::Const(true) => Code::Const(true),
-                        Code::Const(false) => Code::Atom(quote!(v.get(#key).is_none())),
-                        body => {
-                            let body = body.body();
-                            Code::Atom(quote!(v.get(#key).is_none_or(|v| #body)))
-                        }
+                        Code::Const(false) => Code::Atom(format!("v.get({key}).is_none()")),
+                        body => Code::Atom(format!("v.get({key}).is_none_or(|v| {})", body.flat())),
                     });
                 }
                 join(parts, true)
             }
             PredKind::Required(keys) if keys.is_empty() => Code::Const(true),
-            PredKind::Required(keys) => Code::Atom(quote!(#rt::json::has_keys(v, &[#(#keys),*]))),
+            PredKind::Required(keys) => {
+                let keys: Vec<String> = keys.iter().map(|k| string(k)).collect();
+                Code::Atom(format!("json::has_keys(v, &[{}])", keys.join(", ")))
+            }
         }
     }
 }
@@ -289,144 +358,109 @@ fn distinct_strings<'a>(strings: impl IntoIterator<Item = &'a str>) -> Vec<&'a s
 
 /// `&&` (`and`) or `||` of the parts, folding constants.
 fn join(parts: Vec<Code>, and: bool) -> Code {
-    let mut kept = Vec::new();
+    let mut kept: Vec<Code> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
     for part in parts {
         match part {
             // `x && false` / `x || true`: the whole is that constant.
             Code::Const(b) if b != and => return Code::Const(b),
             Code::Const(_) => {}
-            // `x || x` is `x` (and clippy's `eq_op` would reject it).
-            other if kept.iter().any(|k| same(k, &other)) => {}
-            other => kept.push(other),
+            // Same operator: no parentheses needed.
+            Code::And(ops) if and => push_distinct(&mut kept, &mut seen, ops),
+            Code::Or(ops) if !and => push_distinct(&mut kept, &mut seen, ops),
+            other => push_distinct(&mut kept, &mut seen, vec![other]),
         }
     }
     match kept.len() {
         0 => Code::Const(and),
         1 => kept.pop().unwrap_or(Code::Const(and)),
-        _ => {
-            let operands: Vec<TokenStream> = kept
-                .into_iter()
-                .map(|c| match c {
-                    // Same operator: no parentheses needed.
-                    Code::And(ts) if and => ts,
-                    Code::Or(ts) if !and => ts,
-                    other => other.operand(),
-                })
-                .collect();
-            if and {
-                Code::And(quote!(#(#operands)&&*))
-            } else {
-                Code::Or(quote!(#(#operands)||*))
-            }
-        }
+        _ if and => Code::And(kept),
+        _ => Code::Or(kept),
     }
 }
 
-fn same(a: &Code, b: &Code) -> bool {
-    match (a, b) {
-        (Code::Atom(x), Code::Atom(y))
-        | (Code::And(x), Code::And(y))
-        | (Code::Or(x), Code::Or(y)) => x.to_string() == y.to_string(),
-        _ => false,
+/// Adds the operands not already there: `x || x` is `x` (and clippy's
+/// `eq_op` would reject it).
+fn push_distinct(kept: &mut Vec<Code>, seen: &mut Vec<String>, operands: Vec<Code>) {
+    for operand in operands {
+        let text = operand.flat();
+        if !seen.contains(&text) {
+            seen.push(text);
+            kept.push(operand);
+        }
     }
 }
 
 fn negate(code: Code) -> Code {
     match code {
         Code::Const(b) => Code::Const(!b),
-        other => {
-            let ts = other.operand();
-            Code::Atom(quote!(!#ts))
-        }
+        other => Code::Atom(format!("!{}", other.operand())),
     }
 }
 
-fn type_check(rt: &TokenStream, t: &str) -> Code {
+fn type_check(t: &str) -> Code {
     Code::Atom(match t {
-        "null" => quote!(v.is_null()),
-        "boolean" => quote!(v.is_boolean()),
-        "string" => quote!(v.is_string()),
-        "array" => quote!(v.is_array()),
-        "object" => quote!(v.is_object()),
-        "number" => quote!(v.is_number()),
-        "integer" => quote!(#rt::json::is_integer(v)),
+        "null" => "v.is_null()".into(),
+        "boolean" => "v.is_boolean()".into(),
+        "string" => "v.is_string()".into(),
+        "array" => "v.is_array()".into(),
+        "object" => "v.is_object()".into(),
+        "number" => "v.is_number()".into(),
+        "integer" => "json::is_integer(v)".into(),
         _ => return Code::Const(false),
     })
 }
 
-fn const_check(rt: &TokenStream, c: &Value) -> Code {
+fn const_check(c: &Value) -> Code {
     Code::Atom(match c {
-        Value::Null => quote!(v.is_null()),
-        Value::Bool(b) => quote!(::core::matches!(v, #rt::serde_json::Value::Bool(#b))),
-        Value::String(s) => {
-            quote!(::core::matches!(v.as_str(), ::core::option::Option::Some(#s)))
-        }
-        Value::Number(n) => {
-            let n = num(rt, n);
-            quote!(#rt::json::number_equals(v, #n))
-        }
-        Value::Array(_) | Value::Object(_) => {
-            let c = const_value(rt, c);
-            quote!(#c.matches(v))
-        }
+        Value::Null => "v.is_null()".into(),
+        Value::Bool(b) => format!("matches!(v, Value::Bool({b}))"),
+        Value::String(s) => format!("matches!(v.as_str(), {})", some_of(&[s])),
+        Value::Number(n) => format!("json::number_equals(v, {})", num(n)),
+        Value::Array(_) | Value::Object(_) => format!("{}.matches(v)", const_value(c)),
     })
 }
 
 /// A value as a `json::Const` expression (promoted to a `'static` constant).
-fn const_value(rt: &TokenStream, c: &Value) -> TokenStream {
+fn const_value(c: &Value) -> String {
     match c {
-        Value::Null => quote!(#rt::json::Const::Null),
-        Value::Bool(b) => quote!(#rt::json::Const::Bool(#b)),
-        Value::Number(n) => {
-            let n = num(rt, n);
-            quote!(#rt::json::Const::Num(#n))
-        }
-        Value::String(s) => quote!(#rt::json::Const::Str(#s)),
+        Value::Null => "json::Const::Null".into(),
+        Value::Bool(b) => format!("json::Const::Bool({b})"),
+        Value::Number(n) => format!("json::Const::Num({})", num(n)),
+        Value::String(s) => format!("json::Const::Str({})", string(s)),
         Value::Array(items) => {
-            let items = items.iter().map(|i| const_value(rt, i));
-            quote!(#rt::json::Const::Array(&[#(#items),*]))
+            let items: Vec<String> = items.iter().map(const_value).collect();
+            format!("json::Const::Array(&[{}])", items.join(", "))
         }
         Value::Object(map) => {
-            let fields = map.iter().map(|(k, v)| {
-                let v = const_value(rt, v);
-                quote!((#k, #v))
-            });
-            quote!(#rt::json::Const::Object(&[#(#fields),*]))
+            let fields: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("({}, {})", string(k), const_value(v)))
+                .collect();
+            format!("json::Const::Object(&[{}])", fields.join(", "))
         }
     }
 }
 
-fn bound(rt: &TokenStream, keyword: &str, n: &Number) -> Code {
-    let f = format_ident!("{}", keyword);
-    let n = num(rt, n);
-    Code::Atom(quote!(#rt::json::#f(v, #n)))
+fn bound(keyword: &str, n: &Number) -> Code {
+    Code::Atom(format!("json::{keyword}(v, {})", num(n)))
 }
 
 /// A number as a `json::Num` expression, exactly.
-pub(super) fn num(rt: &TokenStream, n: &Number) -> TokenStream {
+pub(super) fn num(n: &Number) -> String {
     use mcp_resolve_runtime::json::Num;
     match Num::of(n) {
-        Num::Int(i64::MIN) => quote!(#rt::json::Num::Int(i64::MIN)),
-        Num::Int(i) if i < 0 => {
-            let lit = Literal::i64_unsuffixed(i.unsigned_abs() as i64);
-            quote!(#rt::json::Num::Int(-#lit))
-        }
-        Num::Int(i) => {
-            let lit = Literal::i64_unsuffixed(i);
-            quote!(#rt::json::Num::Int(#lit))
-        }
-        Num::UInt(u) => {
-            let lit = Literal::u64_unsuffixed(u);
-            quote!(#rt::json::Num::UInt(#lit))
-        }
+        Num::Int(i64::MIN) => "json::Num::Int(i64::MIN)".to_string(),
+        Num::Int(i) if i < 0 => format!(
+            "json::Num::Int(-{})",
+            Literal::i64_unsuffixed(i.unsigned_abs() as i64)
+        ),
+        Num::Int(i) => format!("json::Num::Int({})", Literal::i64_unsuffixed(i)),
+        Num::UInt(u) => format!("json::Num::UInt({})", Literal::u64_unsuffixed(u)),
         Num::Float(f) if f.is_sign_negative() => {
-            let lit = Literal::f64_unsuffixed(-f);
-            quote!(#rt::json::Num::Float(-#lit))
+            format!("json::Num::Float(-{})", Literal::f64_unsuffixed(-f))
         }
-        Num::Float(f) => {
-            let lit = Literal::f64_unsuffixed(f);
-            quote!(#rt::json::Num::Float(#lit))
-        }
+        Num::Float(f) => format!("json::Num::Float({})", Literal::f64_unsuffixed(f)),
     }
 }
 
@@ -440,16 +474,16 @@ pub(crate) struct LiteralPattern {
 
 impl LiteralPattern {
     /// The check over `v` (non-strings pass, as for `pattern`).
-    fn code(&self, rt: &TokenStream) -> Code {
+    fn code(&self) -> Code {
         let text = &self.text;
         let test = match (self.start, self.end) {
-            (true, true) => quote!(str_is),
+            (true, true) => "str_is",
             _ if text.is_empty() => return Code::Const(true),
-            (true, false) => quote!(str_starts_with),
-            (false, true) => quote!(str_ends_with),
-            (false, false) => quote!(str_contains),
+            (true, false) => "str_starts_with",
+            (false, true) => "str_ends_with",
+            (false, false) => "str_contains",
         };
-        Code::Atom(quote!(#rt::json::#test(v, #text)))
+        Code::Atom(format!("json::{test}(v, {})", string(text)))
     }
 }
 

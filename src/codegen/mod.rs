@@ -1,11 +1,14 @@
 //! Rust code generation (SPEC §9): the file `mcp-resolve generate` prints and
 //! the build.rs [`Builder`](crate::Builder) writes.
 //!
-//! The file is built as tokens with `quote` (string literals escaped by
-//! construction, whatever a tool name or pattern contains), parsed with `syn`
-//! (so it is valid Rust before it is written) and printed with `prettyplease`;
-//! the large literals (texts of JSON) are lexed on their own and put in after
-//! printing.
+//! The shared items are built as tokens with `quote` (string literals
+//! escaped by construction, whatever a tool name or pattern contains), parsed
+//! with `syn` (so they are valid Rust before they are written) and printed
+//! with `prettyplease`; their large literals (texts of JSON) are lexed on
+//! their own and put in after printing. Each tool's items, one static and
+//! one matching function of a fixed shape, are written as text
+//! (`matching.rs`): at 10,000 tools, a syntax tree and a printer for each was
+//! a third of the time.
 //! Matching is compiled: one function per tool tests each variant's condition
 //! directly and returns the index of its outcome. Everything else is data in
 //! one table (`TOOLS`) indexed by a perfect-hash dispatch on the tool name:
@@ -61,7 +64,7 @@ pub const LINEAR_DISPATCH_MAX: usize = 8;
 /// Generates the resolver for `server`, which must have passed `check`.
 /// Fails when the runtime path is not a Rust path.
 pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenError> {
-    let rt: syn::Path = syn::parse_str(&options.runtime_path)
+    let rt: syn::Path = syn::parse_str(&runtime_path(&options.runtime_path)?)
         .map_err(|e| CodegenError(format!("runtime path `{}`: {e}", options.runtime_path)))?;
     let rt = quote!(#rt);
 
@@ -189,25 +192,18 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
     ];
     drop(large);
     let threads = crate::par::threads(options.jobs);
-    // Token streams are bound to their thread: each makes its own runtime path.
-    let printed = crate::par::map_with(
+    let rt_text = runtime_path(&options.runtime_path)?;
+    let printed = crate::par::map(
         &server.tools,
         threads,
         Some(crate::par::WORK_STACK),
-        || syn::parse_str::<syn::Path>(&options.runtime_path).map(|p| quote!(#p)),
-        |rt, i, tool| match rt {
-            Ok(_) if !tool.resolvable => Ok(None),
-            Ok(rt) => print_with_literals(
-                "mcp-resolve placeholder t.",
-                &tool_literals(server, tool),
-                |literals| tool_fn(tool, i, rt, literals),
-            )
-            .map(Some),
-            Err(e) => Err(CodegenError(format!("runtime path: {e}"))),
+        |i, tool| {
+            tool.resolvable
+                .then(|| tool_items(tool, i, &rt_text, tool_literals(server, tool)))
         },
     );
     for result in printed {
-        if let Some(text) = result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))? {
+        if let Some(text) = result.unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
             parts.push(text);
         }
     }
@@ -444,88 +440,137 @@ fn tool_literals(server: &Server, tool: &Tool) -> [String; 2] {
     ]
 }
 
-/// One tool's items: the function matching its arguments to the index of
-/// its outcome, and its `GeneratedTool` (its schema, its outcomes as one
-/// literal, and that function). `literals` are the outcomes' and the
-/// schema's literals (or their placeholders).
-fn tool_fn(tool: &Tool, index: usize, rt: &TokenStream, literals: [TokenStream; 2]) -> TokenStream {
+/// One tool's items: its `GeneratedTool` (its schema, its outcomes as one
+/// literal, and its matching function) and the function matching its
+/// arguments to the index of its outcome. `literals` are the outcomes' and
+/// the schema's literals, as Rust source.
+fn tool_items(tool: &Tool, index: usize, rt: &str, literals: [String; 2]) -> String {
+    use std::fmt::Write as _;
     let [outcomes, schema] = literals;
-    let name = &tool.name;
-    let t = format_ident!("TOOL_{}", index);
 
     // Checks, in order, until one always holds.
-    let mut matcher = Matcher::new(rt);
-    let mut checks = Vec::new();
-    let mut tail = Literal::usize_unsuffixed(tool.variants.len());
+    let mut matcher = Matcher::new();
+    let mut checks = String::new();
+    let mut tail = tool.variants.len();
     for (i, v) in tool.variants.iter().enumerate() {
-        let k = Literal::usize_unsuffixed(i);
         match matcher.cond(&v.when) {
             Code::Const(false) => {}
             Code::Const(true) => {
-                tail = k;
+                tail = i;
                 break;
             }
-            Code::Atom(ts) | Code::And(ts) | Code::Or(ts) => checks.push(quote! {
-                if #ts {
-                    return #k;
-                }
-            }),
+            code => {
+                code.write_if(&mut checks, 4);
+                let _ = writeln!(checks, "        return {i};\n    }}");
+            }
         }
     }
-    let regexes = matcher.regexes.iter().enumerate().map(|(i, re)| {
-        let id = format_ident!("RE_{}", i);
-        quote! {
-            static #id: #rt::pattern::LazyPattern = #rt::pattern::LazyPattern::new(#re);
-        }
-    });
-    let locals = (0..matcher.paths.len()).map(|i| {
-        let id = format_ident!("arg_{}", i);
-        let lookup = matcher.lookup(i);
-        quote!(let #id = #lookup;)
-    });
-    // Without argument tests the map is not looked at.
-    let args = if matcher.paths.is_empty() {
-        format_ident!("_args")
-    } else {
-        format_ident!("args")
-    };
-    let m = format_ident!("match_{}", index);
 
-    let mut doc = vec![format!(
-        " Matches the (validated) arguments of tool `{}`.",
+    let mut out = String::with_capacity(outcomes.len() + schema.len() + checks.len() + 1024);
+    let name = Literal::string(&tool.name);
+    let _ = write!(
+        out,
+        "/// Tool `{doc}`.\n\
+         static TOOL_{index}: {rt}::GeneratedTool = {rt}::GeneratedTool {{\n    \
+             name: {name},\n    \
+             schema: {rt}::LazyValidator::new(\n        {schema},\n    ),\n    \
+             outcomes: {rt}::outcomes::Outcomes::new(\n        {outcomes},\n    ),\n    \
+             matcher: match_{index},\n\
+         }};\n",
+        doc = doc_text(&tool.name),
+    );
+    let _ = writeln!(
+        out,
+        "/// Matches the (validated) arguments of tool `{}`.",
         doc_text(&tool.name)
-    )];
+    );
     for v in &tool.variants {
-        doc.push(String::new());
-        doc.push(format!(
-            " Variant `{}`: `{}`",
+        let _ = writeln!(
+            out,
+            "///\n/// Variant `{}`: `{}`",
             doc_text(&v.name),
             doc_text(&v.when.to_string())
-        ));
+        );
     }
     // The conditions keep the rules' own boolean structure; clippy's
     // suggestions to simplify it are for the rules' author, not the build.
-    let tool_doc = format!(" Tool `{}`.", doc_text(&tool.name));
-    quote! {
-        #[doc = #tool_doc]
-        static #t: #rt::GeneratedTool = #rt::GeneratedTool {
-            name: #name,
-            schema: #rt::LazyValidator::new(#schema),
-            outcomes: #rt::outcomes::Outcomes::new(#outcomes),
-            matcher: #m,
-        };
-
-        #(#[doc = #doc])*
-        #[allow(dead_code, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
-        fn #m(
-            #args: &#rt::serde_json::Map<::std::string::String, #rt::serde_json::Value>,
-        ) -> usize {
-            #(#regexes)*
-            #(#locals)*
-            #(#checks)*
-            #tail
+    // Without argument tests the map is not looked at. The names the checks
+    // use are imported in the function, where nothing else can shadow them
+    // (only those that appear, but an argument's name could spell one).
+    let args = if matcher.paths.is_empty() {
+        "_args"
+    } else {
+        "args"
+    };
+    let _ = write!(
+        out,
+        "#[allow(\n    \
+             dead_code,\n    \
+             unused_imports,\n    \
+             clippy::nonminimal_bool,\n    \
+             clippy::overly_complex_bool_expr\n\
+         )]\n\
+         fn match_{index}(\n    \
+             {args}: &{rt}::serde_json::Map<\n        \
+                 ::std::string::String,\n        \
+                 {rt}::serde_json::Value,\n    \
+             >,\n\
+         ) -> usize {{\n"
+    );
+    let mut locals = String::new();
+    for i in 0..matcher.paths.len() {
+        let _ = writeln!(locals, "    let arg_{i} = {};", matcher.lookup(i));
+    }
+    let used = |name: &str| checks.contains(name) || locals.contains(name);
+    for (import, needed) in [
+        ("::core::matches".to_string(), used("matches!(")),
+        ("::core::option::Option::None".into(), used("None")),
+        ("::core::option::Option::Some".into(), used("Some(")),
+        (format!("{rt}::json"), used("json::")),
+        (
+            format!("{rt}::pattern::LazyPattern"),
+            !matcher.regexes.is_empty(),
+        ),
+        (format!("{rt}::serde_json::Value"), used("Value::")),
+    ] {
+        if needed {
+            let _ = writeln!(out, "    use {import};");
         }
     }
+    for (i, re) in matcher.regexes.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "    static RE_{i}: LazyPattern = LazyPattern::new({});",
+            Literal::string(re)
+        );
+    }
+    out.push_str(&locals);
+    out.push_str(&checks);
+    let _ = writeln!(out, "    {tail}\n}}");
+    out
+}
+
+/// The runtime crate's path as Rust source: a module path such as
+/// `::mcp_resolve_runtime` or `crate::runtime`.
+fn runtime_path(path: &str) -> Result<String, CodegenError> {
+    let parsed: syn::Path =
+        syn::parse_str(path).map_err(|e| CodegenError(format!("runtime path `{path}`: {e}")))?;
+    let mut text = String::new();
+    if parsed.leading_colon.is_some() {
+        text.push_str("::");
+    }
+    for (i, segment) in parsed.segments.iter().enumerate() {
+        if !segment.arguments.is_none() {
+            return Err(CodegenError(format!(
+                "runtime path `{path}`: a module path has no generic arguments"
+            )));
+        }
+        if i > 0 {
+            text.push_str("::");
+        }
+        text.push_str(&segment.ident.to_string());
+    }
+    Ok(text)
 }
 
 /// User text on one doc line: control characters escaped (each line is its
@@ -583,26 +628,35 @@ fn encode_outcomes(tool: &Value, name: &str, head: &str, resolutions: &[Resoluti
 /// The SEP-1862 result text in three pieces: everything before the
 /// annotations object (the same for every outcome of a tool), the
 /// annotations object, and everything after it. The runtime's
-/// [`Dialect::result`] shapes the result; a placeholder in place of the
-/// annotations marks where to cut.
+/// [`Dialect::result`] shapes the result; a mark in place of the
+/// annotations shows where to cut, so the three pieces are the result's
+/// own text (when the mark is found exactly once; else the whole is the
+/// first piece).
 fn sep1862_pieces(tool: &Value, resolution: &Resolution) -> [String; 3] {
     const MARK: &str = "\u{0}mcp-resolve:annotations\u{0}";
     let mut result = Dialect::Sep1862.result(tool, resolution);
-    let annotations = resolution.annotations.complete_json();
     if let Some(slot) = result.pointer_mut("/tool/annotations") {
-        *slot = Value::String(MARK.into());
-    }
-    let text = serde_json::to_string(&result).unwrap_or_default();
-    let quoted = serde_json::to_string(MARK).unwrap_or_default();
-    let whole =
-        serde_json::to_string(&Dialect::Sep1862.result(tool, resolution)).unwrap_or_default();
-    if let Some((head, tail)) = text.split_once(&quoted) {
-        let middle = serde_json::to_string(&annotations).unwrap_or_default();
-        if [head, &middle, tail].concat() == whole {
-            return [head.to_string(), middle, tail.to_string()];
+        let annotations = std::mem::replace(slot, Value::String(MARK.into()));
+        let text = serde_json::to_string(&result).unwrap_or_default();
+        let quoted = serde_json::to_string(MARK).unwrap_or_default();
+        let mut found = text.match_indices(&quoted);
+        if let (Some((at, _)), None) = (found.next(), found.next()) {
+            let middle = serde_json::to_string(&annotations).unwrap_or_default();
+            return [
+                text[..at].to_string(),
+                middle,
+                text[at + quoted.len()..].to_string(),
+            ];
+        }
+        if let Some(slot) = result.pointer_mut("/tool/annotations") {
+            *slot = annotations;
         }
     }
-    [whole, String::new(), String::new()]
+    [
+        serde_json::to_string(&result).unwrap_or_default(),
+        String::new(),
+        String::new(),
+    ]
 }
 
 /// A string literal for JSON text: raw (readable) when it can be, escaped otherwise.
