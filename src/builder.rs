@@ -200,6 +200,10 @@ impl Builder {
 
     /// Compiles the rules and returns the generated code without writing it.
     pub fn generate(&self) -> Result<String, Error> {
+        Ok(self.generate_parts()?.concat())
+    }
+
+    fn generate_parts(&self) -> Result<Vec<String>, Error> {
         if self.rules.is_empty() {
             return Err(Error::one("no rules files given to the builder"));
         }
@@ -235,12 +239,18 @@ impl Builder {
                     .collect(),
             });
         }
-        self.generate_project(&project)
+        self.generate_project_parts(&project)
     }
 
-    /// Generates the resolver of a project loaded without errors (the CLI's
-    /// `generate` comes through here, so both write the same file).
+    /// Generates the resolver of a project loaded without errors.
     pub fn generate_project(&self, project: &Project) -> Result<String, Error> {
+        Ok(self.generate_project_parts(project)?.concat())
+    }
+
+    /// [`Builder::generate_project`]'s file in parts, to be written one after
+    /// the other with [`write_parts_if_changed`] rather than joined (the
+    /// CLI's `generate` comes through here, so both write the same file).
+    pub fn generate_project_parts(&self, project: &Project) -> Result<Vec<String>, Error> {
         let server = project
             .single_server()
             .map_err(|e| Error::one(e.to_string()))?;
@@ -249,15 +259,15 @@ impl Builder {
             sources: project.inputs.iter().map(|p| display_source(p)).collect(),
             jobs: self.load.jobs,
         };
-        codegen::generate(server, &options).map_err(|e| Error::one(e.to_string()))
+        codegen::generate_parts(server, &options).map_err(|e| Error::one(e.to_string()))
     }
 
     /// Compiles the rules and writes the resolver (only when its content
     /// changed, so dependent code is not rebuilt needlessly). Returns the path.
     pub fn compile(&self) -> Result<PathBuf, Error> {
         let out = self.output_path()?;
-        let code = self.generate()?;
-        write_if_changed(&out, &code)
+        let code = self.generate_parts()?;
+        write_parts_if_changed(&out, &code)
             .map_err(|e| Error::one(format!("cannot write `{}`: {e}", out.display())))?;
         Ok(out)
     }
@@ -286,41 +296,46 @@ pub fn display_source(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Whether `path` is a regular file holding exactly `bytes`: compared by
-/// length first, then a block at a time, so a large output is never read
-/// into memory whole (and a device or FIFO is never opened).
-fn holds_exactly(path: &Path, bytes: &[u8]) -> bool {
-    use std::io::BufRead;
-    let same_size =
-        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64);
+/// Whether `path` is a regular file holding exactly `parts`, one after the
+/// other: compared by length first, then a block at a time, so a large
+/// output is never read into memory whole (and a device or FIFO is never
+/// opened).
+fn holds_exactly<P: AsRef<[u8]>>(path: &Path, parts: &[P]) -> bool {
+    use std::io::Read;
+    let len: u64 = parts.iter().map(|p| p.as_ref().len() as u64).sum();
+    let same_size = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == len);
     if !same_size {
         return false;
     }
-    let Ok(file) = std::fs::File::open(path) else {
+    let Ok(mut file) = std::fs::File::open(path) else {
         return false;
     };
-    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
-    let mut rest = bytes;
-    loop {
-        let block = match reader.fill_buf() {
-            Ok(block) => block,
-            Err(_) => return false,
-        };
-        if block.is_empty() {
-            return rest.is_empty();
+    let mut block = vec![0u8; 1 << 16];
+    for part in parts {
+        let mut rest = part.as_ref();
+        while !rest.is_empty() {
+            let want = rest.len().min(block.len());
+            if file.read_exact(&mut block[..want]).is_err() || block[..want] != rest[..want] {
+                return false;
+            }
+            rest = &rest[want..];
         }
-        let Some(tail) = rest.strip_prefix(block) else {
-            return false;
-        };
-        let n = block.len();
-        rest = tail;
-        reader.consume(n);
     }
+    // Nothing after the parts (the file may have grown since its length was read).
+    matches!(file.read(&mut block[..1]), Ok(0))
 }
 
 /// Writes through a temporary file and a rename; leaves an identical file alone.
 pub fn write_if_changed(path: &Path, text: &str) -> std::io::Result<()> {
-    if holds_exactly(path, text.as_bytes()) {
+    write_parts_if_changed(path, &[text])
+}
+
+/// [`write_if_changed`] for a text in parts (as
+/// [`Builder::generate_project_parts`] returns it), written one after the
+/// other without being joined first.
+pub fn write_parts_if_changed<P: AsRef<[u8]>>(path: &Path, parts: &[P]) -> std::io::Result<()> {
+    use std::io::Write;
+    if holds_exactly(path, parts) {
         return Ok(());
     }
     if let Some(dir) = path.parent()
@@ -333,7 +348,15 @@ pub fn write_if_changed(path: &Path, text: &str) -> std::io::Result<()> {
         path.extension().and_then(|e| e.to_str()).unwrap_or(""),
         std::process::id()
     ));
-    let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
+    let written = std::fs::File::create(&tmp)
+        .and_then(|file| {
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+            for part in parts {
+                out.write_all(part.as_ref())?;
+            }
+            out.into_inner().map(drop).map_err(|e| e.into_error())
+        })
+        .and_then(|()| std::fs::rename(&tmp, path));
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -355,14 +378,30 @@ mod tests {
             .map(|i| char::from(b'a' + (i % 26) as u8))
             .collect();
         std::fs::write(&file, &text).unwrap();
-        assert!(holds_exactly(&file, text.as_bytes()));
+        let bytes = text.as_bytes();
+        assert!(holds_exactly(&file, &[bytes]));
+        // In parts, split anywhere (inside a block, at its edge, empty parts).
+        for cut in [0, 1, 65_535, 65_536, 65_537, 150_000, bytes.len()] {
+            let (a, b) = bytes.split_at(cut);
+            assert!(holds_exactly(&file, &[a, b]), "{cut}");
+            assert!(holds_exactly(&file, &[a, &[], b]), "{cut}");
+        }
         let mut changed = text.clone().into_bytes();
         changed[150_000] = b'!';
-        assert!(!holds_exactly(&file, &changed));
-        assert!(!holds_exactly(&file, &text.as_bytes()[..1000]));
-        assert!(!holds_exactly(&dir.join("missing"), b""));
-        assert!(!holds_exactly(&dir, b""));
-        assert!(!holds_exactly(Path::new("/dev/null"), b""));
+        assert!(!holds_exactly(&file, &[&changed]));
+        let (a, b) = changed.split_at(100_000);
+        assert!(!holds_exactly(&file, &[a, b]));
+        assert!(!holds_exactly(&file, &[&bytes[..1000]]));
+        assert!(!holds_exactly(&dir.join("missing"), &[b""]));
+        assert!(!holds_exactly(&dir, &[b""]));
+        assert!(!holds_exactly(Path::new("/dev/null"), &[b""]));
+        // Written in parts, read back whole; an identical file is left alone.
+        let out = dir.join("parts.rs");
+        write_parts_if_changed(&out, &["ab", "", "cd"]).unwrap();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "abcd");
+        let before = std::fs::metadata(&out).unwrap().modified().unwrap();
+        write_parts_if_changed(&out, &["a", "bcd"]).unwrap();
+        assert_eq!(std::fs::metadata(&out).unwrap().modified().unwrap(), before);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -881,3 +881,41 @@ fn progress_shows_on_a_terminal_only() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `MCP_RESOLVE_STAGE_TIMES` prints every stage with its time on standard
+/// error, on a pipe too; the output itself is unchanged.
+#[test]
+fn stage_times_go_to_standard_error_when_asked_for() {
+    let plain = run(&["generate", "rules/file-server.yaml"]);
+    let o = common::bin()
+        .args(["generate", "rules/file-server.yaml"])
+        .env("MCP_RESOLVE_STAGE_TIMES", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert_eq!(o.stdout, plain.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let stages: Vec<&str> = stderr.lines().collect();
+    for (line, stage) in stages.iter().zip([
+        "parsing 1 file",
+        "checking 1 tool",
+        "analysing the patterns of 1 tool",
+        "generating the resolver of 1 tool",
+        "writing",
+    ]) {
+        assert!(line.starts_with('[') && line.contains(" s] "), "{line}");
+        assert!(line.ends_with(stage), "{stderr}");
+    }
+    assert_eq!(stages.len(), 5, "{stderr}");
+    // Empty is unset.
+    let o = common::bin()
+        .args(["generate", "rules/file-server.yaml"])
+        .env("MCP_RESOLVE_STAGE_TIMES", "")
+        .output()
+        .unwrap();
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -1032,14 +1032,17 @@ fn a_static_change_no_call_feels_differently_has_no_witness_that_claims_one() {
         "annotations": {"readOnlyHint": false, "destructiveHint": true},
         "requiredScopes": ["files.read", "admin"],
         "when": {"argumentPatterns": {"action": {"const": "purge"}}}});
+    let static_scope_change = |old: &Value, new: &Value| {
+        diff(old, new)
+            .unwrap()
+            .changes
+            .into_iter()
+            .find(|c| c.kind == "static-scope")
+            .expect("the added scope is reported")
+    };
     let old = tool(json!(["files.read"]), json!([reading, admin]));
     let new = tool(json!(["admin", "files.read"]), json!([reading]));
-    let d = diff(&old, &new).unwrap();
-    let change = d
-        .changes
-        .iter()
-        .find(|c| c.kind == "static-scope")
-        .expect("the added scope is reported");
+    let change = static_scope_change(&old, &new);
     assert_eq!(change.direction, Direction::Widening);
     assert_eq!(change.witness, None, "{change:?}");
 
@@ -1049,12 +1052,7 @@ fn a_static_change_no_call_feels_differently_has_no_witness_that_claims_one() {
         "requiredScopes": ["files.read"],
         "when": {"argumentPatterns": {"action": {"const": "read"}}}});
     let new = tool(json!(["admin", "files.read"]), json!([reading_only]));
-    let d = diff(&old, &new).unwrap();
-    let change = d
-        .changes
-        .iter()
-        .find(|c| c.kind == "static-scope")
-        .expect("the added scope is reported");
+    let change = static_scope_change(&old, &new);
     assert_eq!(
         change.witness,
         Some(json!({"action": "list"})),

@@ -534,6 +534,7 @@ pub(crate) const USAGE: u8 = 2;
 
 /// Runs the command line; returns the process exit code.
 pub fn main() -> ExitCode {
+    progress::start();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -853,12 +854,20 @@ pub(crate) fn read_json(path: &Path) -> Result<Value, u8> {
 }
 
 pub(crate) fn write_output(output: Option<&Path>, text: &str) -> u8 {
+    write_output_parts(output, &[text])
+}
+
+/// [`write_output`] for a text in parts, written one after the other.
+pub(crate) fn write_output_parts<P: AsRef<str>>(output: Option<&Path>, parts: &[P]) -> u8 {
     progress::stage("writing");
     let Some(path) = output else {
-        out(text);
+        for part in parts {
+            out(part.as_ref());
+        }
         return OK;
     };
-    let written = mcp_resolve::builder::write_if_changed(path, text);
+    let parts: Vec<&[u8]> = parts.iter().map(|p| p.as_ref().as_bytes()).collect();
+    let written = mcp_resolve::builder::write_parts_if_changed(path, &parts);
     progress::finish();
     match written {
         Ok(()) => OK,

@@ -65,13 +65,28 @@ fn indicator() -> Option<&'static Indicator> {
         .as_ref()
 }
 
-/// Names the stage the run is in.
+/// When the process started, as far as stage timings are concerned.
+static STARTED: OnceLock<std::time::Instant> = OnceLock::new();
+
+/// Marks the start of the run (for `MCP_RESOLVE_STAGE_TIMES`).
+pub(crate) fn start() {
+    STARTED.get_or_init(std::time::Instant::now);
+}
+
+/// Names the stage the run is in. With `MCP_RESOLVE_STAGE_TIMES` set (and
+/// not empty), also prints it to standard error with the time since the
+/// start, on any terminal or pipe: where a long run spends its time.
 pub(crate) fn stage(message: impl Into<String>) {
+    let message = message.into();
+    if std::env::var_os("MCP_RESOLVE_STAGE_TIMES").is_some_and(|v| !v.is_empty()) {
+        let elapsed = STARTED.get_or_init(std::time::Instant::now).elapsed();
+        eprintln!("[{:>8.3} s] {message}", elapsed.as_secs_f64());
+    }
     if let Some(indicator) = indicator()
         && let Ok(done) = indicator.done.lock()
         && !*done
     {
-        indicator.bar.set_message(message.into());
+        indicator.bar.set_message(message);
     }
 }
 

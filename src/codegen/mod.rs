@@ -64,7 +64,15 @@ pub const LINEAR_DISPATCH_MAX: usize = 8;
 /// Generates the resolver for `server`, which must have passed `check`.
 /// Fails when the runtime path is not a Rust path.
 pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenError> {
-    let rt: syn::Path = syn::parse_str(&runtime_path(&options.runtime_path)?)
+    Ok(generate_parts(server, options)?.concat())
+}
+
+/// [`generate`]'s file in parts, to be written one after the other
+/// ([`crate::builder::write_parts_if_changed`]): at 10,000 tools the file is
+/// close to 200 MB, and joining it would hold it twice.
+pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>, CodegenError> {
+    let rt_text = runtime_path(&options.runtime_path)?;
+    let rt: syn::Path = syn::parse_str(&rt_text)
         .map_err(|e| CodegenError(format!("runtime path `{}`: {e}", options.runtime_path)))?;
     let rt = quote!(#rt);
 
@@ -86,7 +94,7 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
     // The four large texts: the signature, and `tools/list` in each dialect.
     let [ext, sep, ann] = Dialect::ALL
         .map(|d| text_literal(&serde_json::to_string(&tools_list(server, d)).unwrap_or_default()));
-    let large = [text_literal(&signature_text), ext, sep, ann].map(|l| l.to_string());
+    let large = [text_literal(&signature_text), ext, sep, ann];
     drop(signature_text);
 
     let Dispatch { order, slot_fn } = dispatch(&names, &table, linear, &rt);
@@ -181,18 +189,16 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
         }
     };
 
-    // The shared items, then each resolvable tool's matching function,
-    // printed on its own on the machine's cores (a file of items prints as
-    // its items printed one after the other) and each checked to parse back:
-    // no syntax tree of the whole file is ever held. Last, the table of
-    // tools, with each tool's outcomes as one literal.
-    let mut parts = vec![
-        header(server, &fingerprint, &options.sources),
-        print_with_literals("mcp-resolve placeholder s.", &large, shared)?,
-    ];
-    drop(large);
+    // The shared items, then each resolvable tool's items, written on the
+    // machine's cores; last, the table of tools. No syntax tree of the whole
+    // file is ever held, nor the file as one string.
+    let mut parts = vec![header(server, &fingerprint, &options.sources)];
+    parts.extend(print_with_literals(
+        "mcp-resolve placeholder s.",
+        large,
+        shared,
+    )?);
     let threads = crate::par::threads(options.jobs);
-    let rt_text = runtime_path(&options.runtime_path)?;
     let printed = crate::par::map(
         &server.tools,
         threads,
@@ -226,12 +232,7 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
         /// resolvable.
         static TOOLS: [::core::option::Option<&#rt::GeneratedTool>; #tool_count] = [#(#entries),*];
     })?);
-    // One allocation of the whole file, not a doubling string.
-    let mut out = String::with_capacity(parts.iter().map(String::len).sum());
-    for part in parts {
-        out.push_str(&part);
-    }
-    Ok(out)
+    Ok(parts)
 }
 
 /// Placeholder `i` after `prefix`, padded to the width of `lit` (the
@@ -240,7 +241,7 @@ fn placeholder(prefix: &str, i: usize, lit: &str) -> String {
     const WIDE: usize = 160;
     let mut p = format!("{prefix}{i}");
     // Two quotes around it when printed.
-    let width = lit.chars().count().min(WIDE).saturating_sub(2);
+    let width = lit.chars().take(WIDE).count().saturating_sub(2);
     while p.len() < width {
         p.push('_');
     }
@@ -250,29 +251,41 @@ fn placeholder(prefix: &str, i: usize, lit: &str) -> String {
 /// Items printed with their large literals put in after printing: the
 /// printer is given a short placeholder for each (as wide as its literal up
 /// to a line's width, so the layout is the same) and would only copy the
-/// literal, several times over. Each literal was lexed on its own when it
-/// was written ([`text_literal`]). Should a text of the items spell a
-/// placeholder, they are printed with the literals in place instead.
+/// literal, several times over. Each literal was written as Rust source on
+/// its own ([`text_literal`]). The result is the printed text in pieces with
+/// the literals moved in between, never copied into one string. Should a
+/// text of the items spell a placeholder, they are printed with the
+/// literals in place instead.
 fn print_with_literals<const N: usize>(
     prefix: &str,
-    large: &[String; N],
+    large: [String; N],
     items: impl Fn([TokenStream; N]) -> TokenStream,
-) -> Result<String, CodegenError> {
+) -> Result<Vec<String>, CodegenError> {
     let placeholders: [String; N] = std::array::from_fn(|i| placeholder(prefix, i, &large[i]));
     let stand_ins = placeholders
         .each_ref()
         .map(|p| quote_literal(Literal::string(p)));
-    if let Ok(text) = fill_placeholders(print_items(items(stand_ins))?, &placeholders, large) {
-        return Ok(text);
+    let printed = print_items(items(stand_ins))?;
+    if let Ok(spans) = placeholder_spans(&printed, &placeholders) {
+        let mut large = large.map(Some);
+        let mut pieces = Vec::with_capacity(2 * N + 1);
+        let mut from = 0;
+        for (at, len, i) in spans {
+            pieces.push(printed[from..at].to_string());
+            pieces.push(large[i].take().unwrap_or_default());
+            from = at + len;
+        }
+        pieces.push(printed[from..].to_string());
+        return Ok(pieces);
     }
     let mut literals = Vec::with_capacity(N);
-    for source in large {
+    for source in &large {
         literals.push(source_literal(source)?);
     }
     let literals: [TokenStream; N] = literals
         .try_into()
         .map_err(|_| CodegenError("a literal went missing".into()))?;
-    print_items(items(literals))
+    Ok(vec![print_items(items(literals))?])
 }
 
 fn quote_literal(lit: Literal) -> TokenStream {
@@ -287,32 +300,24 @@ fn source_literal(source: &str) -> Result<TokenStream, CodegenError> {
         .map_err(|e| CodegenError(format!("generated literal does not parse: {e}")))
 }
 
-/// `text` with each placeholder's literal replaced by its large literal;
-/// an error when a placeholder is not found exactly once.
-fn fill_placeholders(
-    text: String,
+/// Where each placeholder's literal is in `text` (offset, length, which
+/// placeholder), in the order of the text; an error when one is not found
+/// exactly once.
+fn placeholder_spans(
+    text: &str,
     placeholders: &[String],
-    large: &[String],
-) -> Result<String, CodegenError> {
+) -> Result<Vec<(usize, usize, usize)>, CodegenError> {
     let mut spans = Vec::with_capacity(placeholders.len());
-    for (p, lit) in placeholders.iter().zip(large) {
+    for (i, p) in placeholders.iter().enumerate() {
         let quoted = Literal::string(p).to_string();
         let mut found = text.match_indices(&quoted);
         match (found.next(), found.next()) {
-            (Some((at, _)), None) => spans.push((at, quoted.len(), lit)),
+            (Some((at, _)), None) => spans.push((at, quoted.len(), i)),
             _ => return Err(CodegenError(format!("placeholder {p} is not in place"))),
         }
     }
     spans.sort_by_key(|&(at, _, _)| at);
-    let mut out = String::with_capacity(text.len() + large.iter().map(String::len).sum::<usize>());
-    let mut from = 0;
-    for (at, len, lit) in spans {
-        out.push_str(&text[from..at]);
-        out.push_str(lit);
-        from = at + len;
-    }
-    out.push_str(&text[from..]);
-    Ok(out)
+    Ok(spans)
 }
 
 /// Items as prettyplease prints them, checked to parse back (what is
@@ -434,10 +439,7 @@ fn tool_literals(server: &Server, tool: &Tool) -> [String; 2] {
     });
     let outcomes = encode_outcomes(&tool_json, &tool.name, &head, &resolutions);
     let schema = serde_json::to_string(&tool.input_schema).unwrap_or_default();
-    [
-        text_literal(&outcomes).to_string(),
-        text_literal(&schema).to_string(),
-    ]
+    [text_literal(&outcomes), text_literal(&schema)]
 }
 
 /// One tool's items: its `GeneratedTool` (its schema, its outcomes as one
@@ -659,27 +661,39 @@ fn sep1862_pieces(tool: &Value, resolution: &Resolution) -> [String; 3] {
     ]
 }
 
-/// A string literal for JSON text: raw (readable) when it can be, escaped otherwise.
-fn text_literal(text: &str) -> Literal {
+/// A string literal for JSON text, as Rust source: raw (readable) when it
+/// can be, escaped otherwise. Raw by construction — no bare CR, and a fence
+/// of one `#` more than the longest run of `#` after a `"` (at most 255,
+/// Rust's limit) — so it is not lexed again: for the signature of 10,000
+/// tools that was a second pass over 90 MB.
+fn text_literal(text: &str) -> String {
+    const MAX_HASHES: usize = 255;
     if !text.contains('\r') {
         let mut hashes = 0;
         let mut run: Option<usize> = None;
-        for c in text.chars() {
-            run = match (c, run) {
-                ('"', _) => Some(0),
-                ('#', Some(n)) => Some(n + 1),
+        for &b in text.as_bytes() {
+            run = match (b, run) {
+                (b'"', _) => Some(0),
+                (b'#', Some(n)) => Some(n + 1),
                 _ => None,
             };
             if let Some(n) = run {
                 hashes = hashes.max(n + 1);
             }
         }
-        let fence = "#".repeat(hashes);
-        if let Ok(lit) = format!("r{fence}\"{text}\"{fence}").parse::<Literal>() {
+        if hashes <= MAX_HASHES {
+            let fence = "#".repeat(hashes);
+            let mut lit = String::with_capacity(text.len() + 2 * hashes + 3);
+            lit.push('r');
+            lit.push_str(&fence);
+            lit.push('"');
+            lit.push_str(text);
+            lit.push('"');
+            lit.push_str(&fence);
             return lit;
         }
     }
-    Literal::string(text)
+    Literal::string(text).to_string()
 }
 
 #[cfg(test)]
@@ -695,27 +709,59 @@ mod tests {
         let q = ps.each_ref().map(|p| Literal::string(p).to_string());
         let text = format!("const A: &str = {};\nconst B: &str = {};\n", q[0], q[1]);
         assert_eq!(
-            fill_placeholders(text.clone(), &ps, &lits).unwrap(),
+            placeholder_spans(&text, &ps).unwrap(),
+            vec![(16, q[0].len(), 0), (16 + q[0].len() + 18, q[1].len(), 1)]
+        );
+        // Twice (a user's text spelling it), or not at all: not filled.
+        let twice = format!("{text}// {}\n", q[1]);
+        assert!(placeholder_spans(&twice, &ps).is_err());
+        assert!(placeholder_spans("fn f() {}", &ps).is_err());
+
+        // Printed in pieces, the literals moved in between.
+        let items = |[a, b]: [TokenStream; 2]| quote!(const A: &str = #a; const B: &str = #b;);
+        let pieces = print_with_literals("p.", lits.clone(), items).unwrap();
+        assert_eq!(pieces.len(), 5);
+        assert_eq!(
+            pieces.concat(),
             format!(
                 "const A: &str = {};\nconst B: &str = {};\n",
                 lits[0], lits[1]
             )
         );
-        // Twice (a user's text spelling it), or not at all: not filled.
-        let twice = format!("{text}// {}\n", q[1]);
-        assert!(fill_placeholders(twice, &ps, &lits).is_err());
-        assert!(fill_placeholders("fn f() {}".into(), &ps, &lits).is_err());
+        // A text that spells a placeholder: printed with the literals in place.
+        let spelled = |[a, b]: [TokenStream; 2]| {
+            let p = ps[0].as_str();
+            quote!(const A: &str = #a; const B: &str = #b; const C: &str = #p;)
+        };
+        let pieces = print_with_literals("p.", lits.clone(), spelled).unwrap();
+        assert_eq!(pieces.len(), 1);
+        assert!(pieces[0].contains(&lits[0]) && pieces[0].contains(&lits[1]));
     }
 
     #[test]
     fn raw_literals_survive_quotes_and_hashes() {
-        for text in ["plain", "a\"b", "\"#", "x\"##y", "", "\"", "#", "new\nline"] {
+        let fence_255 = format!("\"{}", "#".repeat(254));
+        let fence_256 = format!("\"{}", "#".repeat(255));
+        for text in [
+            "plain",
+            "a\"b",
+            "\"#",
+            "x\"##y",
+            "",
+            "\"",
+            "#",
+            "new\nline",
+            "a\rb",
+            "nul\0 and é",
+            &fence_255,
+            &fence_256,
+        ] {
             let lit = text_literal(text);
-            let parsed: syn::LitStr = syn::parse2(quote!(#lit)).unwrap();
+            let parsed: syn::LitStr = syn::parse_str(&lit).unwrap();
             assert_eq!(parsed.value(), text);
         }
-        let cr = text_literal("a\rb");
-        let parsed: syn::LitStr = syn::parse2(quote!(#cr)).unwrap();
-        assert_eq!(parsed.value(), "a\rb");
+        assert!(text_literal(&fence_255).starts_with('r'));
+        assert!(text_literal(&fence_256).starts_with('"'));
+        assert!(text_literal("a\rb").starts_with('"'));
     }
 }
