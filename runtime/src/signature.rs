@@ -311,44 +311,11 @@ pub fn check_fingerprint_is<'a>(document: &'a Value, actual: &str) -> Result<&'a
 /// and one trailing newline, byte-identical for the same document anywhere.
 #[cfg(feature = "fingerprint")]
 pub fn to_pretty(document: &Value) -> String {
-    let mut s = serde_json::to_string_pretty(&jcs_ordered(document)).unwrap_or_default();
+    let canonical = serde_json_canonicalizer::to_string(document).unwrap_or_default();
+    let ordered: Value = serde_json::from_str(&canonical).unwrap_or_else(|_| document.clone());
+    let mut s = serde_json::to_string_pretty(&ordered).unwrap_or_default();
     s.push('\n');
     s
-}
-
-/// `value` as its RFC 8785 text reads back: every object's members in the
-/// scheme's order (by UTF-16 code units) and every number as the scheme
-/// writes it (an IEEE double: `1.0` reads back as `1`, an integer beyond
-/// 2^53 as the nearest double), without writing the whole text and parsing
-/// it again.
-#[cfg(feature = "fingerprint")]
-pub fn jcs_ordered(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut members: Vec<(&String, &Value)> = map.iter().collect();
-            members.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
-            Value::Object(
-                members
-                    .into_iter()
-                    .map(|(k, v)| (k.clone(), jcs_ordered(v)))
-                    .collect(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.iter().map(jcs_ordered).collect()),
-        Value::Number(n) => {
-            const EXACT: u64 = 1 << 53;
-            let exact = n.as_u64().is_some_and(|u| u <= EXACT)
-                || n.as_i64().is_some_and(|i| i.unsigned_abs() <= EXACT);
-            if exact {
-                return value.clone();
-            }
-            serde_json_canonicalizer::to_string(value)
-                .ok()
-                .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-                .unwrap_or_else(|| value.clone())
-        }
-        other => other.clone(),
-    }
 }
 
 #[cfg(test)]
@@ -357,41 +324,6 @@ mod tests {
 
     use super::*;
     use serde_json::json;
-
-    /// What [`jcs_ordered`] stands for: the RFC 8785 text, parsed again.
-    #[cfg(feature = "fingerprint")]
-    fn through_text(value: &Value) -> Value {
-        serde_json::from_str(&serde_json_canonicalizer::to_string(value).unwrap()).unwrap()
-    }
-
-    #[test]
-    #[cfg(feature = "fingerprint")]
-    fn jcs_order_is_the_canonical_text_read_back() {
-        let values = [
-            json!({"b": 1, "a": [2, {"d": null, "c": true}], "": "x"}),
-            // UTF-16 order: U+FB01 after U+1F600 (a surrogate pair, 0xD83D).
-            json!({"\u{fb01}": 1, "\u{1f600}": 2, "z": 3, "é": 4, "Z": 5}),
-            json!([1.0, -0.0, 0.5, 1e300, 1.5e-7, 123456789012.0]),
-            json!([
-                9007199254740992u64,
-                9007199254740993u64,
-                u64::MAX,
-                i64::MIN,
-                -9007199254740993i64
-            ]),
-            json!({"n": {"maximum": 18446744073709551615u64, "minimum": -1.25}}),
-            json!("plain"),
-            json!(null),
-        ];
-        for value in values {
-            let ordered = jcs_ordered(&value);
-            assert_eq!(
-                serde_json::to_string(&ordered).unwrap(),
-                serde_json::to_string(&through_text(&value)).unwrap(),
-                "{value}"
-            );
-        }
-    }
 
     #[test]
     fn reads_with_the_place_of_a_problem_and_keeps_unknown_tool_members() {

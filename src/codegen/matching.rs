@@ -5,7 +5,7 @@
 //! The code is written as text: every string in it is a literal escaped by
 //! [`proc_macro2::Literal`], every name is one this module makes up
 //! (`arg_N`, `RE_N`, `v`, `a`), so what a rule says can only ever be data.
-//! [`Code::write_condition`] lays a condition out over lines the way
+//! [`Code::write_if`] lays a condition out over lines the way
 //! `rustfmt` lays out an `if`.
 
 use proc_macro2::Literal;

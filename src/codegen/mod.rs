@@ -71,9 +71,7 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, CodegenErr
 /// ([`crate::builder::write_parts_if_changed`]): at 10,000 tools the file is
 /// close to 200 MB, and joining it would hold it twice.
 pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>, CodegenError> {
-    let rt_text = runtime_path(&options.runtime_path)?;
-    let rt: syn::Path = syn::parse_str(&rt_text)
-        .map_err(|e| CodegenError(format!("runtime path `{}`: {e}", options.runtime_path)))?;
+    let (rt, rt_text) = runtime_path(&options.runtime_path)?;
     let rt = quote!(#rt);
 
     let SignatureText {
@@ -552,9 +550,9 @@ fn tool_items(tool: &Tool, index: usize, rt: &str, literals: [String; 2]) -> Str
     out
 }
 
-/// The runtime crate's path as Rust source: a module path such as
-/// `::mcp_resolve_runtime` or `crate::runtime`.
-fn runtime_path(path: &str) -> Result<String, CodegenError> {
+/// The runtime crate's path, a module path such as `::mcp_resolve_runtime`
+/// or `crate::runtime`: parsed, and as Rust source.
+fn runtime_path(path: &str) -> Result<(syn::Path, String), CodegenError> {
     let parsed: syn::Path =
         syn::parse_str(path).map_err(|e| CodegenError(format!("runtime path `{path}`: {e}")))?;
     let mut text = String::new();
@@ -572,7 +570,7 @@ fn runtime_path(path: &str) -> Result<String, CodegenError> {
         }
         text.push_str(&segment.ident.to_string());
     }
-    Ok(text)
+    Ok((parsed, text))
 }
 
 /// User text on one doc line: control characters escaped (each line is its

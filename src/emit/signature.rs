@@ -3,7 +3,7 @@
 
 use mcp_resolve_runtime::signature::{
     ServerInfo, SignatureDocument, SignatureTool, VariantCondition, VariantEntry,
-    check_fingerprint_is, fingerprint_of_parts, fingerprinted_text, jcs_ordered,
+    check_fingerprint_is, fingerprint_of_parts, fingerprinted_text,
 };
 use serde_json::Value;
 
@@ -85,7 +85,8 @@ pub fn signature_text(server: &Server, jobs: usize) -> SignatureText {
     let printed = crate::par::map(&server.tools, threads, None, |_, tool| {
         let value = serde_json::to_value(tool_model(server, tool)).unwrap_or(Value::Null);
         let canonical = serde_json_canonicalizer::to_string(&value).unwrap_or_default();
-        let pretty = serde_json::to_string_pretty(&jcs_ordered(&value)).unwrap_or_default();
+        let ordered: Value = serde_json::from_str(&canonical).unwrap_or(value);
+        let pretty = serde_json::to_string_pretty(&ordered).unwrap_or_default();
         (canonical, pretty)
     });
     let printed: Vec<(String, String)> = printed
