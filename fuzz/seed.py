@@ -9,7 +9,10 @@
   resolve results, and in pairs;
 - `jsonrpc_host`, `jsonrpc_upstream`: JSON-RPC messages of each kind;
 - `policy`: the example policies and the tests' policies;
-- `jws_verify`: the RFC 8037 example JWS and a JWK.
+- `jws_verify`: the RFC 8037 example JWS and a JWK;
+- `jcs`: the signatures in `generated/` and JSON with the names and numbers
+  where RFC 8785 texts could part (UTF-16 member order, escapes, integers
+  past 2^53, exponents).
 
 Usage: python3 fuzz/seed.py   (writes fuzz/corpus/<target>/, idempotent)
 """
@@ -59,6 +62,7 @@ def main() -> None:
         tools = document.get("tools", [])
         listing = json.dumps({"tools": [{k: v for k, v in t.items() if k != "resolvedVariants"} for t in tools]})
         put("host_verify", text + b"\x00" + listing.encode())
+        put("jcs", text)
         put("diff_witnesses", text + b"\x00" + text)
         other = documents[(index + 1) % len(documents)]
         put("diff_witnesses", text + b"\x00" + json.dumps(other).encode())
@@ -106,6 +110,11 @@ def main() -> None:
     put("jws_verify", b"eyJhbGciOiJFZERTQSJ9..hgyY0il_MGCjP0JzlnLWG1PPOt7-09PGcvMg3AIbQR6dWbhijcNR4ki4iylGjg5BhVsPt9g7sVvpAr_MuM0KAg\n")
     put("jws_verify", b'{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}')
     put("jws_verify", b'{"keys":[{"kty":"EC","crv":"P-256","x":"AAAA","y":"AAAA"}]}')
+    for text in (
+        r'{"\ue000":1,"\ud83d\ude00":2,"a":[1e21,-0.0,0.1,9007199254740993,18446744073709551615]}',
+        r'{"":{"\u0001\n\"\\\u007f":[],"b":{}},"é":5e-324,"A":-9223372036854775808}',
+    ):
+        put("jcs", text.encode())
     for target in sorted({p.parent.name for p in CORPUS.glob("*/*")}):
         print(f"{target}: {len(list((CORPUS / target).iterdir()))} seeds")
 

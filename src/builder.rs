@@ -109,7 +109,7 @@ impl Builder {
             out_file: None,
             runtime_path: codegen::Options::default().runtime_path,
             cargo_instructions: true,
-            load: project::LoadOptions::default(),
+            load: project::LoadOptions::default().without_files(),
         }
     }
 

@@ -267,7 +267,7 @@ fn tool_by_tool_writer_matches_the_whole_document() {
             let whole = to_pretty(&doc);
             for jobs in [1, 3, 0] {
                 let text = signature_text(server, jobs);
-                assert_eq!(text.text, whole, "{name}, {jobs} threads");
+                assert_eq!(text.text(), whole, "{name}, {jobs} threads");
                 assert_eq!(
                     Some(text.fingerprint.as_str()),
                     doc["fingerprint"].as_str(),
@@ -335,6 +335,88 @@ fn fingerprint_in_parts_is_the_whole_documents() {
                 check_fingerprint_with_jobs(&wrong, 2).unwrap_err(),
                 check_fingerprint(&wrong).unwrap_err()
             );
+        }
+    }
+}
+
+/// The runtime's one-walk RFC 8785 writer (`jcs`, what fingerprints and
+/// every signature's text go through) against `serde_json_canonicalizer`
+/// (the canonical text) and serde_json's pretty printer over that text read
+/// back (the written form), on values with the names and numbers where the
+/// two could part: UTF-16 versus UTF-8 member order, escapes, integers past
+/// 2^53, fractions, exponents, negative zero.
+mod jcs_differential {
+    use mcp_resolve_runtime::jcs;
+    use proptest::prelude::*;
+    use serde_json::{Map, Number, Value};
+
+    fn name() -> impl Strategy<Value = String> {
+        let unit = prop_oneof![
+            Just("a".to_string()),
+            Just("B".to_string()),
+            Just("\u{7f}".to_string()),
+            Just("\u{1}".to_string()),
+            Just("\n".to_string()),
+            Just("\"".to_string()),
+            Just("\\".to_string()),
+            Just("é".to_string()),
+            Just("\u{e000}".to_string()),
+            Just("\u{ffff}".to_string()),
+            Just("\u{1f600}".to_string()),
+            Just("\u{10000}".to_string()),
+        ];
+        prop::collection::vec(unit, 0..4).prop_map(|units| units.concat())
+    }
+
+    fn number() -> impl Strategy<Value = Number> {
+        prop_oneof![
+            any::<i64>().prop_map(Number::from),
+            any::<u64>().prop_map(Number::from),
+            (-(1i64 << 54)..(1i64 << 54)).prop_map(Number::from),
+            any::<f64>().prop_filter_map("finite", Number::from_f64),
+            prop_oneof![
+                Just(0.0),
+                Just(-0.0),
+                Just(1e21),
+                Just(1e-7),
+                Just(5e-324),
+                Just(1.7976931348623157e308),
+                Just(9007199254740993.0),
+                Just(0.1),
+                Just(100.0),
+            ]
+            .prop_filter_map("finite", Number::from_f64),
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            number().prop_map(Value::Number),
+            name().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec((name(), inner), 0..6)
+                    .prop_map(|members| Value::Object(members.into_iter().collect::<Map<_, _>>())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn canonical_and_pretty_text_agree_with_the_references(v in value()) {
+            let reference = serde_json_canonicalizer::to_string(&v).unwrap();
+            prop_assert_eq!(jcs::canonical(&v), reference.clone());
+            // serde_json keeps members in the order read (`preserve_order`,
+            // on in this crate's default features), so this is the pretty
+            // text in canonical order.
+            let read: Value = serde_json::from_str(&reference).unwrap();
+            prop_assert_eq!(jcs::pretty(&v), serde_json::to_string_pretty(&read).unwrap());
         }
     }
 }

@@ -246,9 +246,8 @@ impl PublicKey {
 /// SHA-256 of their JSON with sorted keys and no whitespace.
 pub fn thumbprint(members: &Map<String, Value>) -> String {
     use sha2::{Digest, Sha256};
-    // serde_json's maps sort their keys, and the members are strings:
-    // this is the RFC's canonical form.
-    let canonical = serde_json_canonicalizer::to_string(members).unwrap_or_default();
+    // The members are strings: RFC 8785's form is the RFC's canonical form.
+    let canonical = crate::jcs::canonical_members(members);
     B64.encode(Sha256::digest(canonical.as_bytes()))
 }
 

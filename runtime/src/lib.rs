@@ -23,6 +23,8 @@ pub mod framing;
 pub mod hints;
 pub mod host;
 pub mod index;
+#[cfg(feature = "fingerprint")]
+pub mod jcs;
 pub mod json;
 #[cfg(feature = "jws")]
 pub mod jws;

@@ -244,16 +244,13 @@ pub const NOT_FINGERPRINTED: &[&str] = &["fingerprint", "resultType", "_meta"];
 #[cfg(feature = "fingerprint")]
 pub fn fingerprinted_text(document: &Value) -> String {
     match document {
-        // The members by reference: no copy of the document (RFC 8785
-        // orders them itself).
-        Value::Object(map) => serde_json_canonicalizer::to_string(
-            &map.iter()
-                .filter(|(key, _)| !NOT_FINGERPRINTED.contains(&key.as_str()))
-                .collect::<std::collections::BTreeMap<_, _>>(),
+        // The members by reference: no copy of the document.
+        Value::Object(map) => crate::jcs::canonical_members(
+            map.iter()
+                .filter(|(key, _)| !NOT_FINGERPRINTED.contains(&key.as_str())),
         ),
-        other => serde_json_canonicalizer::to_string(other),
+        other => crate::jcs::canonical(other),
     }
-    .unwrap_or_default()
 }
 
 /// `sha256:<hex>` of [`fingerprinted_text`]: the fingerprint scheme of
@@ -311,9 +308,7 @@ pub fn check_fingerprint_is<'a>(document: &'a Value, actual: &str) -> Result<&'a
 /// and one trailing newline, byte-identical for the same document anywhere.
 #[cfg(feature = "fingerprint")]
 pub fn to_pretty(document: &Value) -> String {
-    let canonical = serde_json_canonicalizer::to_string(document).unwrap_or_default();
-    let ordered: Value = serde_json::from_str(&canonical).unwrap_or_else(|_| document.clone());
-    let mut s = serde_json::to_string_pretty(&ordered).unwrap_or_default();
+    let mut s = crate::jcs::pretty(document);
     s.push('\n');
     s
 }

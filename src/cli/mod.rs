@@ -110,7 +110,9 @@ impl LimitArgs {
         let options = LoadOptions::default()
             .with_analysis(analysis)
             .with_jobs(self.jobs.map_or(0, size))
-            .with_progress(progress::load_stage);
+            .with_progress(progress::load_stage)
+            // Commands read the servers; `fmt` and `convert` decode on their own.
+            .without_files();
         match self.max_file_bytes {
             Some(n) => options.with_max_file_bytes(size(n)),
             None => options,

@@ -75,12 +75,16 @@ pub(crate) fn start() {
 
 /// Names the stage the run is in. With `MCP_RESOLVE_STAGE_TIMES` set (and
 /// not empty), also prints it to standard error with the time since the
-/// start, on any terminal or pipe: where a long run spends its time.
+/// start and the memory in use (where the system says), on any terminal or
+/// pipe: where a long run spends its time and memory.
 pub(crate) fn stage(message: impl Into<String>) {
     let message = message.into();
     if std::env::var_os("MCP_RESOLVE_STAGE_TIMES").is_some_and(|v| !v.is_empty()) {
         let elapsed = STARTED.get_or_init(std::time::Instant::now).elapsed();
-        eprintln!("[{:>8.3} s] {message}", elapsed.as_secs_f64());
+        let memory = resident_mib().map_or_else(String::new, |(now, peak)| {
+            format!(", {now:>5} MiB, peak {peak:>5} MiB")
+        });
+        eprintln!("[{:>8.3} s{memory}] {message}", elapsed.as_secs_f64());
     }
     if let Some(indicator) = indicator()
         && let Ok(done) = indicator.done.lock()
@@ -88,6 +92,24 @@ pub(crate) fn stage(message: impl Into<String>) {
     {
         indicator.bar.set_message(message);
     }
+}
+
+/// This process's resident memory and its peak so far, in MiB, where the
+/// system says (Linux's `/proc/self/status`).
+fn resident_mib() -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))?
+            .trim()
+            .strip_suffix("kB")?
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .map(|kib| kib / 1024)
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
 }
 
 /// A loading stage, as [`mcp_resolve::LoadOptions::progress`] reports it.

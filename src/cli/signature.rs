@@ -7,7 +7,7 @@ use mcp_resolve::emit::signature::{signature_document, signature_text, to_pretty
 use mcp_resolve_runtime::SignatureDocument;
 
 use super::keys::{private_keys, with_extension};
-use super::{FAILURE, OK, read_input, with_server, write_output};
+use super::{FAILURE, OK, read_input, with_server, write_output, write_output_parts};
 
 pub(crate) fn run(paths: &[PathBuf], output: Option<&Path>, fingerprint_only: bool) -> u8 {
     with_server(paths, |_, server| {
@@ -16,12 +16,11 @@ pub(crate) fn run(paths: &[PathBuf], output: Option<&Path>, fingerprint_only: bo
             server.tools.len()
         ));
         let signed = signature_text(server, super::load_options().jobs);
-        let text = if fingerprint_only {
-            format!("{}\n", signed.fingerprint)
+        if fingerprint_only {
+            write_output(output, &format!("{}\n", signed.fingerprint))
         } else {
-            signed.text
-        };
-        write_output(output, &text)
+            write_output_parts(output, &signed.parts)
+        }
     })
 }
 

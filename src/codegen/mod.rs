@@ -26,7 +26,7 @@ use quote::{format_ident, quote};
 use serde_json::Value;
 
 use crate::emit::signature::{SignatureText, signature_text};
-use crate::emit::tools::tools_list;
+use crate::emit::tools::tools_list_parts;
 use crate::hints::HintTableExt;
 use crate::ir::{Server, Tool};
 use matching::{Code, Matcher};
@@ -75,7 +75,7 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
     let rt = quote!(#rt);
 
     let SignatureText {
-        text: signature_text,
+        parts: signature_parts,
         fingerprint,
     } = signature_text(server, options.jobs);
 
@@ -89,11 +89,10 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
     let server_name = &server.name;
     let server_version = &server.version;
     let tool_count = Literal::usize_unsuffixed(names.len());
-    // The four large texts: the signature, and `tools/list` in each dialect.
-    let [ext, sep, ann] = Dialect::ALL
-        .map(|d| text_literal(&serde_json::to_string(&tools_list(server, d)).unwrap_or_default()));
-    let large = [text_literal(&signature_text), ext, sep, ann];
-    drop(signature_text);
+    // The four large texts, in parts: the signature, and `tools/list` in
+    // each dialect.
+    let [ext, sep, ann] = tools_list_parts(server, options.jobs).map(text_literal_parts);
+    let large = [text_literal_parts(signature_parts), ext, sep, ann];
 
     let Dispatch { order, slot_fn } = dispatch(&names, &table, linear, &rt);
     let shared = |literals: [TokenStream; 4]| {
@@ -234,12 +233,17 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
 }
 
 /// Placeholder `i` after `prefix`, padded to the width of `lit` (the
-/// literal it stands for) up to a line's width.
-fn placeholder(prefix: &str, i: usize, lit: &str) -> String {
+/// literal it stands for, in parts) up to a line's width.
+fn placeholder(prefix: &str, i: usize, lit: &[String]) -> String {
     const WIDE: usize = 160;
     let mut p = format!("{prefix}{i}");
     // Two quotes around it when printed.
-    let width = lit.chars().take(WIDE).count().saturating_sub(2);
+    let width = lit
+        .iter()
+        .flat_map(|part| part.chars())
+        .take(WIDE)
+        .count()
+        .saturating_sub(2);
     while p.len() < width {
         p.push('_');
     }
@@ -256,7 +260,7 @@ fn placeholder(prefix: &str, i: usize, lit: &str) -> String {
 /// literals in place instead.
 fn print_with_literals<const N: usize>(
     prefix: &str,
-    large: [String; N],
+    large: [Vec<String>; N],
     items: impl Fn([TokenStream; N]) -> TokenStream,
 ) -> Result<Vec<String>, CodegenError> {
     let placeholders: [String; N] = std::array::from_fn(|i| placeholder(prefix, i, &large[i]));
@@ -270,7 +274,7 @@ fn print_with_literals<const N: usize>(
         let mut from = 0;
         for (at, len, i) in spans {
             pieces.push(printed[from..at].to_string());
-            pieces.push(large[i].take().unwrap_or_default());
+            pieces.extend(large[i].take().unwrap_or_default());
             from = at + len;
         }
         pieces.push(printed[from..].to_string());
@@ -278,7 +282,7 @@ fn print_with_literals<const N: usize>(
     }
     let mut literals = Vec::with_capacity(N);
     for source in &large {
-        literals.push(source_literal(source)?);
+        literals.push(source_literal(&source.concat())?);
     }
     let literals: [TokenStream; N] = literals
         .try_into()
@@ -410,15 +414,6 @@ fn tool_literals(server: &Server, tool: &Tool) -> [String; 2] {
     // Outcomes: each variant, then the static fallback. Their SEP-1862
     // results share the tool's text up to its annotations.
     let tool_json = tool.to_model(&server.hints).list_entry(Dialect::Sep1862);
-    let [head, _, _] = sep1862_pieces(
-        &tool_json,
-        &Resolution {
-            tool: tool.name.clone(),
-            variant: None,
-            annotations: server.hints.to_annotations(&tool.annotations),
-            required_scopes: Vec::new(),
-        },
-    );
     let mut resolutions: Vec<Resolution> = tool
         .variants
         .iter()
@@ -435,7 +430,7 @@ fn tool_literals(server: &Server, tool: &Tool) -> [String; 2] {
         annotations: server.hints.to_annotations(&tool.annotations),
         required_scopes: tool.required_scopes.clone(),
     });
-    let outcomes = encode_outcomes(&tool_json, &tool.name, &head, &resolutions);
+    let outcomes = encode_outcomes(&tool_json, &tool.name, &resolutions);
     let schema = serde_json::to_string(&tool.input_schema).unwrap_or_default();
     [text_literal(&outcomes), text_literal(&schema)]
 }
@@ -590,7 +585,7 @@ fn doc_text(s: &str) -> String {
 /// A tool's outcomes, every dialect's response precomputed, as the literal
 /// the runtime decodes. `tool` is the tool's SEP-1862 `tools/list` entry;
 /// the SEP-1862 results share the tool's head rather than repeat it.
-fn encode_outcomes(tool: &Value, name: &str, head: &str, resolutions: &[Resolution]) -> String {
+fn encode_outcomes(tool: &Value, name: &str, resolutions: &[Resolution]) -> String {
     struct Texts {
         extension: String,
         sep1862: [String; 3],
@@ -598,11 +593,18 @@ fn encode_outcomes(tool: &Value, name: &str, head: &str, resolutions: &[Resoluti
     }
     let text =
         |d: Dialect, r: &Resolution| serde_json::to_string(&d.result(tool, r)).unwrap_or_default();
+    let sep1862 = sep1862_pieces(tool, resolutions);
+    // What every outcome's SEP-1862 text starts with.
+    let head = sep1862
+        .first()
+        .map(|[head, _, _]| head.clone())
+        .unwrap_or_default();
     let texts: Vec<Texts> = resolutions
         .iter()
-        .map(|r| Texts {
+        .zip(sep1862)
+        .map(|(r, sep1862)| Texts {
             extension: text(Dialect::Extension, r),
-            sep1862: sep1862_pieces(tool, r),
+            sep1862,
             annotations: text(Dialect::Annotations, r),
         })
         .collect();
@@ -622,41 +624,81 @@ fn encode_outcomes(tool: &Value, name: &str, head: &str, resolutions: &[Resoluti
             }
         })
         .collect();
-    outcomes::encode(name, head, &parts)
+    outcomes::encode(name, &head, &parts)
 }
 
-/// The SEP-1862 result text in three pieces: everything before the
-/// annotations object (the same for every outcome of a tool), the
-/// annotations object, and everything after it. The runtime's
-/// [`Dialect::result`] shapes the result; a mark in place of the
-/// annotations shows where to cut, so the three pieces are the result's
-/// own text (when the mark is found exactly once; else the whole is the
-/// first piece).
-fn sep1862_pieces(tool: &Value, resolution: &Resolution) -> [String; 3] {
-    const MARK: &str = "\u{0}mcp-resolve:annotations\u{0}";
-    let mut result = Dialect::Sep1862.result(tool, resolution);
-    if let Some(slot) = result.pointer_mut("/tool/annotations") {
-        let annotations = std::mem::replace(slot, Value::String(MARK.into()));
-        let text = serde_json::to_string(&result).unwrap_or_default();
-        let quoted = serde_json::to_string(MARK).unwrap_or_default();
-        let mut found = text.match_indices(&quoted);
-        if let (Some((at, _)), None) = (found.next(), found.next()) {
-            let middle = serde_json::to_string(&annotations).unwrap_or_default();
-            return [
-                text[..at].to_string(),
-                middle,
-                text[at + quoted.len()..].to_string(),
-            ];
-        }
-        if let Some(slot) = result.pointer_mut("/tool/annotations") {
-            *slot = annotations;
+/// The SEP-1862 result texts of `resolutions`, each in three pieces:
+/// everything before the annotations object (the same for every outcome of
+/// a tool), the annotations object, and everything after it.
+///
+/// The runtime's [`Dialect::result`] shapes the result. Only its
+/// annotations and `securitySchemes` differ from one resolution to the
+/// next, so the tool's result is built and written once with a mark in
+/// place of each, and each resolution's pieces are that text cut at the
+/// marks with its own two values (taken from a result of the same
+/// resolution for an empty tool) put in. When a mark is not found exactly
+/// once, each result is written whole as its first piece.
+fn sep1862_pieces(tool: &Value, resolutions: &[Resolution]) -> Vec<[String; 3]> {
+    const ANNOTATIONS: &str = "\u{0}mcp-resolve:annotations\u{0}";
+    const SCHEMES: &str = "\u{0}mcp-resolve:securitySchemes\u{0}";
+    let whole = || {
+        resolutions
+            .iter()
+            .map(|r| {
+                let text = serde_json::to_string(&Dialect::Sep1862.result(tool, r));
+                [text.unwrap_or_default(), String::new(), String::new()]
+            })
+            .collect()
+    };
+    let Some(first) = resolutions.first() else {
+        return Vec::new();
+    };
+    let mut result = Dialect::Sep1862.result(tool, first);
+    for (pointer, mark) in [
+        ("/tool/annotations", ANNOTATIONS),
+        ("/tool/securitySchemes", SCHEMES),
+    ] {
+        match result.pointer_mut(pointer) {
+            Some(slot) => *slot = Value::String(mark.into()),
+            None => return whole(),
         }
     }
-    [
-        serde_json::to_string(&result).unwrap_or_default(),
-        String::new(),
-        String::new(),
-    ]
+    let text = serde_json::to_string(&result).unwrap_or_default();
+    let once = |mark: &str| {
+        let quoted = serde_json::to_string(mark).unwrap_or_default();
+        let mut found = text.match_indices(&quoted);
+        match (found.next(), found.next()) {
+            (Some((at, _)), None) => Some((at, at + quoted.len())),
+            _ => None,
+        }
+    };
+    let (Some(annotations), Some(schemes)) = (once(ANNOTATIONS), once(SCHEMES)) else {
+        return whole();
+    };
+    let empty = Value::Object(serde_json::Map::new());
+    resolutions
+        .iter()
+        .map(|r| {
+            let own = Dialect::Sep1862.result(&empty, r);
+            let value = |pointer: &str| {
+                serde_json::to_string(own.pointer(pointer).unwrap_or(&Value::Null))
+                    .unwrap_or_default()
+            };
+            let (middle, scheme) = (value("/tool/annotations"), value("/tool/securitySchemes"));
+            let head = &text[..annotations.0];
+            // The annotations come before `securitySchemes` or after them.
+            let tail = if annotations.1 <= schemes.0 {
+                [&text[annotations.1..schemes.0], &scheme, &text[schemes.1..]].concat()
+            } else {
+                return [
+                    [&text[..schemes.0], &scheme, &text[schemes.1..annotations.0]].concat(),
+                    middle,
+                    text[annotations.1..].to_string(),
+                ];
+            };
+            [head.to_string(), middle, tail]
+        })
+        .collect()
 }
 
 /// A string literal for JSON text, as Rust source: raw (readable) when it
@@ -665,33 +707,40 @@ fn sep1862_pieces(tool: &Value, resolution: &Resolution) -> [String; 3] {
 /// Rust's limit) — so it is not lexed again: for the signature of 10,000
 /// tools that was a second pass over 90 MB.
 fn text_literal(text: &str) -> String {
+    text_literal_parts(vec![text.to_string()]).concat()
+}
+
+/// [`text_literal`] of the text `parts` make, in parts: the raw literal's
+/// opening, the parts themselves (moved, not copied), and its closing.
+fn text_literal_parts(parts: Vec<String>) -> Vec<String> {
     const MAX_HASHES: usize = 255;
-    if !text.contains('\r') {
-        let mut hashes = 0;
-        let mut run: Option<usize> = None;
-        for &b in text.as_bytes() {
-            run = match (b, run) {
-                (b'"', _) => Some(0),
-                (b'#', Some(n)) => Some(n + 1),
-                _ => None,
-            };
-            if let Some(n) = run {
-                hashes = hashes.max(n + 1);
+    let mut hashes = 0;
+    let mut run: Option<usize> = None;
+    let mut carriage_return = false;
+    // A run of `#` after a `"` may go on from one part into the next.
+    for &b in parts.iter().flat_map(|p| p.as_bytes()) {
+        run = match (b, run) {
+            (b'"', _) => Some(0),
+            (b'#', Some(n)) => Some(n + 1),
+            (b'\r', _) => {
+                carriage_return = true;
+                None
             }
-        }
-        if hashes <= MAX_HASHES {
-            let fence = "#".repeat(hashes);
-            let mut lit = String::with_capacity(text.len() + 2 * hashes + 3);
-            lit.push('r');
-            lit.push_str(&fence);
-            lit.push('"');
-            lit.push_str(text);
-            lit.push('"');
-            lit.push_str(&fence);
-            return lit;
+            _ => None,
+        };
+        if let Some(n) = run {
+            hashes = hashes.max(n + 1);
         }
     }
-    Literal::string(text).to_string()
+    if carriage_return || hashes > MAX_HASHES {
+        return vec![Literal::string(&parts.concat()).to_string()];
+    }
+    let fence = "#".repeat(hashes);
+    let mut out = Vec::with_capacity(parts.len() + 2);
+    out.push(format!("r{fence}\""));
+    out.extend(parts);
+    out.push(format!("\"{fence}"));
+    out
 }
 
 #[cfg(test)]
@@ -702,7 +751,8 @@ mod tests {
     #[test]
     fn placeholders_are_filled_only_when_found_exactly_once() {
         let lits = ["r#\"big \"text\"#".to_string(), "\"b\"".to_string()];
-        let ps = [0, 1].map(|i| placeholder("p.", i, &lits[i]));
+        let parts = || lits.clone().map(|lit| vec![lit]);
+        let ps = [0, 1].map(|i| placeholder("p.", i, &[lits[i].clone()]));
         assert_eq!(ps[0].len(), lits[0].len() - 2);
         let q = ps.each_ref().map(|p| Literal::string(p).to_string());
         let text = format!("const A: &str = {};\nconst B: &str = {};\n", q[0], q[1]);
@@ -717,7 +767,7 @@ mod tests {
 
         // Printed in pieces, the literals moved in between.
         let items = |[a, b]: [TokenStream; 2]| quote!(const A: &str = #a; const B: &str = #b;);
-        let pieces = print_with_literals("p.", lits.clone(), items).unwrap();
+        let pieces = print_with_literals("p.", parts(), items).unwrap();
         assert_eq!(pieces.len(), 5);
         assert_eq!(
             pieces.concat(),
@@ -731,7 +781,7 @@ mod tests {
             let p = ps[0].as_str();
             quote!(const A: &str = #a; const B: &str = #b; const C: &str = #p;)
         };
-        let pieces = print_with_literals("p.", lits.clone(), spelled).unwrap();
+        let pieces = print_with_literals("p.", parts(), spelled).unwrap();
         assert_eq!(pieces.len(), 1);
         assert!(pieces[0].contains(&lits[0]) && pieces[0].contains(&lits[1]));
     }
@@ -758,6 +808,15 @@ mod tests {
             let parsed: syn::LitStr = syn::parse_str(&lit).unwrap();
             assert_eq!(parsed.value(), text);
         }
+        // In parts: a run of hashes across a part's end counts whole.
+        let split = text_literal_parts(vec!["a\"#".into(), "#b".into()]);
+        assert_eq!(split.first().map(String::as_str), Some("r###\""));
+        assert_eq!(split.concat(), text_literal("a\"##b"));
+        assert_eq!(text_literal_parts(Vec::new()).concat(), "r\"\"");
+        assert_eq!(
+            text_literal_parts(vec!["a".into(), "\r".into()]),
+            vec!["\"a\\r\"".to_string()]
+        );
         assert!(text_literal(&fence_255).starts_with('r'));
         assert!(text_literal(&fence_256).starts_with('"'));
         assert!(text_literal("a\rb").starts_with('"'));

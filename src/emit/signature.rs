@@ -1,6 +1,7 @@
 //! The signature document (SPEC §8): the IR written as the runtime's typed
 //! [`SignatureDocument`], fingerprinted.
 
+use mcp_resolve_runtime::jcs;
 use mcp_resolve_runtime::signature::{
     ServerInfo, SignatureDocument, SignatureTool, VariantCondition, VariantEntry,
     check_fingerprint_is, fingerprint_of_parts, fingerprinted_text,
@@ -67,10 +68,19 @@ fn skeleton(server: &Server, tools: Vec<SignatureTool>) -> SignatureDocument {
 /// The signature document as written to disk, and its fingerprint.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SignatureText {
-    /// [`to_pretty`] of [`signature`], byte for byte.
-    pub text: String,
+    /// [`to_pretty`] of [`signature`], byte for byte, in parts to be written
+    /// one after the other: at 10,000 tools the document is 90 MB, and
+    /// joining it would hold it twice.
+    pub parts: Vec<String>,
     /// Its `fingerprint`.
     pub fingerprint: String,
+}
+
+impl SignatureText {
+    /// The document as one string.
+    pub fn text(&self) -> String {
+        self.parts.concat()
+    }
 }
 
 /// [`to_pretty`] of [`signature`] and the fingerprint, built tool by tool on
@@ -78,31 +88,37 @@ pub struct SignatureText {
 /// RFC 8785 text is compositional (an array's canonical form is its items'
 /// canonical forms in order), so each tool is canonicalised and pretty-printed
 /// on its own, the fingerprint's hash is fed the tools' canonical texts in
-/// order, and the tools' printed texts are spliced into the printed frame.
-/// The output is the same bytes whatever `jobs` is.
+/// order, and the tools' printed texts stand between the printed frame's
+/// two halves. The output is the same bytes whatever `jobs` is.
 pub fn signature_text(server: &Server, jobs: usize) -> SignatureText {
     let threads = crate::par::threads(jobs);
-    let printed = crate::par::map(&server.tools, threads, None, |_, tool| {
+    let printed = crate::par::map(&server.tools, threads, None, |i, tool| {
         let value = serde_json::to_value(tool_model(server, tool)).unwrap_or(Value::Null);
-        let canonical = serde_json_canonicalizer::to_string(&value).unwrap_or_default();
-        let ordered: Value = serde_json::from_str(&canonical).unwrap_or(value);
-        let pretty = serde_json::to_string_pretty(&ordered).unwrap_or_default();
-        (canonical, pretty)
+        // Printed as it stands in the document: two levels deep, after the
+        // comma that ends the tool before it.
+        let mut pretty = Vec::with_capacity(8192);
+        pretty.extend_from_slice(if i > 0 { b",\n    " } else { b"    " });
+        jcs::write_pretty(&value, 2, &mut pretty);
+        (
+            jcs::canonical(&value),
+            String::from_utf8(pretty).unwrap_or_default(),
+        )
     });
-    let printed: Vec<(String, String)> = printed
+    let (canonical, printed): (Vec<String>, Vec<String>) = printed
         .into_iter()
         .map(|r| r.unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-        .collect();
+        .unzip();
 
     // The frame: the document with no tools, whose `"tools":[]` (canonical)
     // and `"tools": []` (printed) stand once each, at the top level (a
     // quote inside a string is always escaped, and no other member of the
     // frame has a `tools` key).
     let mut frame = skeleton(server, Vec::new());
-    let canonical_tools = printed.iter().map(|(canonical, _)| canonical.as_str());
+    let canonical_tools = canonical.iter().map(String::as_str);
     let Some(fingerprint) = fingerprint_spliced(&frame.to_value(), canonical_tools) else {
         return whole(server);
     };
+    drop(canonical);
 
     frame.fingerprint = Some(fingerprint.clone());
     let frame_text = to_pretty(&frame.to_value());
@@ -111,32 +127,15 @@ pub fn signature_text(server: &Server, jobs: usize) -> SignatureText {
     };
     if printed.is_empty() {
         return SignatureText {
-            text: frame_text,
+            parts: vec![frame_text],
             fingerprint,
         };
     }
-    let size = printed
-        .iter()
-        .map(|(_, p)| p.len() + p.lines().count() * 4 + 2)
-        .sum::<usize>();
-    let mut text = String::with_capacity(frame_text.len() + size);
-    text.push_str(head);
-    text.push_str("\n  \"tools\": [\n");
-    for (i, (_, pretty)) in printed.iter().enumerate() {
-        if i > 0 {
-            text.push_str(",\n");
-        }
-        for (j, line) in pretty.split('\n').enumerate() {
-            if j > 0 {
-                text.push('\n');
-            }
-            text.push_str("    ");
-            text.push_str(line);
-        }
-    }
-    text.push_str("\n  ]");
-    text.push_str(tail);
-    SignatureText { text, fingerprint }
+    let mut parts = Vec::with_capacity(printed.len() + 2);
+    parts.push(format!("{head}\n  \"tools\": [\n"));
+    parts.extend(printed);
+    parts.push(format!("\n  ]{tail}"));
+    SignatureText { parts, fingerprint }
 }
 
 /// The fingerprint of a document whose `tools` array is replaced by
@@ -182,16 +181,12 @@ pub fn fingerprint_with_jobs(document: &Value, jobs: usize) -> String {
         return fingerprint(document);
     };
     let canonical = crate::par::map(tools, crate::par::threads(jobs), None, |_, tool| {
-        serde_json_canonicalizer::to_string(tool).ok()
+        jcs::canonical(tool)
     });
-    // A tool that could not be canonicalised alone: the whole document.
-    let Some(canonical) = canonical
+    let canonical: Vec<String> = canonical
         .into_iter()
-        .map(|r| r.ok().flatten())
-        .collect::<Option<Vec<String>>>()
-    else {
-        return fingerprint(document);
-    };
+        .map(|r| r.unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        .collect();
     fingerprint_spliced(&frame_of(map), canonical.iter().map(String::as_str))
         .unwrap_or_else(|| fingerprint(document))
 }
@@ -232,7 +227,7 @@ fn whole(server: &Server) -> SignatureText {
     let doc = signature_document(server);
     SignatureText {
         fingerprint: doc.fingerprint.clone().unwrap_or_default(),
-        text: to_pretty(&doc.to_value()),
+        parts: vec![to_pretty(&doc.to_value())],
     }
 }
 

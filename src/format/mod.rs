@@ -71,6 +71,11 @@ pub fn format_file_with(
 ) -> Result<String, FormatError> {
     let from = Syntax::of(path);
     let name = path.to_string_lossy();
+    // Formatting writes the decoded file back.
+    let options = &LoadOptions {
+        keep_files: true,
+        ..*options
+    };
     // Checked, not analysed: the comparison below is of the rules as
     // written, and equal rules analyse alike.
     let before = project::load_str_to(&name, text, Until::Checked, options);
