@@ -16,7 +16,6 @@
 //! tells apart are merged.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
 
 use mcp_resolve_runtime::json::Num;
 use serde_json::{Map, Number, Value};
@@ -153,7 +152,7 @@ impl Env {
             candidates.extend(self.arrays(root, sub, preds, &leaves, depth, budget)?);
         }
         // Keep what the schema allows; merge what no predicate tells apart.
-        let mut seen: HashMap<Vec<bool>, ()> = HashMap::new();
+        let mut seen: super::FastMap<Vec<bool>, ()> = super::FastMap::default();
         let mut out = Vec::new();
         for v in candidates {
             if !eval_pred(&allowed, &v, &self.regexes) {

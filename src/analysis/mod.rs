@@ -29,6 +29,12 @@ mod strings;
 mod translate;
 
 use std::collections::{BTreeSet, HashMap};
+
+/// A hash map for the analysis's hot loops (the string automata's product
+/// states, the regions seen): a fast fixed-seed hash instead of SipHash, as
+/// nothing hashed comes from outside the rules being analysed and nothing
+/// depends on the maps' order.
+pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 use std::fmt;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -12,7 +12,7 @@
 //! string has are, by construction, never produced: emptiness is exact.
 
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::rc::Rc;
 
 use regex_automata::dfa::Automaton;
@@ -22,7 +22,7 @@ use regex_automata::util::start;
 use regex_automata::{Anchored, MatchKind};
 use serde_json::Value;
 
-use super::Inconclusive;
+use super::{FastMap as HashMap, Inconclusive};
 use super::matrix::Budget;
 use crate::ir::{Pred, PredKind};
 
@@ -286,7 +286,7 @@ impl Product {
         let cuts: Vec<u64> = preds.length_cuts.iter().copied().collect();
         let cap = cuts.last().copied().unwrap_or(0);
         let literal_bytes: BTreeSet<u8> = preds.literals.iter().flat_map(|s| s.bytes()).collect();
-        let mut classes: HashMap<Vec<u16>, u8> = HashMap::new();
+        let mut classes: HashMap<Vec<u16>, u8> = HashMap::default();
         for b in 0..=255u8 {
             let mut key = vec![UTF8_CUTS.iter().filter(|&&c| b >= c).count() as u16];
             key.push(if literal_bytes.contains(&b) {
@@ -390,9 +390,10 @@ impl Product {
         // (parent index, byte) per visited state, for rebuilding witnesses.
         let mut trail: Vec<(usize, u8)> = vec![(usize::MAX, 0)];
         let mut keys: Vec<Key> = vec![start.clone()];
-        let mut seen: HashMap<Key, ()> = HashMap::from([(start, ())]);
+        let mut seen: HashMap<Key, ()> = HashMap::default();
+        seen.insert(start, ());
         let mut queue = VecDeque::from([0usize]);
-        let mut found: HashMap<Vec<u64>, usize> = HashMap::new();
+        let mut found: HashMap<Vec<u64>, usize> = HashMap::default();
         let mut order = Vec::new();
         while let Some(i) = queue.pop_front() {
             let key = keys[i].clone();
