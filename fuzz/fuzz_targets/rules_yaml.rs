@@ -1,10 +1,18 @@
 //! The YAML rules pipeline: parse, lower, check and analyse any text; a file
-//! without errors also yields its signature. Never a panic or a hang.
+//! without errors also yields its signature. Never a panic or a hang. And
+//! the YAML front end's fast path (the parser's events straight to the tree)
+//! gives, where it answers, serde-saphyr's tree, spans included.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use mcp_resolve::internals::parse::{yaml, yaml_fast};
+
+const MAX: usize = 8 * 1024 * 1024;
 
 fuzz_target!(|text: &str| {
+    if let Some(fast) = yaml_fast::parse(text, 4_000_000, 8_000_000) {
+        assert_eq!(Ok(fast), yaml::parse_reference(text, MAX));
+    }
     let project = mcp_resolve::load_str("fuzz.yaml", text);
     if !project.has_errors() {
         for server in &project.servers {

@@ -22,8 +22,8 @@ use regex_automata::util::start;
 use regex_automata::{Anchored, MatchKind};
 use serde_json::Value;
 
-use super::{FastMap as HashMap, Inconclusive};
 use super::matrix::Budget;
+use super::{FastMap as HashMap, Inconclusive};
 use crate::ir::{Pred, PredKind};
 
 /// Size limit for one pattern's DFA (and for its determinization).

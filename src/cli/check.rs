@@ -24,5 +24,6 @@ pub(crate) fn run(paths: &[PathBuf], format: Format, deny_warnings: bool) -> u8 
     let failing = diags.iter().any(|d| {
         d.severity == Severity::Error || (deny_warnings && d.severity == Severity::Warning)
     });
+    super::left_to_exit(project);
     if failing { FAILURE } else { OK }
 }

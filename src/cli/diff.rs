@@ -106,6 +106,7 @@ pub(crate) fn run(
         DiffFormat::Json => out(&to_pretty(&diff.to_json())),
         DiffFormat::Markdown => out(&diff.to_markdown()),
     }
+    super::left_to_exit((old_doc, new_doc));
     if (diff.has_widening() && !allow_widening) || (diff.has_undecided() && !allow_undecided) {
         FAILURE
     } else {

@@ -765,16 +765,30 @@ pub(crate) fn load(paths: &[PathBuf]) -> Result<Project, u8> {
 /// it; prints the diagnostics (or why there is not one server) otherwise.
 pub(crate) fn with_server(paths: &[PathBuf], f: impl FnOnce(&Project, &Server) -> u8) -> u8 {
     match load_clean(paths) {
-        Ok(project) => match project.single_server() {
-            Ok(server) => f(&project, server),
-            Err(message) => {
-                progress::finish();
-                eprintln!("error: {message}");
-                USAGE
-            }
-        },
+        Ok(project) => {
+            let code = match project.single_server() {
+                Ok(server) => f(&project, server),
+                Err(message) => {
+                    progress::finish();
+                    eprintln!("error: {message}");
+                    USAGE
+                }
+            };
+            left_to_exit(project);
+            code
+        }
         Err(code) => code,
     }
+}
+
+/// Leaves `value` (a loaded project, a signature document) to the end of
+/// the process instead of freeing it: the command is done with it and the
+/// process exits next, which hands its memory back at once, while freeing
+/// 10,000 tools' structures one allocation at a time takes a fifth of a
+/// second. Only for values that own nothing but memory (no file, process
+/// or buffer to flush).
+pub(crate) fn left_to_exit<T>(value: T) {
+    std::mem::forget(value);
 }
 
 fn load_clean(paths: &[PathBuf]) -> Result<Project, u8> {

@@ -4,6 +4,7 @@ pub mod dsl;
 pub mod expr;
 pub(crate) mod grammar;
 pub mod yaml;
+pub mod yaml_fast;
 
 /// The shape MCP's `Tool` gives a member that rules files carry verbatim
 /// (`outputSchema`, `icons`, `execution`, `_meta`): `Err` says what is wrong.

@@ -156,12 +156,28 @@ pub fn parse_within(text: &str, max_bytes: usize) -> Result<YNode, YamlError> {
             end: 0,
         });
     }
-    // Node and event budgets sized for the 8 MiB file limit (a 1,000-tool file
-    // has ~300,000 nodes); alias replay is capped far lower, since rules files
+    let (max_nodes, max_events) = budgets(max_bytes);
+    if let Some(node) = super::yaml_fast::parse(text, max_nodes, max_events) {
+        return Ok(node);
+    }
+    parse_reference(text, max_bytes)
+}
+
+/// Node and event budgets sized for the file limit (a 1,000-tool file has
+/// ~300,000 nodes).
+fn budgets(max_bytes: usize) -> (usize, usize) {
+    ((max_bytes / 2).max(4_000_000), max_bytes.max(8_000_000))
+}
+
+/// [`parse_within`] by serde-saphyr alone (the reference the fast path of
+/// [`super::yaml_fast`] stands in for), without the size check.
+pub fn parse_reference(text: &str, max_bytes: usize) -> Result<YNode, YamlError> {
+    // Alias replay is capped far lower than the budgets, since rules files
     // have no use for large expansions and alias bombs live there.
+    let (max_nodes, max_events) = budgets(max_bytes);
     let mut budget = serde_saphyr::Budget::default();
-    budget.max_nodes = (max_bytes / 2).max(4_000_000);
-    budget.max_events = max_bytes.max(8_000_000);
+    budget.max_nodes = max_nodes;
+    budget.max_events = max_events;
     let mut aliases = serde_saphyr::options::AliasLimits::default();
     aliases.max_total_replayed_events = 100_000;
     // YAML 1.2 booleans only (`true`, `false`): under YAML 1.1's `y`, `n`,

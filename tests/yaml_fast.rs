@@ -1,0 +1,112 @@
+//! The YAML front end's fast path (`parse::yaml_fast`, the parser's events
+//! straight to the tree) against serde-saphyr (`parse::yaml::parse_reference`)
+//! on every YAML file in the repository and on documents at the edges of the
+//! subset it decides: where it answers, the trees are equal, spans
+//! included; where it gives up, the reference decides.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use mcp_resolve::internals::parse::{yaml, yaml_fast};
+
+const MAX: usize = 8 * 1024 * 1024;
+
+/// The fast path's tree, when it gives one, is the reference's.
+fn agree(name: &str, text: &str) -> bool {
+    let fast = yaml_fast::parse(text, 4_000_000, 8_000_000);
+    let reference = yaml::parse_reference(text, MAX);
+    if let Some(fast) = &fast {
+        assert_eq!(Ok(fast), reference.as_ref(), "{name}:\n{text}");
+    }
+    // The front end answers as the reference does, either way.
+    assert_eq!(yaml::parse_within(text, MAX), reference, "{name}");
+    fast.is_some()
+}
+
+#[test]
+fn every_yaml_file_in_the_repository_reads_alike() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() && !path.ends_with("node_modules") && !path.ends_with("target") {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    for dir in ["rules", "tests/fixtures", "docs", "examples"] {
+        walk(std::path::Path::new(dir), &mut files);
+    }
+    files.sort();
+    assert!(files.len() > 50, "{}", files.len());
+    let mut decided = 0;
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        if text.trim().is_empty() {
+            continue;
+        }
+        decided += usize::from(agree(&path.display().to_string(), &text));
+    }
+    // The fast path is the common case, not a curiosity.
+    assert!(decided * 2 > files.len(), "{decided} of {}", files.len());
+}
+
+#[test]
+fn documents_at_the_edges_of_the_subset() {
+    // The reference recurses: a thread with the front end's stack.
+    std::thread::Builder::new()
+        .stack_size(64 * 1024 * 1024)
+        .spawn(edges)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn edges() {
+    let cases = [
+        // Decided.
+        "a: 1\nb: -2\nc: 0\nd: true\ne: false\nf: null\ng: ~\nh:\ni: text with spaces\n",
+        "version: 1\nserver: { name: s, version: 1.0.0 }\n",
+        "k: 'quoted'\nq: \"dq \\u00e9 \\n\"\nl: |\n  block\n  text\nm: >\n  folded\n  text\n",
+        "- a\n- [b, c]\n- {d: e}\n- []\n- {}\n",
+        "é: ü\n\"x y\": 'z'\n",
+        "a: /tmp/x\nb: _under\nc: 123456789012345678\n",
+        // Given up: the reference decides (or refuses).
+        "a: &x 1\nb: *x\n",
+        "a: !!str 1\n",
+        "a: 1.5\nb: 1e3\nc: .inf\nd: 0x1F\ne: 0o17\nf: 007\ng: +1\nh: -0\n",
+        "a: True\nb: NULL\nc: yes\nd: on\ne: Nan\nf: y\n",
+        "a: 1234567890123456789012\n",
+        "a: 1\na: 2\n",
+        "1: a\n'1': b\n",
+        "? [a, b]\n: c\n",
+        "<<: {a: 1}\nb: 2\n",
+        "a: ${x}\n",
+        "--- a\n--- b\n",
+        "a: [1, 2\n",
+        "a:\n\t- b\n",
+        "key: value\n  bad: indent\n",
+        "a: 2025-06-18\nb: 12:30\n",
+    ];
+    for (i, text) in cases.iter().enumerate() {
+        agree(&format!("case {i}"), text);
+    }
+    assert!(agree("plain", cases[0]));
+    assert!(!agree("alias", cases[6]));
+    assert!(!agree("duplicate", cases[11]));
+    // Nesting past the fast path's depth goes to the reference, which
+    // refuses past its own budget.
+    for depth in [yaml_fast::MAX_DEPTH - 1, yaml_fast::MAX_DEPTH + 1, 70, 200] {
+        let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        let decided = agree(&format!("depth {depth}"), &text);
+        assert_eq!(decided, depth <= yaml_fast::MAX_DEPTH, "depth {depth}");
+    }
+}
+
+#[test]
+fn budgets_are_kept_by_giving_up() {
+    let text = "- 1\n".repeat(100);
+    assert!(yaml_fast::parse(&text, 100, 1_000).is_none());
+    assert!(yaml_fast::parse(&text, 101, 1_000).is_some());
+    assert!(yaml_fast::parse(&text, 1_000, 50).is_none());
+}
