@@ -83,6 +83,8 @@ fn edges() {
         "<<: {a: 1}\nb: 2\n",
         "a: ${x}\n",
         "--- a\n--- b\n",
+        "%YAML 1.1\n---\na: yes\n",
+        "# a comment\na: 1 # another\n",
         "a: [1, 2\n",
         "a:\n\t- b\n",
         "key: value\n  bad: indent\n",
@@ -92,6 +94,8 @@ fn edges() {
         agree(&format!("case {i}"), text);
     }
     assert!(agree("plain", cases[0]));
+    assert!(agree("comments", "# a comment\na: 1 # another\n"));
+    assert!(!agree("directive", "%YAML 1.1\n---\na: yes\n"));
     assert!(!agree("alias", cases[6]));
     assert!(!agree("duplicate", cases[11]));
     // Nesting past the fast path's depth goes to the reference, which

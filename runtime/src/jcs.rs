@@ -111,17 +111,15 @@ pub fn write_pretty(value: &Value, depth: usize, out: &mut Vec<u8>) {
         }
         Value::Array(_) => out.extend_from_slice(b"[]"),
         Value::Object(_) => out.extend_from_slice(b"{}"),
-        Value::Number(n) => match safe_integer(n) {
-            Some(()) => out.extend_from_slice(n.to_string().as_bytes()),
-            // The number its canonical text reads back as.
-            None => {
-                let text = canonical_number(n);
-                match serde_json::from_str::<Number>(&text) {
-                    Ok(read) => out.extend_from_slice(read.to_string().as_bytes()),
-                    Err(_) => out.extend_from_slice(text.as_bytes()),
-                }
+        Value::Number(n) if safe_integer(n) => out.extend_from_slice(n.to_string().as_bytes()),
+        // The number its canonical text reads back as.
+        Value::Number(n) => {
+            let text = canonical_number(n);
+            match serde_json::from_str::<Number>(&text) {
+                Ok(read) => out.extend_from_slice(read.to_string().as_bytes()),
+                Err(_) => out.extend_from_slice(text.as_bytes()),
             }
-        },
+        }
         scalar => write_canonical(scalar, out),
     }
 }
@@ -156,20 +154,20 @@ fn write_string(s: &str, out: &mut Vec<u8>) {
     let _ = serde_json::to_writer(&mut *out, s);
 }
 
-/// `Some` when `n` is an integer whose ECMAScript text is its digits.
-fn safe_integer(n: &Number) -> Option<()> {
-    let magnitude = match (n.as_u64(), n.as_i64()) {
-        (Some(u), _) => u,
-        (None, Some(i)) => i.unsigned_abs(),
-        (None, None) => return None,
-    };
-    (magnitude <= SAFE_INTEGER).then_some(())
+/// Whether `n` is an integer whose ECMAScript text is its digits.
+fn safe_integer(n: &Number) -> bool {
+    match (n.as_u64(), n.as_i64()) {
+        (Some(u), _) => u <= SAFE_INTEGER,
+        (None, Some(i)) => i.unsigned_abs() <= SAFE_INTEGER,
+        (None, None) => false,
+    }
 }
 
 fn write_canonical_number(n: &Number, out: &mut Vec<u8>) {
-    match safe_integer(n) {
-        Some(()) => out.extend_from_slice(n.to_string().as_bytes()),
-        None => out.extend_from_slice(canonical_number(n).as_bytes()),
+    if safe_integer(n) {
+        out.extend_from_slice(n.to_string().as_bytes());
+    } else {
+        out.extend_from_slice(canonical_number(n).as_bytes());
     }
 }
 

@@ -6,9 +6,9 @@
 //! read by the reference: an anchor, alias or tag; a plain scalar other
 //! than a letter-led string, `null`/`~`/empty, `true`/`false` or a decimal
 //! integer; a key that is not a scalar, or two keys of one mapping that
-//! read alike; nesting deeper than the reference's depth budget; more nodes
-//! or events than its budgets; more than one document; any syntax error
-//! (the reference words the message). Spans are the node's first event's,
+//! read alike; nesting past [`MAX_DEPTH`] (half the reference's budget);
+//! more nodes or events than its budgets; a `%YAML` directive or more than
+//! one document; any syntax error (the reference words the message). Spans are the node's first event's,
 //! as the reference gives them. The differential test
 //! (`tests/yaml_fast.rs`) and the `rules_yaml` fuzz target hold the two to
 //! the same trees on every rules file, fixture and fuzz input.
@@ -43,9 +43,9 @@ pub fn parse(text: &str, max_nodes: usize, max_events: usize) -> Option<YNode> {
         }
         let done = match event {
             Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => continue,
-            Event::DocumentStart(..) => {
+            Event::DocumentStart(_, version) => {
                 documents += 1;
-                if documents > 1 {
+                if documents > 1 || version.is_some() {
                     return None;
                 }
                 continue;
