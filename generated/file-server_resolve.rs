@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 4,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 5,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -174,7 +174,14 @@ pub fn resolve(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    ::mcp_resolve_runtime::resolve_in(&TOOLS, slot(name), name, arguments)
+    match name {
+        "manage_files" => TOOL_0.resolve_with(arguments, match_0),
+        _ => {
+            ::core::result::Result::Err(
+                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+            )
+        }
+    }
 }
 /// Like [`resolve`], for arguments the caller has already validated
 /// against the tool's `inputSchema` (by deserializing them into a
@@ -191,7 +198,14 @@ pub fn resolve_validated(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    ::mcp_resolve_runtime::resolve_validated_in(&TOOLS, slot(name), name, arguments)
+    match name {
+        "manage_files" => TOOL_0.resolve_validated_with(arguments, match_0),
+        _ => {
+            ::core::result::Result::Err(
+                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+            )
+        }
+    }
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
@@ -218,14 +232,6 @@ pub static RULES: ::mcp_resolve_runtime::Rules = ::mcp_resolve_runtime::Rules {
     resolve,
     resolve_validated,
 };
-/// The slot of a tool name: its place in [`TOOL_NAMES`].
-#[inline]
-fn slot(name: &str) -> ::core::option::Option<usize> {
-    match name {
-        "manage_files" => ::core::option::Option::Some(0),
-        _ => ::core::option::Option::None,
-    }
-}
 /// Tool `manage_files`.
 static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
     name: "manage_files",
@@ -244,6 +250,7 @@ static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::Gen
 /// Variant `append`: `action == "append"`
 ///
 /// Variant `overwrite`: `action in ["replace","delete"]`
+#[inline]
 #[allow(
     dead_code,
     unused_imports,
@@ -271,8 +278,3 @@ fn match_0(
     }
     3
 }
-/// Each tool in its slot (see `slot`); `None` for a tool that is not
-/// resolvable.
-static TOOLS: [::core::option::Option<&::mcp_resolve_runtime::GeneratedTool>; 1] = [
-    ::core::option::Option::Some(&TOOL_0),
-];

@@ -10,7 +10,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 4,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 5,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -288,7 +288,19 @@ pub fn resolve(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    ::mcp_resolve_runtime::resolve_in(&TOOLS, slot(name), name, arguments)
+    match name {
+        "filesystem" => TOOL_0.resolve_with(arguments, match_0),
+        "stat" => {
+            ::core::result::Result::Err(
+                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
+            )
+        }
+        _ => {
+            ::core::result::Result::Err(
+                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+            )
+        }
+    }
 }
 /// Like [`resolve`], for arguments the caller has already validated
 /// against the tool's `inputSchema` (by deserializing them into a
@@ -305,7 +317,19 @@ pub fn resolve_validated(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    ::mcp_resolve_runtime::resolve_validated_in(&TOOLS, slot(name), name, arguments)
+    match name {
+        "filesystem" => TOOL_0.resolve_validated_with(arguments, match_0),
+        "stat" => {
+            ::core::result::Result::Err(
+                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
+            )
+        }
+        _ => {
+            ::core::result::Result::Err(
+                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+            )
+        }
+    }
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
@@ -332,15 +356,6 @@ pub static RULES: ::mcp_resolve_runtime::Rules = ::mcp_resolve_runtime::Rules {
     resolve,
     resolve_validated,
 };
-/// The slot of a tool name: its place in [`TOOL_NAMES`].
-#[inline]
-fn slot(name: &str) -> ::core::option::Option<usize> {
-    match name {
-        "filesystem" => ::core::option::Option::Some(0),
-        "stat" => ::core::option::Option::Some(1),
-        _ => ::core::option::Option::None,
-    }
-}
 /// Tool `filesystem`.
 static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
     name: "filesystem",
@@ -365,6 +380,7 @@ static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::Gen
 /// Variant `delete-tree`: `operation == "delete" && options.recursive == true`
 ///
 /// Variant `delete`: `operation == "delete"`
+#[inline]
 #[allow(
     dead_code,
     unused_imports,
@@ -411,9 +427,3 @@ fn match_0(
     }
     6
 }
-/// Each tool in its slot (see `slot`); `None` for a tool that is not
-/// resolvable.
-static TOOLS: [::core::option::Option<&::mcp_resolve_runtime::GeneratedTool>; 2] = [
-    ::core::option::Option::Some(&TOOL_0),
-    ::core::option::Option::None,
-];

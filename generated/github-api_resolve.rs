@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 4,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 5,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -227,7 +227,14 @@ pub fn resolve(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    ::mcp_resolve_runtime::resolve_in(&TOOLS, slot(name), name, arguments)
+    match name {
+        "github_api" => TOOL_0.resolve_with(arguments, match_0),
+        _ => {
+            ::core::result::Result::Err(
+                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+            )
+        }
+    }
 }
 /// Like [`resolve`], for arguments the caller has already validated
 /// against the tool's `inputSchema` (by deserializing them into a
@@ -244,7 +251,14 @@ pub fn resolve_validated(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    ::mcp_resolve_runtime::resolve_validated_in(&TOOLS, slot(name), name, arguments)
+    match name {
+        "github_api" => TOOL_0.resolve_validated_with(arguments, match_0),
+        _ => {
+            ::core::result::Result::Err(
+                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+            )
+        }
+    }
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
@@ -271,14 +285,6 @@ pub static RULES: ::mcp_resolve_runtime::Rules = ::mcp_resolve_runtime::Rules {
     resolve,
     resolve_validated,
 };
-/// The slot of a tool name: its place in [`TOOL_NAMES`].
-#[inline]
-fn slot(name: &str) -> ::core::option::Option<usize> {
-    match name {
-        "github_api" => ::core::option::Option::Some(0),
-        _ => ::core::option::Option::None,
-    }
-}
 /// Tool `github_api`.
 static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
     name: "github_api",
@@ -301,6 +307,7 @@ static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::Gen
 /// Variant `delete-repository`: `method == "DELETE" && path matches "^/repos/[^/]+/[^/]+$"`
 ///
 /// Variant `delete`: `method == "DELETE"`
+#[inline]
 #[allow(
     dead_code,
     unused_imports,
@@ -344,8 +351,3 @@ fn match_0(
     }
     5
 }
-/// Each tool in its slot (see `slot`); `None` for a tool that is not
-/// resolvable.
-static TOOLS: [::core::option::Option<&::mcp_resolve_runtime::GeneratedTool>; 1] = [
-    ::core::option::Option::Some(&TOOL_0),
-];

@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 4,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 5,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -419,7 +419,15 @@ pub fn resolve(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    ::mcp_resolve_runtime::resolve_in(&TOOLS, slot(name), name, arguments)
+    match name {
+        "update_issue" => TOOL_0.resolve_with(arguments, match_0),
+        "apply_changes" => TOOL_1.resolve_with(arguments, match_1),
+        _ => {
+            ::core::result::Result::Err(
+                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+            )
+        }
+    }
 }
 /// Like [`resolve`], for arguments the caller has already validated
 /// against the tool's `inputSchema` (by deserializing them into a
@@ -436,7 +444,15 @@ pub fn resolve_validated(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    ::mcp_resolve_runtime::resolve_validated_in(&TOOLS, slot(name), name, arguments)
+    match name {
+        "update_issue" => TOOL_0.resolve_validated_with(arguments, match_0),
+        "apply_changes" => TOOL_1.resolve_validated_with(arguments, match_1),
+        _ => {
+            ::core::result::Result::Err(
+                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+            )
+        }
+    }
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
@@ -463,15 +479,6 @@ pub static RULES: ::mcp_resolve_runtime::Rules = ::mcp_resolve_runtime::Rules {
     resolve,
     resolve_validated,
 };
-/// The slot of a tool name: its place in [`TOOL_NAMES`].
-#[inline]
-fn slot(name: &str) -> ::core::option::Option<usize> {
-    match name {
-        "update_issue" => ::core::option::Option::Some(0),
-        "apply_changes" => ::core::option::Option::Some(1),
-        _ => ::core::option::Option::None,
-    }
-}
 /// Tool `update_issue`.
 static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
     name: "update_issue",
@@ -492,6 +499,7 @@ static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::Gen
 /// Variant `triage`: `!has(title) && assignees has at least 0 items and has at most 0 items && labels has every item in ["triage","question"]`
 ///
 /// Variant `edit`: `!has(labels) || labels has every item in ["bug","feature","question","triage"]`
+#[inline]
 #[allow(
     dead_code,
     unused_imports,
@@ -551,6 +559,7 @@ static TOOL_1: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::Gen
 /// Variant `deletes`: `changes has an item is object and has `kind` and has `kind` absent or == "delete"`
 ///
 /// Variant `closes`: `changes has an item has `kind` absent or == "close"`
+#[inline]
 #[allow(
     dead_code,
     unused_imports,
@@ -586,9 +595,3 @@ fn match_1(
     }
     4
 }
-/// Each tool in its slot (see `slot`); `None` for a tool that is not
-/// resolvable.
-static TOOLS: [::core::option::Option<&::mcp_resolve_runtime::GeneratedTool>; 2] = [
-    ::core::option::Option::Some(&TOOL_0),
-    ::core::option::Option::Some(&TOOL_1),
-];

@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 4,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 5,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -154,7 +154,14 @@ pub fn resolve(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    ::mcp_resolve_runtime::resolve_in(&TOOLS, slot(name), name, arguments)
+    match name {
+        "get_repo_contents" => TOOL_0.resolve_with(arguments, match_0),
+        _ => {
+            ::core::result::Result::Err(
+                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+            )
+        }
+    }
 }
 /// Like [`resolve`], for arguments the caller has already validated
 /// against the tool's `inputSchema` (by deserializing them into a
@@ -171,7 +178,14 @@ pub fn resolve_validated(
     &'static ::mcp_resolve_runtime::Resolved,
     ::mcp_resolve_runtime::RpcError,
 > {
-    ::mcp_resolve_runtime::resolve_validated_in(&TOOLS, slot(name), name, arguments)
+    match name {
+        "get_repo_contents" => TOOL_0.resolve_validated_with(arguments, match_0),
+        _ => {
+            ::core::result::Result::Err(
+                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+            )
+        }
+    }
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
@@ -198,14 +212,6 @@ pub static RULES: ::mcp_resolve_runtime::Rules = ::mcp_resolve_runtime::Rules {
     resolve,
     resolve_validated,
 };
-/// The slot of a tool name: its place in [`TOOL_NAMES`].
-#[inline]
-fn slot(name: &str) -> ::core::option::Option<usize> {
-    match name {
-        "get_repo_contents" => ::core::option::Option::Some(0),
-        _ => ::core::option::Option::None,
-    }
-}
 /// Tool `get_repo_contents`.
 static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
     name: "get_repo_contents",
@@ -222,6 +228,7 @@ static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::Gen
 /// Variant `public`: `visibility == "public"`
 ///
 /// Variant `private`: `visibility == "private"`
+#[inline]
 #[allow(
     dead_code,
     unused_imports,
@@ -246,8 +253,3 @@ fn match_0(
     }
     2
 }
-/// Each tool in its slot (see `slot`); `None` for a tool that is not
-/// resolvable.
-static TOOLS: [::core::option::Option<&::mcp_resolve_runtime::GeneratedTool>; 1] = [
-    ::core::option::Option::Some(&TOOL_0),
-];

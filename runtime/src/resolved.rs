@@ -43,6 +43,7 @@ impl Resolved {
     /// The JSON-RPC `result` of `tools/resolve` in `dialect`, as JSON text:
     /// borrowed for the extension and `tools/annotations` dialects, put
     /// together for SEP-1862.
+    #[inline]
     pub fn result_json(&self, dialect: Dialect) -> Cow<'static, str> {
         match dialect {
             Dialect::Extension => Cow::Borrowed(self.results.extension),

@@ -98,8 +98,7 @@ impl GeneratedTool {
     /// when the schema does not compile.
     #[inline]
     pub fn resolve(&'static self, arguments: &Value) -> Result<&'static Resolved, RpcError> {
-        let arguments = self.schema.validate(self.name, arguments)?;
-        self.outcomes.get((self.matcher)(arguments))
+        self.resolve_with(arguments, self.matcher)
     }
 
     /// Matches arguments the caller has already validated.
@@ -108,7 +107,32 @@ impl GeneratedTool {
         &'static self,
         arguments: &Map<String, Value>,
     ) -> Result<&'static Resolved, RpcError> {
-        self.outcomes.get((self.matcher)(arguments))
+        self.resolve_validated_with(arguments, self.matcher)
+    }
+
+    /// [`GeneratedTool::resolve`] with the tool's matcher named by the
+    /// caller: generated code that dispatches with a `match` passes the
+    /// matching function itself, which the compiler can then inline (a call
+    /// through the [`GeneratedTool::matcher`] pointer it cannot).
+    #[inline]
+    pub fn resolve_with(
+        &'static self,
+        arguments: &Value,
+        matcher: impl FnOnce(&Map<String, Value>) -> usize,
+    ) -> Result<&'static Resolved, RpcError> {
+        let arguments = self.schema.validate(self.name, arguments)?;
+        self.outcomes.get(matcher(arguments))
+    }
+
+    /// [`GeneratedTool::resolve_validated`] with the matcher named by the
+    /// caller, as in [`GeneratedTool::resolve_with`].
+    #[inline]
+    pub fn resolve_validated_with(
+        &'static self,
+        arguments: &Map<String, Value>,
+        matcher: impl FnOnce(&Map<String, Value>) -> usize,
+    ) -> Result<&'static Resolved, RpcError> {
+        self.outcomes.get(matcher(arguments))
     }
 }
 

@@ -52,9 +52,9 @@ impl ArgumentValidator {
 
     /// Whether `arguments` are an object, within [`MAX_ARGUMENT_DEPTH`], that
     /// the schema accepts: [`ArgumentValidator::validate`] without the report.
+    #[inline]
     pub fn is_valid(&self, arguments: &Value) -> bool {
-        arguments.is_object()
-            && !depth_exceeds(arguments, MAX_ARGUMENT_DEPTH)
+        matches!(arguments, Value::Object(object) if !nests_too_deep(object))
             && self.validator.is_valid(arguments)
     }
 
@@ -65,23 +65,39 @@ impl ArgumentValidator {
     }
 
     /// Like [`ArgumentValidator::validate`], returning the arguments object.
+    ///
+    /// Inlined into the caller (generated code calls it on every resolve);
+    /// the refusal, with its report, is written out of line.
+    #[inline]
     pub fn validate_object<'a>(
         &self,
         tool: &str,
         arguments: &'a Value,
     ) -> Result<&'a Map<String, Value>, RpcError> {
-        let Value::Object(object) = arguments else {
-            return Err(RpcError::invalid_params(format!(
-                "arguments for tool {tool} must be an object"
-            )));
-        };
-        if depth_exceeds(arguments, MAX_ARGUMENT_DEPTH) {
-            return Err(RpcError::invalid_params(format!(
-                "arguments for tool {tool} nest deeper than {MAX_ARGUMENT_DEPTH} levels"
-            )));
+        match arguments {
+            Value::Object(object)
+                if !nests_too_deep(object) && self.validator.is_valid(arguments) =>
+            {
+                Ok(object)
+            }
+            _ => Err(self.refusal(tool, arguments)),
         }
-        if self.validator.is_valid(arguments) {
-            return Ok(object);
+    }
+
+    /// Why [`ArgumentValidator::validate_object`] refuses `arguments`: not an
+    /// object, nested too deep, or the schema's errors (in that order).
+    #[cold]
+    #[inline(never)]
+    fn refusal(&self, tool: &str, arguments: &Value) -> RpcError {
+        let Value::Object(object) = arguments else {
+            return RpcError::invalid_params(format!(
+                "arguments for tool {tool} must be an object"
+            ));
+        };
+        if nests_too_deep(object) {
+            return RpcError::invalid_params(format!(
+                "arguments for tool {tool} nest deeper than {MAX_ARGUMENT_DEPTH} levels"
+            ));
         }
         let errors: Vec<Value> = self
             .validator
@@ -97,16 +113,17 @@ impl ArgumentValidator {
                 Value::Object(map)
             })
             .collect();
-        Err(RpcError {
+        RpcError {
             code: RpcError::INVALID_PARAMS,
             message: format!("invalid arguments for tool {tool}"),
             data: Some(Value::Array(errors)),
-        })
+        }
     }
 }
 
 /// Validates `arguments` with a validator compiled lazily from generated code:
 /// a schema that failed to compile is `-32603`, never a panic.
+#[inline]
 pub fn validate_with<'a>(
     validator: &Result<ArgumentValidator, SchemaError>,
     tool: &str,
@@ -114,11 +131,17 @@ pub fn validate_with<'a>(
 ) -> Result<&'a Map<String, Value>, RpcError> {
     match validator {
         Ok(v) => v.validate_object(tool, arguments),
-        Err(e) => Err(RpcError {
-            code: RpcError::INTERNAL_ERROR,
-            message: format!("the inputSchema of tool {tool} does not compile: {e}"),
-            data: None,
-        }),
+        Err(e) => Err(does_not_compile(tool, e)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn does_not_compile(tool: &str, e: &SchemaError) -> RpcError {
+    RpcError {
+        code: RpcError::INTERNAL_ERROR,
+        message: format!("the inputSchema of tool {tool} does not compile: {e}"),
+        data: None,
     }
 }
 
@@ -142,6 +165,7 @@ impl LazyValidator {
     }
 
     /// The compiled validator, or why the schema does not compile.
+    #[inline]
     pub fn get(&self) -> &Result<ArgumentValidator, SchemaError> {
         self.compiled
             .get_or_init(|| ArgumentValidator::from_json(self.schema))
@@ -149,6 +173,7 @@ impl LazyValidator {
 
     /// [`validate_with`] this validator: the arguments object, `-32602` when
     /// the arguments do not conform, `-32603` when the schema does not compile.
+    #[inline]
     pub fn validate<'a>(
         &self,
         tool: &str,
@@ -169,6 +194,16 @@ fn truncate(message: &str) -> String {
         end -= 1;
     }
     format!("{}…", &message[..end])
+}
+
+/// Whether an arguments object (itself one level) nests deeper than
+/// [`MAX_ARGUMENT_DEPTH`]: [`depth_exceeds`] without a call for each
+/// top-level scalar, the common case.
+#[inline]
+fn nests_too_deep(object: &Map<String, Value>) -> bool {
+    object.values().any(|v| {
+        matches!(v, Value::Array(_) | Value::Object(_)) && depth_exceeds(v, MAX_ARGUMENT_DEPTH - 1)
+    })
 }
 
 /// Whether `value` nests deeper than `limit`. Recursion is bounded by
@@ -213,6 +248,34 @@ mod tests {
         assert!(!depth_exceeds(&json!({"a": []}), 2));
         assert!(depth_exceeds(&json!({"a": []}), 1));
         assert!(!depth_exceeds(&json!({}), 1));
+    }
+
+    #[test]
+    fn the_limit_is_exact_for_objects_and_arrays() {
+        let v = ArgumentValidator::new(&json!({"type": "object"})).unwrap();
+        for inner in [json!({}), json!([]), json!("x")] {
+            let levels = 1; // a scalar is a level too, as `[[[1]]]` is four
+            // `{"a": {"a": … inner}}`: the arguments object is level one.
+            let nested = |depth: usize| {
+                let mut value = inner.clone();
+                for _ in 0..depth - 1 - levels {
+                    value = json!({ "a": value });
+                }
+                json!({ "a": value })
+            };
+            for depth in [
+                MAX_ARGUMENT_DEPTH - 1,
+                MAX_ARGUMENT_DEPTH,
+                MAX_ARGUMENT_DEPTH + 1,
+            ] {
+                let args = nested(depth);
+                let deep = depth_exceeds(&args, MAX_ARGUMENT_DEPTH);
+                assert_eq!(deep, depth > MAX_ARGUMENT_DEPTH, "{depth} levels, {inner}");
+                assert_eq!(nests_too_deep(args.as_object().unwrap()), deep);
+                assert_eq!(v.is_valid(&args), !deep);
+                assert_eq!(v.validate("t", &args).is_ok(), !deep);
+            }
+        }
     }
 
     #[test]

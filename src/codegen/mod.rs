@@ -95,6 +95,14 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
     let large = [text_literal_parts(signature_parts), ext, sep, ann];
 
     let Dispatch { order, slot_fn } = dispatch(&names, &table, linear, &rt);
+    let [resolve_body, resolve_validated_body] = if linear {
+        direct_dispatch(server, &rt)
+    } else {
+        [
+            quote!(#rt::resolve_in(&TOOLS, slot(name), name, arguments)),
+            quote!(#rt::resolve_validated_in(&TOOLS, slot(name), name, arguments)),
+        ]
+    };
     let shared = |literals: [TokenStream; 4]| {
         let [signature_lit, list_ext, list_sep, list_ann] = literals;
         quote! {
@@ -143,7 +151,7 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
             name: &str,
             arguments: &#rt::serde_json::Value,
         ) -> ::core::result::Result<&'static #rt::Resolved, #rt::RpcError> {
-            #rt::resolve_in(&TOOLS, slot(name), name, arguments)
+            #resolve_body
         }
 
         /// Like [`resolve`], for arguments the caller has already validated
@@ -155,7 +163,7 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
             name: &str,
             arguments: &#rt::serde_json::Map<::std::string::String, #rt::serde_json::Value>,
         ) -> ::core::result::Result<&'static #rt::Resolved, #rt::RpcError> {
-            #rt::resolve_validated_in(&TOOLS, slot(name), name, arguments)
+            #resolve_validated_body
         }
 
         /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
@@ -202,7 +210,7 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
         Some(crate::par::WORK_STACK),
         |i, tool| {
             tool.resolvable
-                .then(|| tool_items(tool, i, &rt_text, tool_literals(server, tool)))
+                .then(|| tool_items(tool, i, &rt_text, linear, tool_literals(server, tool)))
         },
     );
     for result in printed {
@@ -224,11 +232,13 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
             quote!(::core::option::Option::None)
         });
     }
-    parts.push(print_items(quote! {
-        /// Each tool in its slot (see `slot`); `None` for a tool that is not
-        /// resolvable.
-        static TOOLS: [::core::option::Option<&#rt::GeneratedTool>; #tool_count] = [#(#entries),*];
-    })?);
+    if !linear {
+        parts.push(print_items(quote! {
+            /// Each tool in its slot (see `slot`); `None` for a tool that is not
+            /// resolvable.
+            static TOOLS: [::core::option::Option<&#rt::GeneratedTool>; #tool_count] = [#(#entries),*];
+        })?);
+    }
     Ok(parts)
 }
 
@@ -333,6 +343,38 @@ fn print_items(tokens: TokenStream) -> Result<String, CodegenError> {
     Ok(text)
 }
 
+/// The bodies of `resolve` and `resolve_validated` for a few tools: a
+/// `match` on the name that calls each tool's matching function by name, so
+/// the compiler can inline it into the dispatch (through the table's
+/// pointer it cannot). The errors are [`mcp_resolve_runtime::resolve_in`]'s.
+fn direct_dispatch(server: &Server, rt: &TokenStream) -> [TokenStream; 2] {
+    let arms = |validated: bool| {
+        let arms = server.tools.iter().enumerate().map(|(i, tool)| {
+            let name = tool.name.as_str();
+            if !tool.resolvable {
+                return quote!(#name => ::core::result::Result::Err(#rt::RpcError::not_resolvable(name)),);
+            }
+            let (t, m) = (format_ident!("TOOL_{}", i), format_ident!("match_{}", i));
+            if validated {
+                quote!(#name => #t.resolve_validated_with(arguments, #m),)
+            } else {
+                quote!(#name => #t.resolve_with(arguments, #m),)
+            }
+        });
+        // A server with no resolvable tool never looks at the arguments.
+        let unused =
+            (!server.tools.iter().any(|t| t.resolvable)).then(|| quote!(let _ = arguments;));
+        quote! {
+            #unused
+            match name {
+                #(#arms)*
+                _ => ::core::result::Result::Err(#rt::RpcError::unknown_tool(name)),
+            }
+        }
+    };
+    [arms(false), arms(true)]
+}
+
 /// The name dispatch of the generated resolver: the `slot` function, and
 /// the tool in each slot (the order of the `TOOLS` table).
 struct Dispatch {
@@ -341,45 +383,31 @@ struct Dispatch {
 }
 
 fn dispatch(names: &[&str], table: &phf::Table, linear: bool, rt: &TokenStream) -> Dispatch {
-    let order: Vec<usize> = if linear {
-        (0..names.len()).collect()
-    } else {
-        table.order.clone()
-    };
+    if linear {
+        // `resolve` matches the name itself ([`direct_dispatch`]).
+        return Dispatch {
+            order: (0..names.len()).collect(),
+            slot_fn: TokenStream::new(),
+        };
+    }
+    let order = table.order.clone();
     let seed = Literal::u64_unsuffixed(table.seed);
     let displacements = table.displacements.iter().map(|(d1, d2)| {
         let (d1, d2) = (Literal::u32_unsuffixed(*d1), Literal::u32_unsuffixed(*d2));
         quote!((#d1, #d2))
     });
     let slot_names = order.iter().map(|&i| names[i]);
-    let slot_fn = if linear {
-        let arms = names.iter().enumerate().map(|(i, n)| {
-            let i = Literal::usize_unsuffixed(i);
-            quote!(#n => ::core::option::Option::Some(#i),)
-        });
-        quote! {
-            /// The slot of a tool name: its place in [`TOOL_NAMES`].
-            #[inline]
-            fn slot(name: &str) -> ::core::option::Option<usize> {
-                match name {
-                    #(#arms)*
-                    _ => ::core::option::Option::None,
-                }
-            }
-        }
-    } else {
-        quote! {
-            /// The slot of a tool name, through a perfect hash built when
-            /// this file was generated.
-            #[inline]
-            fn slot(name: &str) -> ::core::option::Option<usize> {
-                static INDEX: #rt::index::NameIndex = #rt::index::NameIndex {
-                    seed: #seed,
-                    displacements: &[#(#displacements),*],
-                    names: &[#(#slot_names),*],
-                };
-                INDEX.get(name)
-            }
+    let slot_fn = quote! {
+        /// The slot of a tool name, through a perfect hash built when
+        /// this file was generated.
+        #[inline]
+        fn slot(name: &str) -> ::core::option::Option<usize> {
+            static INDEX: #rt::index::NameIndex = #rt::index::NameIndex {
+                seed: #seed,
+                displacements: &[#(#displacements),*],
+                names: &[#(#slot_names),*],
+            };
+            INDEX.get(name)
         }
     };
     Dispatch { order, slot_fn }
@@ -438,8 +466,10 @@ fn tool_literals(server: &Server, tool: &Tool) -> [String; 2] {
 /// One tool's items: its `GeneratedTool` (its schema, its outcomes as one
 /// literal, and its matching function) and the function matching its
 /// arguments to the index of its outcome. `literals` are the outcomes' and
-/// the schema's literals, as Rust source.
-fn tool_items(tool: &Tool, index: usize, rt: &str, literals: [String; 2]) -> String {
+/// the schema's literals, as Rust source. The matching function is
+/// `#[inline]` where `resolve` calls it by name (`direct`, see
+/// [`direct_dispatch`]).
+fn tool_items(tool: &Tool, index: usize, rt: &str, direct: bool, literals: [String; 2]) -> String {
     use std::fmt::Write as _;
     let [outcomes, schema] = literals;
 
@@ -497,6 +527,9 @@ fn tool_items(tool: &Tool, index: usize, rt: &str, literals: [String; 2]) -> Str
     } else {
         "args"
     };
+    if direct {
+        out.push_str("#[inline]\n");
+    }
     let _ = write!(
         out,
         "#[allow(\n    \
