@@ -293,3 +293,181 @@ fn every_tool_member_is_listed_verbatim_and_pinned() {
         }
     }
 }
+
+/// Every variant of every bundled rules file is verified by direct checks
+/// (no keyword of its patterns falls back to `jsonschema`), and on every
+/// candidate call they answer as the patterns' compiled JSON Schema does.
+#[test]
+fn bundled_patterns_run_as_direct_checks_that_agree_with_their_schema() {
+    let mut compared = 0usize;
+    for bundle in bundles() {
+        for (name, calls) in &bundle.calls {
+            let tool = bundle.signature.tool(name).unwrap();
+            for variant in tool.variants() {
+                assert!(
+                    variant.has_direct_checks(),
+                    "{}: tool `{name}`, variant `{}`: {:?}",
+                    bundle.file,
+                    variant.name(),
+                    variant.argument_patterns()
+                );
+                for call in calls {
+                    assert_eq!(
+                        variant.matches(call),
+                        variant.matches_by_schema(call),
+                        "{}: tool `{name}`, variant `{}`, call {call}",
+                        bundle.file,
+                        variant.name()
+                    );
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(compared > 100, "only {compared} comparisons");
+}
+
+/// `Check::from_schema` (what host verification evaluates patterns with)
+/// against `jsonschema` with the patterns' options, on schemas built from
+/// every keyword it translates (and some it does not) and on values where
+/// the two could part: integers written as floats, numbers past 2^53,
+/// non-ASCII lengths, keys that are missing, types a keyword does not
+/// apply to.
+mod direct_checks_differential {
+    use mcp_resolve_runtime::matcher::Check;
+    use mcp_resolve_runtime::pattern::pattern_validator_options;
+    use proptest::prelude::*;
+    use serde_json::{Map, Value, json};
+
+    fn number() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            (-2i64..4).prop_map(Value::from),
+            Just(json!(1.0)),
+            Just(json!(1.5)),
+            Just(json!(-0.5)),
+            Just(json!(9007199254740993u64)),
+            Just(json!(u64::MAX)),
+            Just(json!(1e20)),
+        ]
+    }
+
+    fn text() -> impl Strategy<Value = String> {
+        prop::sample::select(vec![
+            "", "a", "ab", "abc", "é", "éé", "/tmp/1", "a c", "1", "b",
+        ])
+        .prop_map(str::to_string)
+    }
+
+    fn key() -> impl Strategy<Value = String> {
+        prop::sample::select(vec!["a", "b", "c"]).prop_map(str::to_string)
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            number(),
+            text().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec((key(), inner), 0..4)
+                    .prop_map(|members| Value::Object(members.into_iter().collect::<Map<_, _>>())),
+            ]
+        })
+    }
+
+    fn schema() -> impl Strategy<Value = Value> {
+        let types = prop::sample::select(vec![
+            "null", "boolean", "object", "array", "number", "string", "integer",
+        ]);
+        let leaf = prop_oneof![
+            any::<bool>().prop_map(Value::Bool),
+            value().prop_map(|v| json!({ "const": v })),
+            prop::collection::vec(value(), 1..4).prop_map(|v| json!({ "enum": v })),
+            prop::collection::vec(text(), 1..4).prop_map(|v| json!({ "enum": v })),
+            types.clone().prop_map(|t| json!({ "type": t })),
+            prop::collection::vec(types, 1..3).prop_map(|t| json!({ "type": t })),
+            prop::sample::select(vec!["^a", "b$", "a.c", "^/tmp/[0-9]+", "é", "\\d", "("])
+                .prop_map(|p| json!({ "pattern": p })),
+            (
+                prop::sample::select(vec!["minLength", "maxLength", "minItems", "maxItems"]),
+                0u64..4
+            )
+                .prop_map(|(k, n)| json!({ k: n })),
+            (
+                prop::sample::select(vec![
+                    "minimum",
+                    "maximum",
+                    "exclusiveMinimum",
+                    "exclusiveMaximum"
+                ]),
+                number()
+            )
+                .prop_map(|(k, n)| json!({ k: n })),
+            prop::collection::vec(key(), 0..3).prop_map(|keys| json!({ "required": keys })),
+            Just(json!({ "description": "said nothing", "title": "t" })),
+            Just(json!({ "minProperties": 1 })),
+        ];
+        leaf.prop_recursive(3, 16, 3, |inner| {
+            prop_oneof![
+                inner.clone().prop_map(|s| json!({ "not": s })),
+                prop::collection::vec(inner.clone(), 1..3).prop_map(|s| json!({ "anyOf": s })),
+                prop::collection::vec(inner.clone(), 1..3).prop_map(|s| json!({ "allOf": s })),
+                inner.clone().prop_map(|s| json!({ "items": s })),
+                inner.clone().prop_map(|s| json!({ "contains": s })),
+                prop::collection::vec((key(), inner.clone()), 1..3).prop_map(|props| {
+                    json!({ "properties": props.into_iter().collect::<Map<_, _>>() })
+                }),
+                // Several keywords in one schema object.
+                prop::collection::vec(inner, 2..4).prop_map(|parts| {
+                    let mut all = Map::new();
+                    for part in parts {
+                        if let Value::Object(keywords) = part {
+                            all.extend(keywords);
+                        }
+                    }
+                    Value::Object(all)
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn direct_checks_answer_as_the_schema_does(
+            schema in schema(),
+            values in prop::collection::vec(value(), 1..6),
+        ) {
+            let Ok(validator) = pattern_validator_options().build(&schema) else {
+                return Ok(());
+            };
+            let Some(check) = Check::from_schema(&schema) else {
+                return Ok(());
+            };
+            for v in &values {
+                prop_assert_eq!(check.eval(v), validator.is_valid(v), "schema {} value {}", schema, v);
+            }
+        }
+    }
+
+    #[test]
+    fn what_has_no_direct_check_is_left_to_the_schema() {
+        for schema in [
+            json!({ "minProperties": 1 }),
+            json!({ "items": [{ "type": "string" }] }),
+            json!({ "enum": [] }),
+            json!({ "type": "float" }),
+            json!({ "pattern": "(" }),
+            json!({ "minLength": 1.5 }),
+            json!({ "properties": { "a": { "format": "email" } } }),
+            json!("string"),
+        ] {
+            assert!(Check::from_schema(&schema).is_none(), "{schema}");
+        }
+        assert!(Check::from_schema(&json!({ "description": "x" })).is_some());
+    }
+}

@@ -154,6 +154,107 @@ impl Check {
     }
 }
 
+impl Check {
+    /// The check a JSON Schema states, where every keyword in it (and in its
+    /// subschemas) is one a [`Check`] has, with the same meaning: `const`,
+    /// `enum`, `type`, `pattern`, the length, item-count and numeric bounds,
+    /// `not`, `anyOf`, `allOf`, `items` (one schema), `contains`,
+    /// `properties` and `required`; `title`, `description`, `$comment`,
+    /// `examples` and `default` say nothing about the value. `None` for
+    /// anything else (another keyword, a keyword's value in another form, a
+    /// pattern that does not compile): the caller validates with
+    /// `jsonschema` then. Host verification compiles `argumentPatterns`
+    /// with it; `tests/host.rs` holds the two to the same answers.
+    pub fn from_schema(schema: &Value) -> Option<Check> {
+        let keywords = match schema {
+            Value::Bool(b) => return Some(Check::Const(*b)),
+            Value::Object(keywords) => keywords,
+            _ => return None,
+        };
+        let mut checks = Vec::with_capacity(keywords.len());
+        for (keyword, value) in keywords {
+            let count = || value.as_u64();
+            let bound = || value.as_number().map(Num::of);
+            let sub = |v: &Value| Check::from_schema(v).map(Box::new);
+            let list = |v: &Value| -> Option<Vec<Check>> {
+                let items = v.as_array().filter(|a| !a.is_empty())?;
+                items.iter().map(Check::from_schema).collect()
+            };
+            checks.push(match keyword.as_str() {
+                "title" | "description" | "$comment" | "examples" | "default" => continue,
+                "const" => match value {
+                    Value::String(s) => Check::Str(s.clone()),
+                    other => Check::Equals(other.clone()),
+                },
+                "enum" => {
+                    let items = value.as_array().filter(|a| !a.is_empty())?;
+                    match items.iter().map(Value::as_str).collect::<Option<Vec<_>>>() {
+                        Some(strings) => {
+                            Check::Strs(strings.into_iter().map(str::to_string).collect())
+                        }
+                        None => Check::AnyOf(items.iter().cloned().map(Check::Equals).collect()),
+                    }
+                }
+                "type" => {
+                    const TYPES: [&str; 7] = [
+                        "null", "boolean", "object", "array", "number", "string", "integer",
+                    ];
+                    let names = match value {
+                        Value::String(t) => vec![t.clone()],
+                        Value::Array(ts) if !ts.is_empty() => ts
+                            .iter()
+                            .map(|t| t.as_str().map(str::to_string))
+                            .collect::<Option<Vec<_>>>()?,
+                        _ => return None,
+                    };
+                    if !names.iter().all(|t| TYPES.contains(&t.as_str())) {
+                        return None;
+                    }
+                    Check::Type(names)
+                }
+                "pattern" => {
+                    Check::Pattern(Some(crate::pattern::compile_pattern(value.as_str()?).ok()?))
+                }
+                "minLength" => Check::MinLength(count()?),
+                "maxLength" => Check::MaxLength(count()?),
+                "minItems" => Check::MinItems(count()?),
+                "maxItems" => Check::MaxItems(count()?),
+                "minimum" => Check::Minimum(bound()?),
+                "maximum" => Check::Maximum(bound()?),
+                "exclusiveMinimum" => Check::ExclusiveMinimum(bound()?),
+                "exclusiveMaximum" => Check::ExclusiveMaximum(bound()?),
+                "not" => Check::Not(sub(value)?),
+                "anyOf" => Check::AnyOf(list(value)?),
+                "allOf" => Check::AllOf(list(value)?),
+                "items" if matches!(value, Value::Object(_) | Value::Bool(_)) => {
+                    Check::Items(sub(value)?)
+                }
+                "contains" => Check::ContainsItem(sub(value)?),
+                "properties" => Check::Properties(
+                    value
+                        .as_object()?
+                        .iter()
+                        .map(|(k, v)| Some((k.clone(), Check::from_schema(v)?)))
+                        .collect::<Option<Vec<_>>>()?,
+                ),
+                "required" => Check::Required(
+                    value
+                        .as_array()?
+                        .iter()
+                        .map(|k| k.as_str().map(str::to_string))
+                        .collect::<Option<Vec<_>>>()?,
+                ),
+                _ => return None,
+            });
+        }
+        Some(match checks.len() {
+            0 => Check::Const(true),
+            1 => checks.pop()?,
+            _ => Check::AllOf(checks),
+        })
+    }
+}
+
 /// The value at `path`, if every object on the way is present.
 fn lookup<'v>(arguments: &'v Map<String, Value>, path: &[String]) -> Option<&'v Value> {
     let (first, rest) = path.split_first()?;

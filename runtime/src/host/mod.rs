@@ -64,6 +64,7 @@ pub use crate::signature::fingerprint;
 
 use serde_json::{Map, Value, json};
 
+use crate::matcher::Check;
 use crate::signature::{ModelError, ServerInfo, SignatureDocument, SignatureTool, VariantEntry};
 use crate::{Annotations, ArgumentValidator};
 
@@ -104,6 +105,9 @@ pub struct SignedTool {
 pub struct SignedVariant {
     def: VariantEntry,
     validator: jsonschema::Validator,
+    /// The same schema as direct checks, where every keyword has one
+    /// ([`Check::from_schema`]); `validator` decides otherwise.
+    check: Option<Check>,
 }
 
 /// What the signature declares for one call.
@@ -351,7 +355,12 @@ impl SignedVariant {
                     def.name
                 ))
             })?;
-        Ok(SignedVariant { def, validator })
+        let check = Check::from_schema(&schema);
+        Ok(SignedVariant {
+            def,
+            validator,
+            check,
+        })
     }
 
     /// The variant's name (shared by the entries of one variant's disjuncts).
@@ -381,7 +390,24 @@ impl SignedVariant {
 
     /// Whether `arguments` satisfy the entry's `argumentPatterns`.
     pub fn matches(&self, arguments: &Value) -> bool {
+        match &self.check {
+            Some(check) => check.eval(arguments),
+            None => self.validator.is_valid(arguments),
+        }
+    }
+
+    /// Whether `arguments` satisfy the entry's `argumentPatterns` by the
+    /// compiled JSON Schema itself, never the direct checks
+    /// ([`SignedVariant::matches`] takes those where it can): what the
+    /// tests hold the direct checks to.
+    pub fn matches_by_schema(&self, arguments: &Value) -> bool {
         self.validator.is_valid(arguments)
+    }
+
+    /// Whether [`SignedVariant::matches`] runs direct checks (every keyword
+    /// of the patterns has one) rather than the JSON Schema validator.
+    pub fn has_direct_checks(&self) -> bool {
+        self.check.is_some()
     }
 }
 
