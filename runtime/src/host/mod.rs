@@ -62,6 +62,8 @@ pub use crate::hints::worst_value;
 #[cfg(feature = "fingerprint")]
 pub use crate::signature::fingerprint;
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value, json};
 
 use crate::matcher::Check;
@@ -90,7 +92,13 @@ pub struct Signature {
     server_info: Option<ServerInfo>,
     fingerprint: Option<String>,
     tools: Vec<SignedTool>,
+    /// Each tool by name (names are unique), for a signature of more than
+    /// [`LINEAR_LOOKUP_MAX`] tools (a few are found faster by comparing).
+    by_name: HashMap<String, usize>,
 }
+
+/// Up to this many tools, [`Signature::tool`] compares names in order.
+const LINEAR_LOOKUP_MAX: usize = 8;
 
 /// One tool of a signature, compiled.
 #[derive(Debug)]
@@ -129,11 +137,18 @@ impl Signature {
             .enumerate()
             .map(|(i, tool)| SignedTool::compile(tool).map_err(|e| bad(format!("tools[{i}]: {e}"))))
             .collect::<Result<Vec<_>, _>>()?;
+        let mut by_name = HashMap::new();
+        if tools.len() > LINEAR_LOOKUP_MAX {
+            for (i, tool) in tools.iter().enumerate() {
+                by_name.insert(tool.def.name.clone(), i);
+            }
+        }
         Ok(Signature {
             document,
             server_info: model.server_info,
             fingerprint: model.fingerprint,
             tools,
+            by_name,
         })
     }
 
@@ -204,6 +219,9 @@ impl Signature {
 
     /// The tool called `name`.
     pub fn tool(&self, name: &str) -> Option<&SignedTool> {
+        if self.tools.len() > LINEAR_LOOKUP_MAX {
+            return self.by_name.get(name).and_then(|&i| self.tools.get(i));
+        }
         self.tools.iter().find(|t| t.def.name == name)
     }
 

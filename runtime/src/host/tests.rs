@@ -302,3 +302,33 @@ fn violations_come_in_a_fixed_order_with_their_context() {
         "{statics:?}"
     );
 }
+
+#[test]
+fn tools_are_found_by_name_in_small_and_large_signatures() {
+    for count in [1usize, LINEAR_LOOKUP_MAX, LINEAR_LOOKUP_MAX + 1, 40] {
+        let tool = |name: String, read_only: bool| {
+            json!({
+                "name": name,
+                "inputSchema": {"type": "object"},
+                "annotations": {"readOnlyHint": read_only, "destructiveHint": false,
+                    "idempotentHint": true, "openWorldHint": false, "agencyHint": false}
+            })
+        };
+        let tools: Vec<Value> = (0..count)
+            .map(|i| tool(format!("t{i}"), i % 2 == 0))
+            .collect();
+        let sig = Signature::from_value(json!({"tools": tools})).unwrap();
+        for i in 0..count {
+            let name = format!("t{i}");
+            let found = sig.tool(&name).unwrap();
+            assert_eq!(found.name(), name);
+            assert_eq!(
+                found.annotations().read_only,
+                i % 2 == 0,
+                "{count} tools: {name}"
+            );
+        }
+        assert!(sig.tool("t").is_none());
+        assert!(sig.tool(&format!("t{count}")).is_none());
+    }
+}
