@@ -66,7 +66,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::matcher::Check;
+use crate::matcher::{Check, Test};
 use crate::signature::{ModelError, ServerInfo, SignatureDocument, SignatureTool, VariantEntry};
 use crate::{Annotations, ArgumentValidator};
 
@@ -113,9 +113,9 @@ pub struct SignedTool {
 pub struct SignedVariant {
     def: VariantEntry,
     validator: jsonschema::Validator,
-    /// The same schema as direct checks, where every keyword has one
+    /// The same patterns as direct tests, where every keyword has a check
     /// ([`Check::from_schema`]); `validator` decides otherwise.
-    check: Option<Check>,
+    test: Option<Test>,
 }
 
 /// What the signature declares for one call.
@@ -373,11 +373,21 @@ impl SignedVariant {
                     def.name
                 ))
             })?;
-        let check = Check::from_schema(&schema);
+        // The same schema as direct tests on the arguments object: each
+        // pattern's argument looked up once, present and passing its check,
+        // or (`false`) absent.
+        let test = patterns
+            .iter()
+            .map(|(k, p)| match p {
+                Value::Bool(false) => Some(Test::Not(Box::new(Test::Present(vec![k.clone()])))),
+                p => Check::from_schema(p).map(|c| Test::At(vec![k.clone()], c)),
+            })
+            .collect::<Option<Vec<_>>>()
+            .map(Test::All);
         Ok(SignedVariant {
             def,
             validator,
-            check,
+            test,
         })
     }
 
@@ -408,9 +418,10 @@ impl SignedVariant {
 
     /// Whether `arguments` satisfy the entry's `argumentPatterns`.
     pub fn matches(&self, arguments: &Value) -> bool {
-        match &self.check {
-            Some(check) => check.eval(arguments),
-            None => self.validator.is_valid(arguments),
+        match (&self.test, arguments) {
+            (Some(test), Value::Object(arguments)) => test.eval(arguments),
+            (Some(_), _) => false,
+            (None, _) => self.validator.is_valid(arguments),
         }
     }
 
@@ -425,7 +436,7 @@ impl SignedVariant {
     /// Whether [`SignedVariant::matches`] runs direct checks (every keyword
     /// of the patterns has one) rather than the JSON Schema validator.
     pub fn has_direct_checks(&self) -> bool {
-        self.check.is_some()
+        self.test.is_some()
     }
 }
 

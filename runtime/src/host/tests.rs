@@ -332,3 +332,53 @@ fn tools_are_found_by_name_in_small_and_large_signatures() {
         assert!(sig.tool(&format!("t{count}")).is_none());
     }
 }
+
+#[test]
+fn variant_patterns_run_as_direct_tests_with_the_schema_answers() {
+    let entry = |patterns: Value| -> SignedVariant {
+        let def: VariantEntry = serde_json::from_value(json!({
+            "name": "v",
+            "when": {"argumentPatterns": patterns},
+            "annotations": {"readOnlyHint": true, "destructiveHint": false,
+                "idempotentHint": true, "openWorldHint": false}
+        }))
+        .unwrap();
+        SignedVariant::compile(def).unwrap()
+    };
+    let variants = [
+        entry(json!({"mode": {"const": "plan"}, "force": false})),
+        entry(
+            json!({"opts": {"type": "object", "properties": {"deep": {"minimum": 2}},
+            "required": ["deep"]}}),
+        ),
+        entry(json!({})),
+        // No direct check for `minProperties`: the schema decides.
+        entry(json!({"opts": {"minProperties": 1}})),
+    ];
+    assert!(variants[..3].iter().all(SignedVariant::has_direct_checks));
+    assert!(!variants[3].has_direct_checks());
+    let calls = [
+        json!({"mode": "plan"}),
+        json!({"mode": "plan", "force": true}),
+        json!({"mode": "apply"}),
+        json!({"opts": {"deep": 3}}),
+        json!({"opts": {"deep": 1}}),
+        json!({"opts": {}}),
+        json!({"opts": 7}),
+        json!({}),
+        json!("not an object"),
+        json!(null),
+    ];
+    for (i, variant) in variants.iter().enumerate() {
+        for call in &calls {
+            assert_eq!(
+                variant.matches(call),
+                variant.matches_by_schema(call),
+                "variant {i}, call {call}"
+            );
+        }
+    }
+    assert!(variants[0].matches(&calls[0]) && !variants[0].matches(&calls[1]));
+    assert!(variants[1].matches(&calls[3]) && !variants[1].matches(&calls[4]));
+    assert!(variants[2].matches(&calls[7]) && !variants[2].matches(&calls[8]));
+}
