@@ -110,9 +110,7 @@ impl LimitArgs {
         let options = LoadOptions::default()
             .with_analysis(analysis)
             .with_jobs(self.jobs.map_or(0, size))
-            .with_progress(progress::load_stage)
-            // Commands read the servers; `fmt` and `convert` decode on their own.
-            .without_files();
+            .with_progress(progress::load_stage);
         match self.max_file_bytes {
             Some(n) => options.with_max_file_bytes(size(n)),
             None => options,
@@ -765,7 +763,13 @@ pub(crate) fn load(paths: &[PathBuf]) -> Result<Project, u8> {
 /// it; prints the diagnostics (or why there is not one server) otherwise.
 pub(crate) fn with_server(paths: &[PathBuf], f: impl FnOnce(&Project, &Server) -> u8) -> u8 {
     match load_clean(paths) {
-        Ok(project) => {
+        Ok(mut project) => {
+            // The commands read the servers, not the decoded files. Freed
+            // here, after the analysis rather than after lowering, the files'
+            // memory is what the command's own output is then built in: the
+            // allocator hands back memory left unused for a second, and
+            // fresh memory costs the kernel's zeroing (docs/performance.md).
+            drop(std::mem::take(&mut project.files));
             let code = match project.single_server() {
                 Ok(server) => f(&project, server),
                 Err(message) => {
