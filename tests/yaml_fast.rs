@@ -89,6 +89,12 @@ fn edges() {
         "a:\n\t- b\n",
         "key: value\n  bad: indent\n",
         "a: 2025-06-18\nb: 12:30\n",
+        // Keys that read alike, in a few keys and in many.
+        "'null': a\nnull: b\n",
+        "a: 1\nb: 2\nc: 3\nd: 4\ne: 5\nf: 6\ng: 7\nh: 8\ni: 9\nj: 10\na: 11\n",
+        "a: 1\nb: 2\nc: 3\nd: 4\ne: 5\nf: 6\ng: 7\nh: 8\ni: 9\nj: 10\n",
+        // Collections inside collections, each taking its own items.
+        "a: [1, [2, 3], {b: [4]}, []]\nc: {d: [5, {e: 6}], f: {}}\ng: [[[h]]]\n",
     ];
     for (i, text) in cases.iter().enumerate() {
         agree(&format!("case {i}"), text);
@@ -98,6 +104,10 @@ fn edges() {
     assert!(!agree("directive", "%YAML 1.1\n---\na: yes\n"));
     assert!(!agree("alias", cases[6]));
     assert!(!agree("duplicate", cases[11]));
+    assert!(!agree("a string and a null key", cases[23]));
+    assert!(!agree("duplicate among many", cases[24]));
+    assert!(agree("many keys", cases[25]));
+    assert!(agree("nested", cases[26]));
     // Nesting past the fast path's depth goes to the reference, which
     // refuses past its own budget.
     for depth in [yaml_fast::MAX_DEPTH - 1, yaml_fast::MAX_DEPTH + 1, 70, 200] {

@@ -24,15 +24,21 @@ use super::yaml::{YNode, YValue};
 /// budget (serde-saphyr's default `max_depth`, 64).
 pub const MAX_DEPTH: usize = 32;
 
-/// A collection being read.
+/// A collection being read: its node, where its items (or entries) start
+/// on the shared stack, and a mapping's key waiting for its value.
 enum Open {
-    Seq(YNode, Vec<YNode>),
-    Map(YNode, Vec<(YNode, YNode)>, Option<YNode>),
+    Seq(YNode, usize),
+    Map(YNode, usize, Option<YNode>),
 }
 
 /// The document's tree, or `None` where the reference must decide.
 pub fn parse(text: &str, max_nodes: usize, max_events: usize) -> Option<YNode> {
     let mut stack: Vec<Open> = Vec::new();
+    // The items and entries of every open collection, innermost last: each
+    // collection takes its own when it ends, into a vector of exactly their
+    // number (no growing, no spare capacity in the tree).
+    let mut items: Vec<YNode> = Vec::new();
+    let mut entries: Vec<(YNode, YNode)> = Vec::new();
     let mut root: Option<YNode> = None;
     let (mut nodes, mut events, mut documents) = (0usize, 0usize, 0usize);
     for item in Parser::new_from_str(text) {
@@ -64,25 +70,25 @@ pub fn parse(text: &str, max_nodes: usize, max_events: usize) -> Option<YNode> {
                 nodes += 1;
                 let start = node(YValue::Null, &span)?;
                 stack.push(if matches!(event, Event::SequenceStart(..)) {
-                    Open::Seq(start, Vec::new())
+                    Open::Seq(start, items.len())
                 } else {
-                    Open::Map(start, Vec::new(), None)
+                    Open::Map(start, entries.len(), None)
                 });
                 continue;
             }
             Event::SequenceEnd => match stack.pop()? {
-                Open::Seq(mut seq, items) => {
-                    seq.value = YValue::Seq(items);
+                Open::Seq(mut seq, from) => {
+                    seq.value = YValue::Seq(items.drain(from..).collect());
                     seq
                 }
                 Open::Map(..) => return None,
             },
             Event::MappingEnd => match stack.pop()? {
-                Open::Map(mut map, entries, None) => {
-                    if repeats_a_key(&entries) {
+                Open::Map(mut map, from, None) => {
+                    if repeats_a_key(&entries[from..]) {
                         return None;
                     }
-                    map.value = YValue::Map(entries);
+                    map.value = YValue::Map(entries.drain(from..).collect());
                     map
                 }
                 _ => return None,
@@ -95,8 +101,8 @@ pub fn parse(text: &str, max_nodes: usize, max_events: usize) -> Option<YNode> {
         match stack.last_mut() {
             None if root.is_none() => root = Some(done),
             None => return None,
-            Some(Open::Seq(_, items)) => items.push(done),
-            Some(Open::Map(_, entries, key)) => match key.take() {
+            Some(Open::Seq(..)) => items.push(done),
+            Some(Open::Map(_, _, key)) => match key.take() {
                 Some(k) => entries.push((k, done)),
                 None if is_scalar(&done.value) => *key = Some(done),
                 None => return None,
@@ -177,6 +183,25 @@ fn decimal_integer(text: &str) -> Option<Number> {
 /// Whether two keys of a mapping read alike (the reference decides whether
 /// that is an error).
 fn repeats_a_key(entries: &[(YNode, YNode)]) -> bool {
+    // A few keys (as most mappings have) compare pairwise, without building
+    // their texts.
+    const FEW: usize = 8;
+    if entries.len() <= FEW {
+        fn text(node: &YNode) -> Option<&str> {
+            match &node.value {
+                YValue::String(s) => Some(s),
+                _ => None,
+            }
+        }
+        let alike = |a: &YNode, b: &YNode| match (text(a), text(b)) {
+            (Some(a), Some(b)) => a == b,
+            _ => a.key_string() == b.key_string(),
+        };
+        return entries
+            .iter()
+            .enumerate()
+            .any(|(i, (a, _))| entries[i + 1..].iter().any(|(b, _)| alike(a, b)));
+    }
     let mut keys: Vec<String> = entries.iter().map(|(k, _)| k.key_string()).collect();
     keys.sort_unstable();
     keys.windows(2).any(|pair| pair[0] == pair[1])
