@@ -374,8 +374,22 @@ pub fn verify_resolution<'a>(
             "a resolution result must be an object, not {result}"
         )));
     };
+    // The members a dialect is told by, read in one pass (a result has a
+    // handful): `tool` (SEP-1862), else `resultType` (the extension), else
+    // `annotations` (`tools/annotations`).
+    let (mut tool_member, mut result_type_member, mut name_member, mut annotations_member) =
+        (None, None, None, None);
+    for (key, value) in object {
+        match key.as_str() {
+            "tool" => tool_member = Some(value),
+            "resultType" => result_type_member = Some(value),
+            "name" => name_member = Some(value),
+            "annotations" => annotations_member = Some(value),
+            _ => {}
+        }
+    }
     let mut out = Vec::new();
-    if let Some(tool) = object.get("tool") {
+    if let Some(tool) = tool_member {
         // SEP-1862: the whole tool.
         let Some(tool) = tool.as_object() else {
             return Err(malformed("`tool` must be an object".into()));
@@ -406,24 +420,24 @@ pub fn verify_resolution<'a>(
             }
             Some(Err(e)) => out.push(Violation::new(ViolationKind::Malformed, name, e)),
         }
-    } else if let Some(result_type) = object.get("resultType") {
+    } else if let Some(result_type) = result_type_member {
         // The tool-resolution extension.
         if result_type != "complete" {
             return Err(malformed(format!(
                 "`resultType` is {result_type}; only a complete result carries annotations"
             )));
         }
-        if object.get("name").and_then(Value::as_str) != Some(name) {
+        if name_member.and_then(Value::as_str) != Some(name) {
             return Err(malformed(format!(
                 "the result names tool {}, not `{name}`",
-                object.get("name").unwrap_or(&Value::Null)
+                name_member.unwrap_or(&Value::Null)
             )));
         }
-        let Some(Value::Object(reported)) = object.get("annotations") else {
+        let Some(Value::Object(reported)) = annotations_member else {
             return Err(malformed("the result has no `annotations` object".into()));
         };
         compare_hints(name, want, reported, true, &context, &mut out);
-    } else if let Some(annotations) = object.get("annotations") {
+    } else if let Some(annotations) = annotations_member {
         // `tools/annotations`.
         let Some(reported) = annotations.as_object() else {
             return Err(malformed("`annotations` must be an object".into()));
