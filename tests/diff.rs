@@ -1098,3 +1098,59 @@ fn tools_compare_in_parallel_and_only_where_they_differ() {
     assert!(e.starts_with("the old document: tools[1]: tool `b`"), "{e}");
     assert!(e.contains("inputSchema"), "{e}");
 }
+
+/// `diff_texts` (the CLI's path for two `.json` signatures: each read tool by
+/// tool from its text) gives exactly `diff`'s result on every bundled
+/// signature against each of its mutants, and leaves every document that is
+/// not a valid signature, or whose fingerprint does not verify, to `diff`
+/// (which says what is wrong).
+#[test]
+fn diffs_of_texts_read_tool_by_tool_are_the_documents_diffs() {
+    use mcp_resolve::diff::diff_texts;
+    let text = |doc: &Value| serde_json::to_string_pretty(doc).unwrap();
+    let mut compared = 0;
+    for (file, doc) in bundled() {
+        for m in mutants(&doc).into_iter().take(12) {
+            // Mutants carry the original's fingerprint, which no longer
+            // verifies: without it both readings compare them.
+            let mut mutant = m.doc.clone();
+            mutant.as_object_mut().unwrap().remove("fingerprint");
+            let want = diff(&doc, &mutant).unwrap();
+            let got = diff_texts(&text(&doc), &text(&mutant), 0)
+                .unwrap_or_else(|| panic!("{file}: {}: not read from text", m.label))
+                .unwrap();
+            assert_eq!(got.to_json(), want.to_json(), "{file}: {}", m.label);
+            compared += 1;
+            // With the original's fingerprint the mutant is refused.
+            assert!(diff_texts(&text(&doc), &text(&m.doc), 0).is_none() || m.doc == doc);
+        }
+    }
+    assert!(compared > 50, "{compared}");
+
+    let ok = text(&json!({"tools": []}));
+    for bad in [
+        "not json".to_string(),
+        "[]".into(),
+        text(&json!({})),
+        text(&json!({"tools": {}})),
+        text(&json!({"tools": [{}]})),
+        text(&json!({"tools": [{"name": "a"}, {"name": "a"}]})),
+        text(&json!({"tools": [{"name": "a", "inputSchema": {"type": 7}}]})),
+        text(&json!({"tools": [], "fingerprint": 7})),
+        text(&json!({"tools": [], "fingerprint": "sha256:00"})),
+        text(&json!({"tools": [], "serverInfo": 7})),
+        format!("{ok} trailing"),
+    ] {
+        assert!(diff_texts(&ok, &bad, 0).is_none(), "{bad}");
+        assert!(diff_texts(&bad, &ok, 0).is_none(), "{bad}");
+    }
+    // A tool nested past what is read tool by tool is left to the whole reading.
+    let mut deep = json!("x");
+    for _ in 0..110 {
+        deep = json!([deep]);
+    }
+    let deep = text(
+        &json!({"tools": [{"name": "a", "description": "d", "inputSchema": {"type": "object", "default": deep}}]}),
+    );
+    assert!(diff_texts(&ok, &deep, 0).is_none());
+}

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use mcp_resolve::diff::{Diff, DiffError, diff_texts};
 use mcp_resolve::emit::signature::{check_fingerprint_with_jobs, signature, to_pretty};
 use serde_json::Value;
 
@@ -38,10 +39,19 @@ fn parse_signature(path: &Path, text: &str) -> Result<Value, String> {
     Ok(doc)
 }
 
+/// What [`load_pair`] gives: both documents, or, for two valid `.json`
+/// signatures, their comparison already made tool by tool from the text.
+enum Loaded {
+    Documents(Result<Value, u8>, Result<Value, u8>),
+    Compared(Result<Diff, DiffError>),
+}
+
 /// Both documents, each a `.json` signature or the signature of rules.
-/// Two `.json` files are parsed and verified side by side (for large
-/// signatures that is most of the work), their errors printed in order.
-fn load_pair(old: &Path, new: &Path) -> (Result<Value, u8>, Result<Value, u8>) {
+/// Two `.json` files are compared from their text, tool by tool
+/// ([`mcp_resolve::diff::diff_texts`]: no tree of either document); when
+/// either is not a valid signature they are parsed and verified whole, side
+/// by side, their errors printed in order.
+fn load_pair(old: &Path, new: &Path) -> Loaded {
     if !(is_json(old) && is_json(new)) {
         let load = |path: &Path| {
             if is_json(path) {
@@ -54,9 +64,15 @@ fn load_pair(old: &Path, new: &Path) -> (Result<Value, u8>, Result<Value, u8>) {
                 signature_of_rules(path)
             }
         };
-        return (load(old), load(new));
+        return Loaded::Documents(load(old), load(new));
     }
     let (old_text, new_text) = (read_document(old), read_document(new));
+    if let (Ok(old_text), Ok(new_text)) = (&old_text, &new_text) {
+        super::progress::stage("comparing the signatures");
+        if let Some(compared) = diff_texts(old_text, new_text, load_options().jobs) {
+            return Loaded::Compared(compared);
+        }
+    }
     let parse = |path: &Path, text: &Result<String, u8>| match text {
         Ok(text) => parse_signature(path, text).map_err(Ok),
         Err(code) => Err(Err(*code)),
@@ -78,7 +94,7 @@ fn load_pair(old: &Path, new: &Path) -> (Result<Value, u8>, Result<Value, u8>) {
             Err(code) => code,
         })
     };
-    (report(old_doc), report(new_doc))
+    Loaded::Documents(report(old_doc), report(new_doc))
 }
 
 pub(crate) fn run(
@@ -88,12 +104,16 @@ pub(crate) fn run(
     allow_widening: bool,
     allow_undecided: bool,
 ) -> u8 {
-    let (old_doc, new_doc) = match load_pair(old, new) {
-        (Ok(o), Ok(n)) => (o, n),
-        (Err(code), _) | (_, Err(code)) => return code,
+    let (compared, documents) = match load_pair(old, new) {
+        Loaded::Compared(compared) => (compared, None),
+        Loaded::Documents(Ok(o), Ok(n)) => {
+            super::progress::stage("comparing the signatures");
+            let compared = mcp_resolve::diff::diff_with_jobs(&o, &n, load_options().jobs);
+            (compared, Some((o, n)))
+        }
+        Loaded::Documents(Err(code), _) | Loaded::Documents(_, Err(code)) => return code,
     };
-    super::progress::stage("comparing the signatures");
-    let diff = match mcp_resolve::diff::diff_with_jobs(&old_doc, &new_doc, load_options().jobs) {
+    let diff = match compared {
         Ok(d) => d,
         Err(e) => {
             super::progress::finish();
@@ -106,7 +126,7 @@ pub(crate) fn run(
         DiffFormat::Json => out(&to_pretty(&diff.to_json())),
         DiffFormat::Markdown => out(&diff.to_markdown()),
     }
-    super::left_to_exit((old_doc, new_doc));
+    super::left_to_exit(documents);
     if (diff.has_widening() && !allow_widening) || (diff.has_undecided() && !allow_undecided) {
         FAILURE
     } else {

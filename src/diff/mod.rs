@@ -32,6 +32,7 @@ use mcp_resolve_runtime::signature::{SignatureDocument, SignatureTool};
 use serde::Deserialize;
 
 mod search;
+pub mod text;
 
 use search::Search;
 
@@ -268,6 +269,46 @@ pub fn diff_with_jobs(old_doc: &Value, new_doc: &Value, jobs: usize) -> Result<D
     let threads = crate::par::threads(jobs);
     let old = read_tools("old", old_doc, threads)?;
     let new = read_tools("new", new_doc, threads)?;
+    compare_tools(&old, &new, threads).map_err(|failure| match failure {
+        Failure::Compile(Side::Old) => whole_document_error("old", old_doc),
+        Failure::Compile(Side::New) => whole_document_error("new", new_doc),
+        Failure::Internal(e) => e,
+    })
+}
+
+/// [`diff_with_jobs`] of two documents given as JSON text, each read tool by
+/// tool ([`text::read_tools`]) instead of as one tree: a fraction of the
+/// memory for large documents. A document's fingerprint, when it has one,
+/// is verified. `None` when either document is not a valid signature, its
+/// fingerprint does not verify, or a tool does not compile: the caller reads
+/// the documents whole then ([`diff_with_jobs`]), which says exactly what is
+/// wrong. When both read, the result is [`diff_with_jobs`]'s.
+pub fn diff_texts(old: &str, new: &str, jobs: usize) -> Option<Result<Diff, DiffError>> {
+    let threads = crate::par::threads(jobs);
+    let old = text::read_tools(old, threads)?;
+    let new = text::read_tools(new, threads)?;
+    match compare_tools(&old, &new, threads) {
+        Ok(diff) => Some(Ok(diff)),
+        Err(Failure::Internal(e)) => Some(Err(e)),
+        Err(Failure::Compile(_)) => None,
+    }
+}
+
+/// Why [`compare_tools`] stopped.
+enum Failure {
+    /// A tool of this document does not compile.
+    Compile(Side),
+    /// A comparison panicked.
+    Internal(DiffError),
+}
+
+/// The changes from the tools `old` to the tools `new`, compared on
+/// `threads` threads, in the order a single thread finds them.
+fn compare_tools(
+    old: &[SignatureTool],
+    new: &[SignatureTool],
+    threads: usize,
+) -> Result<Diff, Failure> {
     let old_index: HashMap<&str, &SignatureTool> =
         old.iter().map(|t| (t.name.as_str(), t)).collect();
     let new_names: HashSet<&str> = new.iter().map(|t| t.name.as_str()).collect();
@@ -275,7 +316,7 @@ pub fn diff_with_jobs(old_doc: &Value, new_doc: &Value, jobs: usize) -> Result<D
     // whole-document reader (not by every worker that meets one).
     let compile =
         |side: Side, tool: &SignatureTool| SignedTool::compile(tool.clone()).map_err(|_| side);
-    let per_tool = crate::par::map(&new, threads, Some(crate::par::WORK_STACK), |_, new_def| {
+    let per_tool = crate::par::map(new, threads, Some(crate::par::WORK_STACK), |_, new_def| {
         let name = new_def.name.as_str();
         let mut changes = Vec::new();
         match old_index.get(name) {
@@ -310,17 +351,16 @@ pub fn diff_with_jobs(old_doc: &Value, new_doc: &Value, jobs: usize) -> Result<D
     for (tool, found) in new.iter().zip(per_tool) {
         match found {
             Ok(Ok(found)) => changes.extend(found),
-            Ok(Err(Side::Old)) => return Err(whole_document_error("old", old_doc)),
-            Ok(Err(Side::New)) => return Err(whole_document_error("new", new_doc)),
+            Ok(Err(side)) => return Err(Failure::Compile(side)),
             Err(_) => {
-                return Err(DiffError(format!(
+                return Err(Failure::Internal(DiffError(format!(
                     "internal error comparing tool `{}` (please report it)",
                     tool.name
-                )));
+                ))));
             }
         }
     }
-    for old_tool in &old {
+    for old_tool in old {
         if !new_names.contains(old_tool.name.as_str()) {
             changes.push(Change {
                 tool: old_tool.name.clone(),

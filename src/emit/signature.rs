@@ -145,7 +145,10 @@ pub fn signature_text(server: &Server, jobs: usize) -> SignatureText {
 /// rest. `None` when that marker does not stand exactly once in the frame's
 /// text (a member that spells it inside the frame), where only the whole
 /// document can be hashed.
-fn fingerprint_spliced<'t>(frame: &Value, tools: impl Iterator<Item = &'t str>) -> Option<String> {
+pub(crate) fn fingerprint_spliced<'t>(
+    frame: &Value,
+    tools: impl Iterator<Item = &'t str>,
+) -> Option<String> {
     const MARKER: &str = "\"tools\":[]";
     let frame_canonical = fingerprinted_text(frame);
     let (head, tail) = frame_canonical.split_once(MARKER)?;
