@@ -233,14 +233,9 @@ pub fn resolve(
 > {
     match name {
         "start_coding_agent" => TOOL_0.resolve_with(arguments, match_0),
-        "agent_status" => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
         _ => {
             ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+                ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
             )
         }
     }
@@ -262,14 +257,9 @@ pub fn resolve_validated(
 > {
     match name {
         "start_coding_agent" => TOOL_0.resolve_validated_with(arguments, match_0),
-        "agent_status" => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
         _ => {
             ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+                ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
             )
         }
     }

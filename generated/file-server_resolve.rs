@@ -178,7 +178,7 @@ pub fn resolve(
         "manage_files" => TOOL_0.resolve_with(arguments, match_0),
         _ => {
             ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+                ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
             )
         }
     }
@@ -202,7 +202,7 @@ pub fn resolve_validated(
         "manage_files" => TOOL_0.resolve_validated_with(arguments, match_0),
         _ => {
             ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+                ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
             )
         }
     }

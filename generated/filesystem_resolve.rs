@@ -290,14 +290,9 @@ pub fn resolve(
 > {
     match name {
         "filesystem" => TOOL_0.resolve_with(arguments, match_0),
-        "stat" => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
         _ => {
             ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+                ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
             )
         }
     }
@@ -319,14 +314,9 @@ pub fn resolve_validated(
 > {
     match name {
         "filesystem" => TOOL_0.resolve_validated_with(arguments, match_0),
-        "stat" => {
-            ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::not_resolvable(name),
-            )
-        }
         _ => {
             ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+                ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
             )
         }
     }

@@ -231,7 +231,7 @@ pub fn resolve(
         "github_api" => TOOL_0.resolve_with(arguments, match_0),
         _ => {
             ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+                ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
             )
         }
     }
@@ -255,7 +255,7 @@ pub fn resolve_validated(
         "github_api" => TOOL_0.resolve_validated_with(arguments, match_0),
         _ => {
             ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+                ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
             )
         }
     }

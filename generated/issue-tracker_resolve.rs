@@ -424,7 +424,7 @@ pub fn resolve(
         "apply_changes" => TOOL_1.resolve_with(arguments, match_1),
         _ => {
             ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+                ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
             )
         }
     }
@@ -449,7 +449,7 @@ pub fn resolve_validated(
         "apply_changes" => TOOL_1.resolve_validated_with(arguments, match_1),
         _ => {
             ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+                ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
             )
         }
     }

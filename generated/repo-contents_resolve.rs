@@ -158,7 +158,7 @@ pub fn resolve(
         "get_repo_contents" => TOOL_0.resolve_with(arguments, match_0),
         _ => {
             ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+                ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
             )
         }
     }
@@ -182,7 +182,7 @@ pub fn resolve_validated(
         "get_repo_contents" => TOOL_0.resolve_validated_with(arguments, match_0),
         _ => {
             ::core::result::Result::Err(
-                ::mcp_resolve_runtime::RpcError::unknown_tool(name),
+                ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
             )
         }
     }

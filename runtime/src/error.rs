@@ -42,6 +42,19 @@ impl RpcError {
         Self::invalid_params(format!("tool is not resolvable: {name}"))
     }
 
+    /// `-32602` for a name no resolvable tool has: [`RpcError::not_resolvable`]
+    /// when it is one of `tools` (the server's names), else
+    /// [`RpcError::unknown_tool`]. Generated resolvers of a few tools answer
+    /// every name their `match` has no arm for with it.
+    #[cold]
+    pub fn unresolvable(name: &str, tools: &[&str]) -> Self {
+        if tools.contains(&name) {
+            Self::not_resolvable(name)
+        } else {
+            Self::unknown_tool(name)
+        }
+    }
+
     /// The error as a JSON-RPC `error` object.
     pub fn to_json(&self) -> Value {
         let mut map = Map::new();
@@ -61,3 +74,22 @@ impl fmt::Display for RpcError {
 }
 
 impl std::error::Error for RpcError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_without_a_resolvable_tool_is_unknown_or_not_resolvable() {
+        let tools = ["look", "run"];
+        assert_eq!(
+            RpcError::unresolvable("look", &tools),
+            RpcError::not_resolvable("look")
+        );
+        assert_eq!(
+            RpcError::unresolvable("other", &tools),
+            RpcError::unknown_tool("other")
+        );
+        assert_eq!(RpcError::unresolvable("", &[]), RpcError::unknown_tool(""));
+    }
+}

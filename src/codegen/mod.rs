@@ -346,21 +346,24 @@ fn print_items(tokens: TokenStream) -> Result<String, CodegenError> {
 /// The bodies of `resolve` and `resolve_validated` for a few tools: a
 /// `match` on the name that calls each tool's matching function by name, so
 /// the compiler can inline it into the dispatch (through the table's
-/// pointer it cannot). The errors are [`mcp_resolve_runtime::resolve_in`]'s.
+/// pointer it cannot). The errors are [`mcp_resolve_runtime::resolve_in`]'s:
+/// every other name is answered by `RpcError::unresolvable`.
 fn direct_dispatch(server: &Server, rt: &TokenStream) -> [TokenStream; 2] {
     let arms = |validated: bool| {
-        let arms = server.tools.iter().enumerate().map(|(i, tool)| {
-            let name = tool.name.as_str();
-            if !tool.resolvable {
-                return quote!(#name => ::core::result::Result::Err(#rt::RpcError::not_resolvable(name)),);
-            }
-            let (t, m) = (format_ident!("TOOL_{}", i), format_ident!("match_{}", i));
-            if validated {
-                quote!(#name => #t.resolve_validated_with(arguments, #m),)
-            } else {
-                quote!(#name => #t.resolve_with(arguments, #m),)
-            }
-        });
+        let arms = server
+            .tools
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.resolvable)
+            .map(|(i, tool)| {
+                let name = tool.name.as_str();
+                let (t, m) = (format_ident!("TOOL_{}", i), format_ident!("match_{}", i));
+                if validated {
+                    quote!(#name => #t.resolve_validated_with(arguments, #m),)
+                } else {
+                    quote!(#name => #t.resolve_with(arguments, #m),)
+                }
+            });
         // A server with no resolvable tool never looks at the arguments.
         let unused =
             (!server.tools.iter().any(|t| t.resolvable)).then(|| quote!(let _ = arguments;));
@@ -368,7 +371,7 @@ fn direct_dispatch(server: &Server, rt: &TokenStream) -> [TokenStream; 2] {
             #unused
             match name {
                 #(#arms)*
-                _ => ::core::result::Result::Err(#rt::RpcError::unknown_tool(name)),
+                _ => ::core::result::Result::Err(#rt::RpcError::unresolvable(name, &TOOL_NAMES)),
             }
         }
     };
