@@ -364,14 +364,19 @@ fn direct_dispatch(server: &Server, rt: &TokenStream) -> [TokenStream; 2] {
                     quote!(#name => #t.resolve_with(arguments, #m),)
                 }
             });
-        // A server with no resolvable tool never looks at the arguments.
-        let unused =
-            (!server.tools.iter().any(|t| t.resolvable)).then(|| quote!(let _ = arguments;));
+        let unresolvable =
+            quote!(::core::result::Result::Err(#rt::RpcError::unresolvable(name, &TOOL_NAMES)));
+        if !server.tools.iter().any(|t| t.resolvable) {
+            // Nothing to match, and the arguments are never looked at.
+            return quote! {
+                let _ = arguments;
+                #unresolvable
+            };
+        }
         quote! {
-            #unused
             match name {
                 #(#arms)*
-                _ => ::core::result::Result::Err(#rt::RpcError::unresolvable(name, &TOOL_NAMES)),
+                _ => #unresolvable,
             }
         }
     };

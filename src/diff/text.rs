@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 /// Containers a tool may nest and still be read here. A whole document
 /// read as one tree allows 128 from its root, and a tool starts two below
 /// it; deeper tools are left to that reading, which says whether they fit.
-const MAX_TOOL_NESTING: usize = 100;
+pub const MAX_TOOL_NESTING: usize = 100;
 
 /// The tools of the signature document `text`, read on `threads` threads,
 /// its fingerprint (when it has one) verified. `None` for a document that
