@@ -751,14 +751,8 @@ fn text_literal(text: &str) -> String {
     let Some(hashes) = raw_fence(&[text]) else {
         return Literal::string(text).to_string();
     };
-    let mut out = String::with_capacity(text.len() + 2 * hashes + 3);
-    out.push('r');
-    out.extend(std::iter::repeat_n('#', hashes));
-    out.push('"');
-    out.push_str(text);
-    out.push('"');
-    out.extend(std::iter::repeat_n('#', hashes));
-    out
+    let fence = "#".repeat(hashes);
+    format!("r{fence}\"{text}\"{fence}")
 }
 
 /// [`text_literal`] of the text `parts` make, in parts: the raw literal's

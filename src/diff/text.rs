@@ -25,15 +25,14 @@ pub const MAX_TOOL_NESTING: usize = 100;
 pub fn read_tools(text: &str, threads: usize) -> Option<Vec<SignatureTool>> {
     let members: BTreeMap<String, &RawValue> = serde_json::from_str(text).ok()?;
     let tools: Vec<&RawValue> = serde_json::from_str(members.get("tools")?.get()).ok()?;
-    // The document around its tools, as `emit::signature::frame_of` makes it.
-    let mut frame = Map::new();
+    // The document around its tools.
+    let mut others = Map::new();
     for (key, raw) in &members {
         if key != "tools" {
-            frame.insert(key.clone(), serde_json::from_str(raw.get()).ok()?);
+            others.insert(key.clone(), serde_json::from_str(raw.get()).ok()?);
         }
     }
-    frame.insert("tools".into(), Value::Array(Vec::new()));
-    let frame = Value::Object(frame);
+    let frame = crate::emit::signature::frame_of(&others);
     SignatureDocument::from_value(&frame).ok()?;
     let declared = match frame.get("fingerprint") {
         None => None,
