@@ -89,11 +89,11 @@ impl<'s> Resolver<'s> {
         match self.validators.get(name) {
             Some(v) => v.validate(name, arguments)?,
             None => {
-                return Err(RpcError {
-                    code: RpcError::INTERNAL_ERROR,
-                    message: format!("no validator for tool {name}"),
-                    data: None,
-                });
+                return Err(RpcError::new(
+                    RpcError::INTERNAL_ERROR,
+                    format!("no validator for tool {name}"),
+                    None,
+                ));
             }
         }
         Ok(tool)

@@ -1,16 +1,58 @@
 use std::fmt;
+use std::ops::{Deref, DerefMut};
 
 use serde_json::{Map, Value};
 
-/// A JSON-RPC error object, as `tools/resolve` returns it.
+/// A JSON-RPC error, as `tools/resolve` returns it: an [`ErrorObject`]
+/// behind one pointer, which it dereferences to (`error.code`,
+/// `error.message`, `error.data`).
+///
+/// Boxed, as `serde_json::Error` is, so that a `Result` carrying it is two
+/// machine words: a resolver's `Result<&'static Resolved, RpcError>` comes
+/// back in registers rather than through memory, and the error path, which
+/// allocates its message anyway, pays for the box.
+#[derive(Clone, PartialEq)]
+pub struct RpcError(Box<ErrorObject>);
+
+/// The members of a JSON-RPC error object.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RpcError {
+pub struct ErrorObject {
     /// The JSON-RPC error code.
     pub code: i64,
     /// A short human-readable message.
     pub message: String,
     /// Structured details (for invalid arguments: the validation errors).
     pub data: Option<Value>,
+}
+
+impl Deref for RpcError {
+    type Target = ErrorObject;
+
+    fn deref(&self) -> &ErrorObject {
+        &self.0
+    }
+}
+
+impl DerefMut for RpcError {
+    fn deref_mut(&mut self) -> &mut ErrorObject {
+        &mut self.0
+    }
+}
+
+impl From<ErrorObject> for RpcError {
+    fn from(object: ErrorObject) -> Self {
+        RpcError(Box::new(object))
+    }
+}
+
+impl fmt::Debug for RpcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RpcError")
+            .field("code", &self.code)
+            .field("message", &self.message)
+            .field("data", &self.data)
+            .finish()
+    }
 }
 
 impl RpcError {
@@ -23,13 +65,24 @@ impl RpcError {
     /// The client did not declare the tool-resolution extension capability.
     pub const MISSING_CAPABILITY: i64 = -32021;
 
+    /// An error with `code`, `message` and, when there are any, details.
+    pub fn new(code: i64, message: impl Into<String>, data: Option<Value>) -> Self {
+        ErrorObject {
+            code,
+            message: message.into(),
+            data,
+        }
+        .into()
+    }
+
+    /// The error object, out of its box.
+    pub fn into_object(self) -> ErrorObject {
+        *self.0
+    }
+
     /// An error with code `-32602`.
     pub fn invalid_params(message: impl Into<String>) -> Self {
-        RpcError {
-            code: Self::INVALID_PARAMS,
-            message: message.into(),
-            data: None,
-        }
+        Self::new(Self::INVALID_PARAMS, message, None)
     }
 
     /// `-32602` for a tool name the server does not know.
@@ -78,6 +131,35 @@ impl std::error::Error for RpcError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_result_with_an_error_is_two_words() {
+        use std::mem::size_of;
+        assert_eq!(size_of::<RpcError>(), size_of::<usize>());
+        assert_eq!(
+            size_of::<Result<&'static crate::Resolved, RpcError>>(),
+            2 * size_of::<usize>()
+        );
+    }
+
+    #[test]
+    fn an_error_reads_and_writes_through_to_its_object() {
+        let mut e = RpcError::new(-32603, "broken", Some(Value::from(1)));
+        assert_eq!((e.code, e.message.as_str()), (-32603, "broken"));
+        e.data = None;
+        e.message.push('!');
+        let object = e.clone().into_object();
+        assert_eq!(RpcError::from(object.clone()), e);
+        assert_eq!(object.message, "broken!");
+        assert_eq!(
+            e.to_json(),
+            serde_json::json!({"code": -32603, "message": "broken!"})
+        );
+        assert_eq!(
+            format!("{e:?}"),
+            r#"RpcError { code: -32603, message: "broken!", data: None }"#
+        );
+    }
 
     #[test]
     fn a_name_without_a_resolvable_tool_is_unknown_or_not_resolvable() {

@@ -40,13 +40,14 @@ mod validate;
 
 pub use annotations::{Annotations, ExtraHints, ToolAnnotations};
 pub use dialect::{Dialect, Resolution, UnknownDialect};
-pub use error::RpcError;
+pub use error::{ErrorObject, RpcError};
 pub use hints::CORE_HINTS;
 pub use resolved::{Resolved, ResultTexts};
 pub use rules::{GeneratedTool, Rules, resolve_in, resolve_validated_in};
 pub use signature::SignatureDocument;
 pub use validate::{
-    ArgumentValidator, LazyValidator, MAX_ARGUMENT_DEPTH, SchemaError, validate_with,
+    ArgumentValidator, LazyValidator, MAX_ARGUMENT_DEPTH, SchemaError, schema_bounds_depth,
+    validate_with,
 };
 
 /// Re-exported so generated code (and its users) need one dependency.

@@ -215,10 +215,12 @@ impl Outcomes {
             .get_or_init(|| decode(self.data))
             .as_deref()
             .and_then(|all| all.get(index))
-            .ok_or_else(|| RpcError {
-                code: RpcError::INTERNAL_ERROR,
-                message: format!("generated resolver data has no outcome {index}"),
-                data: None,
+            .ok_or_else(|| {
+                RpcError::new(
+                    RpcError::INTERNAL_ERROR,
+                    format!("generated resolver data has no outcome {index}"),
+                    None,
+                )
             })
     }
 }

@@ -410,6 +410,7 @@ pub fn missing_capability() -> ErrorData {
 
 /// A resolver error as rmcp's JSON-RPC error.
 pub fn to_error_data(error: RpcError) -> ErrorData {
+    let error = error.into_object();
     let code = i32::try_from(error.code).unwrap_or(ErrorCode::INTERNAL_ERROR.0);
     ErrorData::new(ErrorCode(code), Cow::Owned(error.message), error.data)
 }

@@ -29,6 +29,11 @@ impl SchemaError {
 #[derive(Debug)]
 pub struct ArgumentValidator {
     validator: jsonschema::Validator,
+    /// The schema proves that no instance it accepts nests deeper than
+    /// [`MAX_ARGUMENT_DEPTH`], and validating any instance recurses no
+    /// deeper than the schema ([`schema_bounds_depth`]): the nesting check
+    /// can wait for a refusal.
+    bounded: bool,
 }
 
 impl ArgumentValidator {
@@ -36,7 +41,10 @@ impl ArgumentValidator {
     pub fn new(schema: &Value) -> Result<Self, SchemaError> {
         crate::pattern::schema_validator_options()
             .build(schema)
-            .map(|validator| ArgumentValidator { validator })
+            .map(|validator| ArgumentValidator {
+                validator,
+                bounded: schema_bounds_depth(schema),
+            })
             .map_err(|e| SchemaError {
                 message: e.to_string(),
             })
@@ -54,8 +62,17 @@ impl ArgumentValidator {
     /// the schema accepts: [`ArgumentValidator::validate`] without the report.
     #[inline]
     pub fn is_valid(&self, arguments: &Value) -> bool {
-        matches!(arguments, Value::Object(object) if !nests_too_deep(object))
+        matches!(arguments, Value::Object(object) if self.within_depth(object))
             && self.validator.is_valid(arguments)
+    }
+
+    /// Whether `object` may be handed to the validator: always when the
+    /// schema bounds the depth (anything deeper is refused by the schema, and
+    /// the refusal checks the depth first, so the answer is the same),
+    /// otherwise when it is within [`MAX_ARGUMENT_DEPTH`].
+    #[inline]
+    fn within_depth(&self, object: &Map<String, Value>) -> bool {
+        self.bounded || !nests_too_deep(object)
     }
 
     /// Checks `arguments` against the schema: `-32602` with the validation
@@ -76,7 +93,7 @@ impl ArgumentValidator {
     ) -> Result<&'a Map<String, Value>, RpcError> {
         match arguments {
             Value::Object(object)
-                if !nests_too_deep(object) && self.validator.is_valid(arguments) =>
+                if self.within_depth(object) && self.validator.is_valid(arguments) =>
             {
                 Ok(object)
             }
@@ -113,11 +130,11 @@ impl ArgumentValidator {
                 Value::Object(map)
             })
             .collect();
-        RpcError {
-            code: RpcError::INVALID_PARAMS,
-            message: format!("invalid arguments for tool {tool}"),
-            data: Some(Value::Array(errors)),
-        }
+        RpcError::new(
+            RpcError::INVALID_PARAMS,
+            format!("invalid arguments for tool {tool}"),
+            Some(Value::Array(errors)),
+        )
     }
 }
 
@@ -138,11 +155,11 @@ pub fn validate_with<'a>(
 #[cold]
 #[inline(never)]
 fn does_not_compile(tool: &str, e: &SchemaError) -> RpcError {
-    RpcError {
-        code: RpcError::INTERNAL_ERROR,
-        message: format!("the inputSchema of tool {tool} does not compile: {e}"),
-        data: None,
-    }
+    RpcError::new(
+        RpcError::INTERNAL_ERROR,
+        format!("the inputSchema of tool {tool} does not compile: {e}"),
+        None,
+    )
 }
 
 /// A tool's `inputSchema` as generated code holds it: JSON text, compiled
@@ -219,6 +236,156 @@ fn depth_exceeds(value: &Value, limit: usize) -> bool {
     }
 }
 
+/// Whether `schema` proves that every instance it accepts is within
+/// [`MAX_ARGUMENT_DEPTH`] levels and mentions nothing that makes validation
+/// recurse along the instance rather than the schema (`$ref` and its kin,
+/// which may be recursive; `uniqueItems`, which compares whole items).
+///
+/// Sound, not complete: only `type`, `enum`, `properties`,
+/// `patternProperties`, `additionalProperties`, `items`, `prefixItems` and
+/// the `allOf`/`anyOf`/`oneOf` applicators are read; every other keyword
+/// can only refuse more, so ignoring it never claims a bound that does not
+/// hold. A schema this cannot bound keeps the check before validation.
+pub fn schema_bounds_depth(schema: &Value) -> bool {
+    !mentions_instance_recursion(schema)
+        && levels_bound(schema, MAX_ARGUMENT_DEPTH).is_some_and(|l| l <= MAX_ARGUMENT_DEPTH)
+}
+
+/// Whether any object in `schema` has a key that makes validation follow the
+/// instance: read conservatively, a property named `uniqueItems` counts too.
+fn mentions_instance_recursion(schema: &Value) -> bool {
+    const KEYS: [&str; 4] = ["$ref", "$dynamicRef", "$recursiveRef", "uniqueItems"];
+    match schema {
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| KEYS.contains(&k.as_str()) || mentions_instance_recursion(v)),
+        Value::Array(items) => items.iter().any(mentions_instance_recursion),
+        _ => false,
+    }
+}
+
+/// The most levels (a scalar is one, as in [`depth_exceeds`]) an instance
+/// `schema` accepts can have, or `None` when the keywords read do not bound
+/// it. `budget` is the schema depth still allowed: deeper schemas are not
+/// bounded (and not walked).
+fn levels_bound(schema: &Value, budget: usize) -> Option<usize> {
+    let map = match schema {
+        Value::Bool(false) => return Some(0),
+        Value::Object(map) if budget > 0 => map,
+        _ => return None,
+    };
+    let budget = budget - 1;
+    // The tightest of the conjuncts that bound it.
+    let mut bound: Option<usize> = None;
+    let mut tighten = |b: Option<usize>| {
+        if let Some(b) = b {
+            bound = Some(bound.map_or(b, |old| old.min(b)));
+        }
+    };
+    let (mut objects, mut arrays) = (true, true);
+    match map.get("type") {
+        None => {}
+        Some(Value::String(t)) => {
+            objects = t == "object";
+            arrays = t == "array";
+        }
+        Some(Value::Array(types)) if types.iter().all(Value::is_string) => {
+            objects = types.iter().any(|t| t == "object");
+            arrays = types.iter().any(|t| t == "array");
+        }
+        Some(_) => return None,
+    }
+    // By the shape: scalars are one level, containers one more than their
+    // members.
+    let objects = if objects {
+        object_members_bound(map, budget)
+    } else {
+        Some(0)
+    };
+    let arrays = if arrays {
+        array_items_bound(map, budget)
+    } else {
+        Some(0)
+    };
+    tighten(objects.zip(arrays).map(|(o, a)| 1 + o.max(a)));
+    if let Some(Value::Array(values)) = map.get("enum") {
+        tighten(
+            values
+                .iter()
+                .try_fold(0, |m, v| Some(m.max(levels_within(v, MAX_ARGUMENT_DEPTH)?))),
+        );
+    }
+    if let Some(Value::Array(all)) = map.get("allOf") {
+        for s in all {
+            tighten(levels_bound(s, budget));
+        }
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(any)) = map.get(key) {
+            tighten(
+                any.iter()
+                    .map(|s| levels_bound(s, budget))
+                    .try_fold(0, |m, b| Some(m.max(b?))),
+            );
+        }
+    }
+    bound
+}
+
+/// The most levels a member of an object `map` accepts can have: bounded
+/// when `additionalProperties` is `false` or bounded, and every property and
+/// pattern property is.
+fn object_members_bound(map: &Map<String, Value>, budget: usize) -> Option<usize> {
+    let mut most = match map.get("additionalProperties")? {
+        Value::Bool(false) => 0,
+        other => levels_bound(other, budget)?,
+    };
+    for key in ["properties", "patternProperties"] {
+        match map.get(key) {
+            None => {}
+            Some(Value::Object(members)) => {
+                for s in members.values() {
+                    most = most.max(levels_bound(s, budget)?);
+                }
+            }
+            Some(_) => return None,
+        }
+    }
+    Some(most)
+}
+
+/// The most levels an item of an array `map` accepts can have: bounded when
+/// `items` is one schema that is, and every `prefixItems` schema is (under
+/// a draft without `prefixItems` it is ignored, and the bound of `items`
+/// alone holds all the more). The older tuple form of `items` is not read.
+fn array_items_bound(map: &Map<String, Value>, budget: usize) -> Option<usize> {
+    let mut most = match map.get("items")? {
+        s @ (Value::Object(_) | Value::Bool(_)) => levels_bound(s, budget)?,
+        _ => return None,
+    };
+    match map.get("prefixItems") {
+        None => {}
+        Some(Value::Array(prefix)) => {
+            for s in prefix {
+                most = most.max(levels_bound(s, budget)?);
+            }
+        }
+        Some(_) => return None,
+    }
+    Some(most)
+}
+
+/// How many levels `value` has (a scalar is one), if no more than `cap`.
+fn levels_within(value: &Value, cap: usize) -> Option<usize> {
+    let cap = cap.checked_sub(1)?;
+    let most = |m: usize, v: &Value| Some(m.max(levels_within(v, cap)?));
+    match value {
+        Value::Array(items) => items.iter().try_fold(0, most).map(|m| m + 1),
+        Value::Object(map) => map.values().try_fold(0, most).map(|m| m + 1),
+        _ => Some(1),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,6 +401,72 @@ mod tests {
         let err = v.validate("t", &deep).unwrap_err();
         assert_eq!(err.code, RpcError::INVALID_PARAMS);
         assert!(err.message.contains("nest deeper"));
+    }
+
+    /// `levels` objects nested in one another, around `leaf`.
+    fn chain(levels: usize, leaf: Value) -> Value {
+        (1..levels).fold(leaf, |inner, _| {
+            json!({"type": "object", "properties": {"a": inner}, "additionalProperties": false})
+        })
+    }
+
+    #[test]
+    fn schemas_that_bound_the_depth() {
+        let bounded = [
+            // The usual tool: flat, closed, scalar members.
+            json!({"type": "object", "properties": {"path": {"type": "string"}, "n": {"type": ["integer", "null"]}}, "additionalProperties": false}),
+            json!({"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}}}, "additionalProperties": {"type": "boolean"}}),
+            json!({"type": "object", "additionalProperties": false, "patternProperties": {"^x": {"enum": [1, [2, [3]]]}}}),
+            json!({"anyOf": [{"type": "string"}, {"type": "object", "additionalProperties": false}]}),
+            json!({"allOf": [{}, {"type": "integer"}]}),
+            json!({"type": "array", "prefixItems": [{"type": "string"}], "items": false}),
+            json!({"enum": [{"a": {"b": 1}}, 2]}),
+            json!(false),
+            chain(MAX_ARGUMENT_DEPTH, json!({"type": "string"})),
+        ];
+        for schema in bounded {
+            assert!(schema_bounds_depth(&schema), "{schema}");
+        }
+        let unbounded = [
+            json!(true),
+            json!({}),
+            json!({"type": "object"}),
+            json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+            json!({"type": "object", "additionalProperties": false, "properties": {"a": {}}}),
+            json!({"type": "object", "additionalProperties": false, "properties": {"a": {"$ref": "#"}}}),
+            json!({"type": "object", "additionalProperties": false, "properties": {"a": {"type": "array", "items": {"type": "string"}, "uniqueItems": true}}}),
+            json!({"type": "array", "items": [{"type": "string"}], "additionalItems": false}),
+            json!({"type": "array"}),
+            json!({"anyOf": [{"type": "string"}, {}]}),
+            json!({"type": 7}),
+            chain(MAX_ARGUMENT_DEPTH + 1, json!({"type": "string"})),
+            chain(
+                MAX_ARGUMENT_DEPTH,
+                json!({"type": "array", "items": {"type": "string"}}),
+            ),
+            chain(300, json!(false)),
+        ];
+        for schema in unbounded {
+            assert!(!schema_bounds_depth(&schema), "{schema}");
+        }
+    }
+
+    #[test]
+    fn a_bounded_schema_refuses_deep_arguments_as_the_check_would() {
+        // Bounded: the check waits for the refusal, which gives the same answer.
+        let schema = chain(3, json!({"type": "string"}));
+        let v = ArgumentValidator::new(&schema).unwrap();
+        assert!(v.bounded);
+        let mut deep = json!("x");
+        for _ in 0..MAX_ARGUMENT_DEPTH {
+            deep = json!({ "a": deep });
+        }
+        let err = v.validate("t", &deep).unwrap_err();
+        assert!(err.message.contains("nest deeper"), "{err}");
+        assert!(!v.is_valid(&deep));
+        assert!(v.is_valid(&json!({"a": {"a": "x"}})));
+        let shallow = v.validate("t", &json!({"a": {"a": 1}})).unwrap_err();
+        assert_eq!(shallow.message, "invalid arguments for tool t");
     }
 
     #[test]

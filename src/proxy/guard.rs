@@ -252,10 +252,10 @@ impl Judged {
 
     /// The error a refused call gets; `why` says how it was refused.
     pub(crate) fn refusal(&self, why: &str) -> RpcError {
-        RpcError {
-            code: POLICY_REFUSED,
-            message: format!("{} {why} ({})", self.describe(), self.by()),
-            data: Some(json!({
+        RpcError::new(
+            POLICY_REFUSED,
+            format!("{} {why} ({})", self.describe(), self.by()),
+            Some(json!({
                 "tool": self.tool,
                 "variant": self.variant,
                 "annotations": self.annotations.complete_json(),
@@ -263,7 +263,7 @@ impl Judged {
                 "decision": self.decision.as_str(),
                 "rule": self.rule,
             })),
-        }
+        )
     }
 
     /// The audit record of the call; `outcome` says what became of it.

@@ -255,11 +255,11 @@ async fn exchange(
         async move {
             match id {
                 Some(id) => {
-                    let error = RpcError {
-                        code: RpcError::INTERNAL_ERROR,
-                        message: format!("mcp-resolve proxy: {why}"),
-                        data: None,
-                    };
+                    let error = RpcError::new(
+                        RpcError::INTERNAL_ERROR,
+                        format!("mcp-resolve proxy: {why}"),
+                        None,
+                    );
                     let _ = inbox.send(Input::Line(error_line(&id, &error))).await;
                 }
                 None => log(&why),

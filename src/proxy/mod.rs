@@ -406,16 +406,12 @@ pub(crate) async fn relay<S: HostSink>(
                 let text = match input {
                     None | Some(Input::Ended(_)) => break Ended::HostClosed,
                     Some(Input::TooLong) => {
-                        let error = RpcError {
-                            code: -32600,
-                            message: format!("Invalid Request: the message is larger than {} bytes", options.max_message_bytes),
-                            data: None,
-                        };
+                        let error = RpcError::new(-32600, format!("Invalid Request: the message is larger than {} bytes", options.max_message_bytes), None);
                         host.deliver(error_line(&Value::Null, &error)).await.map_err(io_error)?;
                         continue;
                     }
                     Some(Input::NotUtf8) => {
-                        let error = RpcError { code: -32700, message: "Parse error: the line is not UTF-8".into(), data: None };
+                        let error = RpcError::new(-32700, "Parse error: the line is not UTF-8", None);
                         host.deliver(error_line(&Value::Null, &error)).await.map_err(io_error)?;
                         continue;
                     }
@@ -483,11 +479,7 @@ pub(crate) async fn relay<S: HostSink>(
                     let params = message.params();
                     let tool = params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str);
                     if let Some(why) = tool.and_then(|tool| guard.unpinned(&pins, tool)) {
-                        let error = RpcError {
-                            code: guard::POLICY_REFUSED,
-                            message: format!("{why} (mcp-resolve proxy --pin)"),
-                            data: Some(json!({"tool": tool, "pinned": false})),
-                        };
+                        let error = RpcError::new(guard::POLICY_REFUSED, format!("{why} (mcp-resolve proxy --pin)"), Some(json!({"tool": tool, "pinned": false})));
                         if let Some(audit) = &guard.audit {
                             audit.write(&json!({"time": guard::now(), "event": "call", "tool": tool, "outcome": "not pinned", "reason": why}));
                         }
@@ -795,11 +787,7 @@ pub(crate) async fn relay<S: HostSink>(
                     let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
                     let after = options.timeout.unwrap_or_default().as_secs();
                     log(&format!("no answer to `{}` within {after}s", request.method));
-                    let error = RpcError {
-                        code: RpcError::INTERNAL_ERROR,
-                        message: format!("the server did not answer `{}` within {after}s (mcp-resolve proxy --timeout)", request.method),
-                        data: None,
-                    };
+                    let error = RpcError::new(RpcError::INTERNAL_ERROR, format!("the server did not answer `{}` within {after}s (mcp-resolve proxy --timeout)", request.method), None);
                     host.deliver(error_line(&id, &error)).await.map_err(io_error)?;
                 }
             }
@@ -813,11 +801,11 @@ pub(crate) async fn relay<S: HostSink>(
                 pending.audit(call, "server exited", false);
             }
             let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
-            let error = RpcError {
-                code: RpcError::INTERNAL_ERROR,
-                message: format!("{why} before answering `{}`", request.method),
-                data: None,
-            };
+            let error = RpcError::new(
+                RpcError::INTERNAL_ERROR,
+                format!("{why} before answering `{}`", request.method),
+                None,
+            );
             let _ = host.deliver(error_line(&id, &error)).await;
         }
     }

@@ -272,11 +272,11 @@ impl ProxyRules {
 
 /// `-32021` naming the tool-resolution extension as the missing capability.
 pub fn missing_capability() -> RpcError {
-    RpcError {
-        code: RpcError::MISSING_CAPABILITY,
-        message: "Missing required client capability".into(),
-        data: Some(json!({"requiredCapabilities": {"extensions": {EXTENSION_ID: {}}}})),
-    }
+    RpcError::new(
+        RpcError::MISSING_CAPABILITY,
+        "Missing required client capability",
+        Some(json!({"requiredCapabilities": {"extensions": {EXTENSION_ID: {}}}})),
+    )
 }
 
 /// The object at `map[key]`, made one if it is absent or not an object

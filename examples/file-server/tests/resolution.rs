@@ -171,11 +171,7 @@ fn error_codes_carry_over() {
         data["requiredCapabilities"]["extensions"][EXTENSION_ID],
         json!({})
     );
-    let e = to_error_data(RpcError {
-        code: RpcError::INTERNAL_ERROR,
-        message: "x".into(),
-        data: Some(json!(1)),
-    });
+    let e = to_error_data(RpcError::new(RpcError::INTERNAL_ERROR, "x", Some(json!(1))));
     assert_eq!(
         (e.code, e.data),
         (ErrorCode::INTERNAL_ERROR, Some(json!(1)))
