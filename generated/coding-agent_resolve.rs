@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 5,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 6,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -224,6 +224,7 @@ pub fn tools_list_json(dialect: ::mcp_resolve_runtime::Dialect) -> &'static str 
 /// otherwise the first variant whose condition holds, or the static
 /// annotations when none does.
 #[allow(dead_code)]
+#[inline]
 pub fn resolve(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Value,
@@ -232,7 +233,12 @@ pub fn resolve(
     ::mcp_resolve_runtime::RpcError,
 > {
     match name {
-        "start_coding_agent" => TOOL_0.resolve_with(arguments, match_0),
+        "start_coding_agent" => {
+            ::mcp_resolve_runtime::outcomes::select(
+                &OUTCOMES_0,
+                match_0(SCHEMA_0.validate("start_coding_agent", arguments)?),
+            )
+        }
         _ => {
             ::core::result::Result::Err(
                 ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
@@ -245,6 +251,7 @@ pub fn resolve(
 /// typed struct, say): the schema is not checked again. Arguments
 /// that do not conform resolve to whatever their values match.
 #[allow(dead_code)]
+#[inline]
 pub fn resolve_validated(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Map<
@@ -256,7 +263,9 @@ pub fn resolve_validated(
     ::mcp_resolve_runtime::RpcError,
 > {
     match name {
-        "start_coding_agent" => TOOL_0.resolve_validated_with(arguments, match_0),
+        "start_coding_agent" => {
+            ::mcp_resolve_runtime::outcomes::select(&OUTCOMES_0, match_0(arguments))
+        }
         _ => {
             ::core::result::Result::Err(
                 ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
@@ -266,6 +275,7 @@ pub fn resolve_validated(
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
+#[inline]
 pub fn resolve_json(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Value,
@@ -289,16 +299,101 @@ pub static RULES: ::mcp_resolve_runtime::Rules = ::mcp_resolve_runtime::Rules {
     resolve,
     resolve_validated,
 };
-/// Tool `start_coding_agent`.
-static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
-    name: "start_coding_agent",
-    schema: ::mcp_resolve_runtime::LazyValidator::new(
-        r#"{"type":"object","properties":{"task":{"type":"string","minLength":1,"maxLength":4000},"mode":{"type":"string","enum":["plan","execute"]},"maxSteps":{"type":"integer","minimum":1,"maximum":200},"dryRun":{"type":"boolean"},"sandbox":{"type":"object","properties":{"network":{"type":"boolean"}},"required":["network"]}},"required":["task","mode"]}"#,
-    ),
-    outcomes: ::mcp_resolve_runtime::outcomes::Outcomes::new(
-        r#"18:start_coding_agent,516:{"tool":{"name":"start_coding_agent","title":"Start a coding agent","description":"Start an autonomous agent that works on a repository task","inputSchema":{"type":"object","properties":{"task":{"type":"string","minLength":1,"maxLength":4000},"mode":{"type":"string","enum":["plan","execute"]},"maxSteps":{"type":"integer","minimum":1,"maximum":200},"dryRun":{"type":"boolean"},"sandbox":{"type":"object","properties":{"network":{"type":"boolean"}},"required":["network"]}},"required":["task","mode"]},"annotations":,1:5,1:=,7:dry-run,4:1000,1:1,10:agencyHint,1:0,1:0,158:{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}},1:^,109:{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},125:{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},1:=,4:plan,4:1000,1:1,10:agencyHint,1:1,1:0,158:{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}},1:^,108:{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":true},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":true}},1:=,13:offline-short,4:0100,1:1,10:agencyHint,1:1,1:0,158:{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}},1:^,108:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":true},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":true}},1:=,7:execute,4:0101,1:1,10:agencyHint,1:1,1:0,157:{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}},1:^,107:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},123:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true}},1:-,4:0101,1:1,10:agencyHint,1:1,1:0,157:{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}},1:^,107:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},123:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true}},"#,
-    ),
-    matcher: match_0,
+/// Tool `start_coding_agent`: its `inputSchema`, compiled on first use.
+static SCHEMA_0: ::mcp_resolve_runtime::LazyValidator = ::mcp_resolve_runtime::LazyValidator::new(
+    r#"{"type":"object","properties":{"task":{"type":"string","minLength":1,"maxLength":4000},"mode":{"type":"string","enum":["plan","execute"]},"maxSteps":{"type":"integer","minimum":1,"maximum":200},"dryRun":{"type":"boolean"},"sandbox":{"type":"object","properties":{"network":{"type":"boolean"}},"required":["network"]}},"required":["task","mode"]}"#,
+);
+/// Tool `start_coding_agent`: each variant's outcome, in order, then the static
+/// annotations.
+static OUTCOMES_0: [::mcp_resolve_runtime::Resolved; 5] = {
+    const HEAD: &str = r#"{"tool":{"name":"start_coding_agent","title":"Start a coding agent","description":"Start an autonomous agent that works on a repository task","inputSchema":{"type":"object","properties":{"task":{"type":"string","minLength":1,"maxLength":4000},"mode":{"type":"string","enum":["plan","execute"]},"maxSteps":{"type":"integer","minimum":1,"maximum":200},"dryRun":{"type":"boolean"},"sandbox":{"type":"object","properties":{"network":{"type":"boolean"}},"required":["network"]}},"required":["task","mode"]},"annotations":"#;
+    [
+        ::mcp_resolve_runtime::Resolved {
+            tool: "start_coding_agent",
+            variant: ::core::option::Option::Some("dry-run"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: true,
+                destructive: false,
+                idempotent: false,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "start_coding_agent",
+            variant: ::core::option::Option::Some("plan"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: true,
+                destructive: false,
+                idempotent: false,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", true)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":true}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":true}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "start_coding_agent",
+            variant: ::core::option::Option::Some("offline-short"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: true,
+                idempotent: false,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", true)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":true}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":true}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "start_coding_agent",
+            variant: ::core::option::Option::Some("execute"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: true,
+                idempotent: false,
+                open_world: true,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", true)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "start_coding_agent",
+            variant: ::core::option::Option::None,
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: true,
+                idempotent: false,
+                open_world: true,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", true)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"start_coding_agent","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":true}}"#,
+            },
+        },
+    ]
 };
 /// Matches the (validated) arguments of tool `start_coding_agent`.
 ///

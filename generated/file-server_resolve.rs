@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 5,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 6,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -167,6 +167,7 @@ pub fn tools_list_json(dialect: ::mcp_resolve_runtime::Dialect) -> &'static str 
 /// otherwise the first variant whose condition holds, or the static
 /// annotations when none does.
 #[allow(dead_code)]
+#[inline]
 pub fn resolve(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Value,
@@ -175,7 +176,12 @@ pub fn resolve(
     ::mcp_resolve_runtime::RpcError,
 > {
     match name {
-        "manage_files" => TOOL_0.resolve_with(arguments, match_0),
+        "manage_files" => {
+            ::mcp_resolve_runtime::outcomes::select(
+                &OUTCOMES_0,
+                match_0(SCHEMA_0.validate("manage_files", arguments)?),
+            )
+        }
         _ => {
             ::core::result::Result::Err(
                 ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
@@ -188,6 +194,7 @@ pub fn resolve(
 /// typed struct, say): the schema is not checked again. Arguments
 /// that do not conform resolve to whatever their values match.
 #[allow(dead_code)]
+#[inline]
 pub fn resolve_validated(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Map<
@@ -199,7 +206,9 @@ pub fn resolve_validated(
     ::mcp_resolve_runtime::RpcError,
 > {
     match name {
-        "manage_files" => TOOL_0.resolve_validated_with(arguments, match_0),
+        "manage_files" => {
+            ::mcp_resolve_runtime::outcomes::select(&OUTCOMES_0, match_0(arguments))
+        }
         _ => {
             ::core::result::Result::Err(
                 ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
@@ -209,6 +218,7 @@ pub fn resolve_validated(
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
+#[inline]
 pub fn resolve_json(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Value,
@@ -232,16 +242,84 @@ pub static RULES: ::mcp_resolve_runtime::Rules = ::mcp_resolve_runtime::Rules {
     resolve,
     resolve_validated,
 };
-/// Tool `manage_files`.
-static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
-    name: "manage_files",
-    schema: ::mcp_resolve_runtime::LazyValidator::new(
-        r#"{"type":"object","properties":{"path":{"type":"string","minLength":1},"action":{"type":"string","enum":["read","append","replace","delete"]},"content":{"type":"string"}},"required":["path","action"],"additionalProperties":false}"#,
-    ),
-    outcomes: ::mcp_resolve_runtime::outcomes::Outcomes::new(
-        r#"12:manage_files,374:{"tool":{"name":"manage_files","title":"Manage files","description":"Read, append, replace, or delete file contents","inputSchema":{"type":"object","properties":{"path":{"type":"string","minLength":1},"action":{"type":"string","enum":["read","append","replace","delete"]},"content":{"type":"string"}},"required":["path","action"],"additionalProperties":false},"annotations":,1:4,1:=,4:read,4:1010,1:1,10:agencyHint,1:0,1:1,10:files:read,151:{"resultType":"complete","name":"manage_files","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},79:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["files:read"]}]}},124:{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:=,6:append,4:0000,1:1,10:agencyHint,1:0,1:1,11:files:write,153:{"resultType":"complete","name":"manage_files","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}},1:^,110:{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},80:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["files:write"]}]}},126:{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},1:=,9:overwrite,4:0110,1:1,10:agencyHint,1:0,1:1,11:files:write,151:{"resultType":"complete","name":"manage_files","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},80:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["files:write"]}]}},124:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:-,4:0100,1:1,10:agencyHint,1:0,1:2,10:files:read,11:files:write,152:{"resultType":"complete","name":"manage_files","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}},1:^,109:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},93:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["files:read","files:write"]}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},"#,
-    ),
-    matcher: match_0,
+/// Tool `manage_files`: its `inputSchema`, compiled on first use.
+static SCHEMA_0: ::mcp_resolve_runtime::LazyValidator = ::mcp_resolve_runtime::LazyValidator::new(
+    r#"{"type":"object","properties":{"path":{"type":"string","minLength":1},"action":{"type":"string","enum":["read","append","replace","delete"]},"content":{"type":"string"}},"required":["path","action"],"additionalProperties":false}"#,
+);
+/// Tool `manage_files`: each variant's outcome, in order, then the static
+/// annotations.
+static OUTCOMES_0: [::mcp_resolve_runtime::Resolved; 4] = {
+    const HEAD: &str = r#"{"tool":{"name":"manage_files","title":"Manage files","description":"Read, append, replace, or delete file contents","inputSchema":{"type":"object","properties":{"path":{"type":"string","minLength":1},"action":{"type":"string","enum":["read","append","replace","delete"]},"content":{"type":"string"}},"required":["path","action"],"additionalProperties":false},"annotations":"#;
+    [
+        ::mcp_resolve_runtime::Resolved {
+            tool: "manage_files",
+            variant: ::core::option::Option::Some("read"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: true,
+                destructive: false,
+                idempotent: true,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &["files:read"],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"manage_files","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["files:read"]}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "manage_files",
+            variant: ::core::option::Option::Some("append"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: false,
+                idempotent: false,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &["files:write"],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"manage_files","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["files:write"]}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "manage_files",
+            variant: ::core::option::Option::Some("overwrite"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: true,
+                idempotent: true,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &["files:write"],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"manage_files","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["files:write"]}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "manage_files",
+            variant: ::core::option::Option::None,
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: true,
+                idempotent: false,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &["files:read", "files:write"],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"manage_files","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["files:read","files:write"]}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+    ]
 };
 /// Matches the (validated) arguments of tool `manage_files`.
 ///

@@ -10,7 +10,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 5,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 6,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -281,6 +281,7 @@ pub fn tools_list_json(dialect: ::mcp_resolve_runtime::Dialect) -> &'static str 
 /// otherwise the first variant whose condition holds, or the static
 /// annotations when none does.
 #[allow(dead_code)]
+#[inline]
 pub fn resolve(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Value,
@@ -289,7 +290,12 @@ pub fn resolve(
     ::mcp_resolve_runtime::RpcError,
 > {
     match name {
-        "filesystem" => TOOL_0.resolve_with(arguments, match_0),
+        "filesystem" => {
+            ::mcp_resolve_runtime::outcomes::select(
+                &OUTCOMES_0,
+                match_0(SCHEMA_0.validate("filesystem", arguments)?),
+            )
+        }
         _ => {
             ::core::result::Result::Err(
                 ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
@@ -302,6 +308,7 @@ pub fn resolve(
 /// typed struct, say): the schema is not checked again. Arguments
 /// that do not conform resolve to whatever their values match.
 #[allow(dead_code)]
+#[inline]
 pub fn resolve_validated(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Map<
@@ -313,7 +320,9 @@ pub fn resolve_validated(
     ::mcp_resolve_runtime::RpcError,
 > {
     match name {
-        "filesystem" => TOOL_0.resolve_validated_with(arguments, match_0),
+        "filesystem" => {
+            ::mcp_resolve_runtime::outcomes::select(&OUTCOMES_0, match_0(arguments))
+        }
         _ => {
             ::core::result::Result::Err(
                 ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
@@ -323,6 +332,7 @@ pub fn resolve_validated(
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
+#[inline]
 pub fn resolve_json(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Value,
@@ -346,16 +356,135 @@ pub static RULES: ::mcp_resolve_runtime::Rules = ::mcp_resolve_runtime::Rules {
     resolve,
     resolve_validated,
 };
-/// Tool `filesystem`.
-static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
-    name: "filesystem",
-    schema: ::mcp_resolve_runtime::LazyValidator::new(
-        r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"operation":{"type":"string","enum":["read","append","overwrite","delete"]},"path":{"type":"string","minLength":1},"content":{"type":"string"},"options":{"type":"object","properties":{"recursive":{"type":"boolean"},"followSymlinks":{"type":"boolean"}},"additionalProperties":false}},"required":["operation","path"],"additionalProperties":false}"#,
-    ),
-    outcomes: ::mcp_resolve_runtime::outcomes::Outcomes::new(
-        r#"10:filesystem,563:{"tool":{"name":"filesystem","description":"Read, append to, overwrite or delete a file or directory","inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"operation":{"type":"string","enum":["read","append","overwrite","delete"]},"path":{"type":"string","minLength":1},"content":{"type":"string"},"options":{"type":"object","properties":{"recursive":{"type":"boolean"},"followSymlinks":{"type":"boolean"}},"additionalProperties":false}},"required":["operation","path"],"additionalProperties":false},"annotations":,1:7,1:=,4:read,4:1010,1:1,10:agencyHint,1:0,1:0,149:{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:=,6:append,4:0000,1:1,10:agencyHint,1:0,1:0,151:{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}},1:^,110:{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},126:{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},1:=,12:empty-append,4:0010,1:1,10:agencyHint,1:0,1:0,150:{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},1:^,109:{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:=,9:overwrite,4:0110,1:1,10:agencyHint,1:0,1:0,149:{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:=,11:delete-tree,4:0100,1:1,10:agencyHint,1:0,1:0,150:{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}},1:^,109:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},1:=,6:delete,4:0110,1:1,10:agencyHint,1:0,1:0,149:{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:-,4:0100,1:1,10:agencyHint,1:0,1:0,150:{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}},1:^,109:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},"#,
-    ),
-    matcher: match_0,
+/// Tool `filesystem`: its `inputSchema`, compiled on first use.
+static SCHEMA_0: ::mcp_resolve_runtime::LazyValidator = ::mcp_resolve_runtime::LazyValidator::new(
+    r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"operation":{"type":"string","enum":["read","append","overwrite","delete"]},"path":{"type":"string","minLength":1},"content":{"type":"string"},"options":{"type":"object","properties":{"recursive":{"type":"boolean"},"followSymlinks":{"type":"boolean"}},"additionalProperties":false}},"required":["operation","path"],"additionalProperties":false}"#,
+);
+/// Tool `filesystem`: each variant's outcome, in order, then the static
+/// annotations.
+static OUTCOMES_0: [::mcp_resolve_runtime::Resolved; 7] = {
+    const HEAD: &str = r#"{"tool":{"name":"filesystem","description":"Read, append to, overwrite or delete a file or directory","inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"operation":{"type":"string","enum":["read","append","overwrite","delete"]},"path":{"type":"string","minLength":1},"content":{"type":"string"},"options":{"type":"object","properties":{"recursive":{"type":"boolean"},"followSymlinks":{"type":"boolean"}},"additionalProperties":false}},"required":["operation","path"],"additionalProperties":false},"annotations":"#;
+    [
+        ::mcp_resolve_runtime::Resolved {
+            tool: "filesystem",
+            variant: ::core::option::Option::Some("read"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: true,
+                destructive: false,
+                idempotent: true,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "filesystem",
+            variant: ::core::option::Option::Some("append"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: false,
+                idempotent: false,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "filesystem",
+            variant: ::core::option::Option::Some("empty-append"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: false,
+                idempotent: true,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "filesystem",
+            variant: ::core::option::Option::Some("overwrite"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: true,
+                idempotent: true,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "filesystem",
+            variant: ::core::option::Option::Some("delete-tree"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: true,
+                idempotent: false,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "filesystem",
+            variant: ::core::option::Option::Some("delete"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: true,
+                idempotent: true,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "filesystem",
+            variant: ::core::option::Option::None,
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: true,
+                idempotent: false,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"filesystem","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+    ]
 };
 /// Matches the (validated) arguments of tool `filesystem`.
 ///

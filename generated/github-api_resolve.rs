@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 5,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 6,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -220,6 +220,7 @@ pub fn tools_list_json(dialect: ::mcp_resolve_runtime::Dialect) -> &'static str 
 /// otherwise the first variant whose condition holds, or the static
 /// annotations when none does.
 #[allow(dead_code)]
+#[inline]
 pub fn resolve(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Value,
@@ -228,7 +229,12 @@ pub fn resolve(
     ::mcp_resolve_runtime::RpcError,
 > {
     match name {
-        "github_api" => TOOL_0.resolve_with(arguments, match_0),
+        "github_api" => {
+            ::mcp_resolve_runtime::outcomes::select(
+                &OUTCOMES_0,
+                match_0(SCHEMA_0.validate("github_api", arguments)?),
+            )
+        }
         _ => {
             ::core::result::Result::Err(
                 ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
@@ -241,6 +247,7 @@ pub fn resolve(
 /// typed struct, say): the schema is not checked again. Arguments
 /// that do not conform resolve to whatever their values match.
 #[allow(dead_code)]
+#[inline]
 pub fn resolve_validated(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Map<
@@ -252,7 +259,9 @@ pub fn resolve_validated(
     ::mcp_resolve_runtime::RpcError,
 > {
     match name {
-        "github_api" => TOOL_0.resolve_validated_with(arguments, match_0),
+        "github_api" => {
+            ::mcp_resolve_runtime::outcomes::select(&OUTCOMES_0, match_0(arguments))
+        }
         _ => {
             ::core::result::Result::Err(
                 ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
@@ -262,6 +271,7 @@ pub fn resolve_validated(
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
+#[inline]
 pub fn resolve_json(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Value,
@@ -285,16 +295,118 @@ pub static RULES: ::mcp_resolve_runtime::Rules = ::mcp_resolve_runtime::Rules {
     resolve,
     resolve_validated,
 };
-/// Tool `github_api`.
-static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
-    name: "github_api",
-    schema: ::mcp_resolve_runtime::LazyValidator::new(
-        r#"{"type":"object","properties":{"method":{"type":"string","enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string","pattern":"^/"},"body":{"type":"object"}},"required":["method","path"]}"#,
-    ),
-    outcomes: ::mcp_resolve_runtime::outcomes::Outcomes::new(
-        r#"10:github_api,326:{"tool":{"name":"github_api","title":"GitHub REST API","description":"Call a GitHub REST endpoint","inputSchema":{"type":"object","properties":{"method":{"type":"string","enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string","pattern":"^/"},"body":{"type":"object"}},"required":["method","path"]},"annotations":,1:6,1:=,4:read,4:1011,1:1,10:agencyHint,1:0,1:1,4:repo,148:{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}},1:^,107:{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false},73:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}},123:{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}},1:=,12:create-issue,4:0001,1:1,10:agencyHint,1:0,1:1,4:repo,150:{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true}},1:^,109:{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false},73:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}},1:=,7:comment,4:0001,1:1,10:agencyHint,1:0,1:1,4:repo,150:{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true}},1:^,109:{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false},73:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}},1:=,17:delete-repository,4:0111,1:1,10:agencyHint,1:0,1:1,11:delete_repo,148:{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true}},1:^,107:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false},80:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["delete_repo"]}]}},123:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}},1:=,6:delete,4:0111,1:1,10:agencyHint,1:0,1:1,4:repo,148:{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true}},1:^,107:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false},73:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}},123:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}},1:-,4:0101,1:1,10:agencyHint,1:0,1:2,4:repo,11:delete_repo,149:{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}},1:^,108:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":false},87:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo","delete_repo"]}]}},124:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}},"#,
-    ),
-    matcher: match_0,
+/// Tool `github_api`: its `inputSchema`, compiled on first use.
+static SCHEMA_0: ::mcp_resolve_runtime::LazyValidator = ::mcp_resolve_runtime::LazyValidator::new(
+    r#"{"type":"object","properties":{"method":{"type":"string","enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string","pattern":"^/"},"body":{"type":"object"}},"required":["method","path"]}"#,
+);
+/// Tool `github_api`: each variant's outcome, in order, then the static
+/// annotations.
+static OUTCOMES_0: [::mcp_resolve_runtime::Resolved; 6] = {
+    const HEAD: &str = r#"{"tool":{"name":"github_api","title":"GitHub REST API","description":"Call a GitHub REST endpoint","inputSchema":{"type":"object","properties":{"method":{"type":"string","enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string","pattern":"^/"},"body":{"type":"object"}},"required":["method","path"]},"annotations":"#;
+    [
+        ::mcp_resolve_runtime::Resolved {
+            tool: "github_api",
+            variant: ::core::option::Option::Some("read"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: true,
+                destructive: false,
+                idempotent: true,
+                open_world: true,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &["repo"],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "github_api",
+            variant: ::core::option::Option::Some("create-issue"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: false,
+                idempotent: false,
+                open_world: true,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &["repo"],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "github_api",
+            variant: ::core::option::Option::Some("comment"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: false,
+                idempotent: false,
+                open_world: true,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &["repo"],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "github_api",
+            variant: ::core::option::Option::Some("delete-repository"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: true,
+                idempotent: true,
+                open_world: true,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &["delete_repo"],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["delete_repo"]}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "github_api",
+            variant: ::core::option::Option::Some("delete"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: true,
+                idempotent: true,
+                open_world: true,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &["repo"],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "github_api",
+            variant: ::core::option::Option::None,
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: true,
+                idempotent: false,
+                open_world: true,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &["repo", "delete_repo"],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"github_api","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo","delete_repo"]}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"agencyHint":false}}"#,
+            },
+        },
+    ]
 };
 /// Matches the (validated) arguments of tool `github_api`.
 ///

@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 5,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 6,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -412,6 +412,7 @@ pub fn tools_list_json(dialect: ::mcp_resolve_runtime::Dialect) -> &'static str 
 /// otherwise the first variant whose condition holds, or the static
 /// annotations when none does.
 #[allow(dead_code)]
+#[inline]
 pub fn resolve(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Value,
@@ -420,8 +421,18 @@ pub fn resolve(
     ::mcp_resolve_runtime::RpcError,
 > {
     match name {
-        "update_issue" => TOOL_0.resolve_with(arguments, match_0),
-        "apply_changes" => TOOL_1.resolve_with(arguments, match_1),
+        "update_issue" => {
+            ::mcp_resolve_runtime::outcomes::select(
+                &OUTCOMES_0,
+                match_0(SCHEMA_0.validate("update_issue", arguments)?),
+            )
+        }
+        "apply_changes" => {
+            ::mcp_resolve_runtime::outcomes::select(
+                &OUTCOMES_1,
+                match_1(SCHEMA_1.validate("apply_changes", arguments)?),
+            )
+        }
         _ => {
             ::core::result::Result::Err(
                 ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
@@ -434,6 +445,7 @@ pub fn resolve(
 /// typed struct, say): the schema is not checked again. Arguments
 /// that do not conform resolve to whatever their values match.
 #[allow(dead_code)]
+#[inline]
 pub fn resolve_validated(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Map<
@@ -445,8 +457,12 @@ pub fn resolve_validated(
     ::mcp_resolve_runtime::RpcError,
 > {
     match name {
-        "update_issue" => TOOL_0.resolve_validated_with(arguments, match_0),
-        "apply_changes" => TOOL_1.resolve_validated_with(arguments, match_1),
+        "update_issue" => {
+            ::mcp_resolve_runtime::outcomes::select(&OUTCOMES_0, match_0(arguments))
+        }
+        "apply_changes" => {
+            ::mcp_resolve_runtime::outcomes::select(&OUTCOMES_1, match_1(arguments))
+        }
         _ => {
             ::core::result::Result::Err(
                 ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
@@ -456,6 +472,7 @@ pub fn resolve_validated(
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
+#[inline]
 pub fn resolve_json(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Value,
@@ -479,16 +496,101 @@ pub static RULES: ::mcp_resolve_runtime::Rules = ::mcp_resolve_runtime::Rules {
     resolve,
     resolve_validated,
 };
-/// Tool `update_issue`.
-static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
-    name: "update_issue",
-    schema: ::mcp_resolve_runtime::LazyValidator::new(
-        r#"{"type":"object","properties":{"issue":{"type":"integer","minimum":1},"title":{"type":"string"},"labels":{"type":"array","items":{"type":"string","enum":["bug","feature","question","triage","wontfix","duplicate"]}},"assignees":{"type":"array","items":{"type":"string"},"maxItems":10}},"required":["issue"],"additionalProperties":false}"#,
-    ),
-    outcomes: ::mcp_resolve_runtime::outcomes::Outcomes::new(
-        r#"12:update_issue,554:{"tool":{"name":"update_issue","title":"Update an issue","description":"Change an issue's title, labels or assignees. Labels given replace the current ones; an empty list removes them all.","inputSchema":{"type":"object","properties":{"issue":{"type":"integer","minimum":1},"title":{"type":"string"},"labels":{"type":"array","items":{"type":"string","enum":["bug","feature","question","triage","wontfix","duplicate"]}},"assignees":{"type":"array","items":{"type":"string"},"maxItems":10}},"required":["issue"],"additionalProperties":false},"annotations":,1:5,1:=,12:clear-labels,4:0110,1:1,10:agencyHint,1:0,1:0,151:{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:=,14:close-as-label,4:0110,1:1,10:agencyHint,1:0,1:0,151:{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:=,6:triage,4:0010,1:1,10:agencyHint,1:0,1:0,152:{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},1:^,109:{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:=,4:edit,4:0010,1:1,10:agencyHint,1:0,1:0,152:{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},1:^,109:{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:-,4:0110,1:1,10:agencyHint,1:0,1:0,151:{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},"#,
-    ),
-    matcher: match_0,
+/// Tool `update_issue`: its `inputSchema`, compiled on first use.
+static SCHEMA_0: ::mcp_resolve_runtime::LazyValidator = ::mcp_resolve_runtime::LazyValidator::new(
+    r#"{"type":"object","properties":{"issue":{"type":"integer","minimum":1},"title":{"type":"string"},"labels":{"type":"array","items":{"type":"string","enum":["bug","feature","question","triage","wontfix","duplicate"]}},"assignees":{"type":"array","items":{"type":"string"},"maxItems":10}},"required":["issue"],"additionalProperties":false}"#,
+);
+/// Tool `update_issue`: each variant's outcome, in order, then the static
+/// annotations.
+static OUTCOMES_0: [::mcp_resolve_runtime::Resolved; 5] = {
+    const HEAD: &str = r#"{"tool":{"name":"update_issue","title":"Update an issue","description":"Change an issue's title, labels or assignees. Labels given replace the current ones; an empty list removes them all.","inputSchema":{"type":"object","properties":{"issue":{"type":"integer","minimum":1},"title":{"type":"string"},"labels":{"type":"array","items":{"type":"string","enum":["bug","feature","question","triage","wontfix","duplicate"]}},"assignees":{"type":"array","items":{"type":"string"},"maxItems":10}},"required":["issue"],"additionalProperties":false},"annotations":"#;
+    [
+        ::mcp_resolve_runtime::Resolved {
+            tool: "update_issue",
+            variant: ::core::option::Option::Some("clear-labels"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: true,
+                idempotent: true,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "update_issue",
+            variant: ::core::option::Option::Some("close-as-label"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: true,
+                idempotent: true,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "update_issue",
+            variant: ::core::option::Option::Some("triage"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: false,
+                idempotent: true,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "update_issue",
+            variant: ::core::option::Option::Some("edit"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: false,
+                idempotent: true,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "update_issue",
+            variant: ::core::option::Option::None,
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: true,
+                idempotent: true,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"update_issue","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+    ]
 };
 /// Matches the (validated) arguments of tool `update_issue`.
 ///
@@ -539,16 +641,101 @@ fn match_0(
     }
     4
 }
-/// Tool `apply_changes`.
-static TOOL_1: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
-    name: "apply_changes",
-    schema: ::mcp_resolve_runtime::LazyValidator::new(
-        r#"{"type":"object","properties":{"changes":{"type":"array","minItems":1,"items":{"type":"object","properties":{"issue":{"type":"integer"},"kind":{"type":"string","enum":["comment","close","delete"]},"body":{"type":"string"}},"required":["issue","kind"]}},"dryRun":{"type":"boolean"}},"required":["changes"]}"#,
-    ),
-    outcomes: ::mcp_resolve_runtime::outcomes::Outcomes::new(
-        r#"13:apply_changes,475:{"tool":{"name":"apply_changes","title":"Apply a batch of changes","description":"Apply comments, closes and deletes to issues in one call.","inputSchema":{"type":"object","properties":{"changes":{"type":"array","minItems":1,"items":{"type":"object","properties":{"issue":{"type":"integer"},"kind":{"type":"string","enum":["comment","close","delete"]},"body":{"type":"string"}},"required":["issue","kind"]}},"dryRun":{"type":"boolean"}},"required":["changes"]},"annotations":,1:5,1:=,7:preview,4:1010,1:1,10:agencyHint,1:0,1:0,152:{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:=,13:comments-only,4:0000,1:1,10:agencyHint,1:0,1:0,154:{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}},1:^,110:{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},126:{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},1:=,7:deletes,4:0100,1:1,10:agencyHint,1:0,1:0,153:{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}},1:^,109:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},1:=,6:closes,4:0110,1:1,10:agencyHint,1:0,1:0,152:{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}},1:^,108:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},124:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},1:-,4:0100,1:1,10:agencyHint,1:0,1:0,153:{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}},1:^,109:{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},125:{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},"#,
-    ),
-    matcher: match_1,
+/// Tool `apply_changes`: its `inputSchema`, compiled on first use.
+static SCHEMA_1: ::mcp_resolve_runtime::LazyValidator = ::mcp_resolve_runtime::LazyValidator::new(
+    r#"{"type":"object","properties":{"changes":{"type":"array","minItems":1,"items":{"type":"object","properties":{"issue":{"type":"integer"},"kind":{"type":"string","enum":["comment","close","delete"]},"body":{"type":"string"}},"required":["issue","kind"]}},"dryRun":{"type":"boolean"}},"required":["changes"]}"#,
+);
+/// Tool `apply_changes`: each variant's outcome, in order, then the static
+/// annotations.
+static OUTCOMES_1: [::mcp_resolve_runtime::Resolved; 5] = {
+    const HEAD: &str = r#"{"tool":{"name":"apply_changes","title":"Apply a batch of changes","description":"Apply comments, closes and deletes to issues in one call.","inputSchema":{"type":"object","properties":{"changes":{"type":"array","minItems":1,"items":{"type":"object","properties":{"issue":{"type":"integer"},"kind":{"type":"string","enum":["comment","close","delete"]},"body":{"type":"string"}},"required":["issue","kind"]}},"dryRun":{"type":"boolean"}},"required":["changes"]},"annotations":"#;
+    [
+        ::mcp_resolve_runtime::Resolved {
+            tool: "apply_changes",
+            variant: ::core::option::Option::Some("preview"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: true,
+                destructive: false,
+                idempotent: true,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "apply_changes",
+            variant: ::core::option::Option::Some("comments-only"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: false,
+                idempotent: false,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "apply_changes",
+            variant: ::core::option::Option::Some("deletes"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: true,
+                idempotent: false,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "apply_changes",
+            variant: ::core::option::Option::Some("closes"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: true,
+                idempotent: true,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "apply_changes",
+            variant: ::core::option::Option::None,
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: false,
+                destructive: true,
+                idempotent: false,
+                open_world: false,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"apply_changes","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}}"#,
+            },
+        },
+    ]
 };
 /// Matches the (validated) arguments of tool `apply_changes`.
 ///

@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 5,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 6,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -147,6 +147,7 @@ pub fn tools_list_json(dialect: ::mcp_resolve_runtime::Dialect) -> &'static str 
 /// otherwise the first variant whose condition holds, or the static
 /// annotations when none does.
 #[allow(dead_code)]
+#[inline]
 pub fn resolve(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Value,
@@ -155,7 +156,12 @@ pub fn resolve(
     ::mcp_resolve_runtime::RpcError,
 > {
     match name {
-        "get_repo_contents" => TOOL_0.resolve_with(arguments, match_0),
+        "get_repo_contents" => {
+            ::mcp_resolve_runtime::outcomes::select(
+                &OUTCOMES_0,
+                match_0(SCHEMA_0.validate("get_repo_contents", arguments)?),
+            )
+        }
         _ => {
             ::core::result::Result::Err(
                 ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
@@ -168,6 +174,7 @@ pub fn resolve(
 /// typed struct, say): the schema is not checked again. Arguments
 /// that do not conform resolve to whatever their values match.
 #[allow(dead_code)]
+#[inline]
 pub fn resolve_validated(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Map<
@@ -179,7 +186,9 @@ pub fn resolve_validated(
     ::mcp_resolve_runtime::RpcError,
 > {
     match name {
-        "get_repo_contents" => TOOL_0.resolve_validated_with(arguments, match_0),
+        "get_repo_contents" => {
+            ::mcp_resolve_runtime::outcomes::select(&OUTCOMES_0, match_0(arguments))
+        }
         _ => {
             ::core::result::Result::Err(
                 ::mcp_resolve_runtime::RpcError::unresolvable(name, &TOOL_NAMES),
@@ -189,6 +198,7 @@ pub fn resolve_validated(
 }
 /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
 #[allow(dead_code)]
+#[inline]
 pub fn resolve_json(
     name: &str,
     arguments: &::mcp_resolve_runtime::serde_json::Value,
@@ -212,16 +222,67 @@ pub static RULES: ::mcp_resolve_runtime::Rules = ::mcp_resolve_runtime::Rules {
     resolve,
     resolve_validated,
 };
-/// Tool `get_repo_contents`.
-static TOOL_0: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::GeneratedTool {
-    name: "get_repo_contents",
-    schema: ::mcp_resolve_runtime::LazyValidator::new(
-        r#"{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"path":{"type":"string","default":""},"ref":{"type":"string"},"visibility":{"type":"string","enum":["public","private"]}},"required":["owner","repo","visibility"]}"#,
-    ),
-    outcomes: ::mcp_resolve_runtime::outcomes::Outcomes::new(
-        r#"17:get_repo_contents,377:{"tool":{"name":"get_repo_contents","description":"Read a file or directory listing from a repository","inputSchema":{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"path":{"type":"string","default":""},"ref":{"type":"string"},"visibility":{"type":"string","enum":["public","private"]}},"required":["owner","repo","visibility"]},"annotations":,1:3,1:=,6:public,4:1011,1:2,10:agencyHint,1:0,11:privateHint,1:0,1:0,155:{"resultType":"complete","name":"get_repo_contents","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}},1:^,127:{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":false},55:,"resolve":true,"securitySchemes":[{"type":"noauth"}]}},143:{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":false}},1:=,7:private,4:1011,1:2,10:agencyHint,1:0,11:privateHint,1:1,1:1,4:repo,155:{"resultType":"complete","name":"get_repo_contents","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}},1:^,126:{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true},73:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}},142:{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true}},1:-,4:1011,1:2,10:agencyHint,1:0,11:privateHint,1:1,1:1,4:repo,155:{"resultType":"complete","name":"get_repo_contents","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}},1:^,126:{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true},73:,"resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}},142:{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true}},"#,
-    ),
-    matcher: match_0,
+/// Tool `get_repo_contents`: its `inputSchema`, compiled on first use.
+static SCHEMA_0: ::mcp_resolve_runtime::LazyValidator = ::mcp_resolve_runtime::LazyValidator::new(
+    r#"{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"path":{"type":"string","default":""},"ref":{"type":"string"},"visibility":{"type":"string","enum":["public","private"]}},"required":["owner","repo","visibility"]}"#,
+);
+/// Tool `get_repo_contents`: each variant's outcome, in order, then the static
+/// annotations.
+static OUTCOMES_0: [::mcp_resolve_runtime::Resolved; 3] = {
+    const HEAD: &str = r#"{"tool":{"name":"get_repo_contents","description":"Read a file or directory listing from a repository","inputSchema":{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"path":{"type":"string","default":""},"ref":{"type":"string"},"visibility":{"type":"string","enum":["public","private"]}},"required":["owner","repo","visibility"]},"annotations":"#;
+    [
+        ::mcp_resolve_runtime::Resolved {
+            tool: "get_repo_contents",
+            variant: ::core::option::Option::Some("public"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: true,
+                destructive: false,
+                idempotent: true,
+                open_world: true,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false), ("privateHint", false)]),
+            },
+            required_scopes: &[],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"get_repo_contents","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":false}"#, r#","resolve":true,"securitySchemes":[{"type":"noauth"}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":false}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "get_repo_contents",
+            variant: ::core::option::Option::Some("private"),
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: true,
+                destructive: false,
+                idempotent: true,
+                open_world: true,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false), ("privateHint", true)]),
+            },
+            required_scopes: &["repo"],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"get_repo_contents","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true}"#, r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true}}"#,
+            },
+        },
+        ::mcp_resolve_runtime::Resolved {
+            tool: "get_repo_contents",
+            variant: ::core::option::Option::None,
+            annotations: ::mcp_resolve_runtime::Annotations {
+                read_only: true,
+                destructive: false,
+                idempotent: true,
+                open_world: true,
+                extra: ::mcp_resolve_runtime::ExtraHints::Static(&[("agencyHint", false), ("privateHint", true)]),
+            },
+            required_scopes: &["repo"],
+            results: ::mcp_resolve_runtime::ResultTexts {
+                extension: r#"{"resultType":"complete","name":"get_repo_contents","annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}}"#,
+                sep1862: [HEAD, r#"{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true}"#, r#","resolve":true,"securitySchemes":[{"type":"oauth2","scopes":["repo"]}]}}"#],
+                annotations: r#"{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"agencyHint":false,"privateHint":true}}"#,
+            },
+        },
+    ]
 };
 /// Matches the (validated) arguments of tool `get_repo_contents`.
 ///

@@ -399,6 +399,7 @@ fn large_texts_are_put_in_place_whatever_the_names_say() {
             "{left}"
         );
     }
-    // The second tool's outcomes literal is in place: a netstring of its name.
-    assert!(code.contains(&format!("158:{own},")), "{code}");
+    // The second tool's outcomes are in place (a resolver of two tools
+    // holds them as an array of `Resolved`).
+    assert!(code.contains(&format!("tool: \"{own}\",")), "{code}");
 }

@@ -38,6 +38,10 @@ pub mod hand {
 
     /// Matching only (arguments already valid): the extension-dialect
     /// response, or `None` for an unknown tool.
+    ///
+    /// `#[inline]`, as the generated functions of a few tools are: each
+    /// side can be inlined into the caller, as in the server's own crate.
+    #[inline]
     pub fn matching(name: &str, args: &Map<String, Value>) -> Option<&'static str> {
         match name {
             "manage_files" => Some(match args.get("action").and_then(Value::as_str) {
@@ -67,7 +71,8 @@ pub mod hand {
             .ok()
     });
 
-    /// Validation, matching and the response text.
+    /// Validation, matching and the response text (`#[inline]` too).
+    #[inline]
     pub fn full(name: &str, args: &Value) -> Option<&'static str> {
         let validator = SCHEMA.as_ref()?;
         if !validator.is_valid(args) {

@@ -70,4 +70,4 @@ pub const VARIANT_EXTENSION_ID: &str = "io.github.mcp-resolve/variant";
 
 /// The version of the interface between generated code and this crate.
 /// Generated files assert it at compile time.
-pub const CODEGEN_VERSION: u32 = 5;
+pub const CODEGEN_VERSION: u32 = 6;

@@ -211,18 +211,31 @@ impl Outcomes {
     /// neither panics).
     #[inline]
     pub fn get(&'static self, index: usize) -> Result<&'static Resolved, RpcError> {
-        self.decoded
-            .get_or_init(|| decode(self.data))
-            .as_deref()
-            .and_then(|all| all.get(index))
-            .ok_or_else(|| {
-                RpcError::new(
-                    RpcError::INTERNAL_ERROR,
-                    format!("generated resolver data has no outcome {index}"),
-                    None,
-                )
-            })
+        let all = self.decoded.get_or_init(|| decode(self.data));
+        select(all.as_deref().unwrap_or_default(), index)
     }
+}
+
+/// Outcome `index` of a tool whose outcomes generated code holds as a
+/// static array (resolvers of a few tools, where the compiler sees the
+/// array's length and the constant index and drops the check): `-32603` when
+/// there is none such, which generated code never asks for.
+#[inline]
+pub fn select(outcomes: &'static [Resolved], index: usize) -> Result<&'static Resolved, RpcError> {
+    match outcomes.get(index) {
+        Some(outcome) => Ok(outcome),
+        None => Err(no_outcome(index)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn no_outcome(index: usize) -> RpcError {
+    RpcError::new(
+        RpcError::INTERNAL_ERROR,
+        format!("generated resolver data has no outcome {index}"),
+        None,
+    )
 }
 
 #[cfg(test)]

@@ -103,6 +103,14 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
             quote!(#rt::resolve_validated_in(&TOOLS, slot(name), name, arguments)),
         ]
     };
+    // A few tools' dispatch is small enough to inline into the caller,
+    // which can then keep the outcome in registers and fold what it reads
+    // from it.
+    let inline = if linear {
+        quote!(#[inline])
+    } else {
+        TokenStream::new()
+    };
     let shared = |literals: [TokenStream; 4]| {
         let [signature_lit, list_ext, list_sep, list_ann] = literals;
         quote! {
@@ -147,6 +155,7 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
         /// otherwise the first variant whose condition holds, or the static
         /// annotations when none does.
         #[allow(dead_code)]
+        #inline
         pub fn resolve(
             name: &str,
             arguments: &#rt::serde_json::Value,
@@ -159,6 +168,7 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
         /// typed struct, say): the schema is not checked again. Arguments
         /// that do not conform resolve to whatever their values match.
         #[allow(dead_code)]
+        #inline
         pub fn resolve_validated(
             name: &str,
             arguments: &#rt::serde_json::Map<::std::string::String, #rt::serde_json::Value>,
@@ -168,6 +178,7 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
 
         /// Resolves a call and returns the JSON-RPC `result` text for `dialect`.
         #[allow(dead_code)]
+        #inline
         pub fn resolve_json(
             name: &str,
             arguments: &#rt::serde_json::Value,
@@ -209,8 +220,10 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
         threads,
         Some(crate::par::WORK_STACK),
         |i, tool| {
-            tool.resolvable
-                .then(|| tool_items(tool, i, &rt_text, linear, tool_literals(server, tool)))
+            tool.resolvable.then(|| {
+                let literals = tool_literals(server, tool, linear.then_some(&*rt_text));
+                tool_items(tool, i, &rt_text, linear, literals)
+            })
         },
     );
     for result in printed {
@@ -344,10 +357,12 @@ fn print_items(tokens: TokenStream) -> Result<String, CodegenError> {
 }
 
 /// The bodies of `resolve` and `resolve_validated` for a few tools: a
-/// `match` on the name that calls each tool's matching function by name, so
-/// the compiler can inline it into the dispatch (through the table's
-/// pointer it cannot). The errors are [`mcp_resolve_runtime::resolve_in`]'s:
-/// every other name is answered by `RpcError::unresolvable`.
+/// `match` on the name whose arms validate (in `resolve`), call the tool's
+/// matching function by name, so the compiler can inline it into the
+/// dispatch (through the table's pointer it cannot), and pick the outcome
+/// from the tool's static array. The errors are
+/// [`mcp_resolve_runtime::resolve_in`]'s: every other name is answered by
+/// `RpcError::unresolvable`.
 fn direct_dispatch(server: &Server, rt: &TokenStream) -> [TokenStream; 2] {
     let arms = |validated: bool| {
         let arms = server
@@ -357,12 +372,17 @@ fn direct_dispatch(server: &Server, rt: &TokenStream) -> [TokenStream; 2] {
             .filter(|(_, t)| t.resolvable)
             .map(|(i, tool)| {
                 let name = tool.name.as_str();
-                let (t, m) = (format_ident!("TOOL_{}", i), format_ident!("match_{}", i));
-                if validated {
-                    quote!(#name => #t.resolve_validated_with(arguments, #m),)
+                let (schema, outcomes, m) = (
+                    format_ident!("SCHEMA_{}", i),
+                    format_ident!("OUTCOMES_{}", i),
+                    format_ident!("match_{}", i),
+                );
+                let arguments = if validated {
+                    quote!(arguments)
                 } else {
-                    quote!(#name => #t.resolve_with(arguments, #m),)
-                }
+                    quote!(#schema.validate(#name, arguments)?)
+                };
+                quote!(#name => #rt::outcomes::select(&#outcomes, #m(#arguments)),)
             });
         let unresolvable =
             quote!(::core::result::Result::Err(#rt::RpcError::unresolvable(name, &TOOL_NAMES)));
@@ -444,9 +464,12 @@ fn header(server: &Server, fingerprint: &str, sources: &[String]) -> String {
     h
 }
 
-/// The two large literals of a tool, as Rust source: its outcomes (see
-/// [`mcp_resolve_runtime::outcomes`]) and its `inputSchema`.
-fn tool_literals(server: &Server, tool: &Tool) -> [String; 2] {
+/// The two large items of a tool, as Rust source: its outcomes and its
+/// `inputSchema` (a literal). The outcomes are the literal the runtime
+/// decodes (see [`mcp_resolve_runtime::outcomes`]), or, for a resolver of
+/// a few tools (`array_in`: the runtime's path), an array of `Resolved`
+/// written out (see [`outcomes_array`]).
+fn tool_literals(server: &Server, tool: &Tool, array_in: Option<&str>) -> [String; 2] {
     // Outcomes: each variant, then the static fallback. Their SEP-1862
     // results share the tool's text up to its annotations.
     let tool_json = tool.to_model(&server.hints).list_entry(Dialect::Sep1862);
@@ -466,9 +489,13 @@ fn tool_literals(server: &Server, tool: &Tool) -> [String; 2] {
         annotations: server.hints.to_annotations(&tool.annotations),
         required_scopes: tool.required_scopes.clone(),
     });
-    let outcomes = encode_outcomes(&tool_json, &tool.name, &resolutions);
+    let outcomes = encode_outcomes(&tool_json, &tool.name, &resolutions, array_in);
     let schema = serde_json::to_string(&tool.input_schema).unwrap_or_default();
-    [text_literal(&outcomes), text_literal(&schema)]
+    let outcomes = match array_in {
+        Some(_) => outcomes,
+        None => text_literal(&outcomes),
+    };
+    [outcomes, text_literal(&schema)]
 }
 
 /// One tool's items: its `GeneratedTool` (its schema, its outcomes as one
@@ -501,21 +528,34 @@ fn tool_items(tool: &Tool, index: usize, rt: &str, direct: bool, literals: [Stri
 
     let mut out = String::with_capacity(outcomes.len() + schema.len() + checks.len() + 1024);
     let name = Literal::string(&tool.name);
-    let _ = write!(
-        out,
-        "/// Tool `{doc}`.\n\
-         static TOOL_{index}: {rt}::GeneratedTool = {rt}::GeneratedTool {{\n    \
-             name: {name},\n    \
-             schema: {rt}::LazyValidator::new(\n        {schema},\n    ),\n    \
-             outcomes: {rt}::outcomes::Outcomes::new(\n        {outcomes},\n    ),\n    \
-             matcher: match_{index},\n\
-         }};\n",
-        doc = doc_text(&tool.name),
-    );
+    let doc = doc_text(&tool.name);
+    if direct {
+        let count = tool.variants.len() + 1;
+        let _ = write!(
+            out,
+            "/// Tool `{doc}`: its `inputSchema`, compiled on first use.\n\
+             static SCHEMA_{index}: {rt}::LazyValidator = {rt}::LazyValidator::new(\n    \
+                 {schema},\n\
+             );\n\
+             /// Tool `{doc}`: each variant's outcome, in order, then the static\n\
+             /// annotations.\n\
+             static OUTCOMES_{index}: [{rt}::Resolved; {count}] = {outcomes};\n",
+        );
+    } else {
+        let _ = write!(
+            out,
+            "/// Tool `{doc}`.\n\
+             static TOOL_{index}: {rt}::GeneratedTool = {rt}::GeneratedTool {{\n    \
+                 name: {name},\n    \
+                 schema: {rt}::LazyValidator::new(\n        {schema},\n    ),\n    \
+                 outcomes: {rt}::outcomes::Outcomes::new(\n        {outcomes},\n    ),\n    \
+                 matcher: match_{index},\n\
+             }};\n",
+        );
+    }
     let _ = writeln!(
         out,
-        "/// Matches the (validated) arguments of tool `{}`.",
-        doc_text(&tool.name)
+        "/// Matches the (validated) arguments of tool `{doc}`."
     );
     for v in &tool.variants {
         let _ = writeln!(
@@ -624,9 +664,15 @@ fn doc_text(s: &str) -> String {
 }
 
 /// A tool's outcomes, every dialect's response precomputed, as the literal
-/// the runtime decodes. `tool` is the tool's SEP-1862 `tools/list` entry;
-/// the SEP-1862 results share the tool's head rather than repeat it.
-fn encode_outcomes(tool: &Value, name: &str, resolutions: &[Resolution]) -> String {
+/// the runtime decodes, or as an array of `Resolved` in the runtime at
+/// `array_in`. `tool` is the tool's SEP-1862 `tools/list` entry; the
+/// SEP-1862 results share the tool's head rather than repeat it.
+fn encode_outcomes(
+    tool: &Value,
+    name: &str,
+    resolutions: &[Resolution],
+    array_in: Option<&str>,
+) -> String {
     struct Texts {
         extension: String,
         sep1862: [String; 3],
@@ -665,7 +711,89 @@ fn encode_outcomes(tool: &Value, name: &str, resolutions: &[Resolution]) -> Stri
             }
         })
         .collect();
-    outcomes::encode(name, &head, &parts)
+    match array_in {
+        Some(rt) => outcomes_array(rt, name, &head, &parts),
+        None => outcomes::encode(name, &head, &parts),
+    }
+}
+
+/// A tool's outcomes as a Rust array of `Resolved` (the initializer of a
+/// `static`), for the resolvers of a few tools: the outcome a call resolves
+/// to is then an address the compiler knows, with no decoding on first use
+/// to check for. The SEP-1862 texts share `head`, a `const` in the block.
+fn outcomes_array(rt: &str, name: &str, head: &str, parts: &[OutcomeParts<'_>]) -> String {
+    use std::fmt::Write as _;
+    let string = |s: &str| Literal::string(s).to_string();
+    let mut out = format!(
+        "{{
+    const HEAD: &str = {};
+    [
+",
+        text_literal(head)
+    );
+    for o in parts {
+        let variant = match o.variant {
+            Some(v) => format!("::core::option::Option::Some({})", string(v)),
+            None => "::core::option::Option::None".into(),
+        };
+        let [read_only, destructive, idempotent, open_world] = o.core;
+        let extra: Vec<String> = o
+            .extra
+            .iter()
+            .map(|(hint, value)| format!("({}, {value})", string(hint)))
+            .collect();
+        let scopes: Vec<String> = o.scopes.iter().map(|s| string(s)).collect();
+        let [_, sep_middle, sep_tail] = o.sep1862;
+        let _ = write!(
+            out,
+            "        {rt}::Resolved {{
+            \
+                 tool: {tool},
+            \
+                 variant: {variant},
+            \
+                 annotations: {rt}::Annotations {{
+                \
+                     read_only: {read_only},
+                \
+                     destructive: {destructive},
+                \
+                     idempotent: {idempotent},
+                \
+                     open_world: {open_world},
+                \
+                     extra: {rt}::ExtraHints::Static(&[{extra}]),
+            \
+                 }},
+            \
+                 required_scopes: &[{scopes}],
+            \
+                 results: {rt}::ResultTexts {{
+                \
+                     extension: {extension},
+                \
+                     sep1862: [HEAD, {sep_middle}, {sep_tail}],
+                \
+                     annotations: {annotations},
+            \
+                 }},
+        \
+             }},
+",
+            tool = string(name),
+            extra = extra.join(", "),
+            scopes = scopes.join(", "),
+            extension = text_literal(o.extension),
+            sep_middle = text_literal(sep_middle),
+            sep_tail = text_literal(sep_tail),
+            annotations = text_literal(o.annotations),
+        );
+    }
+    out.push_str(
+        "    ]
+}",
+    );
+    out
 }
 
 /// The SEP-1862 result texts of `resolutions`, each in three pieces:
