@@ -5,16 +5,20 @@
 //! escaped by construction, whatever a tool name or pattern contains), parsed
 //! with `syn` (so they are valid Rust before they are written) and printed
 //! with `prettyplease`; their large literals (texts of JSON) are lexed on
-//! their own and put in after printing. Each tool's items, one static and
+//! their own and put in after printing. Each tool's items, its statics and
 //! one matching function of a fixed shape, are written as text
 //! (`matching.rs`): at 10,000 tools, a syntax tree and a printer for each was
 //! a third of the time.
 //! Matching is compiled: one function per tool tests each variant's condition
-//! directly and returns the index of its outcome. Everything else is data in
-//! one table (`TOOLS`) indexed by a perfect-hash dispatch on the tool name:
-//! each tool's schema (compiled on first use) and its outcomes, every
-//! response precomputed text, as one literal (decoded on first use): the
-//! compiler's cost is in items and expressions, not in bytes of literal.
+//! directly and returns the index of its outcome. Everything else is data.
+//! Above eight tools, one table (`TOOLS`) indexed by a perfect-hash dispatch
+//! on the tool name holds each tool's schema (compiled on first use) and its
+//! outcomes, every response precomputed text, as one literal (decoded on
+//! first use): the compiler's cost is in items and expressions, not in bytes
+//! of literal. Up to eight, `resolve` is a `match` on the name, and each
+//! tool's outcomes are a static array of `Resolved` written out, which the
+//! compiler indexes at a constant: a few tools cost the build nothing, and
+//! the call costs what a hand-written `match` does.
 
 pub(crate) mod matching;
 pub(crate) mod phf;
