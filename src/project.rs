@@ -366,8 +366,10 @@ struct Parsed {
 fn parse_sources(project: &mut Project, ids: &[FileId], options: &LoadOptions) {
     let sources = &project.sources;
     let threads = crate::par::threads(options.jobs);
+    // Cores the files do not take read within a file.
+    let within = (threads / ids.len().max(1)).max(1);
     let parsed = crate::par::map(ids, threads, Some(PARSE_STACK), |_, &id| {
-        parse_source(sources, id, options)
+        parse_source(sources, id, options, within)
     });
     for (result, &id) in parsed.into_iter().zip(ids) {
         match result {
@@ -390,7 +392,12 @@ fn parse_sources(project: &mut Project, ids: &[FileId], options: &LoadOptions) {
     }
 }
 
-fn parse_source(sources: &SourceMap, file: FileId, options: &LoadOptions) -> Parsed {
+fn parse_source(
+    sources: &SourceMap,
+    file: FileId,
+    options: &LoadOptions,
+    threads: usize,
+) -> Parsed {
     let mut out = Parsed::default();
     let Some(source) = sources.get(file) else {
         return out;
@@ -418,7 +425,7 @@ fn parse_source(sources: &SourceMap, file: FileId, options: &LoadOptions) -> Par
         out.inputs = schema_files;
         return out;
     }
-    match yaml::parse_within(&source.text, options.max_file_bytes) {
+    match yaml::parse_within_on(&source.text, options.max_file_bytes, threads) {
         Ok(root) => {
             let rules =
                 decode::decode(&root, file, &source.text, &mut loader, &mut out.diagnostics);

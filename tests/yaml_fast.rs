@@ -9,12 +9,22 @@ use mcp_resolve::internals::parse::{yaml, yaml_fast};
 
 const MAX: usize = 8 * 1024 * 1024;
 
-/// The fast path's tree, when it gives one, is the reference's.
+/// The fast path's tree, when it gives one, is the reference's; read in
+/// pieces, when it can be, it is the same tree.
 fn agree(name: &str, text: &str) -> bool {
     let fast = yaml_fast::parse(text, 4_000_000, 8_000_000);
     let reference = yaml::parse_reference(text, MAX);
     if let Some(fast) = &fast {
         assert_eq!(Ok(fast), reference.as_ref(), "{name}:\n{text}");
+    }
+    for threads in [2, 3, 8] {
+        if let Some(cut) = yaml_fast::parse_cut(text, 4_000_000, 8_000_000, threads) {
+            assert_eq!(
+                Some(&cut),
+                fast.as_ref(),
+                "{name} in pieces, {threads} threads:\n{text}"
+            );
+        }
     }
     // The front end answers as the reference does, either way.
     assert_eq!(yaml::parse_within(text, MAX), reference, "{name}");
@@ -114,6 +124,102 @@ fn edges() {
         let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
         let decided = agree(&format!("depth {depth}"), &text);
         assert_eq!(decided, depth <= yaml_fast::MAX_DEPTH, "depth {depth}");
+    }
+}
+
+/// Whether `text` is read in pieces (and, by [`agree`], to the same tree).
+fn cuts(name: &str, text: &str) -> bool {
+    agree(name, text);
+    yaml_fast::parse_cut(text, 4_000_000, 8_000_000, 2).is_some()
+}
+
+#[test]
+fn a_document_read_in_pieces_is_the_document() {
+    let cut = [
+        "tools:\n  - a\n  - b\n",
+        "version: 1\ntools:\n  - name: a\n    x: [1, 2]\n  - name: b\nhints: {x: 1}\n",
+        "tools: # the list\n  # before\n  - a\n# between, at the margin\n  # between\n\n  - b\n  # after\n",
+        // Block scalars at an item's end keep or strip what follows them.
+        "tools:\n  - d: |+\n      text\n\n  - d: |-\n      x\n\n\n  - e: >\n      folded\n      text\n\n  - f\n",
+        // An item with a sequence in it; an empty item.
+        "tools:\n  - - a\n    - b\n  -\n  - c\n",
+        "tools:\n  - name: a\n    variants:\n      - when: {x: 1}\n      - when: {x: 2}\n  - name: b\n",
+        // The document's end after the items.
+        "tools:\n  - a\n  - b\n...\n",
+    ];
+    for (i, text) in cut.iter().enumerate() {
+        assert!(cuts(&format!("cut {i}"), text), "cut {i}:\n{text}");
+    }
+    let whole = [
+        // A cut inside a flow collection or a quoted scalar.
+        "tools:\n  - {a: 1,\n  - b}\n  - c\n",
+        "tools:\n  - \"abc\n  - def\"\n  - x\n",
+        "tools:\n  - 'abc\n  - def'\n  - x\n",
+        // `tools` twice; `tools` with a value on its line.
+        "tools:\n  - a\n  - b\ntools: 1\n",
+        "tools: [a,\n  b]\n",
+        // No root mapping key at that line.
+        "x: \"a\ntools:\n  - b\n  - c\"\n",
+        "- tools:\n  - a\n  - b\n",
+        // What the fast path leaves to the reference, in an item.
+        "tools:\n  - &x a\n  - *x\n",
+        "tools:\n  - a: 1.5\n  - b\n",
+        // A second document; CRLF; a tab.
+        "tools:\n  - a\n  - b\n---\nc: 1\n",
+        "tools:\r\n  - a\r\n  - b\r\n",
+        "tools:\n  - a\n  - b:\t1\n",
+        // Items at the key's margin (the parser places that sequence
+        // elsewhere than one read on its own).
+        "tools:\n- a\n- b\nother: 1\n",
+        // One item: nothing to share.
+        "tools:\n  - a\nb: 1\n",
+    ];
+    for (i, text) in whole.iter().enumerate() {
+        assert!(!cuts(&format!("whole {i}"), text), "whole {i}:\n{text}");
+    }
+    // The pieces' depth counts from where they sit: the tools' items are
+    // two collections deep.
+    for depth in [
+        yaml_fast::MAX_DEPTH - 3,
+        yaml_fast::MAX_DEPTH - 2,
+        yaml_fast::MAX_DEPTH - 1,
+    ] {
+        let deep = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        let text = format!("tools:\n  - {deep}\n  - a\n");
+        let decided = cuts(&format!("depth {depth}"), &text);
+        assert_eq!(decided, depth + 2 <= yaml_fast::MAX_DEPTH, "depth {depth}");
+    }
+}
+
+#[test]
+fn a_large_rules_file_is_read_in_pieces_on_any_number_of_threads() {
+    let mut text = String::from("version: 1\nserver: { name: s, version: 1.0.0 }\ntools:\n");
+    for i in 0..2_000 {
+        text.push_str(&format!(
+            "  - name: tool_{i}\n    description: |\n      Tool {i}.\n    inputSchema:\n      type: object\n      properties: {{ action: {{ type: string, enum: [a, b] }} }}\n    variants:\n      - name: read\n        when: {{ action: a }}\n        annotations: {{ readOnlyHint: true }}\n"
+        ));
+    }
+    text.push_str("hints:\n  - name: x\n");
+    let whole = yaml_fast::parse(&text, 4_000_000, 8_000_000).unwrap();
+    for threads in [2, 3, 4, 7, 16] {
+        let cut = yaml_fast::parse_cut(&text, 4_000_000, 8_000_000, threads);
+        assert_eq!(cut.as_ref(), Some(&whole), "{threads} threads");
+        assert_eq!(
+            yaml_fast::parse_on(&text, 4_000_000, 8_000_000, threads).as_ref(),
+            Some(&whole)
+        );
+    }
+    // The budgets: the whole reading decides near them.
+    let nodes = 2_000 * 24;
+    for max in [nodes / 2, nodes + 10] {
+        assert!(
+            yaml_fast::parse_cut(&text, max, 8_000_000, 2).is_none(),
+            "{max}"
+        );
+        assert_eq!(
+            yaml_fast::parse_on(&text, max, 8_000_000, 2),
+            yaml_fast::parse(&text, max, 8_000_000)
+        );
     }
 }
 

@@ -138,6 +138,13 @@ pub fn parse(text: &str) -> Result<YNode, YamlError> {
 /// Parses one YAML document of at most `max_bytes` into a [`YNode`]; the
 /// parser's node and event budgets grow with the limit.
 pub fn parse_within(text: &str, max_bytes: usize) -> Result<YNode, YamlError> {
+    parse_within_on(text, max_bytes, 1)
+}
+
+/// [`parse_within`] on up to `threads` cores (a large rules file's tools
+/// are read in parallel: [`super::yaml_fast::parse_on`]); the tree does not
+/// depend on `threads`.
+pub fn parse_within_on(text: &str, max_bytes: usize, threads: usize) -> Result<YNode, YamlError> {
     if text.len() > max_bytes {
         return Err(YamlError {
             message: format!(
@@ -157,7 +164,7 @@ pub fn parse_within(text: &str, max_bytes: usize) -> Result<YNode, YamlError> {
         });
     }
     let (max_nodes, max_events) = budgets(max_bytes);
-    if let Some(node) = super::yaml_fast::parse(text, max_nodes, max_events) {
+    if let Some(node) = super::yaml_fast::parse_on(text, max_nodes, max_events, threads) {
         return Ok(node);
     }
     parse_reference(text, max_bytes)
