@@ -10,28 +10,14 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn installation() -> Option<PathBuf> {
-    let dir = std::env::var_os("MCP_RESOLVE_TS_CLIENT").map(PathBuf::from);
-    if let Some(dir) = dir.filter(|d| d.join("node_modules/@modelcontextprotocol/client").is_dir())
-    {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI must provide the TypeScript SDK (MCP_RESOLVE_TS_CLIENT, scripts/install-ts-client.sh)"
-    );
-    eprintln!(
-        "skipped: the TypeScript SDK is not installed; run scripts/install-ts-client.sh and set MCP_RESOLVE_TS_CLIENT"
-    );
-    None
-}
 
 #[test]
 fn typescript_sdk_client_resolves_every_variant_over_stdio_and_http() {
-    let Some(dir) = installation() else {
+    let Some(dir) =
+        common::ts_client("typescript_sdk_client_resolves_every_variant_over_stdio_and_http")
+    else {
         return;
     };
     // Node resolves packages next to the script: run a copy from `dir`.
