@@ -724,7 +724,8 @@ fn encode_outcomes(
 /// A tool's outcomes as a Rust array of `Resolved` (the initializer of a
 /// `static`), for the resolvers of a few tools: the outcome a call resolves
 /// to is then an address the compiler knows, with no decoding on first use
-/// to check for. The SEP-1862 texts share `head`, a `const` in the block.
+/// to check for. The SEP-1862 texts that start with `head` share it, a
+/// `const` in the block.
 fn outcomes_array(rt: &str, name: &str, head: &str, parts: &[OutcomeParts<'_>]) -> String {
     use std::fmt::Write as _;
     let string = |s: &str| Literal::string(s).to_string();
@@ -747,7 +748,14 @@ fn outcomes_array(rt: &str, name: &str, head: &str, parts: &[OutcomeParts<'_>]) 
             .map(|(hint, value)| format!("({}, {value})", string(hint)))
             .collect();
         let scopes: Vec<String> = o.scopes.iter().map(|s| string(s)).collect();
-        let [_, sep_middle, sep_tail] = o.sep1862;
+        // Written whole (see `sep1862_pieces`), a result has its own first
+        // piece, as `outcomes::encode` keeps it.
+        let [sep_head, sep_middle, sep_tail] = o.sep1862;
+        let sep_head = if sep_head == head {
+            "HEAD".to_string()
+        } else {
+            text_literal(sep_head)
+        };
         let _ = write!(
             out,
             "        {rt}::Resolved {{
@@ -776,7 +784,7 @@ fn outcomes_array(rt: &str, name: &str, head: &str, parts: &[OutcomeParts<'_>]) 
                 \
                      extension: {extension},
                 \
-                     sep1862: [HEAD, {sep_middle}, {sep_tail}],
+                     sep1862: [{sep_head}, {sep_middle}, {sep_tail}],
                 \
                      annotations: {annotations},
             \
