@@ -15,8 +15,9 @@
 #
 # Then `cargo test --workspace --locked` with the variables that point the
 # suites at them, and CI=1 so that a component that is still missing fails
-# its suite instead of skipping it. Extra arguments go to `cargo test`
-# (a filter, `--release`, …).
+# its suite instead of skipping it; then the compiler's own suites once more
+# without default features, as a build script builds it. Extra arguments go
+# to `cargo test` (a filter, `--release`, …).
 #
 #   usage: scripts/test.sh [CARGO TEST ARGS…]
 set -euo pipefail
@@ -82,3 +83,9 @@ export CI="${CI:-1}"
 
 echo "== cargo test --workspace"
 cargo test --workspace --locked "$@"
+
+# The build-script configuration (`default-features = false`: no CLI, no
+# preserve-order) has tests of its own to pass; the suites that drive the
+# binary declare `required-features = ["cli"]` and are left out.
+echo "== cargo test -p mcp-resolve --no-default-features"
+cargo test -p mcp-resolve --no-default-features --locked "$@"

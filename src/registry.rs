@@ -6,7 +6,8 @@
 //! writes one entry there, `"io.github.mcp-resolve/signature": {"fingerprint",
 //! "url"?, "signatures"?}` — `signatures` being the publishers' detached JWS
 //! with their keys' `kid` (`[{"kid", "jws"}]`) — and leaves every other key,
-//! and the order of keys, as it was.
+//! and the order of keys, as it was (the order needs the `preserve-order`
+//! feature, on by default; without it serde_json writes keys sorted).
 
 use serde_json::{Map, Value};
 
@@ -103,7 +104,11 @@ mod tests {
         let out = with_fingerprint(input, "sha256:ab", Some("https://x/sig.json"), None).unwrap();
         let doc: Value = serde_json::from_str(&out).unwrap();
         let keys: Vec<&String> = doc.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["name", "version", "_meta", "packages"]);
+        if cfg!(feature = "preserve-order") {
+            assert_eq!(keys, ["name", "version", "_meta", "packages"]);
+        } else {
+            assert_eq!(keys, ["_meta", "name", "packages", "version"]);
+        }
         assert_eq!(doc["_meta"]["other"], 1);
         let provided = &doc["_meta"][PUBLISHER_PROVIDED];
         assert_eq!(provided["tool"], "z");
