@@ -4,7 +4,8 @@
   `tests/fixtures/` (valid, invalid and malformed);
 - `when_expression`: every `when:` string of those rules;
 - `resolvers_agree`: argument objects built from the bundled signatures in
-  `generated/` (each variant's constant values, and the empty object);
+  `generated/` (each variant's constant values, and the empty object), and
+  the empty object for the hostile fixture's and the random sets' tools;
 - `host_verify`, `diff_witnesses`: the signatures in `generated/`, with
   resolve results, and in pairs;
 - `jsonrpc_host`, `jsonrpc_upstream`: JSON-RPC messages of each kind;
@@ -80,9 +81,16 @@ def main() -> None:
                 result = {"resultType": "complete", "name": tool["name"],
                           "annotations": variant.get("annotations", {}), "arguments": arguments}
                 put("host_verify", text + b"\x00" + json.dumps(result).encode())
-                selector = bytes([(tool_index * 8 + index) % 256])
+                # The target's servers are the bundled ones in this order,
+                # then the hostile fixture, then the random sets.
+                selector = bytes([index, tool_index % 256])
                 put("resolvers_agree", selector + json.dumps(arguments).encode())
-            put("resolvers_agree", bytes([(tool_index * 8 + index) % 256]) + b"{}")
+            put("resolvers_agree", bytes([index, tool_index % 256]) + b"{}")
+    # The hostile fixture and the golden crate's random sets (their files are
+    # in its build directory): each tool, without arguments.
+    for index in range(len(documents), len(documents) + 41):
+        for tool_index in range(4):
+            put("resolvers_agree", bytes([index, tool_index]) + b"{}")
 
     messages = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}}},

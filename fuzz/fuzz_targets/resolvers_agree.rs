@@ -1,83 +1,111 @@
-//! A differential oracle over the bundled rules: for any arguments, the
-//! library resolver, the matcher compiled at load time (the proxy's) and the
-//! generated code (`generated/`, compiled by the golden crate) give the same
-//! variant, annotations and scopes, or the same error. The first byte picks
-//! the server and the tool; the rest is the arguments, as JSON when it is
-//! JSON and as a string otherwise.
+//! A differential oracle over every rules file that has generated code: for
+//! any arguments, the library resolver, the matcher compiled at load time
+//! (the proxy's) and the generated code give the same variant, annotations
+//! and scopes, or the same error. The servers are the ten bundled ones
+//! (`generated/`, compiled by the golden crate), the codegen fixture of
+//! hostile names (`tests/fixtures/codegen/hostile.yaml`, built by the golden
+//! crate's build script) and the golden crate's 40 random rule sets (the
+//! differential test's). The first byte picks the server, the second the
+//! tool (one past the last: a tool that does not exist); the rest is the
+//! arguments, as JSON when it is JSON and as a string otherwise.
 #![no_main]
 
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use mcp_resolve::Resolver;
 use mcp_resolve::ir::Server;
-use mcp_resolve_golden::goldens;
+use mcp_resolve_golden::{built, goldens, random};
+use mcp_resolve_runtime::matcher::Matcher;
 use mcp_resolve_runtime::{Dialect, Resolved, RpcError};
 use serde_json::Value;
 
 type Generated = fn(&str, &Value) -> Result<&'static Resolved, RpcError>;
 
-const SERVERS: &[(&str, Generated)] = &[
-    ("file-server", goldens::file_server::resolve),
-    ("filesystem", goldens::filesystem::resolve),
-    ("github-api", goldens::github_api::resolve),
-    ("issue-tracker", goldens::issue_tracker::resolve),
-    ("coding-agent", goldens::coding_agent::resolve),
+/// The bundled servers, in the order of their files' names (`fuzz/seed.py`
+/// writes its seeds in this order).
+const BUNDLED: &[(&str, Generated)] = &[
+    ("coding-agent.yaml", goldens::coding_agent::resolve),
+    ("file-server.yaml", goldens::file_server::resolve),
+    ("filesystem.yaml", goldens::filesystem::resolve),
+    ("github-api.yaml", goldens::github_api::resolve),
+    ("issue-tracker.yaml", goldens::issue_tracker::resolve),
+    ("real-mcp-server-git.yaml", goldens::real_mcp_server_git::resolve),
     (
-        "real-server-filesystem",
+        "real-server-everything.yaml",
+        goldens::real_server_everything::resolve,
+    ),
+    (
+        "real-server-filesystem.yaml",
         goldens::real_server_filesystem::resolve,
     ),
+    ("real-server-memory.yaml", goldens::real_server_memory::resolve),
+    ("repo-contents.rules", goldens::repo_contents::resolve),
 ];
 
-fn servers() -> &'static [Server] {
-    static SERVERS_IR: OnceLock<Vec<Server>> = OnceLock::new();
-    SERVERS_IR.get_or_init(|| {
-        SERVERS
-            .iter()
-            .map(|(name, _)| {
-                let path = format!("{}/../rules/{name}.yaml", env!("CARGO_MANIFEST_DIR"));
-                let project = mcp_resolve::load(&[path.into()]).expect("bundled rules load");
-                project.single_server().expect("one server").clone()
-            })
-            .collect()
-    })
+/// One rules file: its server, and the three resolvers of it.
+struct Case {
+    server: &'static Server,
+    library: Resolver<'static>,
+    matcher: Matcher,
+    generated: Generated,
 }
 
-/// The library resolver and the matcher of each server, made once.
-fn resolvers() -> &'static [(Resolver<'static>, mcp_resolve_runtime::matcher::Matcher)] {
-    static RESOLVERS: OnceLock<Vec<(Resolver<'static>, mcp_resolve_runtime::matcher::Matcher)>> =
-        OnceLock::new();
-    RESOLVERS.get_or_init(|| {
-        servers()
+/// Every rules file with generated code, loaded and compiled once.
+fn cases() -> &'static [Case] {
+    static CASES: OnceLock<Vec<Case>> = OnceLock::new();
+    CASES.get_or_init(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut files: Vec<(PathBuf, Generated)> = BUNDLED
             .iter()
-            .map(|server| {
-                (
-                    Resolver::new(server).expect("resolver"),
-                    mcp_resolve::matcher::compile(server, Dialect::Extension).expect("matcher"),
-                )
+            .map(|&(name, generated)| (root.join("rules").join(name), generated))
+            .collect();
+        files.push((
+            root.join("tests/fixtures/codegen/hostile.yaml"),
+            built::hostile::resolve,
+        ));
+        files.extend(
+            random::SETS
+                .iter()
+                .map(|&(path, generated)| (PathBuf::from(path), generated)),
+        );
+        files
+            .into_iter()
+            .map(|(path, generated)| {
+                let project = mcp_resolve::load(std::slice::from_ref(&path))
+                    .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
+                // Made once per process; the resolver borrows it to the end.
+                let server: &'static Server =
+                    Box::leak(Box::new(project.single_server().expect("one server").clone()));
+                Case {
+                    library: Resolver::new(server).expect("resolver"),
+                    matcher: mcp_resolve::matcher::compile(server, Dialect::Extension)
+                        .expect("matcher"),
+                    server,
+                    generated,
+                }
             })
             .collect()
     })
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&selector, rest)) = data.split_first() else {
+    let [which, tool, rest @ ..] = data else {
         return;
     };
-    let servers = servers();
-    let index = usize::from(selector) % servers.len();
-    let server = &servers[index];
-    let generated = SERVERS[index].1;
-    let tool = match usize::from(selector / 8) % (server.tools.len() + 1) {
-        i if i < server.tools.len() => server.tools[i].name.clone(),
+    let cases = cases();
+    let case = &cases[usize::from(*which) % cases.len()];
+    let tools = &case.server.tools;
+    let tool = match usize::from(*tool) % (tools.len() + 1) {
+        i if i < tools.len() => tools[i].name.clone(),
         _ => "no-such-tool".to_string(),
     };
     let arguments: Value = serde_json::from_slice(rest)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(rest).into_owned()));
-    let (resolver, matcher) = &resolvers()[index];
-    let library = resolver.resolve(&tool, &arguments);
-    let matched = matcher.resolve(&tool, &arguments);
-    let ours = generated(&tool, &arguments);
+    let library = case.library.resolve(&tool, &arguments);
+    let matched = case.matcher.resolve(&tool, &arguments);
+    let ours = (case.generated)(&tool, &arguments);
     match (&library, &matched, &ours) {
         (Ok(l), Ok(m), Ok(g)) => {
             assert_eq!(m.resolution(), l, "matcher: {tool} {arguments}");
