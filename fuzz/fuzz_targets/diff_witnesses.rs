@@ -5,10 +5,14 @@
 //! scopes). That holds for a change to a tool's static annotations or scopes
 //! too: its witness, when it has one, is a call that falls through to the
 //! static set and resolves otherwise under the old document.
+//!
+//! And a differential oracle for the CLI's path: where `diff_texts` reads
+//! both texts tool by tool (no tree of either document), its result is
+//! `diff`'s on the documents `serde_json` reads from the same bytes.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_resolve::diff::{Direction, diff};
+use mcp_resolve::diff::{Direction, diff, diff_texts};
 use mcp_resolve_runtime::host::Signature;
 use serde_json::Value;
 
@@ -24,16 +28,27 @@ fn outcome(signature: &Signature, tool: &str, arguments: &Value) -> Option<(Valu
 
 fuzz_target!(|data: &[u8]| {
     let mut parts = data.splitn(2, |&b| b == 0);
-    let (Some(old), Some(new)) = (parts.next(), parts.next()) else {
+    let (Some(old_bytes), Some(new_bytes)) = (parts.next(), parts.next()) else {
         return;
     };
     let (Ok(old), Ok(new)) = (
-        serde_json::from_slice::<Value>(old),
-        serde_json::from_slice::<Value>(new),
+        serde_json::from_slice::<Value>(old_bytes),
+        serde_json::from_slice::<Value>(new_bytes),
     ) else {
         return;
     };
-    let Ok(changes) = diff(&old, &new) else {
+    let compared = diff(&old, &new);
+    if let (Ok(old_text), Ok(new_text)) = (
+        std::str::from_utf8(old_bytes),
+        std::str::from_utf8(new_bytes),
+    ) && let Some(from_texts) = diff_texts(old_text, new_text, 1)
+    {
+        assert_eq!(
+            from_texts, compared,
+            "diff_texts and diff disagree:\n{old_text}\n---\n{new_text}"
+        );
+    }
+    let Ok(changes) = compared else {
         return;
     };
     let (Ok(old), Ok(new)) = (Signature::from_value(old), Signature::from_value(new)) else {

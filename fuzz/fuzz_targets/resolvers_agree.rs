@@ -31,7 +31,10 @@ const BUNDLED: &[(&str, Generated)] = &[
     ("filesystem.yaml", goldens::filesystem::resolve),
     ("github-api.yaml", goldens::github_api::resolve),
     ("issue-tracker.yaml", goldens::issue_tracker::resolve),
-    ("real-mcp-server-git.yaml", goldens::real_mcp_server_git::resolve),
+    (
+        "real-mcp-server-git.yaml",
+        goldens::real_mcp_server_git::resolve,
+    ),
     (
         "real-server-everything.yaml",
         goldens::real_server_everything::resolve,
@@ -40,7 +43,10 @@ const BUNDLED: &[(&str, Generated)] = &[
         "real-server-filesystem.yaml",
         goldens::real_server_filesystem::resolve,
     ),
-    ("real-server-memory.yaml", goldens::real_server_memory::resolve),
+    (
+        "real-server-memory.yaml",
+        goldens::real_server_memory::resolve,
+    ),
     ("repo-contents.rules", goldens::repo_contents::resolve),
 ];
 
@@ -76,8 +82,9 @@ fn cases() -> &'static [Case] {
                 let project = mcp_resolve::load(std::slice::from_ref(&path))
                     .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
                 // Made once per process; the resolver borrows it to the end.
-                let server: &'static Server =
-                    Box::leak(Box::new(project.single_server().expect("one server").clone()));
+                let server: &'static Server = Box::leak(Box::new(
+                    project.single_server().expect("one server").clone(),
+                ));
                 Case {
                     library: Resolver::new(server).expect("resolver"),
                     matcher: mcp_resolve::matcher::compile(server, Dialect::Extension)
