@@ -119,7 +119,7 @@ pub fn format_file_with(
         (_, Syntax::Yaml) => path.with_extension("yaml").to_string_lossy().into_owned(),
     };
     let after = project::load_str_to(&out_name, &out, Until::Checked, options);
-    if after.servers != before.servers || after.files.len() != before.files.len() {
+    if !same_rules(&before, &after) {
         // A file with errors may hold what the other syntax cannot say
         // (`inputSchema: null`): its errors are the answer, not ours.
         if let Some(invalid) = invalid(&|_| true) {
@@ -136,6 +136,28 @@ pub fn format_file_with(
         )));
     }
     Ok(out)
+}
+
+/// Whether the printed file (`after`) says what the input (`before`) says:
+/// the same servers (spans aside), from as many files, with the same errors.
+/// The errors matter on their own: a file can lower to the same servers and
+/// still be one `check` refuses (`tools:` null where the input had
+/// `tools: []`), and `fmt --write` must never write a file it would not
+/// accept back.
+fn same_rules(before: &project::Project, after: &project::Project) -> bool {
+    let errors = |p: &project::Project| {
+        let mut codes: Vec<Code> = p
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| d.code)
+            .collect();
+        codes.sort_unstable();
+        codes
+    };
+    after.servers == before.servers
+        && after.files.len() == before.files.len()
+        && errors(after) == errors(before)
 }
 
 /// Comments whose text YAML can hold: what YAML does not count printable
@@ -408,5 +430,42 @@ fn inline_len(v: &Value) -> Option<usize> {
             Some(n)
         }
         other => Some(other.to_string().len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checked(name: &str, text: &str) -> project::Project {
+        project::load_str_to(name, text, Until::Checked, &LoadOptions::default())
+    }
+
+    /// The guard in front of every formatted text: an output that lowers to
+    /// the same servers but that `check` refuses is not the same rules (the
+    /// fuzz finding behind it: `tools: []` printed as `tools:`, null).
+    #[test]
+    fn an_output_with_new_errors_is_not_the_same_rules() {
+        let head = "version: 1\nserver: { name: s, version: \"1\" }\n";
+        let empty = checked("a.yaml", &format!("{head}tools: []\n"));
+        let null = checked("a.yaml", &format!("{head}tools:\n"));
+        assert!(
+            !empty
+                .diagnostics
+                .iter()
+                .any(|d| d.severity == Severity::Error)
+        );
+        assert!(
+            null.diagnostics
+                .iter()
+                .any(|d| d.severity == Severity::Error)
+        );
+        assert!(same_rules(&empty, &empty));
+        // Lowered alike: only the errors tell them apart.
+        assert_eq!(empty.servers, null.servers);
+        assert!(!same_rules(&empty, &null));
+        // The same rules in the other syntax are the same rules.
+        let rules = checked("a.rules", "version 1\nserver s version \"1\"\n");
+        assert!(same_rules(&empty, &rules), "{:?}", rules.diagnostics);
     }
 }
