@@ -1,11 +1,48 @@
 //! The proxy's reading of what a host sends: any bytes, split into lines as
 //! the proxy splits them, through the JSON-RPC screen (both its checking and
-//! its per-message form) and the envelope reader.
+//! its per-message form) and the envelope reader. The oracle is what
+//! JSON-RPC 2.0 asks of an answer: the screen answers only what it cannot
+//! pass on, with an error response (`"jsonrpc": "2.0"`, an integer code of
+//! the reserved range, a message) that carries the request's id, or null
+//! when it has none that can be read; it never answers a notification or a
+//! response; and it passes on only JSON objects.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use mcp_resolve::internals::envelope::Envelope;
-use mcp_resolve_runtime::framing::Screen;
+use mcp_resolve_runtime::framing::{Screen, Screened};
+use serde_json::Value;
+
+fn check(line: &str, screened: &Screened) {
+    let message = serde_json::from_str::<Value>(line).ok();
+    let object = message.as_ref().and_then(Value::as_object);
+    match screened {
+        Screened::Forward => assert!(object.is_some(), "forwarded a non-object: {line}"),
+        Screened::Drop(_) => {}
+        Screened::Reply(reply) => {
+            assert_eq!(reply["jsonrpc"], "2.0", "{reply}");
+            let code = reply["error"]["code"].as_i64().expect("an integer code");
+            assert!((-32768..=-32000).contains(&code), "{code} for {line}");
+            assert!(reply["error"]["message"].is_string(), "{reply}");
+            if let Some(object) = object {
+                // Never an answer to a notification or a response.
+                assert!(object.contains_key("id"), "answered {line} with {reply}");
+                assert!(
+                    object.contains_key("method")
+                        || !(object.contains_key("result") || object.contains_key("error")),
+                    "answered a response {line}"
+                );
+                let id = &reply["id"];
+                assert!(
+                    id.is_null() || Some(id) == object.get("id"),
+                    "id {id} for {line}"
+                );
+            } else {
+                assert!(reply["id"].is_null(), "{reply} for {line}");
+            }
+        }
+    }
+}
 
 fuzz_target!(|data: &[u8]| {
     let mut screens = [
@@ -18,7 +55,8 @@ fuzz_target!(|data: &[u8]| {
             continue;
         };
         for screen in &mut screens {
-            let _ = screen.line(line);
+            let screened = screen.line(line);
+            check(line, &screened);
         }
         if let Some(envelope) = Envelope::of(line) {
             let _ = (
