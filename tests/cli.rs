@@ -838,8 +838,11 @@ fn progress_shows_on_a_terminal_only() {
     let file = dir.join("big.yaml");
     std::fs::write(&file, rules).unwrap();
     let bin = env!("CARGO_BIN_EXE_mcp-resolve");
+    // The shell keeps the terminal open a moment after the run: `script`
+    // can lose what a child wrote just before the terminal closed, which a
+    // busy machine makes likely (an empty capture, seen in CI-like runs).
     let command = format!(
-        "{bin} check {} --format json > {}",
+        "{bin} check {} --format json > {}; status=$?; sleep 1; exit $status",
         file.display(),
         dir.join("out.json").display()
     );
