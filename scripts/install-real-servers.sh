@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the real MCP servers of tests/real_servers.rs, at the versions its
+# Installs the real MCP servers of tests/it/real_servers.rs, at the versions its
 # snapshots were taken from (tests/fixtures/real/README.md), under DIR
 # (default target/real-servers): npm packages from the lockfiles in
 # scripts/real-servers/node*, PyPI packages from the frozen requirements in

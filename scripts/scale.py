@@ -95,7 +95,7 @@ def crate_build(work: Path, code: Path) -> tuple[float, float]:
     (crate / "Cargo.toml").write_text(
         "[package]\nname = \"scale-crate\"\nversion = \"0.0.0\"\nedition = \"2021\"\n"
         "publish = false\n\n[dependencies]\n"
-        f"mcp-resolve-runtime = {{ path = {json.dumps(str(ROOT / 'runtime'))} }}\n\n[workspace]\n"
+        f"mcp-resolve-runtime = {{ path = {json.dumps(str(ROOT / 'crates' / 'runtime'))} }}\n\n[workspace]\n"
     )
     shutil.copy(ROOT / "Cargo.lock", crate / "Cargo.lock")
     env = dict(os.environ, CARGO_INCREMENTAL="0", CARGO_TARGET_DIR=str(work / "crate-target"))

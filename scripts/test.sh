@@ -84,8 +84,7 @@ export CI="${CI:-1}"
 echo "== cargo test --workspace"
 cargo test --workspace --locked "$@"
 
-# The build-script configuration (`default-features = false`: no CLI, no
-# preserve-order) has tests of its own to pass; the suites that drive the
-# binary declare `required-features = ["cli"]` and are left out.
+# The compiler in the build-script configuration (`default-features =
+# false`: no preserve-order) passes its own suites too.
 echo "== cargo test -p mcp-resolve --no-default-features"
 cargo test -p mcp-resolve --no-default-features --locked "$@"

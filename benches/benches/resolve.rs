@@ -114,16 +114,14 @@ fn full(c: &mut Criterion) {
 /// recipe with jsonschema, then the comparison) next to the server producing
 /// it (the generated resolver).
 fn host(c: &mut Criterion) {
-    let signature =
-        mcp_resolve_runtime::host::Signature::from_json(file_server::SIGNATURE_JSON).unwrap();
+    let signature = mcp_resolve_host::Signature::from_json(file_server::SIGNATURE_JSON).unwrap();
     let mut group = c.benchmark_group("host");
     for (label, args) in calls() {
         let answer: Value = serde_json::from_str(
             &file_server::resolve_json("manage_files", &args, Dialect::Extension).unwrap(),
         )
         .unwrap();
-        mcp_resolve_runtime::host::verify_resolution(&signature, "manage_files", &args, &answer)
-            .unwrap();
+        mcp_resolve_host::verify_resolution(&signature, "manage_files", &args, &answer).unwrap();
         group.bench_function(format!("server-resolve/{label}"), |b| {
             b.iter(|| {
                 file_server::resolve_json(
@@ -135,7 +133,7 @@ fn host(c: &mut Criterion) {
         });
         group.bench_function(format!("host-verify/{label}"), |b| {
             b.iter(|| {
-                mcp_resolve_runtime::host::verify_resolution(
+                mcp_resolve_host::verify_resolution(
                     black_box(&signature),
                     black_box("manage_files"),
                     black_box(&args),
@@ -178,7 +176,7 @@ fn dispatch(c: &mut Criterion) {
 /// outcome from the matcher (validation and matching, as for a resolve), the
 /// policy's decision, and the pin's lookup of the tool.
 fn guard(c: &mut Criterion) {
-    use mcp_resolve::policy::{Call, Policy};
+    use mcp_resolve_proxy::policy::{Call, Policy};
     let project = mcp_resolve::load(&["../rules/file-server.yaml".into()]).unwrap();
     let server = project.single_server().unwrap();
     let matcher = mcp_resolve::matcher::compile(server, Dialect::Extension).unwrap();
@@ -189,10 +187,9 @@ fn guard(c: &mut Criterion) {
         &hints,
     )
     .unwrap();
-    let pin = mcp_resolve_runtime::host::Signature::verified(
-        mcp_resolve::emit::signature::signature(server),
-    )
-    .unwrap();
+    let pin =
+        mcp_resolve_host::Signature::verified(mcp_resolve::emit::signature::signature(server))
+            .unwrap();
     let mut group = c.benchmark_group("guard");
     for (label, args) in calls() {
         group.bench_function(format!("outcome/{label}"), |b| {

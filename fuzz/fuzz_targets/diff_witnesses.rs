@@ -13,7 +13,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use mcp_resolve::diff::{Direction, diff, diff_texts};
-use mcp_resolve_runtime::host::Signature;
+use mcp_resolve_host::Signature;
 use serde_json::Value;
 
 /// What a document's recipe says of a call: refused, or its annotations

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_resolve_runtime::host::{Signature, verify_resolution};
+use mcp_resolve_host::{Signature, verify_resolution};
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {

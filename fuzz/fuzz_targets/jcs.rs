@@ -1,4 +1,4 @@
-//! The runtime's RFC 8785 writer (`mcp_resolve_runtime::jcs`, what every
+//! The runtime's RFC 8785 writer (`mcp_resolve_host::jcs`, what every
 //! fingerprint and signature text goes through) against its references on
 //! any JSON: the canonical text is `serde_json_canonicalizer`'s, byte for
 //! byte, and the pretty text is serde_json's pretty printer over that
@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_resolve_runtime::jcs;
+use mcp_resolve_host::jcs;
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {

@@ -8,7 +8,7 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use mcp_resolve_runtime::jws::{Algorithm, PrivateKey, PublicKey, read_keys, verify_any};
+use mcp_resolve_host::jws::{Algorithm, PrivateKey, PublicKey, read_keys, verify_any};
 
 fn keys() -> &'static [PublicKey] {
     static KEYS: OnceLock<Vec<PublicKey>> = OnceLock::new();

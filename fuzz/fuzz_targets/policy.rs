@@ -3,8 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_resolve::policy::{Call, Policy};
 use mcp_resolve::source::SourceMap;
+use mcp_resolve_proxy::policy::{Call, Policy};
 use mcp_resolve_runtime::Annotations;
 
 fuzz_target!(|text: &str| {

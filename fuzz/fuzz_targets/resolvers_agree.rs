@@ -17,7 +17,7 @@ use libfuzzer_sys::fuzz_target;
 use mcp_resolve::Resolver;
 use mcp_resolve::ir::Server;
 use mcp_resolve_golden::{built, goldens, random};
-use mcp_resolve_runtime::matcher::Matcher;
+use mcp_resolve_host::matcher::Matcher;
 use mcp_resolve_runtime::{Dialect, Resolved, RpcError};
 use serde_json::Value;
 

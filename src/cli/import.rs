@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::{FAILURE, OK, USAGE, read_json, write_output};
 use mcp_resolve::format::Syntax;
 use mcp_resolve::import::{import, tools_of};
-use mcp_resolve::upstream::{Session, UpstreamError, command_line, until_interrupted};
+use mcp_resolve_proxy::upstream::{Session, UpstreamError, command_line, until_interrupted};
 
 /// Where the tools come from.
 pub(crate) enum Source {

@@ -5,8 +5,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
-use mcp_resolve_runtime::host::Signature;
-use mcp_resolve_runtime::jws::{self, Algorithm, PrivateKey, PublicKey};
+use mcp_resolve_host::Signature;
+use mcp_resolve_host::jws::{self, Algorithm, PrivateKey, PublicKey};
 
 use super::{FAILURE, OK, USAGE, read_input};
 
@@ -146,7 +146,7 @@ pub(crate) fn verified_document(
         .map(|at| {
             format!(
                 " on {}",
-                mcp_resolve::time::rfc3339(UNIX_EPOCH + Duration::from_secs(at))
+                mcp_resolve_host::time::rfc3339(UNIX_EPOCH + Duration::from_secs(at))
             )
         })
         .unwrap_or_default();

@@ -337,7 +337,7 @@ enum Command {
         #[arg(long, default_value_t = 300, value_name = "SECONDS")]
         timeout: u64,
         /// The largest message read from the host or the server, in bytes.
-        #[arg(long, default_value_t = mcp_resolve::upstream::MAX_MESSAGE_BYTES, value_name = "BYTES")]
+        #[arg(long, default_value_t = mcp_resolve_proxy::upstream::MAX_MESSAGE_BYTES, value_name = "BYTES")]
         max_message_bytes: usize,
         /// Do not compare the rules with the server's tools/list at start
         /// (which starts the server once more, briefly).
@@ -393,7 +393,7 @@ enum Command {
         /// answer before it is refused.
         #[arg(
             long,
-            default_value_t = mcp_resolve::proxy::guard::DEFAULT_ASK_TIMEOUT_SECS,
+            default_value_t = mcp_resolve_proxy::guard::DEFAULT_ASK_TIMEOUT_SECS,
             value_name = "SECONDS",
             value_parser = clap::value_parser!(u64).range(1..)
         )]
@@ -460,7 +460,7 @@ enum KeyAlgorithm {
     ES256,
 }
 
-impl From<KeyAlgorithm> for mcp_resolve_runtime::jws::Algorithm {
+impl From<KeyAlgorithm> for mcp_resolve_host::jws::Algorithm {
     fn from(alg: KeyAlgorithm) -> Self {
         match alg {
             KeyAlgorithm::Ed25519 => Self::Ed25519,
@@ -674,7 +674,7 @@ fn run(command: Command) -> u8 {
             max_message_bytes: max_message_bytes.max(1024),
             probe: !no_probe,
             upstream,
-            listen: listen.map(|addr| mcp_resolve::proxy::listen::ListenOptions {
+            listen: listen.map(|addr| mcp_resolve_proxy::listen::ListenOptions {
                 addr,
                 allowed_hosts: allow_host,
                 allowed_origins: allow_origin,
@@ -686,7 +686,7 @@ fn run(command: Command) -> u8 {
         Command::Schema { output, policy } => write_output(
             output.as_deref(),
             &if policy {
-                mcp_resolve::policy::policy_schema()
+                mcp_resolve_proxy::policy::policy_schema()
             } else {
                 mcp_resolve::rules_schema::rules_schema()
             },

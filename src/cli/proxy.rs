@@ -7,16 +7,16 @@ use std::time::Duration;
 
 use mcp_resolve::diagnostic;
 use mcp_resolve::emit::signature::signature;
-use mcp_resolve::policy::Policy;
-use mcp_resolve::proxy::guard::{Audit, Guard};
-use mcp_resolve::proxy::listen::{ListenOptions, serve};
-use mcp_resolve::proxy::{
+use mcp_resolve::source::SourceMap;
+use mcp_resolve_host::Signature;
+use mcp_resolve_proxy::guard::{Audit, Guard};
+use mcp_resolve_proxy::listen::{ListenOptions, serve};
+use mcp_resolve_proxy::policy::Policy;
+use mcp_resolve_proxy::upstream::{UpstreamError, interrupted, until_interrupted};
+use mcp_resolve_proxy::{
     Ended, Options, ProxyRules, Upstream, check_pin, compare, host_stdio, probe, run,
 };
-use mcp_resolve::source::SourceMap;
-use mcp_resolve::upstream::{UpstreamError, interrupted, until_interrupted};
 use mcp_resolve_runtime::Dialect;
-use mcp_resolve_runtime::host::Signature;
 
 use super::{FAILURE, OK, USAGE, color_for, read_document, read_input, with_server};
 

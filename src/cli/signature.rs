@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use mcp_resolve::emit::signature::{signature_document, signature_text, to_pretty};
-use mcp_resolve_runtime::SignatureDocument;
+use mcp_resolve_host::SignatureDocument;
 
 use super::keys::{private_keys, with_extension};
 use super::{FAILURE, OK, read_input, with_server, write_output, write_output_parts};
@@ -100,7 +100,7 @@ pub(crate) fn sign(
         let ours: Vec<&str> = keys.iter().map(|k| k.public().kid()).collect();
         let mut lines: Vec<String> = Vec::new();
         for line in before.lines().filter(|l| !l.trim().is_empty()) {
-            let kid = mcp_resolve_runtime::jws::kid_of(line);
+            let kid = mcp_resolve_host::jws::kid_of(line);
             if kid.as_deref().is_some_and(|kid| ours.contains(&kid)) {
                 continue; // signed again below
             }
@@ -114,8 +114,8 @@ pub(crate) fn sign(
                 );
             }
         }
-        let payload = mcp_resolve_runtime::signature::fingerprinted_text(&value);
-        let at = mcp_resolve::time::signing_time();
+        let payload = mcp_resolve_host::signature::fingerprinted_text(&value);
+        let at = mcp_resolve_host::time::signing_time();
         for key in &keys {
             lines.push(key.sign_detached(payload.as_bytes(), at));
         }
@@ -138,7 +138,7 @@ pub(crate) fn sign(
         let signed: Vec<(String, String)> = lines
             .iter()
             .map(|jws| {
-                let kid = mcp_resolve_runtime::jws::kid_of(jws).unwrap_or_default();
+                let kid = mcp_resolve_host::jws::kid_of(jws).unwrap_or_default();
                 (kid, jws.clone())
             })
             .collect();

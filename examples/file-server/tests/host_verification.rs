@@ -1,5 +1,5 @@
 //! A host checking this server against a pinned signature with
-//! `mcp_resolve_runtime::host`: the server's real `tools/list` and resolve
+//! `mcp_resolve_host`: the server's real `tools/list` and resolve
 //! answers (rmcp wiring, every dialect) pass against the signature it
 //! publishes, and fail — with the violation a host would log — against
 //! pinned signatures the server does not live up to: a variant the server
@@ -9,8 +9,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use file_server::server::resolve;
+use mcp_resolve_host::{Signature, ViolationKind, fingerprint, verify_resolution};
 use mcp_resolve_runtime::Dialect;
-use mcp_resolve_runtime::host::{Signature, ViolationKind, fingerprint, verify_resolution};
 use mcp_resolve_runtime::rmcp::ToolResolution;
 use serde_json::{Value, json};
 

@@ -1,6 +1,6 @@
 //! Every golden in `generated/` compiled under `#![deny(warnings)]` (and,
 //! through the workspace's CI, clippy `-D warnings`), plus resolvers written
-//! by the build.rs `Builder`. `tests/codegen.rs` in the main crate checks that
+//! by the build.rs `Builder`. `tests/it/codegen.rs` in the command's suite checks that
 //! every rules file in `rules/` has a module here.
 #![deny(warnings)]
 

@@ -1,0 +1,92 @@
+//! mcp-resolve: a compiler for MCP tool-resolution rules.
+//!
+//! The library face is small: [`load`] (or [`load_str`]) reads rules files
+//! into a checked [`Project`] — its [`ir`] servers, [`ast`] files and
+//! [`diagnostic`]s — which [`emit`] turns into a signature document or a
+//! `tools/list`, [`Resolver`] resolves calls against, [`diff`] compares, and
+//! [`Builder`] turns into a Rust resolver from `build.rs`.
+//!
+//! This is what a `build.rs` compiles: no command line, async runtime or
+//! HTTP stack is in its dependency tree (the `mcp-resolve` command is the
+//! `mcp-resolve-cli` crate, the proxy `mcp-resolve-proxy`).
+//!
+//! Inside, data flows one way: parse (YAML or `.rules` → AST with spans) →
+//! lower (AST → IR) → check (diagnostics) → analysis (derived facts) →
+//! emit / codegen; `docs/architecture.md` maps where each concept lives.
+//! Those phases are private; the crate's own tests, benchmarks and fuzz
+//! targets reach them through the hidden `internals` module, which carries
+//! no stability promise.
+#![deny(missing_docs)]
+
+mod analysis;
+pub mod ast;
+pub mod builder;
+mod check;
+mod codegen;
+pub mod diagnostic;
+pub mod diff;
+pub mod emit;
+mod eval;
+pub mod explain;
+pub mod format;
+pub mod hints;
+pub mod import;
+pub mod ir;
+mod lower;
+pub mod markup;
+pub mod matcher;
+mod par;
+mod parse;
+pub mod project;
+mod regex_cache;
+pub mod registry;
+pub mod resolve;
+pub mod rules_schema;
+mod schema;
+pub mod source;
+mod suggest;
+
+pub use analysis::Limits as AnalysisLimits;
+pub use builder::Builder;
+pub use project::{LoadError, LoadOptions, Project, Stage, load, load_str, load_with};
+pub use resolve::Resolver;
+
+/// The compiler's phases, for this crate's own tests, benchmarks and fuzz
+/// targets. Not part of the documented API: anything here may change in any
+/// release.
+#[doc(hidden)]
+pub mod internals {
+    /// Semantic analysis: reachability, exhaustiveness, the derived bound.
+    pub mod analysis {
+        pub use crate::analysis::*;
+    }
+    /// The checks behind every diagnostic.
+    pub mod check {
+        pub use crate::check::*;
+    }
+    /// Rust code generation.
+    pub mod codegen {
+        pub use crate::codegen::*;
+    }
+    /// The reference evaluator of `when` conditions.
+    pub mod eval {
+        pub use crate::eval::*;
+    }
+    /// AST → IR.
+    pub mod lower {
+        pub use crate::lower::*;
+    }
+    /// YAML and `.rules` → AST.
+    pub mod parse {
+        pub use crate::parse::*;
+    }
+    /// JSON Schema navigation shared by the phases.
+    pub mod schema {
+        pub use crate::schema::*;
+    }
+    /// "Did you mean" and backticked lists (the proxy's policy reader
+    /// words its diagnostics with them).
+    pub mod suggest {
+        pub use crate::suggest::*;
+    }
+}

@@ -1,0 +1,478 @@
+//! Loading: paths to sources, ASTs and checked servers.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::ast::RulesFile;
+use crate::check::check_server;
+use crate::diagnostic::{self, Code, Diagnostic, Severity};
+use crate::ir::Server;
+use crate::parse::yaml::{self, MAX_FILE_BYTES};
+use crate::parse::{decode, dsl};
+use crate::source::{FileId, SourceMap, Span};
+
+/// Extensions of rules files picked up from directories.
+pub const RULES_EXTENSIONS: &[&str] = &["yaml", "yml", "rules"];
+
+/// Whether a path is in the `.rules` syntax (anything else is read as YAML).
+pub fn is_dsl(path: &Path) -> bool {
+    path.extension().and_then(|e| e.to_str()) == Some("rules")
+}
+
+/// A compiled set of rules files.
+#[derive(Debug)]
+pub struct Project {
+    /// The text of every file, for diagnostics.
+    pub sources: SourceMap,
+    /// The decoded files (none when loaded [`LoadOptions::without_files`]).
+    pub files: Vec<RulesFile>,
+    /// The servers they declare, lowered and checked.
+    pub servers: Vec<Server>,
+    /// Every finding, sorted.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Every file read (rules and schema files), for `rerun-if-changed`.
+    pub inputs: Vec<PathBuf>,
+    /// The pattern analysis of each server's tools (by server, then tool),
+    /// where it ran: what `explain` reports.
+    pub(crate) analyses: Vec<Vec<Option<crate::analysis::ToolAnalysis>>>,
+}
+
+/// Why a project does not declare exactly one server.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerCountError {
+    /// No file declares a server.
+    #[error("no server found in the given rules files")]
+    None,
+    /// The files declare several servers (their names).
+    #[error(
+        "the given rules files declare {} servers ({}); give the files of one server",
+        .0.len(),
+        .0.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+    )]
+    Many(Vec<String>),
+}
+
+/// Why a file could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// Over the file-size limit ([`LoadOptions::max_file_bytes`]).
+    #[error("file is {size} bytes, over the limit of {limit} bytes{RAISE_FILE_LIMIT}")]
+    TooLarge {
+        /// The file's size (or what was read of it).
+        size: u64,
+        /// The limit.
+        limit: usize,
+    },
+    /// Not UTF-8.
+    #[error("file is not valid UTF-8")]
+    NotUtf8,
+    /// A directory, device, FIFO or socket.
+    #[error("not a regular file")]
+    NotAFile,
+    /// The operating system's error.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A path that cannot be read at all.
+#[derive(Debug)]
+pub struct LoadError {
+    /// The path.
+    pub path: PathBuf,
+    /// Why.
+    pub message: String,
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot read `{}`: {}", self.path.display(), self.message)
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+impl Project {
+    /// Whether any finding is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+    }
+
+    /// The single server of the project, or why there is not one.
+    pub fn single_server(&self) -> Result<&Server, ServerCountError> {
+        match self.servers.as_slice() {
+            [one] => Ok(one),
+            [] => Err(ServerCountError::None),
+            many => Err(ServerCountError::Many(
+                many.iter().map(|s| s.name.clone()).collect(),
+            )),
+        }
+    }
+}
+
+/// Expands directories (their rules files, sorted by name, not recursive).
+pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let entries = std::fs::read_dir(path).map_err(|e| LoadError {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            let mut found: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.is_file()
+                        && p.extension()
+                            .and_then(|e| e.to_str())
+                            .is_some_and(|e| RULES_EXTENSIONS.contains(&e))
+                })
+                .collect();
+            found.sort();
+            out.extend(found);
+        } else {
+            out.push(path.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// What a refused file's message says raises the limit.
+pub(crate) const RAISE_FILE_LIMIT: &str =
+    " (raise it with `--max-file-bytes`, or `Builder::max_file_bytes` in a build script)";
+
+/// What loading may spend: the file-size limit and the pattern analysis's
+/// budgets. The defaults are the limits documented in docs/performance.md.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct LoadOptions {
+    /// The largest rules or schema file read, in bytes.
+    pub max_file_bytes: usize,
+    /// The bounds on each tool's pattern analysis and on the whole run.
+    pub analysis: crate::analysis::Limits,
+    /// Threads for per-file and per-tool work; 0 (the default) uses every
+    /// core. Results never depend on it.
+    pub jobs: usize,
+    /// Told when loading enters each [`Stage`] (the command's progress
+    /// indicator); never told anything that changes a result.
+    pub progress: Option<fn(Stage)>,
+    /// Whether [`Project::files`] keeps the decoded files once they are
+    /// lowered (the default). A caller that only reads the servers turns
+    /// it off: at 10,000 tools the decoded files are 200 MB that the later
+    /// stages can use instead.
+    pub keep_files: bool,
+}
+
+/// A stage of loading, as [`LoadOptions::progress`] is told it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Stage {
+    /// Reading and parsing this many rules files.
+    Parsing {
+        /// The number of files.
+        files: usize,
+    },
+    /// Checking the tools of every server.
+    Checking {
+        /// The number of tools.
+        tools: usize,
+    },
+    /// The pattern analysis of every tool.
+    Analysing {
+        /// The number of tools.
+        tools: usize,
+    },
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            max_file_bytes: MAX_FILE_BYTES,
+            analysis: crate::analysis::Limits::default(),
+            jobs: 0,
+            progress: None,
+            keep_files: true,
+        }
+    }
+}
+
+impl LoadOptions {
+    /// These options with another file-size limit.
+    pub fn with_max_file_bytes(mut self, bytes: usize) -> Self {
+        self.max_file_bytes = bytes;
+        self
+    }
+
+    /// These options with `jobs` threads (0: every core).
+    pub fn with_jobs(mut self, jobs: usize) -> Self {
+        self.jobs = jobs;
+        self
+    }
+
+    /// These options telling `progress` each [`Stage`] loading enters.
+    pub fn with_progress(mut self, progress: fn(Stage)) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// These options leaving [`Project::files`] empty once the files are
+    /// lowered: for a caller that reads only the servers.
+    pub fn without_files(mut self) -> Self {
+        self.keep_files = false;
+        self
+    }
+
+    /// These options with other analysis limits.
+    pub fn with_analysis(mut self, limits: crate::analysis::Limits) -> Self {
+        self.analysis = limits;
+        self
+    }
+}
+
+/// Reads a file, refusing anything over [`MAX_FILE_BYTES`]; see
+/// [`read_within`].
+pub fn read_limited(path: &Path) -> Result<String, ReadError> {
+    read_within(path, MAX_FILE_BYTES)
+}
+
+/// Reads a file, refusing anything over `limit` bytes. Only regular files
+/// are read — a device (`/dev/zero`) would never end and a FIFO would block
+/// on opening — and the read itself is bounded by the bytes actually read,
+/// not by the size the file claims.
+pub fn read_within(path: &Path, limit: usize) -> Result<String, ReadError> {
+    use std::io::Read;
+
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(ReadError::NotAFile);
+    }
+    if meta.len() > limit as u64 {
+        return Err(ReadError::TooLarge {
+            size: meta.len(),
+            limit,
+        });
+    }
+    let file = std::fs::File::open(path)?;
+    // The path may have changed between the two looks: check what was opened.
+    if !file.metadata()?.is_file() {
+        return Err(ReadError::NotAFile);
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit as u64 + 1).read_to_end(&mut bytes)?;
+    if bytes.len() > limit {
+        return Err(ReadError::TooLarge {
+            size: bytes.len() as u64,
+            limit,
+        });
+    }
+    String::from_utf8(bytes).map_err(|_| ReadError::NotUtf8)
+}
+
+/// Loads, decodes, lowers and checks the rules files at `paths`.
+pub fn load(paths: &[PathBuf]) -> Result<Project, LoadError> {
+    load_with(paths, &LoadOptions::default())
+}
+
+/// [`load`] within `options`' limits.
+pub fn load_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Project, LoadError> {
+    let files = expand_paths(paths)?;
+    let mut project = Project {
+        sources: SourceMap::new(),
+        files: Vec::new(),
+        servers: Vec::new(),
+        diagnostics: Vec::new(),
+        inputs: Vec::new(),
+        analyses: Vec::new(),
+    };
+    if files.is_empty() {
+        return Err(LoadError {
+            path: paths.first().cloned().unwrap_or_default(),
+            message: "no rules files (`*.yaml`, `*.yml`, `*.rules`) found".into(),
+        });
+    }
+    if let Some(progress) = options.progress {
+        progress(Stage::Parsing { files: files.len() });
+    }
+    let mut ids = Vec::with_capacity(files.len());
+    for path in files {
+        let text = read_within(&path, options.max_file_bytes).map_err(|e| LoadError {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        project.inputs.push(path.clone());
+        ids.push(project.sources.add(path, text));
+    }
+    parse_sources(&mut project, &ids, options);
+    finish_to(&mut project, Until::Analysed, options);
+    Ok(project)
+}
+
+/// Compiles in-memory rules text (as if read from `path`): for tests and tools.
+pub fn load_str(path: &str, text: &str) -> Project {
+    load_str_to(path, text, Until::Analysed, &LoadOptions::default())
+}
+
+/// How far [`load_str_to`] takes a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Until {
+    /// Lowered and checked: the rules as written, without pattern analysis
+    /// (nor the static annotations it derives). Two files with the same
+    /// checked rules analyse alike, so this is what comparing rules needs
+    /// (`fmt` and `convert`).
+    Checked,
+    /// Analysed as well: everything [`load_str`] does.
+    Analysed,
+}
+
+/// [`load_str`], stopping after `until`.
+pub(crate) fn load_str_to(path: &str, text: &str, until: Until, options: &LoadOptions) -> Project {
+    let mut project = Project {
+        sources: SourceMap::new(),
+        files: Vec::new(),
+        servers: Vec::new(),
+        diagnostics: Vec::new(),
+        inputs: Vec::new(),
+        analyses: Vec::new(),
+    };
+    let id = project.sources.add(PathBuf::from(path), text.to_string());
+    parse_sources(&mut project, &[id], options);
+    finish_to(&mut project, until, options);
+    project
+}
+
+/// Stack for the front end's threads: the grammar is recursive descent, and
+/// unoptimized builds need several megabytes at the nesting limits. Only the
+/// pages used are ever committed.
+const PARSE_STACK: usize = 64 * 1024 * 1024;
+
+/// What parsing one file gives.
+#[derive(Default)]
+struct Parsed {
+    files: Vec<RulesFile>,
+    diagnostics: Vec<Diagnostic>,
+    /// Schema files it referred to.
+    inputs: Vec<PathBuf>,
+}
+
+/// Parses and decodes the sources `ids`, on the machine's cores, and adds
+/// what they declare to `project` in the order of `ids`.
+fn parse_sources(project: &mut Project, ids: &[FileId], options: &LoadOptions) {
+    let sources = &project.sources;
+    let threads = crate::par::threads(options.jobs);
+    // Cores the files do not take read within a file.
+    let within = (threads / ids.len().max(1)).max(1);
+    let parsed = crate::par::map(ids, threads, Some(PARSE_STACK), |_, &id| {
+        parse_source(sources, id, options, within)
+    });
+    for (result, &id) in parsed.into_iter().zip(ids) {
+        match result {
+            Ok(parsed) => {
+                project.diagnostics.extend(parsed.diagnostics);
+                project.inputs.extend(parsed.inputs);
+                project.files.extend(parsed.files);
+            }
+            Err(_) => {
+                let path = sources.get(id).map(|s| s.path.display().to_string());
+                project.diagnostics.push(Diagnostic::new(
+                    Code::Io,
+                    format!(
+                        "internal error while reading `{}`",
+                        path.unwrap_or_default()
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+fn parse_source(
+    sources: &SourceMap,
+    file: FileId,
+    options: &LoadOptions,
+    threads: usize,
+) -> Parsed {
+    let mut out = Parsed::default();
+    let Some(source) = sources.get(file) else {
+        return out;
+    };
+    let base = source
+        .path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let mut schema_files = Vec::new();
+    let mut loader = |rel: &Path| -> Result<Value, String> {
+        let full = base.join(rel);
+        let text = read_within(&full, options.max_file_bytes).map_err(|e| e.to_string())?;
+        schema_files.push(full.clone());
+        let node = yaml::parse_within(&text, options.max_file_bytes).map_err(|e| e.message)?;
+        Ok(node.to_json())
+    };
+    if is_dsl(&source.path) {
+        out.files.extend(dsl::parse(
+            &source.text,
+            file,
+            &mut loader,
+            &mut out.diagnostics,
+        ));
+        out.inputs = schema_files;
+        return out;
+    }
+    match yaml::parse_within_on(&source.text, options.max_file_bytes, threads) {
+        Ok(root) => {
+            let rules =
+                decode::decode(&root, file, &source.text, &mut loader, &mut out.diagnostics);
+            out.inputs = schema_files;
+            // A document that is not a mapping has been reported; it declares nothing.
+            if matches!(root.value, yaml::YValue::Map(_)) {
+                out.files.push(rules);
+            }
+        }
+        Err(e) => {
+            let offset = e
+                .offset
+                .or_else(|| e.line_col.map(|(l, c)| source.offset_of(l, c)))
+                .unwrap_or(0);
+            out.diagnostics
+                .push(Diagnostic::new(Code::Syntax, e.message).at(Span::new(file, offset, offset)));
+        }
+    }
+    out
+}
+
+fn finish_to(project: &mut Project, until: Until, options: &LoadOptions) {
+    project.servers = crate::lower::lower(&project.files, &mut project.diagnostics);
+    if !options.keep_files {
+        project.files = Vec::new();
+    }
+    let tools = project.servers.iter().map(|s| s.tools.len()).sum();
+    if let Some(progress) = options.progress {
+        progress(Stage::Checking { tools });
+    }
+    for server in &project.servers {
+        check_server(server, options.jobs, &mut project.diagnostics);
+    }
+    // Like rustc's match checking, pattern analysis runs on rules that check.
+    if until == Until::Analysed && crate::analysis::should_run(&project.diagnostics) {
+        if let Some(progress) = options.progress {
+            progress(Stage::Analysing { tools });
+        }
+        for server in &mut project.servers {
+            let facts = crate::analysis::analyze_server_with(
+                server,
+                options.analysis,
+                options.jobs,
+                &mut project.diagnostics,
+            );
+            crate::analysis::derive_annotations(server, &facts);
+            project.analyses.push(facts);
+        }
+    }
+    diagnostic::sort(&mut project.diagnostics);
+}

@@ -1,0 +1,371 @@
+//! The proxy as a host's guard: every `tools/call` is judged before it is
+//! forwarded — its arguments validated against the rules' `inputSchema`,
+//! its variant, resolved annotations and scopes put to the policy — and
+//! every call and resolution can be written to an audit log.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use mcp_resolve_host::time::rfc3339;
+
+use mcp_resolve_runtime::{Annotations, RpcError};
+use serde_json::{Map, Value, json};
+
+use crate::policy::{Call, Decision, Policy};
+use crate::rules::ProxyRules;
+
+/// The JSON-RPC error code of a call the policy refuses (the
+/// implementation-defined server-error range of JSON-RPC 2.0).
+pub const POLICY_REFUSED: i64 = -32001;
+
+/// How long, by default, a call the policy asks about waits for the user
+/// (`--ask-timeout`), in seconds.
+pub const DEFAULT_ASK_TIMEOUT_SECS: u64 = 300;
+
+/// The guard's settings.
+#[derive(Debug)]
+pub struct Guard {
+    /// The per-call policy; `None`: every valid call is forwarded.
+    pub policy: Option<Policy>,
+    /// How long a call the policy asks about waits for the user's answer.
+    pub ask_timeout: Duration,
+    /// Where audit lines go.
+    pub audit: Option<Audit>,
+    /// Whether audit lines carry the calls' arguments.
+    pub audit_arguments: bool,
+    /// The signature the host pinned: tools the server lists that it does
+    /// not allow are withheld.
+    pub pin: Option<mcp_resolve_host::Signature>,
+}
+
+impl Default for Guard {
+    fn default() -> Guard {
+        Guard {
+            policy: None,
+            ask_timeout: Duration::from_secs(DEFAULT_ASK_TIMEOUT_SECS),
+            audit: None,
+            audit_arguments: false,
+            pin: None,
+        }
+    }
+}
+
+/// What the pin found in the server's listings of one session.
+#[derive(Default)]
+pub(crate) struct PinState {
+    /// Each tool as the server first listed it.
+    baseline: HashMap<String, Value>,
+    /// Tools withheld from the host, and why.
+    pub(crate) withheld: HashMap<String, String>,
+}
+
+impl Guard {
+    /// Checks a `tools/list` result: `raw` is the server's, `result` the
+    /// one the host would see (the rules' annotations and markers applied).
+    /// A tool that is not pinned, that the pinned signature disagrees with,
+    /// or that changed since the server first listed it in this session is
+    /// removed from `result` and remembered as withheld, with why.
+    pub(crate) fn check_listing(&self, state: &mut PinState, raw: &Value, result: &mut Value) {
+        let Some(pin) = &self.pin else {
+            return;
+        };
+        let raw_tools: HashMap<&str, &Value> = raw
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|t| Some((t.get("name")?.as_str()?, t)))
+            .collect();
+        let Some(Value::Array(tools)) = result.get_mut("tools") else {
+            return;
+        };
+        tools.retain(|tool| {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                return false;
+            };
+            let mut why = Vec::new();
+            if let Some(raw) = raw_tools.get(name) {
+                match state.baseline.get(name) {
+                    None => {
+                        state.baseline.insert(name.to_string(), (*raw).clone());
+                    }
+                    Some(first) if first != *raw => {
+                        why.push(format!(
+                            "the server changed it since it first listed it ({})",
+                            changed_members(first, raw)
+                        ));
+                    }
+                    Some(_) => {}
+                }
+            }
+            if let Err(violations) = pin.verify_tools_list(&Value::Array(vec![tool.clone()])) {
+                why.extend(violations.0.iter().map(|v| v.message.clone()));
+            }
+            if why.is_empty() {
+                state.withheld.remove(name);
+                true
+            } else {
+                let why = why.join("; ");
+                crate::relay::log(&format!("`{name}` is withheld from the host: {why}"));
+                state.withheld.insert(name.to_string(), why);
+                false
+            }
+        });
+    }
+
+    /// Whether the guard judges calls (a pin or a policy), so that the
+    /// server's tool list must be followed as it changes.
+    pub(crate) fn watches(&self) -> bool {
+        self.pin.is_some() || self.policy.is_some()
+    }
+
+    /// Why a call to `tool` is refused under the pin, if it is.
+    pub(crate) fn unpinned(&self, state: &PinState, tool: &str) -> Option<String> {
+        let pin = self.pin.as_ref()?;
+        if let Some(why) = state.withheld.get(tool) {
+            return Some(format!("`{tool}` is withheld: {why}"));
+        }
+        pin.tool(tool)
+            .is_none()
+            .then(|| format!("`{tool}` is not in the pinned signature"))
+    }
+}
+
+/// The members of two tool objects that differ, named.
+fn changed_members(first: &Value, now: &Value) -> String {
+    let empty = Map::new();
+    let (a, b) = (
+        first.as_object().unwrap_or(&empty),
+        now.as_object().unwrap_or(&empty),
+    );
+    let mut names: Vec<&str> = a
+        .keys()
+        .chain(b.keys())
+        .map(String::as_str)
+        .filter(|k| a.get(*k) != b.get(*k))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What the guard found out about a `tools/call`.
+#[derive(Clone, Debug)]
+pub(crate) struct Judged {
+    pub(crate) tool: String,
+    pub(crate) variant: Option<String>,
+    pub(crate) annotations: Annotations,
+    pub(crate) scopes: Vec<String>,
+    pub(crate) decision: Decision,
+    pub(crate) rule: Option<String>,
+    /// Whether the rules describe the tool (otherwise its listed static
+    /// annotations were judged).
+    pub(crate) described: bool,
+}
+
+impl Guard {
+    /// Judges a `tools/call`: `Err` (`-32602`) when the rules describe the
+    /// tool and its `inputSchema` refuses the arguments; the decision
+    /// otherwise. A tool the rules do not describe is judged on the static
+    /// annotations the server listed for it (MCP's defaults when it was not
+    /// listed or listed none).
+    pub(crate) fn judge(
+        &self,
+        rules: &ProxyRules,
+        listed: &HashMap<String, Annotations>,
+        params: Option<&Value>,
+    ) -> Result<Judged, RpcError> {
+        let Some(Value::String(tool)) = params.and_then(|p| p.get("name")) else {
+            return Err(RpcError::invalid_params(
+                "params.name must be a string (the tool name)",
+            ));
+        };
+        let empty = Value::Object(Map::new());
+        let arguments = params.and_then(|p| p.get("arguments")).unwrap_or(&empty);
+        let (variant, annotations, scopes, described) =
+            match rules.matcher().outcome(tool, arguments) {
+                Some(outcome) => {
+                    let resolution = outcome?.resolution();
+                    (
+                        resolution.variant.clone(),
+                        resolution.annotations.clone(),
+                        resolution.required_scopes.clone(),
+                        true,
+                    )
+                }
+                None => (
+                    None,
+                    listed
+                        .get(tool)
+                        .cloned()
+                        .unwrap_or_else(Annotations::defaults),
+                    Vec::new(),
+                    false,
+                ),
+            };
+        let (decision, rule) = match &self.policy {
+            None => (Decision::Allow, None),
+            Some(policy) => {
+                let verdict = policy.decide(&Call {
+                    tool,
+                    variant: variant.as_deref(),
+                    annotations: &annotations,
+                    scopes: &scopes,
+                });
+                (verdict.decision, verdict.rule.map(str::to_string))
+            }
+        };
+        Ok(Judged {
+            tool: tool.clone(),
+            variant,
+            annotations,
+            scopes,
+            decision,
+            rule,
+            described,
+        })
+    }
+}
+
+impl Judged {
+    /// What the call is, for messages: `` `tool` (variant `v`) ``.
+    pub(crate) fn describe(&self) -> String {
+        match &self.variant {
+            Some(variant) => format!("`{}` (variant `{variant}`)", self.tool),
+            None => format!("`{}`", self.tool),
+        }
+    }
+
+    /// Who decided, for messages.
+    pub(crate) fn by(&self) -> String {
+        match &self.rule {
+            Some(rule) => format!("policy rule `{rule}`"),
+            None => "the policy's default".into(),
+        }
+    }
+
+    /// The error a refused call gets; `why` says how it was refused.
+    pub(crate) fn refusal(&self, why: &str) -> RpcError {
+        RpcError::new(
+            POLICY_REFUSED,
+            format!("{} {why} ({})", self.describe(), self.by()),
+            Some(json!({
+                "tool": self.tool,
+                "variant": self.variant,
+                "annotations": self.annotations.complete_json(),
+                "requiredScopes": self.scopes,
+                "decision": self.decision.as_str(),
+                "rule": self.rule,
+            })),
+        )
+    }
+
+    /// The audit record of the call; `outcome` says what became of it.
+    pub(crate) fn record(
+        &self,
+        outcome: &str,
+        latency: Option<Duration>,
+        arguments: Option<&Value>,
+    ) -> Value {
+        let mut record = json!({
+            "time": rfc3339(SystemTime::now()),
+            "event": "call",
+            "tool": self.tool,
+            "variant": self.variant,
+            "annotations": self.annotations.complete_json(),
+            "requiredScopes": self.scopes,
+            "described": self.described,
+            "decision": self.decision.as_str(),
+            "rule": self.rule,
+            "outcome": outcome,
+            "upstreamMs": latency.map(|l| (l.as_secs_f64() * 1e6).round() / 1e3),
+        });
+        if let (Some(arguments), Value::Object(map)) = (arguments, &mut record) {
+            map.insert("arguments".into(), arguments.clone());
+        }
+        record
+    }
+}
+
+/// The audit record of a resolution the proxy answered.
+pub(crate) fn resolve_record(
+    tool: &str,
+    resolution: Result<&mcp_resolve_runtime::Resolution, &RpcError>,
+    arguments: Option<&Value>,
+) -> Value {
+    let mut record = match resolution {
+        Ok(resolution) => json!({
+            "time": rfc3339(SystemTime::now()),
+            "event": "resolve",
+            "tool": tool,
+            "variant": resolution.variant,
+            "annotations": resolution.annotations.complete_json(),
+            "requiredScopes": resolution.required_scopes,
+        }),
+        Err(error) => json!({
+            "time": rfc3339(SystemTime::now()),
+            "event": "resolve",
+            "tool": tool,
+            "error": {"code": error.code, "message": error.message},
+        }),
+    };
+    if let (Some(arguments), Value::Object(map)) = (arguments, &mut record) {
+        map.insert("arguments".into(), arguments.clone());
+    }
+    record
+}
+
+/// An audit log: one JSON line per record, each written whole with one
+/// write and flushed before the next (so lines never interleave and none
+/// waits in a buffer when the proxy stops).
+pub struct Audit {
+    out: Mutex<Box<dyn Write + Send>>,
+}
+
+impl std::fmt::Debug for Audit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Audit").finish_non_exhaustive()
+    }
+}
+
+impl Audit {
+    /// The log at `path` (appended to), or standard error for `-`.
+    pub fn open(path: &std::path::Path) -> std::io::Result<Audit> {
+        let out: Box<dyn Write + Send> = if path.as_os_str() == "-" {
+            Box::new(std::io::stderr())
+        } else {
+            Box::new(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)?,
+            )
+        };
+        Ok(Audit {
+            out: Mutex::new(out),
+        })
+    }
+
+    /// Writes one record.
+    pub(crate) fn write(&self, record: &Value) {
+        let mut line = record.to_string();
+        line.push('\n');
+        if let Ok(mut out) = self.out.lock() {
+            let written = out.write_all(line.as_bytes()).and_then(|()| out.flush());
+            if let Err(e) = written {
+                crate::relay::log(&format!("cannot write the audit log: {e}"));
+            }
+        }
+    }
+}
+
+/// The time now, as audit lines write it.
+pub(crate) fn now() -> String {
+    rfc3339(SystemTime::now())
+}

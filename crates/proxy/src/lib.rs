@@ -1,0 +1,39 @@
+//! `mcp-resolve proxy` as a library: `tools/resolve` for any MCP server,
+//! with no change to it.
+//!
+//! The proxy starts the server as a child over stdio (or connects to it over
+//! streamable HTTP) and speaks MCP to the host on its own stdio (or serves
+//! it over HTTP, [`listen`]). Every message passes through unchanged, except
+//! what the proxy owns ([`rules`]): the capabilities it adds to
+//! `initialize` / `server/discover` answers, the annotations and markers it
+//! sets in `tools/list` answers, and the requests it answers itself (the
+//! dialect's resolve method and `signature`). The [`guard`] pins a reviewed
+//! signature, decides calls by [`policy`] and writes the audit log.
+//!
+//! Faults: host input goes through the runtime's JSON-RPC screen (malformed
+//! messages are answered, never forwarded); a line from the server that is
+//! not JSON-RPC, or is over the size limit, is logged and skipped; a request
+//! the server leaves unanswered past the timeout gets an error; when the
+//! server exits, every pending request gets an error and the proxy exits
+//! non-zero naming why; when the host goes away, the server's process group
+//! is stopped (stdin closed, then `SIGTERM`, then `SIGKILL`).
+//!
+//! The CLI (`mcp-resolve proxy`) is the documented way in; this crate's face
+//! is what that command and the project's tests use.
+#![deny(missing_docs)]
+
+mod consent;
+#[doc(hidden)]
+pub mod envelope;
+pub mod guard;
+mod link;
+pub mod listen;
+pub mod policy;
+mod relay;
+pub mod rules;
+pub mod upstream;
+
+pub use relay::{
+    Ended, HostIo, Options, ProxyRules, Rewrite, Upstream, check_pin, compare, host_stdio, probe,
+    run,
+};

@@ -1,0 +1,390 @@
+//! The server side of a proxy session, as lines each way: a child process
+//! over its stdio, or a streamable HTTP endpoint whose answers (JSON bodies
+//! and event streams, many open at once) are read into one channel.
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use mcp_resolve_runtime::RpcError;
+use mcp_resolve_runtime::framing::{Line, read_line_within};
+use serde_json::Value;
+use tokio::io::{AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::process::ChildStdin;
+use tokio::sync::mpsc;
+
+use crate::envelope::{Envelope, error_line, id_key};
+use crate::relay::log;
+use crate::upstream::http::{Answer, Endpoint, message_headers, next_data};
+use crate::upstream::{StdioTransport, UpstreamError, command_line, excerpt};
+
+/// How long the server gets to exit after its stdin closes, and again after
+/// `SIGTERM`; how long an HTTP server gets to answer the session's `DELETE`.
+pub(crate) const GRACE: Duration = Duration::from_secs(2);
+
+/// Where the server is.
+#[derive(Clone, Debug)]
+pub enum Upstream {
+    /// A command started as a child, spoken to over its stdio.
+    Command(Vec<OsString>),
+    /// A streamable HTTP endpoint.
+    Url(String),
+}
+
+impl Upstream {
+    /// The server as a user names it.
+    pub fn describe(&self) -> String {
+        match self {
+            Upstream::Command(command) => format!("`{}`", command_line(command)),
+            Upstream::Url(url) => format!("at {url}"),
+        }
+    }
+}
+
+/// One thing read from a side.
+pub(crate) enum Input {
+    /// A line (a message), without its line ending.
+    Line(String),
+    /// A message over the size limit, skipped.
+    TooLong,
+    /// A line that is not UTF-8, skipped.
+    NotUtf8,
+    /// The side ended, and why (an HTTP server that ended the session).
+    Ended(String),
+}
+
+/// Reads `reader` line by line into a channel, each line at most `max`
+/// bytes; the channel closes at the end of the input.
+pub(crate) fn read_lines<R>(reader: R, max: usize) -> mpsc::Receiver<Input>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel(64);
+    tokio::spawn(async move {
+        let mut reader = BufReader::with_capacity(64 << 10, reader);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            let input = match read_line_within(&mut reader, &mut buf, max).await {
+                Ok(Line::Eof) | Err(_) => break,
+                Ok(Line::TooLong) => Input::TooLong,
+                Ok(Line::Complete) => match std::str::from_utf8(&buf) {
+                    Ok(text) => Input::Line(text.trim_end_matches(['\n', '\r']).to_string()),
+                    Err(_) => Input::NotUtf8,
+                },
+            };
+            if tx.send(input).await.is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Writes `text` and a newline, and flushes.
+pub(crate) async fn write_line<W: AsyncWrite + Unpin>(
+    out: &mut W,
+    text: &str,
+) -> std::io::Result<()> {
+    // One write per message: a line and its newline together.
+    let mut line = Vec::with_capacity(text.len() + 1);
+    line.extend_from_slice(text.as_bytes());
+    line.push(b'\n');
+    out.write_all(&line).await?;
+    out.flush().await
+}
+
+/// The server, open.
+pub(crate) struct Link {
+    /// What the server sent, a message a line.
+    pub(crate) from: mpsc::Receiver<Input>,
+    to: To,
+    end: End,
+}
+
+enum To {
+    Stdio(ChildStdin),
+    Http(mpsc::Sender<String>),
+}
+
+enum End {
+    Child(Box<StdioTransport>, String),
+    Http(Endpoint),
+}
+
+impl Link {
+    /// Starts the server's command, or opens its endpoint (no request is
+    /// sent until the host sends one). `sessionless`: the host's requests
+    /// name no session (2026-07-28), and none is taken up from the server.
+    pub(crate) fn open(
+        upstream: &Upstream,
+        max: usize,
+        sessionless: bool,
+    ) -> Result<Link, UpstreamError> {
+        match upstream {
+            Upstream::Command(command) => {
+                let mut child = StdioTransport::spawn(command)?;
+                let Some((stdin, stdout)) = child.take_pipes() else {
+                    return Err(UpstreamError::Protocol(
+                        "the child process has no piped stdio".into(),
+                    ));
+                };
+                Ok(Link {
+                    from: read_lines(stdout, max),
+                    to: To::Stdio(stdin),
+                    end: End::Child(Box::new(child), command_line(command)),
+                })
+            }
+            Upstream::Url(url) => {
+                let mut endpoint = Endpoint::new(url)?.with_max(max);
+                if sessionless {
+                    endpoint = endpoint.sessionless();
+                }
+                let (to, outbox) = mpsc::channel(64);
+                let (inbox, from) = mpsc::channel(64);
+                tokio::spawn(pump(endpoint.clone(), outbox, inbox));
+                Ok(Link {
+                    from,
+                    to: To::Http(to),
+                    end: End::Http(endpoint),
+                })
+            }
+        }
+    }
+
+    /// Sends one message (a line of JSON) to the server.
+    pub(crate) async fn send(&mut self, text: &str) -> Result<(), String> {
+        match &mut self.to {
+            To::Stdio(stdin) => write_line(stdin, text).await.map_err(|e| e.to_string()),
+            To::Http(to) => to
+                .send(text.to_string())
+                .await
+                .map_err(|_| "the HTTP link is closed".to_string()),
+        }
+    }
+
+    /// Why the server's side ended (its exit status, or that its output
+    /// closed), with its last line on stderr.
+    pub(crate) async fn ended(&mut self) -> String {
+        match &mut self.end {
+            End::Child(child, command) => {
+                let status = child
+                    .wait_exit(GRACE)
+                    .await
+                    .unwrap_or_else(|| "its stdout closed".into());
+                let mut why = format!("the server `{command}` exited ({status})");
+                if let Some(last) = child.stderr().last() {
+                    why.push_str(&format!("; its last line on stderr: {last}"));
+                }
+                why
+            }
+            End::Http(endpoint) => format!("the server at {} went away", endpoint.url()),
+        }
+    }
+
+    /// Stops the server: a child's stdin is closed and its process group
+    /// stopped; an HTTP session is deleted.
+    pub(crate) async fn close(self) -> Result<(), UpstreamError> {
+        drop(self.to);
+        match self.end {
+            End::Child(child, _) => child.close(GRACE).await,
+            End::Http(endpoint) => {
+                // A server that does not answer the DELETE is left to expire.
+                let _ = tokio::time::timeout(GRACE, endpoint.delete()).await;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Sends the host's messages to an HTTP server, each as a `POST`, and
+/// reads every answer into `inbox`. Notifications, responses and
+/// `initialize` are sent in order, each after the previous one was taken;
+/// other requests go at once, their answers read concurrently. After
+/// `notifications/initialized`, the server's own stream (`GET`) is read too.
+async fn pump(endpoint: Endpoint, mut outbox: mpsc::Receiver<String>, inbox: mpsc::Sender<Input>) {
+    let mut listening = false;
+    while let Some(text) = outbox.recv().await {
+        let (id, method, headers) = match Envelope::of(&text) {
+            Some(envelope) => {
+                let headers =
+                    message_headers(envelope.method.as_deref(), envelope.params().as_ref());
+                let id = envelope.is_request().then(|| envelope.id.clone()).flatten();
+                (id, envelope.method.map(|m| m.into_owned()), headers)
+            }
+            None => (None, None, Default::default()),
+        };
+        let initialize = method.as_deref() == Some("initialize");
+        let exchange = exchange(
+            endpoint.clone(),
+            text,
+            headers,
+            id.clone(),
+            initialize,
+            inbox.clone(),
+        );
+        if id.is_some() && !initialize {
+            tokio::spawn(exchange);
+        } else {
+            exchange.await;
+        }
+        if method.as_deref() == Some("notifications/initialized")
+            && !listening
+            && endpoint.has_session()
+        {
+            listening = true;
+            tokio::spawn(listen(endpoint.clone(), inbox.clone()));
+        }
+    }
+}
+
+/// One `POST` and everything its answer carries. A request that gets no
+/// answer (the server refused it, was unreachable, or closed its stream
+/// first) is answered with an error here; a session the server no longer
+/// knows (`404`) ends the link.
+async fn exchange(
+    endpoint: Endpoint,
+    text: String,
+    headers: reqwest::header::HeaderMap,
+    id: Option<Value>,
+    initialize: bool,
+    inbox: mpsc::Sender<Input>,
+) {
+    let fail = |why: String| {
+        let inbox = inbox.clone();
+        let id = id.clone();
+        async move {
+            match id {
+                Some(id) => {
+                    let error = RpcError::new(
+                        RpcError::INTERNAL_ERROR,
+                        format!("mcp-resolve proxy: {why}"),
+                        None,
+                    );
+                    let _ = inbox.send(Input::Line(error_line(&id, &error))).await;
+                }
+                None => log(&why),
+            }
+        }
+    };
+    let answer = match endpoint.post(text, id.is_some(), headers).await {
+        Ok(answer) => answer,
+        Err(e) => return fail(e.to_string()).await,
+    };
+    let mut answered = false;
+    let forward = |message: String, answered: &mut bool| {
+        if let Some(envelope) = Envelope::of(&message)
+            && envelope.is_response()
+            && envelope.id.as_ref().map(id_key) == id.as_ref().map(id_key)
+        {
+            *answered = true;
+            if initialize && let Some(version) = protocol_version(&message) {
+                endpoint.set_protocol_version(&version);
+            }
+        }
+        message
+    };
+    match answer {
+        Answer::Accepted => {}
+        Answer::Refused { status, body } => {
+            // A JSON-RPC answer in an error status is still the answer.
+            let text = String::from_utf8_lossy(&body);
+            let message = forward(text.trim().to_string(), &mut answered);
+            if answered {
+                let _ = inbox.send(Input::Line(message)).await;
+            } else if status == reqwest::StatusCode::NOT_FOUND && endpoint.has_session() {
+                let _ = inbox
+                    .send(Input::Ended(format!(
+                        "the server at {} ended the session (404)",
+                        endpoint.url()
+                    )))
+                    .await;
+                return;
+            } else {
+                let body = if text.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", excerpt(text.trim()))
+                };
+                return fail(format!("the server answered HTTP {status}{body}")).await;
+            }
+        }
+        Answer::Json(body) => match serde_json::from_slice::<Value>(&body) {
+            Ok(Value::Array(batch)) => {
+                for message in batch {
+                    let message = forward(message.to_string(), &mut answered);
+                    let _ = inbox.send(Input::Line(message)).await;
+                }
+            }
+            Ok(_) => {
+                let text = String::from_utf8_lossy(&body).trim().to_string();
+                let message = forward(text, &mut answered);
+                let _ = inbox.send(Input::Line(message)).await;
+            }
+            Err(_) => {
+                log(&format!(
+                    "the server's HTTP answer is not JSON; skipped: {}",
+                    excerpt(&String::from_utf8_lossy(&body))
+                ));
+            }
+        },
+        Answer::Events(mut events) => loop {
+            match next_data(&mut events, endpoint.max()).await {
+                Ok(Some(data)) => {
+                    let message = forward(data, &mut answered);
+                    if inbox.send(Input::Line(message)).await.is_err() {
+                        return;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    log(&e.to_string());
+                    break;
+                }
+            }
+        },
+    }
+    if id.is_some() && !answered {
+        fail("the server's HTTP answer ended without a response to the request".into()).await;
+    }
+}
+
+/// Reads the server's own event stream (`GET`) until it ends; a server that
+/// offers none is fine.
+async fn listen(endpoint: Endpoint, inbox: mpsc::Sender<Input>) {
+    let mut events = match endpoint.listen().await {
+        Ok(Some(events)) => events,
+        Ok(None) => return,
+        // The session ended before the stream opened.
+        Err(_) if !endpoint.has_session() => return,
+        Err(e) => {
+            log(&format!("the server's own event stream is not open: {e}"));
+            return;
+        }
+    };
+    loop {
+        match next_data(&mut events, endpoint.max()).await {
+            Ok(Some(data)) => {
+                if inbox.send(Input::Line(data)).await.is_err() {
+                    return;
+                }
+            }
+            Ok(None) => return,
+            Err(e) => {
+                log(&e.to_string());
+                return;
+            }
+        }
+    }
+}
+
+/// `result.protocolVersion` of an `initialize` response.
+fn protocol_version(response: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(response).ok()?;
+    Some(
+        value
+            .get("result")?
+            .get("protocolVersion")?
+            .as_str()?
+            .to_string(),
+    )
+}

@@ -1,0 +1,293 @@
+//! What the proxy adds to a server's messages, as pure functions of the
+//! rules and the messages: the capabilities it advertises, the tools it
+//! marks and annotates, and the requests it answers itself (the dialect's
+//! resolve method and `signature`).
+
+use std::collections::HashMap;
+
+use mcp_resolve_host::matcher::Matcher;
+use mcp_resolve_runtime::{Dialect, EXTENSION_ID, RpcError, VARIANT_EXTENSION_ID};
+use serde_json::{Map, Value, json};
+
+use mcp_resolve::emit::signature::signature;
+use mcp_resolve::ir::Server;
+use mcp_resolve::resolve::ResolverError;
+
+/// The request `_meta` key of the client capabilities (protocol 2026-07-28).
+const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// The method of the Server Capability Signature draft.
+pub const SIGNATURE_METHOD: &str = "signature";
+
+/// How a response to a forwarded request is changed on its way back.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Rewrite {
+    /// Passed through as the server wrote it.
+    None,
+    /// `initialize` or `server/discover`: the capabilities gain the proxy's.
+    Capabilities,
+    /// `tools/list`: annotations and markers from the rules; `marked` says
+    /// whether the client may see the resolvable marker.
+    Tools {
+        /// The client declared the extension (or the dialect has no client
+        /// capability).
+        marked: bool,
+    },
+}
+
+/// The rules a proxy serves, compiled once: resolution by the runtime's
+/// [`Matcher`] (answers precomputed as text).
+pub struct ProxyRules {
+    server: Server,
+    matcher: Matcher,
+    dialect: Dialect,
+    /// The rules' `tools/list` entry of each tool, in the dialect.
+    entries: HashMap<String, Map<String, Value>>,
+    /// The signature document, with `resultType`, as JSON text.
+    signature: String,
+}
+
+impl ProxyRules {
+    /// Compiles `server`'s rules for `dialect`.
+    pub fn new(server: Server, dialect: Dialect) -> Result<Self, ResolverError> {
+        let matcher = mcp_resolve::matcher::compile(&server, dialect)?;
+        let entries = server
+            .tools
+            .iter()
+            .filter_map(
+                |tool| match tool.to_model(&server.hints).list_entry(dialect) {
+                    Value::Object(entry) => Some((tool.name.clone(), entry)),
+                    _ => None,
+                },
+            )
+            .collect();
+        let mut signature = signature(&server);
+        if let Value::Object(map) = &mut signature {
+            map.insert("resultType".into(), json!("complete"));
+        }
+        let signature = signature.to_string();
+        Ok(ProxyRules {
+            server,
+            matcher,
+            dialect,
+            entries,
+            signature,
+        })
+    }
+
+    /// The rules' server.
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// The compiled rules.
+    pub fn matcher(&self) -> &Matcher {
+        &self.matcher
+    }
+
+    /// The resolution a resolve request gets (for the audit log): the tool
+    /// named, and its resolution or error.
+    pub fn resolution(
+        &self,
+        params: Option<&Value>,
+    ) -> (String, Result<&mcp_resolve_runtime::Resolution, RpcError>) {
+        let name = params
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let empty = Value::Object(Map::new());
+        let arguments = params.and_then(|p| p.get("arguments")).unwrap_or(&empty);
+        let resolution = self
+            .matcher
+            .resolve(name, arguments)
+            .map(|outcome| outcome.resolution());
+        (name.to_string(), resolution)
+    }
+
+    /// The method that resolves a call in this dialect.
+    pub fn method(&self) -> &'static str {
+        self.dialect.method()
+    }
+
+    /// The dialect served.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// Adds what the proxy serves to a `capabilities` object: as the rmcp
+    /// wiring does (docs/serving.md), the extension (or the dialect's
+    /// experimental capability), `signature` and the companion variant
+    /// extension.
+    pub fn advertise(&self, capabilities: &mut Map<String, Value>) {
+        if let Some(extensions) = object_at(capabilities, "extensions") {
+            if self.dialect == Dialect::Extension {
+                extensions.insert(EXTENSION_ID.into(), json!({}));
+            }
+            extensions.insert(VARIANT_EXTENSION_ID.into(), json!({}));
+        }
+        if let Some(experimental) = object_at(capabilities, "experimental") {
+            if self.dialect != Dialect::Extension {
+                experimental.insert(self.method().into(), json!({}));
+            }
+            experimental.insert(SIGNATURE_METHOD.into(), json!({}));
+        }
+    }
+
+    /// Applies `rewrite` to a response's `result`.
+    pub fn rewrite(&self, rewrite: &Rewrite, result: &mut Value) {
+        let Value::Object(result) = result else {
+            return;
+        };
+        match rewrite {
+            Rewrite::None => {}
+            Rewrite::Capabilities => {
+                if let Some(capabilities) = object_at(result, "capabilities") {
+                    self.advertise(capabilities);
+                }
+            }
+            Rewrite::Tools { marked } => {
+                if let Some(Value::Array(tools)) = result.get_mut("tools") {
+                    for tool in tools {
+                        self.annotate(tool, *marked);
+                    }
+                }
+            }
+        }
+    }
+
+    /// One listed tool: the rules' annotations over the server's (hints the
+    /// rules do not name, and `title`, stay as the server wrote them), and
+    /// the dialect's resolvable marker when the rules give it variants.
+    fn annotate(&self, tool: &mut Value, marked: bool) {
+        let Value::Object(tool) = tool else {
+            return;
+        };
+        let Some(entry) = tool
+            .get("name")
+            .and_then(Value::as_str)
+            .and_then(|name| self.entries.get(name))
+        else {
+            return;
+        };
+        if let Some(Value::Object(annotations)) = entry.get("annotations")
+            && let Some(listed) = object_at(tool, "annotations")
+        {
+            for (hint, value) in annotations {
+                listed.insert(hint.clone(), value.clone());
+            }
+        }
+        if !marked {
+            return;
+        }
+        for (key, value) in entry {
+            match key.as_str() {
+                "name" | "title" | "description" | "inputSchema" | "outputSchema"
+                | "annotations" | "icons" => {}
+                "_meta" => {
+                    if let Value::Object(meta) = value
+                        && let Some(listed) = object_at(tool, "_meta")
+                    {
+                        for (k, v) in meta {
+                            listed.insert(k.clone(), v.clone());
+                        }
+                    }
+                }
+                _ => {
+                    tool.insert(key.clone(), value.clone());
+                }
+            }
+        }
+    }
+
+    /// Whether a client declares extension `id` with the settings this
+    /// version supports (an empty object): in the request's `_meta` client
+    /// capabilities, else in the session's `initialize` capabilities.
+    pub fn declares(params: Option<&Value>, session: Option<&Value>, id: &str) -> bool {
+        let per_request = params
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(CLIENT_CAPABILITIES));
+        per_request
+            .or(session)
+            .and_then(|caps| caps.get("extensions"))
+            .and_then(|e| e.get(id))
+            .and_then(Value::as_object)
+            .is_some_and(Map::is_empty)
+    }
+
+    /// Whether the resolvable marker may be listed to this client.
+    pub fn may_mark(&self, params: Option<&Value>, session: Option<&Value>) -> bool {
+        self.dialect != Dialect::Extension || Self::declares(params, session, EXTENSION_ID)
+    }
+
+    /// The answer to a request the proxy owns — `Some(Ok(result))`, the
+    /// `result` as JSON text, or `Some(Err(error))` — or `None` when the
+    /// request is the server's.
+    pub fn answer(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        session: Option<&Value>,
+    ) -> Option<Result<&str, RpcError>> {
+        if method == SIGNATURE_METHOD {
+            return Some(Ok(&self.signature));
+        }
+        if method != self.method() {
+            return None;
+        }
+        if self.dialect == Dialect::Extension && !Self::declares(params, session, EXTENSION_ID) {
+            return Some(Err(missing_capability()));
+        }
+        Some(self.resolve(
+            params,
+            Self::declares(params, session, VARIANT_EXTENSION_ID),
+        ))
+    }
+
+    fn resolve(&self, params: Option<&Value>, variant_meta: bool) -> Result<&str, RpcError> {
+        let no_arguments = Value::Object(Map::new());
+        let empty = Map::new();
+        let params = match params {
+            None => &empty,
+            Some(Value::Object(params)) => params,
+            Some(_) => return Err(RpcError::invalid_params("params must be an object")),
+        };
+        let Some(Value::String(name)) = params.get("name") else {
+            return Err(RpcError::invalid_params(
+                "params.name must be a string (the tool name)",
+            ));
+        };
+        let arguments = match params.get("arguments") {
+            Some(arguments) => arguments,
+            None if self.dialect == Dialect::Extension => {
+                return Err(RpcError::invalid_params(
+                    "params.arguments is required: the complete arguments object of the call ({} for a tool without arguments)",
+                ));
+            }
+            None => &no_arguments,
+        };
+        let outcome = self.matcher.resolve(name, arguments)?;
+        Ok(outcome.result_json(variant_meta))
+    }
+}
+
+/// `-32021` naming the tool-resolution extension as the missing capability.
+pub fn missing_capability() -> RpcError {
+    RpcError::new(
+        RpcError::MISSING_CAPABILITY,
+        "Missing required client capability",
+        Some(json!({"requiredCapabilities": {"extensions": {EXTENSION_ID: {}}}})),
+    )
+}
+
+/// The object at `map[key]`, made one if it is absent or not an object
+/// (`None` never happens; it keeps the function free of a panic path).
+fn object_at<'m>(map: &'m mut Map<String, Value>, key: &str) -> Option<&'m mut Map<String, Value>> {
+    map.entry(key.to_string())
+        .and_modify(|v| {
+            if !v.is_object() {
+                *v = Value::Object(Map::new());
+            }
+        })
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+}

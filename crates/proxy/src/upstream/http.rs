@@ -1,0 +1,490 @@
+//! A server behind a streamable HTTP endpoint (MCP 2025-03-26 and later).
+//!
+//! Each message is `POST`ed; the answer is `202 Accepted` (notifications and
+//! responses), one JSON body (a message or a batch), or an SSE stream whose
+//! events carry messages. The `Mcp-Session-Id` the server assigns is sent
+//! back on every request and the session is `DELETE`d at the end.
+//!
+//! [`Endpoint`] is the one home of that exchange; [`HttpTransport`] reads
+//! its answers in turn (a client session such as `import`'s), and the proxy
+//! reads many at once (`crate::link`).
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use futures_util::{Stream, StreamExt};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde_json::Value;
+
+use super::{MAX_MESSAGE_BYTES, Received, UpstreamError, excerpt};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+/// The protocol version of a request (negotiated, or named in its `_meta`).
+pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
+/// SEP-2243: a request's method, for intermediaries that route on it.
+const METHOD_HEADER: &str = "mcp-method";
+/// SEP-2243: the tool, prompt, resource or task a request names.
+const NAME_HEADER: &str = "mcp-name";
+/// The request `_meta` key of the protocol version (protocol 2026-07-28).
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// The events of an SSE answer.
+pub(crate) type Events =
+    Pin<Box<dyn Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Send>>;
+
+/// What a `POST` was answered with.
+pub(crate) enum Answer {
+    /// `202 Accepted`, or a success with no body worth reading.
+    Accepted,
+    /// One JSON body: a message or a batch.
+    Json(Vec<u8>),
+    /// An event stream.
+    Events(Events),
+    /// A status other than a success, with the start of its body (a
+    /// server may put a JSON-RPC error there).
+    Refused {
+        /// The HTTP status.
+        status: reqwest::StatusCode,
+        /// The body, at most [`MAX_MESSAGE_BYTES`].
+        body: Vec<u8>,
+    },
+}
+
+impl Answer {
+    /// The error a client that expects a success reports for `Refused`.
+    fn refusal(status: reqwest::StatusCode, body: &[u8], url: &reqwest::Url) -> UpstreamError {
+        UpstreamError::Http(format!(
+            "POST {url} answered {status}{}",
+            if body.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", excerpt(&String::from_utf8_lossy(body)))
+            }
+        ))
+    }
+}
+
+/// A streamable HTTP endpoint and the session the server assigned on it;
+/// clones share the session.
+#[derive(Clone)]
+pub(crate) struct Endpoint {
+    client: reqwest::Client,
+    url: reqwest::Url,
+    headers: Arc<Mutex<SessionHeaders>>,
+    /// The largest body or event read.
+    max: usize,
+    /// Requests that name no session (2026-07-28): a session id the server
+    /// answers with is not taken up, so none is ever sent or lost.
+    sessionless: bool,
+}
+
+#[derive(Default)]
+struct SessionHeaders {
+    session: Option<HeaderValue>,
+    protocol_version: Option<HeaderValue>,
+}
+
+impl Endpoint {
+    /// The endpoint at `url` (`http` or `https`).
+    pub(crate) fn new(url: &str) -> Result<Self, UpstreamError> {
+        let url = reqwest::Url::parse(url)
+            .map_err(|e| UpstreamError::Http(format!("`{url}` is not a URL: {e}")))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(UpstreamError::Http(format!(
+                "`{url}` is not an http or https URL"
+            )));
+        }
+        let client = reqwest::Client::builder()
+            .build()
+            .map_err(|e| UpstreamError::Http(format!("cannot build an HTTP client: {e}")))?;
+        Ok(Endpoint {
+            client,
+            url,
+            headers: Arc::default(),
+            max: MAX_MESSAGE_BYTES,
+            sessionless: false,
+        })
+    }
+
+    /// Never takes up a session the server assigns (for the 2026-07-28
+    /// requests of hosts that name no session).
+    pub(crate) fn sessionless(mut self) -> Self {
+        self.sessionless = true;
+        self
+    }
+
+    /// Reads bodies and events of at most `max` bytes (the default is
+    /// [`MAX_MESSAGE_BYTES`]).
+    pub(crate) fn with_max(mut self, max: usize) -> Self {
+        self.max = max;
+        self
+    }
+
+    /// The largest body or event read.
+    pub(crate) fn max(&self) -> usize {
+        self.max
+    }
+
+    /// The endpoint's URL, for messages.
+    pub(crate) fn url(&self) -> &reqwest::Url {
+        &self.url
+    }
+
+    /// Sends `MCP-Protocol-Version: version` from now on.
+    pub(crate) fn set_protocol_version(&self, version: &str) {
+        if let Ok(mut headers) = self.headers.lock() {
+            headers.protocol_version = HeaderValue::from_str(version).ok();
+        }
+    }
+
+    /// Whether the server assigned a session.
+    pub(crate) fn has_session(&self) -> bool {
+        self.headers.lock().is_ok_and(|h| h.session.is_some())
+    }
+
+    fn with_session(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        self.with_headers(request, HeaderMap::new())
+    }
+
+    /// `request` with the session's headers, and `extra` over them.
+    fn with_headers(
+        &self,
+        request: reqwest::RequestBuilder,
+        extra: HeaderMap,
+    ) -> reqwest::RequestBuilder {
+        let mut headers = HeaderMap::new();
+        if let Ok(session) = self.headers.lock() {
+            if let Some(id) = &session.session {
+                headers.insert(SESSION_HEADER, id.clone());
+            }
+            if let Some(version) = &session.protocol_version {
+                headers.insert(VERSION_HEADER, version.clone());
+            }
+        }
+        for (name, value) in extra {
+            if let Some(name) = name {
+                headers.insert(name, value);
+            }
+        }
+        request.headers(headers)
+    }
+
+    /// `POST`s one message (JSON text), with `extra` headers over the
+    /// session's. `expects_answer` (a request) makes a success with neither
+    /// JSON nor events an error.
+    pub(crate) async fn post(
+        &self,
+        body: String,
+        expects_answer: bool,
+        extra: HeaderMap,
+    ) -> Result<Answer, UpstreamError> {
+        let request = self
+            .client
+            .post(self.url.clone())
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .body(body);
+        let response = self
+            .with_headers(request, extra)
+            .send()
+            .await
+            .map_err(|e| UpstreamError::Http(format!("POST {}: {e}", self.url)))?;
+        if let Some(session) = response.headers().get(SESSION_HEADER)
+            && !self.sessionless
+            && let Ok(mut headers) = self.headers.lock()
+        {
+            headers.session = Some(session.clone());
+        }
+        let status = response.status();
+        if !status.is_success() {
+            let body = read_body(response, self.max).await.unwrap_or_default();
+            return Ok(Answer::Refused { status, body });
+        }
+        if status == reqwest::StatusCode::ACCEPTED {
+            return Ok(Answer::Accepted);
+        }
+        let content_type = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if content_type.starts_with("text/event-stream") {
+            Ok(Answer::Events(events(response)))
+        } else if content_type.starts_with("application/json") {
+            Ok(Answer::Json(read_body(response, self.max).await?))
+        } else if expects_answer {
+            Err(UpstreamError::Http(format!(
+                "POST {} answered with content type `{content_type}`, neither JSON nor an event stream",
+                self.url
+            )))
+        } else {
+            Ok(Answer::Accepted)
+        }
+    }
+
+    /// Opens the stream of messages the server sends outside any request
+    /// (`GET`); `None` when the server offers none (`405`).
+    pub(crate) async fn listen(&self) -> Result<Option<Events>, UpstreamError> {
+        let request = self
+            .client
+            .get(self.url.clone())
+            .header(ACCEPT, "text/event-stream");
+        let response = self
+            .with_session(request)
+            .send()
+            .await
+            .map_err(|e| UpstreamError::Http(format!("GET {}: {e}", self.url)))?;
+        let status = response.status();
+        if status == reqwest::StatusCode::METHOD_NOT_ALLOWED {
+            return Ok(None);
+        }
+        if !status.is_success() {
+            return Err(UpstreamError::Http(format!(
+                "GET {} answered {status}",
+                self.url
+            )));
+        }
+        Ok(Some(events(response)))
+    }
+
+    /// Deletes the session, if the server assigned one (a server may answer
+    /// 405: it does not let clients end sessions).
+    pub(crate) async fn delete(&self) {
+        if self.has_session() {
+            let request = self.with_session(self.client.delete(self.url.clone()));
+            let _ = request.send().await;
+        }
+    }
+}
+
+/// The headers a streamable HTTP server of protocol 2026-07-28 requires of
+/// a message, from its method and `params` (SEP-2243): `Mcp-Method`,
+/// `Mcp-Name` (Base64-wrapped when it would not survive as a header value),
+/// and the `MCP-Protocol-Version` its `_meta` (or, for `initialize`, its
+/// `protocolVersion`) names. `Mcp-Param-*` headers, which come from the
+/// server's input schemas, are not sent.
+pub(crate) fn message_headers(method: Option<&str>, params: Option<&Value>) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    let Some(method) = method else {
+        return headers;
+    };
+    if let Ok(value) = HeaderValue::from_str(method) {
+        headers.insert(METHOD_HEADER, value);
+    }
+    let key = match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => Some("uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
+        _ => None,
+    };
+    if let Some(name) = key
+        .and_then(|key| params?.get(key)?.as_str())
+        .and_then(|name| HeaderValue::from_str(&header_text(name)).ok())
+    {
+        headers.insert(NAME_HEADER, name);
+    }
+    let version = if method == "initialize" {
+        params.and_then(|p| p.get("protocolVersion"))
+    } else {
+        params
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(META_PROTOCOL_VERSION))
+    };
+    if let Some(version) = version
+        .and_then(Value::as_str)
+        .and_then(|v| HeaderValue::from_str(v).ok())
+    {
+        headers.insert(VERSION_HEADER, version);
+    }
+    headers
+}
+
+/// `text` as a header value: as it is, or `=?base64?…?=` when it has
+/// leading or trailing blanks, characters outside printable ASCII, or
+/// already looks wrapped.
+fn header_text(text: &str) -> String {
+    use base64::Engine;
+    let printable = text.chars().all(|c| (' '..='~').contains(&c));
+    let padded = text.starts_with([' ', '\t']) || text.ends_with([' ', '\t']);
+    let wrapped = text.starts_with("=?base64?") && text.ends_with("?=");
+    if printable && !padded && !wrapped {
+        text.to_string()
+    } else {
+        format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(text)
+        )
+    }
+}
+
+fn events(response: reqwest::Response) -> Events {
+    Box::pin(sse_stream::SseStream::from_bytes_stream(
+        response.bytes_stream(),
+    ))
+}
+
+/// The data of the next event that carries any, at most `max` bytes;
+/// `Ok(None)` at the end of the stream.
+pub(crate) async fn next_data(
+    events: &mut Events,
+    max: usize,
+) -> Result<Option<String>, UpstreamError> {
+    loop {
+        match events.next().await {
+            None => return Ok(None),
+            Some(Err(e)) => {
+                return Err(UpstreamError::Http(format!(
+                    "the server's event stream broke: {e}"
+                )));
+            }
+            Some(Ok(event)) => {
+                let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+                    continue; // a priming event, a comment or a retry hint
+                };
+                if data.len() > max {
+                    return Err(UpstreamError::Protocol(format!(
+                        "the server sent an event over {max} bytes"
+                    )));
+                }
+                return Ok(Some(data));
+            }
+        }
+    }
+}
+
+/// A streamable HTTP endpoint, its answers read one after another.
+pub struct HttpTransport {
+    endpoint: Endpoint,
+    pending: VecDeque<Value>,
+    streams: Vec<Events>,
+}
+
+impl HttpTransport {
+    /// A transport for the endpoint at `url` (`http` or `https`).
+    pub fn new(url: &str) -> Result<Self, UpstreamError> {
+        Ok(HttpTransport {
+            endpoint: Endpoint::new(url)?,
+            pending: VecDeque::new(),
+            streams: Vec::new(),
+        })
+    }
+
+    pub(crate) fn set_protocol_version(&mut self, version: &str) {
+        self.endpoint.set_protocol_version(version);
+    }
+
+    pub(crate) async fn send(&mut self, message: &Value) -> Result<(), UpstreamError> {
+        let expects_answer = message.get("id").is_some() && message.get("method").is_some();
+        match self
+            .endpoint
+            .post(message.to_string(), expects_answer, HeaderMap::new())
+            .await?
+        {
+            Answer::Refused { status, body } => {
+                return Err(Answer::refusal(status, &body, self.endpoint.url()));
+            }
+            Answer::Accepted => {}
+            Answer::Json(body) => self.take(&body)?,
+            Answer::Events(events) => self.streams.push(events),
+        }
+        Ok(())
+    }
+
+    /// Queues the message (or batch of messages) in `body`.
+    fn take(&mut self, body: &[u8]) -> Result<(), UpstreamError> {
+        let parsed: Value = serde_json::from_slice(body).map_err(|e| {
+            UpstreamError::Protocol(format!(
+                "the server's HTTP answer is not JSON ({e}): {}",
+                excerpt(&String::from_utf8_lossy(body))
+            ))
+        })?;
+        match parsed {
+            Value::Array(batch) => self.pending.extend(batch),
+            message => self.pending.push_back(message),
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn recv(&mut self) -> Result<Option<Received>, UpstreamError> {
+        loop {
+            if let Some(message) = self.pending.pop_front() {
+                return Ok(Some(if message.is_object() {
+                    Received::Message(message)
+                } else {
+                    Received::Garbage(excerpt(&message.to_string()))
+                }));
+            }
+            let Some(events) = self.streams.last_mut() else {
+                return Ok(None);
+            };
+            match next_data(events, self.endpoint.max()).await {
+                Ok(None) => {
+                    self.streams.pop();
+                }
+                Err(UpstreamError::Protocol(why)) => return Err(UpstreamError::Protocol(why)),
+                Err(e) => {
+                    self.streams.pop();
+                    return Err(e);
+                }
+                Ok(Some(data)) => {
+                    if let Err(UpstreamError::Protocol(line)) = self.take(data.as_bytes()) {
+                        return Ok(Some(Received::Garbage(line)));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Deletes the session, if the server assigned one.
+    pub(crate) async fn close(self) -> Result<(), UpstreamError> {
+        self.endpoint.delete().await;
+        Ok(())
+    }
+}
+
+/// The body of `response`, refused past `max` bytes.
+async fn read_body(response: reqwest::Response, max: usize) -> Result<Vec<u8>, UpstreamError> {
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    while let Some(chunk) = chunks.next().await {
+        let chunk =
+            chunk.map_err(|e| UpstreamError::Http(format!("reading the answer failed: {e}")))?;
+        if body.len() + chunk.len() > max {
+            return Err(UpstreamError::Protocol(format!(
+                "the server's HTTP answer is over {max} bytes"
+            )));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn message_headers_follow_sep_2243() {
+        let params =
+            json!({"name": "manage_files", "_meta": {META_PROTOCOL_VERSION: "2026-07-28"}});
+        let headers = message_headers(Some("tools/call"), Some(&params));
+        assert_eq!(headers[METHOD_HEADER], "tools/call");
+        assert_eq!(headers[NAME_HEADER], "manage_files");
+        assert_eq!(headers[VERSION_HEADER], "2026-07-28");
+        let read = message_headers(Some("resources/read"), Some(&json!({"uri": "file:///ä"})));
+        assert_eq!(read[NAME_HEADER], "=?base64?ZmlsZTovLy/DpA==?=");
+        assert!(!read.contains_key(VERSION_HEADER));
+        let init = message_headers(
+            Some("initialize"),
+            Some(&json!({"protocolVersion": "2025-11-25"})),
+        );
+        assert_eq!(init[VERSION_HEADER], "2025-11-25");
+        assert!(message_headers(None, None).is_empty());
+        assert_eq!(header_text(" padded"), "=?base64?IHBhZGRlZA==?=");
+        assert_eq!(header_text("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
+        assert_eq!(header_text("plain name"), "plain name");
+    }
+}
