@@ -17,10 +17,9 @@
 //! used once, and expires with `--ask-timeout`.
 
 use std::collections::HashMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
-use tokio::time::Instant;
 
 use crate::guard::Judged;
 
@@ -117,22 +116,38 @@ pub(crate) enum Retry {
     Refuse(&'static str, &'static str),
 }
 
+/// Where a session's ticket names come from: unguessable ones in the proxy
+/// ([`random_tokens`]), a counter in tests.
+pub type Tokens = Box<dyn FnMut() -> String + Send>;
+
+/// Ticket names from the operating system's randomness (UUID v4).
+pub fn random_tokens() -> Tokens {
+    Box::new(|| uuid::Uuid::new_v4().simple().to_string())
+}
+
 /// The tickets of a session.
 pub(crate) struct Tickets {
     map: HashMap<String, Ticket>,
     ttl: Duration,
+    tokens: Tokens,
 }
 
 impl Tickets {
-    pub(crate) fn new(ttl: Duration) -> Tickets {
+    pub(crate) fn new(ttl: Duration, tokens: Tokens) -> Tickets {
         Tickets {
             map: HashMap::new(),
             ttl,
+            tokens,
         }
     }
 
-    fn issue(&mut self, tool: &str, arguments: &Value, accepted: Option<Option<Value>>) -> String {
-        let now = Instant::now();
+    fn issue(
+        &mut self,
+        now: Instant,
+        tool: &str,
+        arguments: &Value,
+        accepted: Option<Option<Value>>,
+    ) -> String {
         self.map.retain(|_, t| t.expires > now);
         if self.map.len() >= MOST_TICKETS
             && let Some(oldest) = self
@@ -143,7 +158,7 @@ impl Tickets {
         {
             self.map.remove(&oldest);
         }
-        let token = format!("mcp-resolve:{}", uuid::Uuid::new_v4().simple());
+        let token = format!("mcp-resolve:{}", (self.tokens)());
         self.map.insert(
             token.clone(),
             Ticket {
@@ -158,8 +173,8 @@ impl Tickets {
 
     /// The `input_required` result that asks the user about a call (JSON
     /// text), with a new ticket for it.
-    pub(crate) fn ask(&mut self, judged: &Judged, arguments: &Value) -> String {
-        let token = self.issue(&judged.tool, arguments, None);
+    pub(crate) fn ask(&mut self, now: Instant, judged: &Judged, arguments: &Value) -> String {
+        let token = self.issue(now, &judged.tool, arguments, None);
         json!({
             "resultType": "input_required",
             "inputRequests": {
@@ -173,13 +188,19 @@ impl Tickets {
     /// Reads a call's `requestState` and `inputResponses`: whether it
     /// answers (or continues) a question the proxy asked about this very
     /// call. A ticket is used once.
-    pub(crate) fn retry(&mut self, params: &Value, tool: &str, arguments: &Value) -> Retry {
+    pub(crate) fn retry(
+        &mut self,
+        now: Instant,
+        params: &Value,
+        tool: &str,
+        arguments: &Value,
+    ) -> Retry {
         let answer = params.get("inputResponses").and_then(|r| r.get(CONFIRM));
         let ticket = params
             .get("requestState")
             .and_then(Value::as_str)
             .and_then(|state| self.map.remove(state))
-            .filter(|t| t.expires > Instant::now());
+            .filter(|t| t.expires > now);
         let Some(ticket) = ticket else {
             return match answer {
                 None => Retry::Fresh,
@@ -238,6 +259,7 @@ impl Tickets {
     /// ticket instead. `false` when `result` is a final one.
     pub(crate) fn carry(
         &mut self,
+        now: Instant,
         tool: &str,
         arguments: &Value,
         result: &mut Map<String, Value>,
@@ -246,7 +268,7 @@ impl Tickets {
             return false;
         }
         let state = result.remove("requestState");
-        let token = self.issue(tool, arguments, Some(state));
+        let token = self.issue(now, tool, arguments, Some(state));
         result.insert("requestState".into(), Value::String(token));
         true
     }
@@ -257,6 +279,13 @@ mod tests {
     use super::*;
     use crate::policy::Decision;
     use mcp_resolve_runtime::Annotations;
+    use std::sync::LazyLock;
+
+    /// One instant for every step: a ticket lives `ttl` from it.
+    fn now() -> Instant {
+        static NOW: LazyLock<Instant> = LazyLock::new(Instant::now);
+        *NOW
+    }
 
     fn judged() -> Judged {
         Judged {
@@ -270,6 +299,17 @@ mod tests {
         }
     }
 
+    fn tickets(ttl: Duration) -> Tickets {
+        let mut n = 0;
+        Tickets::new(
+            ttl,
+            Box::new(move || {
+                n += 1;
+                format!("t{n}")
+            }),
+        )
+    }
+
     fn state_of(result: &str) -> String {
         let result: Value = serde_json::from_str(result).unwrap();
         result["requestState"].as_str().unwrap().to_string()
@@ -277,9 +317,10 @@ mod tests {
 
     #[test]
     fn an_accepted_answer_forwards_the_call_without_the_proxys_answer() {
-        let mut tickets = Tickets::new(Duration::from_secs(60));
+        let mut tickets = tickets(Duration::from_secs(60));
         let arguments = json!({"path": "a", "action": "delete"});
-        let asked: Value = serde_json::from_str(&tickets.ask(&judged(), &arguments)).unwrap();
+        let asked: Value =
+            serde_json::from_str(&tickets.ask(now(), &judged(), &arguments)).unwrap();
         assert_eq!(asked["resultType"], "input_required");
         let message = asked["inputRequests"][CONFIRM]["params"]["message"]
             .as_str()
@@ -297,7 +338,8 @@ mod tests {
             "name": "manage_files", "arguments": arguments, "requestState": state,
             "inputResponses": {CONFIRM: {"action": "accept", "content": {}}, "other": {"action": "accept"}},
         });
-        let Retry::Forward(forwarded) = tickets.retry(&params, "manage_files", &arguments) else {
+        let Retry::Forward(forwarded) = tickets.retry(now(), &params, "manage_files", &arguments)
+        else {
             panic!("not forwarded");
         };
         assert_eq!(
@@ -306,7 +348,7 @@ mod tests {
         );
         // A ticket is used once.
         assert_eq!(
-            tickets.retry(&params, "manage_files", &arguments),
+            tickets.retry(now(), &params, "manage_files", &arguments),
             Retry::Refuse(
                 "unconfirmed",
                 "carries an answer to a question that is unknown or expired (call again to be asked)"
@@ -316,13 +358,13 @@ mod tests {
 
     #[test]
     fn declines_cancels_other_calls_and_missing_answers() {
-        let mut tickets = Tickets::new(Duration::from_secs(60));
+        let mut tickets = tickets(Duration::from_secs(60));
         let arguments = json!({"path": "a", "action": "delete"});
         let answer = |tickets: &mut Tickets, action: Value, arguments: &Value| {
             let state =
-                state_of(&tickets.ask(&judged(), &json!({"path": "a", "action": "delete"})));
+                state_of(&tickets.ask(now(), &judged(), &json!({"path": "a", "action": "delete"})));
             let params = json!({"requestState": state, "inputResponses": {CONFIRM: action}});
-            tickets.retry(&params, "manage_files", arguments)
+            tickets.retry(now(), &params, "manage_files", arguments)
         };
         assert_eq!(
             answer(&mut tickets, json!({"action": "decline"}), &arguments),
@@ -349,6 +391,7 @@ mod tests {
         );
         assert_eq!(
             tickets.retry(
+                now(),
                 &json!({"requestState": "the server's"}),
                 "manage_files",
                 &arguments
@@ -359,35 +402,35 @@ mod tests {
 
     #[test]
     fn an_expired_ticket_is_not_honoured() {
-        let mut tickets = Tickets::new(Duration::ZERO);
+        let mut tickets = tickets(Duration::ZERO);
         let arguments = json!({});
-        let state = state_of(&tickets.ask(&judged(), &arguments));
+        let state = state_of(&tickets.ask(now(), &judged(), &arguments));
         let params =
             json!({"requestState": state, "inputResponses": {CONFIRM: {"action": "accept"}}});
         assert!(matches!(
-            tickets.retry(&params, "manage_files", &arguments),
+            tickets.retry(now(), &params, "manage_files", &arguments),
             Retry::Refuse("unconfirmed", _)
         ));
     }
 
     #[test]
     fn the_servers_own_question_goes_on_with_its_state() {
-        let mut tickets = Tickets::new(Duration::from_secs(60));
+        let mut tickets = tickets(Duration::from_secs(60));
         let arguments = json!({"x": 1});
         let mut result = json!({"resultType": "input_required", "requestState": "server-state",
                                 "inputRequests": {"q": {}}});
-        assert!(tickets.carry("t", &arguments, result.as_object_mut().unwrap()));
+        assert!(tickets.carry(now(), "t", &arguments, result.as_object_mut().unwrap()));
         let ours = result["requestState"].as_str().unwrap().to_string();
         assert_ne!(ours, "server-state");
         let params = json!({"name": "t", "requestState": ours, "inputResponses": {"q": {"action": "accept"}}});
         assert_eq!(
-            tickets.retry(&params, "t", &arguments),
+            tickets.retry(now(), &params, "t", &arguments),
             Retry::Forward(
                 json!({"name": "t", "requestState": "server-state", "inputResponses": {"q": {"action": "accept"}}})
             )
         );
         let mut done = json!({"resultType": "complete", "content": []});
-        assert!(!tickets.carry("t", &arguments, done.as_object_mut().unwrap()));
+        assert!(!tickets.carry(now(), "t", &arguments, done.as_object_mut().unwrap()));
     }
 
     #[test]

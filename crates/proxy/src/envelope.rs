@@ -24,6 +24,8 @@ pub struct Envelope<'a> {
     pub params: Option<&'a RawValue>,
     /// Whether `result` is present (even as `null`).
     pub result: bool,
+    /// `result`, unparsed (the last one written).
+    pub result_raw: Option<&'a RawValue>,
     /// Whether `error` is present.
     pub error: bool,
 }
@@ -46,7 +48,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
                         }
                         "params" => envelope.params = Some(map.next_value()?),
                         "result" => {
-                            map.next_value::<IgnoredAny>()?;
+                            envelope.result_raw = Some(map.next_value()?);
                             envelope.result = true;
                         }
                         "error" => {
@@ -111,6 +113,21 @@ impl<'a> Envelope<'a> {
         self.params
             .and_then(|raw| serde_json::from_str(raw.get()).ok())
     }
+}
+
+/// `text` with `part` — a slice of `text` itself, such as a member's raw
+/// value in an [`Envelope`] read from it — replaced by `with`: a message
+/// changed where it changes, the rest exactly as it was written. `None`
+/// when `part` is not a slice of `text`.
+pub(crate) fn splice(text: &str, part: &str, with: &str) -> Option<String> {
+    let start = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    let (before, after) = (text.get(..start)?, text.get(end..)?);
+    let mut out = String::with_capacity(before.len() + with.len() + after.len());
+    out.push_str(before);
+    out.push_str(with);
+    out.push_str(after);
+    Some(out)
 }
 
 /// A key for a JSON-RPC id that does not depend on how it was written
@@ -180,5 +197,25 @@ mod tests {
         let a: Value = serde_json::from_str(r#""\u0061""#).unwrap();
         assert_eq!(id_key(&a), id_key(&Value::from("a")));
         assert_ne!(id_key(&Value::from(1)), id_key(&Value::from("1")));
+    }
+
+    #[test]
+    fn a_member_is_spliced_where_it_was_written() {
+        let text = r#"{"jsonrpc":"2.0", "id":7,"params" : {"a":[1, 2]},"x":"é"}"#;
+        let envelope = Envelope::of(text).unwrap();
+        let params = envelope.params.unwrap().get();
+        assert_eq!(
+            splice(text, params, r#"{"b":1}"#).unwrap(),
+            r#"{"jsonrpc":"2.0", "id":7,"params" : {"b":1},"x":"é"}"#
+        );
+        // Only a slice of the text itself can be replaced.
+        let elsewhere = String::from(params);
+        assert_eq!(splice(text, &elsewhere, "{}"), None);
+        let result = r#"{"id":1,"result":{"tools":[]}}"#;
+        let raw = Envelope::of(result).unwrap().result_raw.unwrap().get();
+        assert_eq!(
+            splice(result, raw, "[]").unwrap(),
+            r#"{"id":1,"result":[]}"#
+        );
     }
 }

@@ -66,8 +66,15 @@ impl Guard {
     /// one the host would see (the rules' annotations and markers applied).
     /// A tool that is not pinned, that the pinned signature disagrees with,
     /// or that changed since the server first listed it in this session is
-    /// removed from `result` and remembered as withheld, with why.
-    pub(crate) fn check_listing(&self, state: &mut PinState, raw: &Value, result: &mut Value) {
+    /// removed from `result` and remembered as withheld, with why (a line
+    /// for the log each, in `notes`).
+    pub(crate) fn check_listing(
+        &self,
+        state: &mut PinState,
+        raw: &Value,
+        result: &mut Value,
+        notes: &mut Vec<String>,
+    ) {
         let Some(pin) = &self.pin else {
             return;
         };
@@ -108,7 +115,7 @@ impl Guard {
                 true
             } else {
                 let why = why.join("; ");
-                crate::relay::log(&format!("`{name}` is withheld from the host: {why}"));
+                notes.push(format!("`{name}` is withheld from the host: {why}"));
                 state.withheld.insert(name.to_string(), why);
                 false
             }
@@ -266,15 +273,17 @@ impl Judged {
         )
     }
 
-    /// The audit record of the call; `outcome` says what became of it.
+    /// The audit record of the call at `at`; `outcome` says what became
+    /// of it.
     pub(crate) fn record(
         &self,
+        at: SystemTime,
         outcome: &str,
         latency: Option<Duration>,
         arguments: Option<&Value>,
     ) -> Value {
         let mut record = json!({
-            "time": rfc3339(SystemTime::now()),
+            "time": rfc3339(at),
             "event": "call",
             "tool": self.tool,
             "variant": self.variant,
@@ -293,15 +302,16 @@ impl Judged {
     }
 }
 
-/// The audit record of a resolution the proxy answered.
+/// The audit record of a resolution the proxy answered at `at`.
 pub(crate) fn resolve_record(
+    at: SystemTime,
     tool: &str,
     resolution: Result<&mcp_resolve_runtime::Resolution, &RpcError>,
     arguments: Option<&Value>,
 ) -> Value {
     let mut record = match resolution {
         Ok(resolution) => json!({
-            "time": rfc3339(SystemTime::now()),
+            "time": rfc3339(at),
             "event": "resolve",
             "tool": tool,
             "variant": resolution.variant,
@@ -309,7 +319,7 @@ pub(crate) fn resolve_record(
             "requiredScopes": resolution.required_scopes,
         }),
         Err(error) => json!({
-            "time": rfc3339(SystemTime::now()),
+            "time": rfc3339(at),
             "event": "resolve",
             "tool": tool,
             "error": {"code": error.code, "message": error.message},
@@ -352,6 +362,15 @@ impl Audit {
         })
     }
 
+    /// A log that keeps nothing (the session's tests: records are effects
+    /// there, and the guard only needs to keep a log).
+    #[cfg(test)]
+    pub(crate) fn sink() -> Audit {
+        Audit {
+            out: Mutex::new(Box::new(std::io::sink())),
+        }
+    }
+
     /// Writes one record.
     pub(crate) fn write(&self, record: &Value) {
         let mut line = record.to_string();
@@ -363,9 +382,4 @@ impl Audit {
             }
         }
     }
-}
-
-/// The time now, as audit lines write it.
-pub(crate) fn now() -> String {
-    rfc3339(SystemTime::now())
 }

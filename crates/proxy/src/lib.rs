@@ -31,6 +31,7 @@ pub mod listen;
 pub mod policy;
 mod relay;
 pub mod rules;
+pub mod session;
 pub mod upstream;
 
 pub use relay::{

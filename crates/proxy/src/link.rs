@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 
 use crate::envelope::{Envelope, error_line, id_key};
 use crate::relay::log;
+pub(crate) use crate::session::Input;
 use crate::upstream::http::{Answer, Endpoint, message_headers, next_data};
 use crate::upstream::{StdioTransport, UpstreamError, command_line, excerpt};
 
@@ -38,18 +39,6 @@ impl Upstream {
             Upstream::Url(url) => format!("at {url}"),
         }
     }
-}
-
-/// One thing read from a side.
-pub(crate) enum Input {
-    /// A line (a message), without its line ending.
-    Line(String),
-    /// A message over the size limit, skipped.
-    TooLong,
-    /// A line that is not UTF-8, skipped.
-    NotUtf8,
-    /// The side ended, and why (an HTTP server that ended the session).
-    Ended(String),
 }
 
 /// Reads `reader` line by line into a channel, each line at most `max`

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use mcp_resolve_host::matcher::Matcher;
+use mcp_resolve_host::matcher::{Matcher, Outcome};
 use mcp_resolve_runtime::{Dialect, EXTENSION_ID, RpcError, VARIANT_EXTENSION_ID};
 use serde_json::{Map, Value, json};
 
@@ -83,25 +83,6 @@ impl ProxyRules {
     /// The compiled rules.
     pub fn matcher(&self) -> &Matcher {
         &self.matcher
-    }
-
-    /// The resolution a resolve request gets (for the audit log): the tool
-    /// named, and its resolution or error.
-    pub fn resolution(
-        &self,
-        params: Option<&Value>,
-    ) -> (String, Result<&mcp_resolve_runtime::Resolution, RpcError>) {
-        let name = params
-            .and_then(|p| p.get("name"))
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let empty = Value::Object(Map::new());
-        let arguments = params.and_then(|p| p.get("arguments")).unwrap_or(&empty);
-        let resolution = self
-            .matcher
-            .resolve(name, arguments)
-            .map(|outcome| outcome.resolution());
-        (name.to_string(), resolution)
     }
 
     /// The method that resolves a call in this dialect.
@@ -219,54 +200,88 @@ impl ProxyRules {
         self.dialect != Dialect::Extension || Self::declares(params, session, EXTENSION_ID)
     }
 
-    /// The answer to a request the proxy owns — `Some(Ok(result))`, the
-    /// `result` as JSON text, or `Some(Err(error))` — or `None` when the
-    /// request is the server's.
+    /// The answer to a request the proxy owns, or `None` when the request
+    /// is the server's.
     pub fn answer(
         &self,
         method: &str,
         params: Option<&Value>,
         session: Option<&Value>,
-    ) -> Option<Result<&str, RpcError>> {
+    ) -> Option<Answer<'_>> {
         if method == SIGNATURE_METHOD {
-            return Some(Ok(&self.signature));
+            return Some(Answer::Signature(&self.signature));
         }
         if method != self.method() {
             return None;
         }
         if self.dialect == Dialect::Extension && !Self::declares(params, session, EXTENSION_ID) {
-            return Some(Err(missing_capability()));
+            return Some(Answer::Refused(missing_capability()));
         }
-        Some(self.resolve(
-            params,
-            Self::declares(params, session, VARIANT_EXTENSION_ID),
-        ))
+        Some(match self.resolve(params) {
+            Ok(outcome) => Answer::Resolved {
+                outcome,
+                variant_meta: Self::declares(params, session, VARIANT_EXTENSION_ID),
+            },
+            Err(error) => Answer::Refused(error),
+        })
     }
 
-    fn resolve(&self, params: Option<&Value>, variant_meta: bool) -> Result<&str, RpcError> {
-        let no_arguments = Value::Object(Map::new());
-        let empty = Map::new();
+    fn resolve(&self, params: Option<&Value>) -> Result<&Outcome, RpcError> {
+        static NO_ARGUMENTS: std::sync::LazyLock<Value> =
+            std::sync::LazyLock::new(|| Value::Object(Map::new()));
         let params = match params {
-            None => &empty,
-            Some(Value::Object(params)) => params,
+            None => None,
+            Some(Value::Object(params)) => Some(params),
             Some(_) => return Err(RpcError::invalid_params("params must be an object")),
         };
-        let Some(Value::String(name)) = params.get("name") else {
+        let Some(Value::String(name)) = params.and_then(|p| p.get("name")) else {
             return Err(RpcError::invalid_params(
                 "params.name must be a string (the tool name)",
             ));
         };
-        let arguments = match params.get("arguments") {
+        let arguments = match params.and_then(|p| p.get("arguments")) {
             Some(arguments) => arguments,
             None if self.dialect == Dialect::Extension => {
                 return Err(RpcError::invalid_params(
                     "params.arguments is required: the complete arguments object of the call ({} for a tool without arguments)",
                 ));
             }
-            None => &no_arguments,
+            None => &NO_ARGUMENTS,
         };
-        let outcome = self.matcher.resolve(name, arguments)?;
-        Ok(outcome.result_json(variant_meta))
+        self.matcher.resolve(name, arguments)
+    }
+}
+
+/// The proxy's answer to a request it owns.
+#[derive(Debug)]
+pub enum Answer<'r> {
+    /// `signature`: the document, with `resultType`, as JSON text.
+    Signature(&'r str),
+    /// The resolve method, resolved: its outcome (the result text, and
+    /// the resolution an audit line records).
+    Resolved {
+        /// What the call resolves to.
+        outcome: &'r Outcome,
+        /// Whether the client declared the companion variant extension
+        /// (the result's `_meta` names the variant).
+        variant_meta: bool,
+    },
+    /// The request is refused with this error.
+    Refused(RpcError),
+}
+
+impl Answer<'_> {
+    /// The `result` as JSON text, or the error.
+    pub fn reply(&self) -> Result<&str, &RpcError> {
+        match self {
+            Answer::Signature(text) => Ok(text),
+            Answer::Resolved {
+                outcome,
+                variant_meta,
+                ..
+            } => Ok(outcome.result_json(*variant_meta)),
+            Answer::Refused(error) => Err(error),
+        }
     }
 }
 

@@ -56,6 +56,10 @@ impl fmt::Debug for RpcError {
 }
 
 impl RpcError {
+    /// Parse error: the message is not JSON (or not UTF-8).
+    pub const PARSE_ERROR: i64 = -32700;
+    /// Invalid request: not a JSON-RPC 2.0 request object.
+    pub const INVALID_REQUEST: i64 = -32600;
     /// Invalid params: unknown tool, a tool that is not resolvable, bad arguments.
     pub const INVALID_PARAMS: i64 = -32602;
     /// Internal error: the server cannot compute trustworthy metadata.

@@ -1,0 +1,164 @@
+//! The decision for a `tools/call`, as one step with one result: the pin
+//! (is the tool allowed at all?), the arguments (does the rules'
+//! `inputSchema` accept them?), the resolution (variant, annotations,
+//! scopes), the policy (allow, deny, ask), and for `ask` how the user is
+//! asked (a held call in a legacy session, an `input_required` answer and
+//! its ticket in a 2026-07-28 request, or a refusal when the host cannot be
+//! asked).
+
+use serde_json::{Value, json};
+
+use mcp_resolve_host::time::rfc3339;
+use mcp_resolve_runtime::RpcError;
+
+use super::{CallAudit, Clock, Session};
+use crate::consent::{self, Retry};
+use crate::envelope::splice;
+use crate::guard::{Judged, POLICY_REFUSED};
+use crate::policy::Decision;
+
+/// What becomes of a `tools/call` from the host.
+pub(super) enum Step {
+    /// Refused before it reaches the server: the error the host gets, and
+    /// the audit record (none for arguments the schema refuses).
+    Refuse {
+        error: RpcError,
+        record: Option<Value>,
+    },
+    /// A 2026-07-28 request the user must be asked about: answered with
+    /// this `input_required` result (JSON text), audited as `asked`.
+    Asked { result: String, record: Value },
+    /// A legacy session's call the user must be asked about: held while
+    /// the proxy's `elicitation/create` is out.
+    Hold {
+        judged: Judged,
+        arguments: Option<Value>,
+    },
+    /// Forwarded to the server, as written or as `rewritten` (an accepted
+    /// retry without the proxy's question and state).
+    Forward {
+        call: CallAudit,
+        consent: Option<(String, Value)>,
+        rewritten: Option<String>,
+    },
+}
+
+impl Session<'_> {
+    /// Decides the `tools/call` `text` whose params are `params`.
+    pub(super) fn decide_call(&mut self, text: &str, params: Option<&Value>, clock: Clock) -> Step {
+        let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+        if let Some(why) = tool.and_then(|tool| self.guard.unpinned(&self.pins, tool)) {
+            let error = RpcError::new(
+                POLICY_REFUSED,
+                format!("{why} (mcp-resolve proxy --pin)"),
+                Some(json!({"tool": tool, "pinned": false})),
+            );
+            let record = json!({"time": rfc3339(clock.wall), "event": "call", "tool": tool,
+                                "outcome": "not pinned", "reason": why});
+            return Step::Refuse {
+                error,
+                record: Some(record),
+            };
+        }
+        let judged = match self.guard.judge(self.rules, &self.listed, params) {
+            Ok(judged) => judged,
+            Err(error) => {
+                return Step::Refuse {
+                    error,
+                    record: None,
+                };
+            }
+        };
+        let arguments = self
+            .guard
+            .audit_arguments
+            .then(|| params.and_then(|p| p.get("arguments")).cloned())
+            .flatten();
+        let may_elicit = consent::may_elicit(params, self.session_caps.as_ref());
+        match judged.decision {
+            Decision::Allow => Step::Forward {
+                call: CallAudit {
+                    judged,
+                    started: clock.now,
+                    arguments,
+                    outcome: "forwarded",
+                },
+                consent: None,
+                rewritten: None,
+            },
+            Decision::Deny => refused(judged, clock, "denied", "is denied", arguments),
+            // A 2026-07-28 request: the question is the answer, and the
+            // retry carries the user's.
+            Decision::Ask if consent::is_stateless(params) => {
+                self.stateless_ask(text, params, judged, arguments, may_elicit, clock)
+            }
+            Decision::Ask if may_elicit => Step::Hold { judged, arguments },
+            Decision::Ask => refused(judged, clock, "refused", consent::NO_ELICITATION, arguments),
+        }
+    }
+
+    /// `ask` in a 2026-07-28 request: a retry that answers the proxy's
+    /// question goes on (or is refused), a fresh call is asked about.
+    fn stateless_ask(
+        &mut self,
+        text: &str,
+        params: Option<&Value>,
+        judged: Judged,
+        arguments: Option<Value>,
+        may_elicit: bool,
+        clock: Clock,
+    ) -> Step {
+        let params = params.cloned().unwrap_or_default();
+        let called = params
+            .get("arguments")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        match self
+            .tickets
+            .retry(clock.now, &params, &judged.tool, &called)
+        {
+            Retry::Forward(forward) => Step::Forward {
+                rewritten: Some(with_params(text, &forward)),
+                consent: Some((judged.tool.clone(), called)),
+                call: CallAudit {
+                    judged,
+                    started: clock.now,
+                    arguments,
+                    outcome: "accepted",
+                },
+            },
+            Retry::Refuse(outcome, why) => refused(judged, clock, outcome, why, arguments),
+            Retry::Fresh if may_elicit => {
+                let result = self.tickets.ask(clock.now, &judged, &called);
+                let record = judged.record(clock.wall, "asked", None, arguments.as_ref());
+                Step::Asked { result, record }
+            }
+            Retry::Fresh => refused(judged, clock, "refused", consent::NO_ELICITATION, arguments),
+        }
+    }
+}
+
+/// A call the policy (or the user) refuses: `outcome` for the audit line,
+/// `why` for the error.
+fn refused(
+    judged: Judged,
+    clock: Clock,
+    outcome: &str,
+    why: &str,
+    arguments: Option<Value>,
+) -> Step {
+    Step::Refuse {
+        error: judged.refusal(why),
+        record: Some(judged.record(clock.wall, outcome, None, arguments.as_ref())),
+    }
+}
+
+/// The request `text` with its `params` replaced: the new params spliced
+/// in where the old ones were written, the rest of the message untouched.
+fn with_params(text: &str, params: &Value) -> String {
+    let params = params.to_string();
+    crate::envelope::Envelope::of(text)
+        .and_then(|message| message.params)
+        .and_then(|old| splice(text, old.get(), &params))
+        .unwrap_or_else(|| text.to_string())
+}

@@ -1,0 +1,272 @@
+//! Messages from the host: screened, then answered by the proxy (what it
+//! owns, what the guard refuses, the questions it asks), or forwarded to
+//! the server with what its answer needs remembered.
+
+use serde_json::{Value, json};
+
+use mcp_resolve_runtime::framing::Screened;
+
+use super::call::Step;
+use super::{CallAudit, Clock, Effect, Held, Pending, Session};
+use crate::consent::{ASK_PREFIX, ask_request};
+use crate::envelope::{Envelope, error_line, id_key};
+use crate::guard::resolve_record;
+use crate::rules::{Answer, Rewrite, SIGNATURE_METHOD};
+
+/// A result response for request `id` (written as JSON text) whose result
+/// is the JSON text `result`.
+fn result_line(id: &Value, result: &str) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
+}
+
+impl Session<'_> {
+    /// One line from the host.
+    pub(super) fn host_line(&mut self, text: String, clock: Clock, out: &mut Vec<Effect>) {
+        match self.screen.line(&text) {
+            Screened::Drop(_) => return,
+            Screened::Reply(answer) => {
+                out.push(Effect::Host(answer.to_string()));
+                return;
+            }
+            Screened::Forward => {}
+        }
+        // The screen forwards only JSON objects.
+        let Some(message) = Envelope::of(&text) else {
+            return;
+        };
+        if message.is_response() {
+            // The user's answer to a question about a held call.
+            if let Some(held) = message
+                .id
+                .as_ref()
+                .and_then(|id| self.asks.remove(&id_key(id)))
+            {
+                self.answered(held, &text, clock, out);
+                return;
+            }
+            // An answer to a question already given up.
+            if message
+                .id
+                .as_ref()
+                .and_then(Value::as_str)
+                .is_some_and(|id| id.starts_with(ASK_PREFIX))
+            {
+                out.push(Effect::Log(
+                    "the host answered a question that had timed out; the answer was dropped"
+                        .into(),
+                ));
+                return;
+            }
+        }
+        let id = message.id.clone();
+        let method = message.method.as_deref().map(str::to_string);
+        match (method.as_deref(), id) {
+            (Some("tools/call"), Some(id)) => {
+                let params = message.params();
+                drop(message);
+                self.host_call(text, id, params.as_ref(), clock, out);
+            }
+            (Some(method), Some(id)) => {
+                let owned = method == self.rules.method() || method == SIGNATURE_METHOD;
+                let params = match method {
+                    "initialize" | "server/discover" | "tools/list" => message.params(),
+                    _ if owned => message.params(),
+                    _ => None,
+                };
+                drop(message);
+                if owned && self.answer_owned(method, &id, params.as_ref(), clock, out) {
+                    return;
+                }
+                self.forward_request(method, &id, params.as_ref(), clock, None, None);
+                out.push(Effect::Server(text));
+            }
+            (Some("notifications/cancelled"), None) => {
+                if let Some(id) = message.params().as_ref().and_then(|p| p.get("requestId"))
+                    && let Some(request) = self.pending.remove(&id_key(id))
+                    && let Some(call) = &request.call
+                {
+                    self.audit_call(call, clock, "withdrawn", false, out);
+                }
+                drop(message);
+                out.push(Effect::Server(text));
+            }
+            _ => {
+                drop(message);
+                out.push(Effect::Server(text));
+            }
+        }
+    }
+
+    /// A `tools/call`: decided, then refused, asked about, or forwarded.
+    fn host_call(
+        &mut self,
+        text: String,
+        id: Value,
+        params: Option<&Value>,
+        clock: Clock,
+        out: &mut Vec<Effect>,
+    ) {
+        match self.decide_call(&text, params, clock) {
+            Step::Refuse { error, record } => {
+                if let Some(record) = record {
+                    self.audit(|| record, out);
+                }
+                out.push(Effect::Host(error_line(&id, &error)));
+            }
+            Step::Asked { result, record } => {
+                self.audit(|| record, out);
+                out.push(Effect::Host(result_line(&id, &result)));
+            }
+            Step::Hold { judged, arguments } => {
+                self.questions += 1;
+                let question = format!("{ASK_PREFIX}{}", self.questions);
+                out.push(Effect::Host(ask_request(&question, &judged)));
+                let deadline = clock.now + self.guard.ask_timeout;
+                self.asks.insert(
+                    id_key(&json!(question)),
+                    Held {
+                        text,
+                        id,
+                        judged,
+                        arguments,
+                        deadline,
+                    },
+                );
+            }
+            Step::Forward {
+                call,
+                consent,
+                rewritten,
+            } => {
+                self.forward_request("tools/call", &id, params, clock, Some(call), consent);
+                // Passed on exactly as the host wrote it (an accepted
+                // 2026-07-28 call without the proxy's question and state).
+                out.push(Effect::Server(rewritten.unwrap_or(text)));
+            }
+        }
+    }
+
+    /// Answers a request the proxy owns (the dialect's resolve method,
+    /// `signature`); `false` when the request is the server's after all.
+    fn answer_owned(
+        &mut self,
+        method: &str,
+        id: &Value,
+        params: Option<&Value>,
+        clock: Clock,
+        out: &mut Vec<Effect>,
+    ) -> bool {
+        let Some(answer) = self
+            .rules
+            .answer(method, params, self.session_caps.as_ref())
+        else {
+            return false;
+        };
+        if let Answer::Resolved { outcome, .. } = &answer {
+            let tool = params
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let arguments = self
+                .guard
+                .audit_arguments
+                .then(|| params.and_then(|p| p.get("arguments")))
+                .flatten();
+            self.audit(
+                || resolve_record(clock.wall, tool, Ok(outcome.resolution()), arguments),
+                out,
+            );
+        }
+        // The result text is spliced in as computed at start.
+        out.push(Effect::Host(match answer.reply() {
+            Ok(result) => result_line(id, result),
+            Err(error) => error_line(id, error),
+        }));
+        true
+    }
+
+    /// Remembers a request on its way to the server: how its answer is
+    /// rewritten, when it is given up, and what its audit line needs.
+    fn forward_request(
+        &mut self,
+        method: &str,
+        id: &Value,
+        params: Option<&Value>,
+        clock: Clock,
+        call: Option<CallAudit>,
+        consent: Option<(String, Value)>,
+    ) {
+        let rewrite = match method {
+            "initialize" => {
+                self.session_caps = params.and_then(|p| p.get("capabilities")).cloned();
+                Rewrite::Capabilities
+            }
+            "server/discover" => Rewrite::Capabilities,
+            "tools/list" => {
+                self.list_meta = params.and_then(|p| p.get("_meta")).cloned();
+                Rewrite::Tools {
+                    marked: self.rules.may_mark(params, self.session_caps.as_ref()),
+                }
+            }
+            _ => Rewrite::None,
+        };
+        self.pending.insert(
+            id_key(id),
+            Pending {
+                method: method.to_string(),
+                rewrite,
+                deadline: self.timeout.map(|t| clock.now + t),
+                call,
+                consent,
+            },
+        );
+    }
+
+    /// The host answered the proxy's question about a held call.
+    fn answered(&mut self, held: Held, text: &str, clock: Clock, out: &mut Vec<Effect>) {
+        let action = serde_json::from_str::<Value>(text).ok().and_then(|answer| {
+            answer
+                .pointer("/result/action")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        });
+        if action.as_deref() == Some("accept") {
+            self.pending.insert(
+                id_key(&held.id),
+                Pending {
+                    method: "tools/call".into(),
+                    rewrite: Rewrite::None,
+                    deadline: self.timeout.map(|t| clock.now + t),
+                    call: Some(CallAudit {
+                        judged: held.judged,
+                        started: clock.now,
+                        arguments: held.arguments,
+                        outcome: "accepted",
+                    }),
+                    consent: None,
+                },
+            );
+            out.push(Effect::Server(held.text));
+            return;
+        }
+        let (outcome, why) = match action.as_deref() {
+            Some("decline") => ("declined", "was declined by the user"),
+            Some("cancel") => ("cancelled", "was cancelled by the user"),
+            _ => (
+                "unconfirmed",
+                "was not confirmed (the host answered the question with an error)",
+            ),
+        };
+        self.audit(
+            || {
+                held.judged
+                    .record(clock.wall, outcome, None, held.arguments.as_ref())
+            },
+            out,
+        );
+        out.push(Effect::Host(error_line(
+            &held.id,
+            &held.judged.refusal(why),
+        )));
+    }
+}

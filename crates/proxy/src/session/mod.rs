@@ -1,0 +1,468 @@
+//! One proxy session as a state machine, with no I/O: it takes events — a
+//! message from the host, a message from the server, the clock — and
+//! returns effects — a message for the host, a message for the server, an
+//! audit record, a line for the log. Everything a session knows lives
+//! here: the requests in flight and how their answers are rewritten, the
+//! calls held while the user is asked, the tickets of 2026-07-28 questions,
+//! what the pin found in the server's listings, the static annotations the
+//! server listed, the capabilities the host declared.
+//!
+//! The transports ([`crate::relay`] for a host on stdio, [`crate::listen`]
+//! for hosts over HTTP; a child process or an HTTP endpoint upstream) only
+//! move lines and apply effects. Time comes in with each event ([`Clock`]),
+//! and the adapter asks [`Session::next_deadline`] when to tick next, so a
+//! test drives a session with scripted exchanges and a clock of its own.
+//!
+//! Invariants the tests hold ([`tests`]): every host request is answered
+//! exactly once, with its own id; nothing the server says is duplicated or
+//! lost except what is documented (a late answer to a request that timed
+//! out, a line that is not JSON-RPC); no input panics.
+
+mod call;
+mod host;
+mod relist;
+mod server;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant, SystemTime};
+
+use mcp_resolve_runtime::framing::Screen;
+use mcp_resolve_runtime::{Annotations, Dialect, RpcError};
+use serde_json::Value;
+
+use crate::consent::{Tickets, Tokens};
+use crate::envelope::error_line;
+use crate::guard::{Guard, Judged, PinState};
+use crate::rules::{ProxyRules, Rewrite};
+
+use self::relist::Relist;
+
+/// One thing read from a side.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Input {
+    /// A line (a message), without its line ending.
+    Line(String),
+    /// A message over the size limit, skipped.
+    TooLong,
+    /// A line that is not UTF-8, skipped.
+    NotUtf8,
+    /// The side ended, and why (an HTTP server that ended the session).
+    Ended(String),
+}
+
+/// What a session asks its transport to do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Effect {
+    /// Deliver this message to the host.
+    Host(String),
+    /// Send this message to the server.
+    Server(String),
+    /// Write this record to the audit log.
+    Audit(Value),
+    /// Write this line to the proxy's log.
+    Log(String),
+}
+
+/// The time of an event: the monotonic clock for deadlines, the wall clock
+/// for audit records.
+#[derive(Clone, Copy, Debug)]
+pub struct Clock {
+    /// For deadlines.
+    pub now: Instant,
+    /// For the `time` of audit records.
+    pub wall: SystemTime,
+}
+
+impl Clock {
+    /// The system's clocks, now.
+    pub fn system() -> Clock {
+        Clock {
+            now: Instant::now(),
+            wall: SystemTime::now(),
+        }
+    }
+}
+
+/// A session's settings.
+pub struct Config {
+    /// How long a forwarded request may wait for the server's answer;
+    /// `None`: forever.
+    pub timeout: Option<Duration>,
+    /// The largest message read from either side (for the error a longer
+    /// one gets).
+    pub max_message_bytes: usize,
+    /// The host's messages each arrive on their own (HTTP requests that
+    /// name no session), not on one stream.
+    pub per_message: bool,
+    /// Where the names of 2026-07-28 question tickets come from.
+    pub tokens: Tokens,
+}
+
+/// A request forwarded to the server and not answered yet.
+struct Pending {
+    method: String,
+    rewrite: Rewrite,
+    deadline: Option<Instant>,
+    /// A `tools/call`, for its audit line.
+    call: Option<CallAudit>,
+    /// A 2026-07-28 `tools/call` the user accepted: its tool and
+    /// arguments, should the server ask a question of its own.
+    consent: Option<(String, Value)>,
+}
+
+/// What the audit line of a forwarded `tools/call` needs.
+struct CallAudit {
+    judged: Judged,
+    started: Instant,
+    arguments: Option<Value>,
+    /// `forwarded`, or `accepted` after the user was asked.
+    outcome: &'static str,
+}
+
+/// A `tools/call` held while the user is asked about it.
+struct Held {
+    text: String,
+    id: Value,
+    judged: Judged,
+    arguments: Option<Value>,
+    /// When the question is given up (`--ask-timeout`).
+    deadline: Instant,
+}
+
+/// How a session ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// The host closed its side; the server was stopped.
+    HostClosed,
+    /// The server exited or closed its output; pending requests were
+    /// answered with an error.
+    ServerExited(String),
+}
+
+/// One proxy session (see the module documentation).
+pub struct Session<'s> {
+    rules: &'s ProxyRules,
+    guard: &'s Guard,
+    timeout: Option<Duration>,
+    max_message_bytes: usize,
+    screen: Screen,
+    /// Forwarded requests, by the key of their id.
+    pending: HashMap<String, Pending>,
+    /// Calls held while the user is asked, by the key of the question's id.
+    asks: HashMap<String, Held>,
+    questions: u64,
+    /// Questions asked in 2026-07-28 requests, by their `requestState`.
+    tickets: Tickets,
+    /// The proxy's own `tools/list` after the server announced a change.
+    relist: Option<Relist>,
+    relists: u64,
+    /// The `_meta` of the host's last `tools/list`, for the proxy's own.
+    list_meta: Option<Value>,
+    /// What the pin found in the server's listings.
+    pins: PinState,
+    /// The static annotations the server listed, by tool.
+    listed: HashMap<String, Annotations>,
+    /// Requests the host already got a timeout error for: a late answer is
+    /// dropped (a second response to one id would break JSON-RPC).
+    expired: HashSet<String>,
+    /// The capabilities the host declared at `initialize` (legacy sessions).
+    session_caps: Option<Value>,
+    ended: Option<Ended>,
+}
+
+impl<'s> Session<'s> {
+    /// A new session serving `rules` under `guard`.
+    pub fn new(rules: &'s ProxyRules, guard: &'s Guard, config: Config) -> Session<'s> {
+        let mut screen = if rules.dialect() == Dialect::Extension {
+            Screen::checking(rules.method())
+        } else {
+            Screen::default()
+        };
+        if config.per_message {
+            screen = screen.per_message();
+        }
+        Session {
+            rules,
+            guard,
+            timeout: config.timeout,
+            max_message_bytes: config.max_message_bytes,
+            screen,
+            pending: HashMap::new(),
+            asks: HashMap::new(),
+            questions: 0,
+            tickets: Tickets::new(guard.ask_timeout, config.tokens),
+            relist: None,
+            relists: 0,
+            list_meta: None,
+            pins: PinState::default(),
+            listed: HashMap::new(),
+            expired: HashSet::new(),
+            session_caps: None,
+            ended: None,
+        }
+    }
+
+    /// How the session ended, once it has.
+    pub fn ended(&self) -> Option<&Ended> {
+        self.ended.as_ref()
+    }
+
+    /// Something from the host.
+    pub fn from_host(&mut self, input: Input, clock: Clock, out: &mut Vec<Effect>) {
+        if self.ended.is_some() {
+            return;
+        }
+        match input {
+            Input::Line(text) => self.host_line(text, clock, out),
+            Input::TooLong => {
+                let error = RpcError::new(
+                    RpcError::INVALID_REQUEST,
+                    format!(
+                        "Invalid Request: the message is larger than {} bytes",
+                        self.max_message_bytes
+                    ),
+                    None,
+                );
+                out.push(Effect::Host(error_line(&Value::Null, &error)));
+            }
+            Input::NotUtf8 => {
+                let error = RpcError::new(
+                    RpcError::PARSE_ERROR,
+                    "Parse error: the line is not UTF-8",
+                    None,
+                );
+                out.push(Effect::Host(error_line(&Value::Null, &error)));
+            }
+            Input::Ended(_) => self.host_closed(clock, out),
+        }
+    }
+
+    /// Something from the server.
+    pub fn from_server(&mut self, input: Input, clock: Clock, out: &mut Vec<Effect>) {
+        if self.ended.is_some() {
+            return;
+        }
+        match input {
+            Input::Line(text) => self.server_line(text, clock, out),
+            Input::TooLong => out.push(Effect::Log(format!(
+                "the server wrote a message over {} bytes; skipped",
+                self.max_message_bytes
+            ))),
+            Input::NotUtf8 => out.push(Effect::Log(
+                "the server wrote a line that is not UTF-8; skipped".into(),
+            )),
+            Input::Ended(why) => self.server_exited(why, clock, out),
+        }
+    }
+
+    /// The host went away: the session ends, and the calls it leaves
+    /// unanswered or unasked get their audit lines.
+    pub fn host_closed(&mut self, clock: Clock, out: &mut Vec<Effect>) {
+        if self.ended.is_some() {
+            return;
+        }
+        self.ended = Some(Ended::HostClosed);
+        self.abandon(clock, out);
+    }
+
+    /// The server exited or closed its output (`why`): every request in
+    /// flight is answered with an error, and the session ends.
+    pub fn server_exited(&mut self, why: String, clock: Clock, out: &mut Vec<Effect>) {
+        if self.ended.is_some() {
+            return;
+        }
+        let mut unanswered: Vec<(String, Pending)> = self.pending.drain().collect();
+        unanswered.sort_by(|a, b| a.0.cmp(&b.0));
+        for (key, request) in unanswered {
+            if let Some(call) = &request.call {
+                self.audit_call(call, clock, "server exited", false, out);
+            }
+            let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
+            let error = RpcError::new(
+                RpcError::INTERNAL_ERROR,
+                format!("{why} before answering `{}`", request.method),
+                None,
+            );
+            out.push(Effect::Host(error_line(&id, &error)));
+        }
+        // Calls held for a question are the host's requests too.
+        let mut held: Vec<&Held> = self.asks.values().collect();
+        held.sort_by_key(|h| h.id.to_string());
+        for held in held {
+            let error = RpcError::new(
+                RpcError::INTERNAL_ERROR,
+                format!("{why} before answering `tools/call`"),
+                None,
+            );
+            out.push(Effect::Host(error_line(&held.id, &error)));
+        }
+        self.ended = Some(Ended::ServerExited(why));
+        self.abandon(clock, out);
+    }
+
+    /// Audit lines for what is left when the session stops, however it
+    /// stops (a transport dropped on `SIGTERM` included): calls forwarded
+    /// and never answered, calls held for a question never answered.
+    pub fn abandon(&mut self, clock: Clock, out: &mut Vec<Effect>) {
+        if self.guard.audit.is_none() {
+            self.pending.clear();
+            self.asks.clear();
+            return;
+        }
+        let mut pending: Vec<(String, Pending)> = self.pending.drain().collect();
+        pending.sort_by(|a, b| a.0.cmp(&b.0));
+        for (_, request) in pending {
+            if let Some(call) = &request.call {
+                self.audit_call(call, clock, "unanswered", false, out);
+            }
+        }
+        let mut asks: Vec<(String, Held)> = self.asks.drain().collect();
+        asks.sort_by(|a, b| a.0.cmp(&b.0));
+        for (_, held) in asks {
+            out.push(Effect::Audit(held.judged.record(
+                clock.wall,
+                "unasked",
+                None,
+                held.arguments.as_ref(),
+            )));
+        }
+    }
+
+    /// When the session next needs [`Session::tick`]: the earliest
+    /// deadline of a forwarded request (`--timeout`), a question
+    /// (`--ask-timeout`) or the proxy's own listing.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        let requests = self.pending.values().filter_map(|p| p.deadline);
+        let questions = self.asks.values().map(|h| h.deadline);
+        let listing = self.relist.as_ref().map(Relist::deadline);
+        requests.chain(questions).chain(listing).min()
+    }
+
+    /// The clock reached `clock.now`: questions, listings and requests
+    /// whose time is up are given up.
+    pub fn tick(&mut self, clock: Clock, out: &mut Vec<Effect>) {
+        if self.ended.is_some() {
+            return;
+        }
+        self.give_up_questions(clock, out);
+        self.give_up_listing(clock, out);
+        self.give_up_requests(clock, out);
+    }
+
+    /// The audit line of a forwarded call, if the guard keeps a log.
+    fn audit_call(
+        &self,
+        call: &CallAudit,
+        clock: Clock,
+        outcome: &str,
+        answered: bool,
+        out: &mut Vec<Effect>,
+    ) {
+        if self.guard.audit.is_some() {
+            let latency = answered.then(|| clock.now.saturating_duration_since(call.started));
+            out.push(Effect::Audit(call.judged.record(
+                clock.wall,
+                outcome,
+                latency,
+                call.arguments.as_ref(),
+            )));
+        }
+    }
+
+    /// An audit record, if the guard keeps a log.
+    fn audit(&self, record: impl FnOnce() -> Value, out: &mut Vec<Effect>) {
+        if self.guard.audit.is_some() {
+            out.push(Effect::Audit(record()));
+        }
+    }
+
+    fn give_up_questions(&mut self, clock: Clock, out: &mut Vec<Effect>) {
+        let mut given_up: Vec<String> = self
+            .asks
+            .iter()
+            .filter(|(_, held)| held.deadline <= clock.now)
+            .map(|(question, _)| question.clone())
+            .collect();
+        given_up.sort();
+        for question in given_up {
+            let Some(held) = self.asks.remove(&question) else {
+                continue;
+            };
+            self.audit(
+                || {
+                    held.judged
+                        .record(clock.wall, "timed out", None, held.arguments.as_ref())
+                },
+                out,
+            );
+            let why = format!(
+                "was not confirmed: the user did not answer within {}s (mcp-resolve proxy --ask-timeout)",
+                self.guard.ask_timeout.as_secs()
+            );
+            let withdrawn = serde_json::json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {
+                    "requestId": serde_json::from_str::<Value>(&question).unwrap_or(Value::Null),
+                    "reason": "the question timed out",
+                },
+            });
+            out.push(Effect::Host(withdrawn.to_string()));
+            out.push(Effect::Host(error_line(
+                &held.id,
+                &held.judged.refusal(&why),
+            )));
+        }
+    }
+
+    fn give_up_listing(&mut self, clock: Clock, out: &mut Vec<Effect>) {
+        if self
+            .relist
+            .as_ref()
+            .is_some_and(|l| l.deadline() <= clock.now)
+            && let Some(listing) = self.relist.take()
+        {
+            out.push(Effect::Log(
+                "the server did not answer the proxy's tools/list in time; the host is told of the change anyway".into(),
+            ));
+            self.expired.insert(listing.key());
+            out.push(Effect::Host(listing.into_held()));
+        }
+    }
+
+    fn give_up_requests(&mut self, clock: Clock, out: &mut Vec<Effect>) {
+        let mut overdue: Vec<String> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.deadline.is_some_and(|d| d <= clock.now))
+            .map(|(id, _)| id.clone())
+            .collect();
+        overdue.sort();
+        for key in overdue {
+            let Some(request) = self.pending.remove(&key) else {
+                continue;
+            };
+            if let Some(call) = &request.call {
+                self.audit_call(call, clock, "timed out", false, out);
+            }
+            self.expired.insert(key.clone());
+            let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
+            let after = self.timeout.unwrap_or_default().as_secs();
+            out.push(Effect::Log(format!(
+                "no answer to `{}` within {after}s",
+                request.method
+            )));
+            let error = RpcError::new(
+                RpcError::INTERNAL_ERROR,
+                format!(
+                    "the server did not answer `{}` within {after}s (mcp-resolve proxy --timeout)",
+                    request.method
+                ),
+                None,
+            );
+            out.push(Effect::Host(error_line(&id, &error)));
+        }
+    }
+}

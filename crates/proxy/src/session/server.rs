@@ -1,0 +1,222 @@
+//! Messages from the server: answers matched to the requests in flight and
+//! rewritten where the proxy owns part of them, the proxy's own listing
+//! after `notifications/tools/list_changed`, and everything else passed on
+//! exactly as the server wrote it.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use mcp_resolve_runtime::Annotations;
+
+use super::relist::Relist;
+use super::{Clock, Effect, Pending, Session};
+use crate::envelope::{Envelope, id_key, splice};
+use crate::rules::Rewrite;
+use crate::upstream::excerpt;
+
+impl Session<'_> {
+    /// One line from the server.
+    pub(super) fn server_line(&mut self, text: String, clock: Clock, out: &mut Vec<Effect>) {
+        if text.trim().is_empty() {
+            return;
+        }
+        let Some(message) = Envelope::of(&text) else {
+            out.push(Effect::Log(format!(
+                "the server wrote something that is not JSON-RPC; skipped: {}",
+                excerpt(&text)
+            )));
+            return;
+        };
+        // The server announced a new list: the proxy reads it before the
+        // host hears of it, so the pin and the policy judge the calls that
+        // follow by what the server lists now.
+        if self.guard.watches()
+            && message.id.is_none()
+            && message.method.as_deref() == Some("notifications/tools/list_changed")
+        {
+            drop(message);
+            self.list_changed(text, clock, out);
+            return;
+        }
+        let key = match (&message.id, message.is_response()) {
+            (Some(id), true) => Some(id_key(id)),
+            _ => None,
+        };
+        if let (Some(listing), Some(key)) = (&self.relist, &key)
+            && *key == listing.key()
+        {
+            let page = message.result_raw.map(|raw| raw.get().to_string());
+            drop(message);
+            self.listing_page(page, &text, clock, out);
+            return;
+        }
+        let waiting = match key {
+            Some(key) => {
+                if self.expired.remove(&key) {
+                    let id = message
+                        .id
+                        .as_ref()
+                        .map(Value::to_string)
+                        .unwrap_or_default();
+                    out.push(Effect::Log(format!(
+                        "a late answer to request {id}, which already timed out, was dropped"
+                    )));
+                    return;
+                }
+                self.pending.remove(&key)
+            }
+            None => None,
+        };
+        let Some(waiting) = waiting else {
+            // Everything else exactly as the server wrote it.
+            drop(message);
+            out.push(Effect::Host(text));
+            return;
+        };
+        if let Some(call) = &waiting.call {
+            let outcome = if message.error { "error" } else { call.outcome };
+            self.audit_call(call, clock, outcome, true, out);
+        }
+        let result = message.result_raw.map(|raw| raw.get());
+        let answer = match result {
+            Some(result) => self.rewritten(&waiting, &text, result, clock, out),
+            None => None,
+        };
+        drop(message);
+        out.push(Effect::Host(answer.unwrap_or(text)));
+    }
+
+    /// The answer to `waiting` whose result is the JSON text `result` (a
+    /// slice of `text`), changed where the proxy changes it; `None` when
+    /// it goes to the host as the server wrote it.
+    fn rewritten(
+        &mut self,
+        waiting: &Pending,
+        text: &str,
+        result: &str,
+        clock: Clock,
+        out: &mut Vec<Effect>,
+    ) -> Option<String> {
+        let mut value: Value = serde_json::from_str(result).ok()?;
+        match waiting {
+            // The server asks a question of its own about a call the user
+            // accepted: its state rides in a ticket.
+            Pending {
+                consent: Some((tool, arguments)),
+                ..
+            } => {
+                let Value::Object(map) = &mut value else {
+                    return None;
+                };
+                if !self.tickets.carry(clock.now, tool, arguments, map) {
+                    return None;
+                }
+            }
+            Pending {
+                rewrite: Rewrite::None,
+                ..
+            } => return None,
+            Pending {
+                rewrite: rewrite @ Rewrite::Tools { .. },
+                ..
+            } => {
+                remember_listing(&mut self.listed, &value);
+                let raw = self.guard.pin.is_some().then(|| value.clone());
+                self.rules.rewrite(rewrite, &mut value);
+                if let Some(raw) = raw {
+                    let mut notes = Vec::new();
+                    self.guard
+                        .check_listing(&mut self.pins, &raw, &mut value, &mut notes);
+                    out.extend(notes.into_iter().map(Effect::Log));
+                }
+            }
+            Pending { rewrite, .. } => self.rules.rewrite(rewrite, &mut value),
+        }
+        splice(text, result, &value.to_string())
+    }
+
+    /// `notifications/tools/list_changed` while the guard follows the list:
+    /// held back, and the proxy reads the list (once more after the
+    /// current reading when one is under way; a server that repeats the
+    /// notice cannot grow what the proxy holds).
+    fn list_changed(&mut self, notification: String, clock: Clock, out: &mut Vec<Effect>) {
+        match &mut self.relist {
+            Some(listing) => listing.again = true,
+            None => {
+                self.relists += 1;
+                let listing = Relist::start(
+                    self.relists,
+                    notification,
+                    self.list_meta.as_ref(),
+                    self.timeout,
+                    clock.now,
+                );
+                out.push(Effect::Server(listing.request(None)));
+                self.relist = Some(listing);
+            }
+        }
+    }
+
+    /// A page of the proxy's own listing (`result`, its JSON text, when the
+    /// answer is a result): remembered and checked by the pin; then the
+    /// next page is asked for, or the held notification goes to the host.
+    fn listing_page(
+        &mut self,
+        result: Option<String>,
+        text: &str,
+        clock: Clock,
+        out: &mut Vec<Effect>,
+    ) {
+        let mut next = None;
+        match result.and_then(|r| serde_json::from_str::<Value>(&r).ok()) {
+            Some(raw) => {
+                remember_listing(&mut self.listed, &raw);
+                let mut shown = raw.clone();
+                self.rules
+                    .rewrite(&Rewrite::Tools { marked: true }, &mut shown);
+                let mut notes = Vec::new();
+                self.guard
+                    .check_listing(&mut self.pins, &raw, &mut shown, &mut notes);
+                out.extend(notes.into_iter().map(Effect::Log));
+                next = raw
+                    .get("nextCursor")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+            }
+            None => out.push(Effect::Log(format!(
+                "the server did not list its tools for the proxy: {}",
+                excerpt(text)
+            ))),
+        }
+        let request = self
+            .relist
+            .as_mut()
+            .and_then(|listing| listing.next(next, clock.now));
+        match request {
+            Some(request) => out.push(Effect::Server(request)),
+            None => {
+                if let Some(listing) = self.relist.take() {
+                    out.push(Effect::Host(listing.into_held()));
+                }
+            }
+        }
+    }
+}
+
+/// Remembers the static annotations a `tools/list` result lists (defaults
+/// applied), for calls to tools the rules do not describe.
+fn remember_listing(listed: &mut HashMap<String, Annotations>, result: &Value) {
+    let Some(Value::Array(tools)) = result.get("tools") else {
+        return;
+    };
+    for tool in tools {
+        if let Some(name) = tool.get("name").and_then(Value::as_str) {
+            let annotations = tool
+                .get("annotations")
+                .and_then(|a| serde_json::from_value(a.clone()).ok())
+                .unwrap_or_else(Annotations::defaults);
+            listed.insert(name.to_string(), annotations);
+        }
+    }
+}

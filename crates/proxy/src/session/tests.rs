@@ -1,0 +1,729 @@
+//! Scripted and random exchanges driving a session without tokio: a host
+//! and a server played by the test, a clock the test advances.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant, SystemTime};
+
+use mcp_resolve_runtime::Dialect;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use super::{Clock, Config, Effect, Ended, Input, Session};
+use crate::guard::{Audit, Guard};
+use crate::policy::Policy;
+use crate::rules::ProxyRules;
+
+const EXTENSION: &str = "io.modelcontextprotocol/tool-resolution";
+const TIMEOUT: Duration = Duration::from_secs(10);
+const ASK_TIMEOUT: Duration = Duration::from_secs(30);
+
+fn rules(dialect: Dialect) -> ProxyRules {
+    let project = mcp_resolve::load_str(
+        "file-server.yaml",
+        include_str!("../../../../rules/file-server.yaml"),
+    );
+    let server = project.servers.into_iter().next().unwrap();
+    ProxyRules::new(server, dialect).unwrap()
+}
+
+/// A guard with the `ask-destructive` policy and an audit log.
+fn asking_guard() -> Guard {
+    let policy = Policy::parse(
+        include_str!("../../../../docs/policies/ask-destructive.yaml"),
+        mcp_resolve::source::FileId(0),
+        &[
+            "readOnlyHint",
+            "destructiveHint",
+            "idempotentHint",
+            "openWorldHint",
+        ],
+    )
+    .unwrap();
+    Guard {
+        policy: Some(policy),
+        ask_timeout: ASK_TIMEOUT,
+        audit: Some(Audit::sink()),
+        ..Guard::default()
+    }
+}
+
+fn config(timeout: Option<Duration>) -> Config {
+    let mut n = 0;
+    Config {
+        timeout,
+        max_message_bytes: 1 << 20,
+        per_message: false,
+        tokens: Box::new(move || {
+            n += 1;
+            format!("ticket{n}")
+        }),
+    }
+}
+
+/// A test's clock: a fixed start, moved on by hand.
+struct TestClock {
+    start: Instant,
+    at: Duration,
+}
+
+impl TestClock {
+    fn new() -> TestClock {
+        TestClock {
+            start: Instant::now(),
+            at: Duration::ZERO,
+        }
+    }
+
+    fn now(&self) -> Clock {
+        Clock {
+            now: self.start + self.at,
+            wall: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000) + self.at,
+        }
+    }
+
+    fn advance(&mut self, by: Duration) {
+        self.at += by;
+    }
+}
+
+/// Drives one session: feeds lines, collects effects.
+struct Harness<'s> {
+    session: Session<'s>,
+    clock: TestClock,
+}
+
+impl<'s> Harness<'s> {
+    fn new(rules: &'s ProxyRules, guard: &'s Guard, timeout: Option<Duration>) -> Self {
+        Harness {
+            session: Session::new(rules, guard, config(timeout)),
+            clock: TestClock::new(),
+        }
+    }
+
+    fn host(&mut self, message: &str) -> Vec<Effect> {
+        let mut out = Vec::new();
+        self.session
+            .from_host(Input::Line(message.into()), self.clock.now(), &mut out);
+        out
+    }
+
+    fn server(&mut self, message: &str) -> Vec<Effect> {
+        let mut out = Vec::new();
+        self.session
+            .from_server(Input::Line(message.into()), self.clock.now(), &mut out);
+        out
+    }
+
+    fn tick(&mut self, by: Duration) -> Vec<Effect> {
+        self.clock.advance(by);
+        let mut out = Vec::new();
+        self.session.tick(self.clock.now(), &mut out);
+        out
+    }
+
+    /// Opens a legacy session whose host declares `capabilities`.
+    fn initialize(&mut self, capabilities: Value) {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": capabilities,
+                       "clientInfo": {"name": "test", "version": "1"}}});
+        let out = self.host(&init.to_string());
+        assert_eq!(out, vec![Effect::Server(init.to_string())]);
+        let out = self.server(
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}"#,
+        );
+        let [Effect::Host(answer)] = &out[..] else {
+            panic!("{out:?}");
+        };
+        let answer: Value = serde_json::from_str(answer).unwrap();
+        assert_eq!(answer["id"], 0);
+        assert!(
+            answer["result"]["capabilities"]["extensions"][EXTENSION].is_object(),
+            "{answer}"
+        );
+        assert_eq!(answer["result"]["capabilities"]["tools"], json!({}));
+    }
+}
+
+fn host_lines(out: &[Effect]) -> Vec<Value> {
+    out.iter()
+        .filter_map(|e| match e {
+            Effect::Host(line) => Some(serde_json::from_str(line).unwrap()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn audits(out: &[Effect]) -> Vec<&Value> {
+    out.iter()
+        .filter_map(|e| match e {
+            Effect::Audit(record) => Some(record),
+            _ => None,
+        })
+        .collect()
+}
+
+fn call(id: u64, action: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": "manage_files", "arguments": {"path": "a", "action": action}}})
+    .to_string()
+}
+
+#[test]
+fn what_the_proxy_does_not_own_passes_byte_for_byte() {
+    let rules = rules(Dialect::Extension);
+    let guard = Guard::default();
+    let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
+    h.initialize(json!({}));
+    // Spacing, member order and escapes are kept both ways.
+    let ping = r#"{ "method" : "ping", "jsonrpc":"2.0","id":"p\u0031" }"#;
+    assert_eq!(h.host(ping), vec![Effect::Server(ping.into())]);
+    let pong = r#"{"id":"p1",  "jsonrpc":"2.0","result":{ }}"#;
+    assert_eq!(h.server(pong), vec![Effect::Host(pong.into())]);
+    let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}"#;
+    assert_eq!(h.server(progress), vec![Effect::Host(progress.into())]);
+    let sampling = r#"{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{}}"#;
+    assert_eq!(h.server(sampling), vec![Effect::Host(sampling.into())]);
+    let reply = r#"{"jsonrpc":"2.0","id":"s1","result":{"content":[]}}"#;
+    assert_eq!(h.host(reply), vec![Effect::Server(reply.into())]);
+    // An allowed call and its answer, as written.
+    let read = call(3, "read");
+    assert_eq!(h.host(&read), vec![Effect::Server(read.clone())]);
+    let done = r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"é"}]}}"#;
+    assert_eq!(h.server(done), vec![Effect::Host(done.into())]);
+    assert_eq!(h.session.next_deadline(), None);
+}
+
+#[test]
+fn tools_list_is_annotated_and_the_rest_of_the_answer_kept() {
+    let rules = rules(Dialect::Extension);
+    let guard = Guard::default();
+    let mut h = Harness::new(&rules, &guard, None);
+    h.initialize(json!({"extensions": {EXTENSION: {}}}));
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    assert_eq!(h.host(list), vec![Effect::Server(list.into())]);
+    let answer = r#"{"jsonrpc":"2.0", "id":1, "result":{"tools":[{"name":"manage_files","inputSchema":{"type":"object"}},{"name":"other","inputSchema":{"type":"object"}}]}, "extra": true}"#;
+    let out = h.server(answer);
+    let [Effect::Host(line)] = &out[..] else {
+        panic!("{out:?}")
+    };
+    // Only the result changed: the envelope is spliced, not rewritten.
+    assert!(
+        line.starts_with(r#"{"jsonrpc":"2.0", "id":1, "result":{"#),
+        "{line}"
+    );
+    assert!(line.ends_with(r#"}, "extra": true}"#), "{line}");
+    let answer: Value = serde_json::from_str(line).unwrap();
+    let tools = answer["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools[0]["annotations"]["destructiveHint"], true);
+    assert_eq!(
+        tools[1],
+        json!({"name": "other", "inputSchema": {"type": "object"}})
+    );
+}
+
+#[test]
+fn resolve_is_answered_by_the_proxy_and_audited_once() {
+    let rules = rules(Dialect::Extension);
+    let guard = Guard {
+        audit: Some(Audit::sink()),
+        audit_arguments: true,
+        ..Guard::default()
+    };
+    let mut h = Harness::new(&rules, &guard, None);
+    h.initialize(json!({"extensions": {EXTENSION: {}}}));
+    let resolve = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/resolve",
+        "params": {"name": "manage_files", "arguments": {"path": "a", "action": "read"}}});
+    let out = h.host(&resolve.to_string());
+    let answers = host_lines(&out);
+    assert_eq!(answers.len(), 1, "{out:?}");
+    assert_eq!(answers[0]["id"], 5);
+    assert_eq!(answers[0]["result"]["annotations"]["readOnlyHint"], true);
+    let records = audits(&out);
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["event"], "resolve");
+    assert_eq!(records[0]["variant"], "read");
+    assert_eq!(records[0]["time"], "2027-01-15T08:00:00.000Z");
+    assert_eq!(records[0]["arguments"]["action"], "read");
+    // Nothing reached the server.
+    assert!(!out.iter().any(|e| matches!(e, Effect::Server(_))));
+}
+
+#[test]
+fn invalid_arguments_and_garbage_are_answered_at_the_proxy() {
+    let rules = rules(Dialect::Extension);
+    let guard = Guard::default();
+    let mut h = Harness::new(&rules, &guard, None);
+    h.initialize(json!({}));
+    let bad = json!({"jsonrpc": "2.0", "id": "b", "method": "tools/call",
+        "params": {"name": "manage_files", "arguments": {"path": "a", "action": "chmod"}}});
+    let answers = host_lines(&h.host(&bad.to_string()));
+    assert_eq!(answers.len(), 1);
+    assert_eq!(answers[0]["id"], "b");
+    assert_eq!(answers[0]["error"]["code"], -32602);
+    let answers = host_lines(&h.host("{not json"));
+    assert_eq!(answers[0]["error"]["code"], -32700);
+    let mut out = Vec::new();
+    h.session.from_host(Input::TooLong, h.clock.now(), &mut out);
+    h.session.from_host(Input::NotUtf8, h.clock.now(), &mut out);
+    let codes: Vec<Value> = host_lines(&out)
+        .iter()
+        .map(|a| a["error"]["code"].clone())
+        .collect();
+    assert_eq!(codes, [json!(-32600), json!(-32700)]);
+    // The server's garbage is logged, never delivered.
+    let out = h.server("\u{1b}[31m not json");
+    assert!(
+        matches!(&out[..], [Effect::Log(line)] if line.contains("not JSON-RPC")),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_request_past_its_timeout_gets_one_error_and_its_late_answer_is_dropped() {
+    let rules = rules(Dialect::Extension);
+    let guard = Guard::default();
+    let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
+    h.initialize(json!({}));
+    h.host(r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
+    let deadline = h.session.next_deadline().unwrap();
+    assert_eq!(deadline, h.clock.now().now + TIMEOUT);
+    assert!(host_lines(&h.tick(TIMEOUT - Duration::from_millis(1))).is_empty());
+    let answers = host_lines(&h.tick(Duration::from_millis(1)));
+    assert_eq!(answers.len(), 1);
+    assert_eq!(answers[0]["id"], 9);
+    assert_eq!(answers[0]["error"]["code"], -32603);
+    let out = h.server(r#"{"jsonrpc":"2.0","id":9,"result":{}}"#);
+    assert!(
+        matches!(&out[..], [Effect::Log(line)] if line.contains("late answer")),
+        "{out:?}"
+    );
+    assert_eq!(h.session.next_deadline(), None);
+}
+
+#[test]
+fn a_legacy_host_is_asked_and_its_answer_decides() {
+    let rules = rules(Dialect::Extension);
+    let guard = asking_guard();
+    let mut h = Harness::new(&rules, &guard, None);
+    h.initialize(json!({"elicitation": {}}));
+    // Reads are allowed outright.
+    assert_eq!(
+        h.host(&call(1, "read")),
+        vec![Effect::Server(call(1, "read"))]
+    );
+    // A delete is held while the user is asked.
+    let out = h.host(&call(2, "delete"));
+    let asked = host_lines(&out);
+    assert_eq!(asked.len(), 1, "{out:?}");
+    assert_eq!(asked[0]["method"], "elicitation/create");
+    let question = asked[0]["id"].clone();
+    // Accepted: the call goes on as the host wrote it.
+    let accept = json!({"jsonrpc": "2.0", "id": question, "result": {"action": "accept"}});
+    assert_eq!(
+        h.host(&accept.to_string()),
+        vec![Effect::Server(call(2, "delete"))]
+    );
+    let out = h.server(r#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#);
+    assert_eq!(audits(&out)[0]["outcome"], "accepted");
+    // Declined: refused with the policy's error.
+    let asked = host_lines(&h.host(&call(3, "delete")));
+    let decline = json!({"jsonrpc": "2.0", "id": asked[0]["id"], "result": {"action": "decline"}});
+    let out = h.host(&decline.to_string());
+    let answers = host_lines(&out);
+    assert_eq!(answers[0]["id"], 3);
+    assert_eq!(answers[0]["error"]["code"], -32001);
+    assert_eq!(audits(&out)[0]["outcome"], "declined");
+}
+
+#[test]
+fn a_question_nobody_answers_is_withdrawn() {
+    let rules = rules(Dialect::Extension);
+    let guard = asking_guard();
+    let mut h = Harness::new(&rules, &guard, None);
+    h.initialize(json!({"elicitation": {}}));
+    let asked = host_lines(&h.host(&call(4, "delete")));
+    assert_eq!(
+        h.session.next_deadline(),
+        Some(h.clock.now().now + ASK_TIMEOUT)
+    );
+    let out = h.tick(ASK_TIMEOUT);
+    let lines = host_lines(&out);
+    assert_eq!(lines[0]["method"], "notifications/cancelled");
+    assert_eq!(lines[0]["params"]["requestId"], asked[0]["id"]);
+    assert_eq!(lines[1]["id"], 4);
+    assert_eq!(lines[1]["error"]["code"], -32001);
+    assert_eq!(audits(&out)[0]["outcome"], "timed out");
+    // The late answer is dropped, with a note.
+    let late = json!({"jsonrpc": "2.0", "id": asked[0]["id"], "result": {"action": "accept"}});
+    let out = h.host(&late.to_string());
+    assert!(matches!(&out[..], [Effect::Log(_)]), "{out:?}");
+}
+
+#[test]
+fn a_host_that_cannot_be_asked_is_refused() {
+    let rules = rules(Dialect::Extension);
+    let guard = asking_guard();
+    let mut h = Harness::new(&rules, &guard, None);
+    h.initialize(json!({}));
+    let out = h.host(&call(1, "delete"));
+    let answers = host_lines(&out);
+    assert_eq!(answers[0]["error"]["code"], -32001);
+    assert_eq!(audits(&out)[0]["outcome"], "refused");
+}
+
+#[test]
+fn a_stateless_question_is_answered_with_a_ticket_and_the_retry_forwarded() {
+    let rules = rules(Dialect::Extension);
+    let guard = asking_guard();
+    let mut h = Harness::new(&rules, &guard, None);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+    let arguments = json!({"path": "a", "action": "delete"});
+    let first = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "manage_files", "arguments": arguments, "_meta": meta}});
+    let answers = host_lines(&h.host(&first.to_string()));
+    assert_eq!(answers[0]["result"]["resultType"], "input_required");
+    assert_eq!(answers[0]["result"]["requestState"], "mcp-resolve:ticket1");
+    let retry = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "manage_files", "arguments": arguments, "_meta": meta,
+                   "requestState": "mcp-resolve:ticket1",
+                   "inputResponses": {"mcp-resolve/confirm": {"action": "accept"}}}});
+    let out = h.host(&retry.to_string());
+    let [Effect::Server(forwarded)] = &out[..] else {
+        panic!("{out:?}")
+    };
+    let forwarded: Value = serde_json::from_str(forwarded).unwrap();
+    assert_eq!(forwarded["id"], 2);
+    assert!(forwarded["params"].get("requestState").is_none());
+    assert!(forwarded["params"].get("inputResponses").is_none());
+    assert_eq!(forwarded["params"]["_meta"], meta);
+    // The ticket was used once.
+    let answers = host_lines(&h.host(&retry.to_string()));
+    assert_eq!(answers[0]["error"]["code"], -32001);
+}
+
+#[test]
+fn when_the_server_exits_every_waiting_request_gets_an_error() {
+    let rules = rules(Dialect::Extension);
+    let guard = asking_guard();
+    let mut h = Harness::new(&rules, &guard, None);
+    h.initialize(json!({"elicitation": {}}));
+    h.host(&call(1, "read"));
+    h.host(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
+    h.host(&call(3, "delete")); // held for a question
+    let mut out = Vec::new();
+    h.session.from_server(
+        Input::Ended("the server exited".into()),
+        h.clock.now(),
+        &mut out,
+    );
+    let mut ids: Vec<Value> = host_lines(&out).iter().map(|a| a["id"].clone()).collect();
+    ids.sort_by_key(Value::to_string);
+    assert_eq!(ids, [json!(1), json!(2), json!(3)]);
+    let outcomes: Vec<&Value> = audits(&out).iter().map(|r| &r["outcome"]).collect();
+    assert_eq!(outcomes, [&json!("server exited"), &json!("unasked")]);
+    assert_eq!(
+        h.session.ended(),
+        Some(&Ended::ServerExited("the server exited".into()))
+    );
+    // Nothing more happens after the end.
+    assert!(h.host(&call(4, "read")).is_empty());
+}
+
+#[test]
+fn a_cancelled_call_is_audited_as_withdrawn() {
+    let rules = rules(Dialect::Extension);
+    let guard = Guard {
+        audit: Some(Audit::sink()),
+        ..Guard::default()
+    };
+    let mut h = Harness::new(&rules, &guard, None);
+    h.initialize(json!({}));
+    h.host(&call(1, "read"));
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
+    let out = h.host(cancel);
+    assert_eq!(audits(&out)[0]["outcome"], "withdrawn");
+    assert!(out.contains(&Effect::Server(cancel.into())));
+}
+
+// ---------------------------------------------------------------------
+// Random interleavings.
+
+/// One step of a random exchange.
+#[derive(Clone, Debug)]
+enum Step {
+    /// The host sends a request of kind `n` (see [`request`]).
+    Request(u8),
+    /// The host sends a notification.
+    Notify,
+    /// The host cancels its `n`-th request still open.
+    Cancel(usize),
+    /// The host writes a line that is not a valid message.
+    HostGarbage(u8),
+    /// The host answers the `n`-th open question with action `a`.
+    AnswerQuestion(usize, u8),
+    /// The server answers its `n`-th open request (an error when `err`).
+    Answer(usize, bool),
+    /// The server sends a notification.
+    ServerNotify,
+    /// The server announces a changed tool list.
+    ListChanged,
+    /// The server sends a request of its own.
+    ServerRequest,
+    /// The server writes garbage.
+    ServerGarbage,
+    /// Time passes, in seconds.
+    Wait(u8),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        6 => any::<u8>().prop_map(Step::Request),
+        1 => Just(Step::Notify),
+        1 => any::<usize>().prop_map(Step::Cancel),
+        1 => any::<u8>().prop_map(Step::HostGarbage),
+        2 => (any::<usize>(), any::<u8>()).prop_map(|(n, a)| Step::AnswerQuestion(n, a)),
+        6 => (any::<usize>(), any::<bool>()).prop_map(|(n, e)| Step::Answer(n, e)),
+        1 => Just(Step::ServerNotify),
+        1 => Just(Step::ListChanged),
+        1 => Just(Step::ServerRequest),
+        1 => Just(Step::ServerGarbage),
+        2 => (0u8..40).prop_map(Step::Wait),
+    ]
+}
+
+/// The host's request of kind `kind` with id `id`.
+fn request(kind: u8, id: u64, stateless: bool) -> String {
+    let action = ["read", "append", "replace", "delete", "chmod"][usize::from(kind % 5)];
+    let meta = if stateless {
+        json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": {EXTENSION: {}}}})
+    } else {
+        json!({})
+    };
+    let arguments = json!({"path": "a", "action": action, "content": "x"});
+    let (method, params) = match kind % 8 {
+        0..=3 => (
+            "tools/call",
+            json!({"name": "manage_files", "arguments": arguments, "_meta": meta}),
+        ),
+        4 => (
+            "tools/call",
+            json!({"name": "unknown_tool", "arguments": {}, "_meta": meta}),
+        ),
+        5 => (
+            "tools/resolve",
+            json!({"name": "manage_files", "arguments": arguments, "_meta": meta}),
+        ),
+        6 => ("tools/list", json!({"_meta": meta})),
+        _ => ("ping", json!({})),
+    };
+    let id = if kind.is_multiple_of(3) {
+        json!(format!("h{id}"))
+    } else {
+        json!(id)
+    };
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+/// What the test checks of one exchange, kept as it goes.
+#[derive(Default)]
+struct Ledger {
+    /// Answers the host got, by the id of its request (as JSON text).
+    answers: BTreeMap<String, usize>,
+    /// The host's requests, by id text; `true` when cancelled.
+    requests: BTreeMap<String, bool>,
+    /// Server messages meant for the host, and how often each arrived.
+    from_server: HashMap<String, usize>,
+    /// Requests the server holds, as the proxy sent them (id text).
+    at_server: Vec<Value>,
+    /// Questions the proxy asked the host.
+    questions: Vec<Value>,
+}
+
+impl Ledger {
+    fn take(&mut self, out: Vec<Effect>) {
+        for effect in out {
+            match effect {
+                Effect::Host(line) => {
+                    let message: Value = serde_json::from_str(&line).unwrap();
+                    assert_eq!(message["jsonrpc"], "2.0", "{line}");
+                    if let Some(count) = self.from_server.get_mut(&line) {
+                        *count += 1;
+                        continue;
+                    }
+                    if message.get("method") == Some(&json!("elicitation/create")) {
+                        self.questions.push(message["id"].clone());
+                        continue;
+                    }
+                    if message.get("method").is_some() {
+                        continue; // the proxy's own notices
+                    }
+                    let id = message["id"].to_string();
+                    if self.requests.contains_key(&id) {
+                        *self.answers.entry(id).or_default() += 1;
+                    } else {
+                        // Answers to what the screen refused.
+                        assert!(["null", "\"g\""].contains(&id.as_str()), "{line}");
+                    }
+                }
+                Effect::Server(line) => {
+                    let message: Value = serde_json::from_str(&line).unwrap();
+                    if message.get("method").is_some()
+                        && let Some(id) = message.get("id")
+                    {
+                        self.at_server.push(id.clone());
+                    }
+                }
+                Effect::Audit(record) => {
+                    assert!(record["time"].is_string() && record["event"].is_string());
+                }
+                Effect::Log(_) => {}
+            }
+        }
+    }
+}
+
+fn run_exchange(steps: &[Step], stateless: bool, watch: bool) {
+    let rules = rules(Dialect::Extension);
+    let guard = if watch {
+        asking_guard()
+    } else {
+        Guard::default()
+    };
+    let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
+    let mut ledger = Ledger::default();
+    if !stateless {
+        h.initialize(json!({"elicitation": {}, "extensions": {EXTENSION: {}}}));
+    }
+    let mut next_id = 1u64;
+    let mut served = 0u64;
+    for step in steps {
+        let out = match step {
+            Step::Request(kind) => {
+                let line = request(*kind, next_id, stateless);
+                next_id += 1;
+                let id: Value = serde_json::from_str::<Value>(&line).unwrap()["id"].clone();
+                ledger.requests.insert(id.to_string(), false);
+                h.host(&line)
+            }
+            Step::Notify => {
+                h.host(r#"{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}"#)
+            }
+            Step::Cancel(n) => {
+                let open: Vec<String> = ledger
+                    .requests
+                    .iter()
+                    .filter(|(id, cancelled)| !**cancelled && !ledger.answers.contains_key(*id))
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                if open.is_empty() {
+                    continue;
+                }
+                let id = open[n % open.len()].clone();
+                ledger.requests.insert(id.clone(), true);
+                h.host(&format!(
+                    r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#
+                ))
+            }
+            Step::HostGarbage(kind) => h.host(
+                [
+                    "{",
+                    "[]",
+                    "42",
+                    r#"{"jsonrpc":"2.0","id":{},"method":"x"}"#,
+                    r#"{"jsonrpc":"1.0","id":"g","method":"x"}"#,
+                    r#"{"jsonrpc":"2.0","id":"g","method":"x","params":[1]}"#,
+                    "",
+                ][usize::from(*kind % 7)],
+            ),
+            Step::AnswerQuestion(n, action) => {
+                if ledger.questions.is_empty() {
+                    continue;
+                }
+                let question = ledger.questions.remove(n % ledger.questions.len());
+                let answer = match action % 4 {
+                    0 => json!({"jsonrpc": "2.0", "id": question, "result": {"action": "accept"}}),
+                    1 => json!({"jsonrpc": "2.0", "id": question, "result": {"action": "decline"}}),
+                    2 => json!({"jsonrpc": "2.0", "id": question, "result": {"action": "cancel"}}),
+                    _ => {
+                        json!({"jsonrpc": "2.0", "id": question, "error": {"code": -1, "message": "no"}})
+                    }
+                };
+                h.host(&answer.to_string())
+            }
+            Step::Answer(n, error) => {
+                if ledger.at_server.is_empty() {
+                    continue;
+                }
+                let id = ledger.at_server.remove(n % ledger.at_server.len());
+                let answer = if *error {
+                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": "failed"}})
+                } else if id
+                    .as_str()
+                    .is_some_and(|id| id.starts_with("mcp-resolve-list-"))
+                {
+                    json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [
+                        {"name": "manage_files", "inputSchema": {"type": "object"}}]}})
+                } else {
+                    json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}})
+                };
+                h.server(&answer.to_string())
+            }
+            Step::ServerNotify => {
+                served += 1;
+                let line = format!(
+                    r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"n":{served}}}}}"#
+                );
+                ledger.from_server.insert(line.clone(), 0);
+                h.server(&line)
+            }
+            Step::ListChanged => {
+                h.server(r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#)
+            }
+            Step::ServerRequest => {
+                served += 1;
+                let line =
+                    format!(r#"{{"jsonrpc":"2.0","id":"srv{served}","method":"roots/list"}}"#);
+                ledger.from_server.insert(line.clone(), 0);
+                h.server(&line)
+            }
+            Step::ServerGarbage => h.server("garbage"),
+            Step::Wait(seconds) => h.tick(Duration::from_secs(u64::from(*seconds))),
+        };
+        ledger.take(out);
+        // At every step: no answer twice.
+        for (id, count) in &ledger.answers {
+            assert!(*count <= 1, "request {id} answered {count} times");
+        }
+    }
+    // The server goes: whatever is still open is answered now.
+    let mut out = Vec::new();
+    h.session
+        .from_server(Input::Ended("the end".into()), h.clock.now(), &mut out);
+    ledger.take(out);
+    for (id, cancelled) in &ledger.requests {
+        let count = ledger.answers.get(id).copied().unwrap_or(0);
+        if *cancelled {
+            assert!(count <= 1, "cancelled request {id} answered {count} times");
+        } else {
+            assert_eq!(count, 1, "request {id} answered {count} times");
+        }
+    }
+    for (line, count) in &ledger.from_server {
+        assert_eq!(*count, 1, "{line} reached the host {count} times");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_request_is_answered_once_in_any_interleaving(
+        steps in proptest::collection::vec(step(), 0..60),
+        stateless in any::<bool>(),
+        watch in any::<bool>(),
+    ) {
+        run_exchange(&steps, stateless, watch);
+    }
+}
