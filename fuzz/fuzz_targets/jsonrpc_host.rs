@@ -9,7 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_resolve_proxy::envelope::Envelope;
+use mcp_resolve_runtime::protocol::Envelope;
 use mcp_resolve_runtime::framing::{Screen, Screened};
 use serde_json::Value;
 

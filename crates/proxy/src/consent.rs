@@ -19,6 +19,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use mcp_resolve_runtime::protocol::{META_PROTOCOL_VERSION, client_capabilities};
 use serde_json::{Map, Value, json};
 
 use crate::guard::Judged;
@@ -30,10 +31,6 @@ pub(crate) const ASK_PREFIX: &str = "mcp-resolve-ask-";
 /// Why an `ask` call is refused to a host that cannot be asked.
 pub(crate) const NO_ELICITATION: &str =
     "needs the user's consent, and the host did not declare elicitation to ask for it";
-/// The `_meta` key that marks a 2026-07-28 request.
-const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-/// The `_meta` key of a 2026-07-28 request's client capabilities.
-const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// The most tickets outstanding at once; past it the one closest to
 /// expiring is dropped.
 const MOST_TICKETS: usize = 4096;
@@ -80,18 +77,14 @@ pub(crate) fn ask_request(id: &str, judged: &Judged) -> String {
 pub(crate) fn is_stateless(params: Option<&Value>) -> bool {
     params
         .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(PROTOCOL_VERSION))
+        .and_then(|m| m.get(META_PROTOCOL_VERSION))
         .is_some()
 }
 
 /// Whether the host can be asked: it declared elicitation in the
 /// request's client capabilities, or at `initialize`.
 pub(crate) fn may_elicit(params: Option<&Value>, session: Option<&Value>) -> bool {
-    params
-        .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(CLIENT_CAPABILITIES))
-        .or(session)
-        .is_some_and(|caps| caps.get("elicitation").is_some())
+    client_capabilities(params, session).is_some_and(|caps| caps.get("elicitation").is_some())
 }
 
 /// One question asked, or one accepted call going on.
@@ -279,6 +272,7 @@ mod tests {
     use super::*;
     use crate::policy::Decision;
     use mcp_resolve_runtime::Annotations;
+    use mcp_resolve_runtime::protocol::META_CLIENT_CAPABILITIES;
     use std::sync::LazyLock;
 
     /// One instant for every step: a ticket lives `ttl` from it.
@@ -435,11 +429,11 @@ mod tests {
 
     #[test]
     fn the_host_may_be_asked_per_request_or_per_session() {
-        let per_request = json!({"_meta": {PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {"elicitation": {}}}});
+        let per_request = json!({"_meta": {META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {"elicitation": {}}}});
         assert!(is_stateless(Some(&per_request)));
         assert!(may_elicit(Some(&per_request), None));
         assert!(!may_elicit(
-            Some(&json!({"_meta": {CLIENT_CAPABILITIES: {}}})),
+            Some(&json!({"_meta": {META_CLIENT_CAPABILITIES: {}}})),
             Some(&json!({"elicitation": {}}))
         ));
         assert!(may_elicit(

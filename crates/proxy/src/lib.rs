@@ -23,8 +23,6 @@
 #![deny(missing_docs)]
 
 mod consent;
-#[doc(hidden)]
-pub mod envelope;
 pub mod guard;
 mod link;
 pub mod listen;

@@ -12,11 +12,11 @@ use tokio::io::{AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::process::ChildStdin;
 use tokio::sync::mpsc;
 
-use crate::envelope::{Envelope, error_line, id_key};
 use crate::relay::log;
 pub(crate) use crate::session::Input;
 use crate::upstream::http::{Answer, Endpoint, message_headers, next_data};
 use crate::upstream::{StdioTransport, UpstreamError, command_line, excerpt};
+use mcp_resolve_runtime::protocol::{Envelope, error_response, id_key};
 
 /// How long the server gets to exit after its stdin closes, and again after
 /// `SIGTERM`; how long an HTTP server gets to answer the session's `DELETE`.
@@ -249,7 +249,7 @@ async fn exchange(
                         format!("mcp-resolve proxy: {why}"),
                         None,
                     );
-                    let _ = inbox.send(Input::Line(error_line(&id, &error))).await;
+                    let _ = inbox.send(Input::Line(error_response(&id, &error))).await;
                 }
                 None => log(&why),
             }

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use mcp_resolve_host::matcher::{Matcher, Outcome};
+use mcp_resolve_runtime::protocol::{declares_extension, serve_resolve};
 use mcp_resolve_runtime::{Dialect, EXTENSION_ID, RpcError, VARIANT_EXTENSION_ID};
 use serde_json::{Map, Value, json};
 
@@ -13,11 +14,7 @@ use mcp_resolve::emit::signature::signature;
 use mcp_resolve::ir::Server;
 use mcp_resolve::resolve::ResolverError;
 
-/// The request `_meta` key of the client capabilities (protocol 2026-07-28).
-const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-
-/// The method of the Server Capability Signature draft.
-pub const SIGNATURE_METHOD: &str = "signature";
+pub use mcp_resolve_runtime::protocol::SIGNATURE_METHOD;
 
 /// How a response to a forwarded request is changed on its way back.
 #[derive(Clone, Debug, PartialEq)]
@@ -180,24 +177,9 @@ impl ProxyRules {
         }
     }
 
-    /// Whether a client declares extension `id` with the settings this
-    /// version supports (an empty object): in the request's `_meta` client
-    /// capabilities, else in the session's `initialize` capabilities.
-    pub fn declares(params: Option<&Value>, session: Option<&Value>, id: &str) -> bool {
-        let per_request = params
-            .and_then(|p| p.get("_meta"))
-            .and_then(|m| m.get(CLIENT_CAPABILITIES));
-        per_request
-            .or(session)
-            .and_then(|caps| caps.get("extensions"))
-            .and_then(|e| e.get(id))
-            .and_then(Value::as_object)
-            .is_some_and(Map::is_empty)
-    }
-
     /// Whether the resolvable marker may be listed to this client.
     pub fn may_mark(&self, params: Option<&Value>, session: Option<&Value>) -> bool {
-        self.dialect != Dialect::Extension || Self::declares(params, session, EXTENSION_ID)
+        self.dialect != Dialect::Extension || declares_extension(params, session, EXTENSION_ID)
     }
 
     /// The answer to a request the proxy owns, or `None` when the request
@@ -214,41 +196,17 @@ impl ProxyRules {
         if method != self.method() {
             return None;
         }
-        if self.dialect == Dialect::Extension && !Self::declares(params, session, EXTENSION_ID) {
-            return Some(Answer::Refused(missing_capability()));
-        }
-        Some(match self.resolve(params) {
-            Ok(outcome) => Answer::Resolved {
-                outcome,
-                variant_meta: Self::declares(params, session, VARIANT_EXTENSION_ID),
+        let declares = |id: &str| declares_extension(params, session, id);
+        let served = serve_resolve(self.dialect, params, declares, |name, arguments| {
+            self.matcher.resolve(name, arguments)
+        });
+        Some(match served {
+            Ok(served) => Answer::Resolved {
+                outcome: served.resolved,
+                variant_meta: served.variant_meta,
             },
             Err(error) => Answer::Refused(error),
         })
-    }
-
-    fn resolve(&self, params: Option<&Value>) -> Result<&Outcome, RpcError> {
-        static NO_ARGUMENTS: std::sync::LazyLock<Value> =
-            std::sync::LazyLock::new(|| Value::Object(Map::new()));
-        let params = match params {
-            None => None,
-            Some(Value::Object(params)) => Some(params),
-            Some(_) => return Err(RpcError::invalid_params("params must be an object")),
-        };
-        let Some(Value::String(name)) = params.and_then(|p| p.get("name")) else {
-            return Err(RpcError::invalid_params(
-                "params.name must be a string (the tool name)",
-            ));
-        };
-        let arguments = match params.and_then(|p| p.get("arguments")) {
-            Some(arguments) => arguments,
-            None if self.dialect == Dialect::Extension => {
-                return Err(RpcError::invalid_params(
-                    "params.arguments is required: the complete arguments object of the call ({} for a tool without arguments)",
-                ));
-            }
-            None => &NO_ARGUMENTS,
-        };
-        self.matcher.resolve(name, arguments)
     }
 }
 
@@ -283,15 +241,6 @@ impl Answer<'_> {
             Answer::Refused(error) => Err(error),
         }
     }
-}
-
-/// `-32021` naming the tool-resolution extension as the missing capability.
-pub fn missing_capability() -> RpcError {
-    RpcError::new(
-        RpcError::MISSING_CAPABILITY,
-        "Missing required client capability",
-        Some(json!({"requiredCapabilities": {"extensions": {EXTENSION_ID: {}}}})),
-    )
 }
 
 /// The object at `map[key]`, made one if it is absent or not an object

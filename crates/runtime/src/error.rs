@@ -69,6 +69,19 @@ impl RpcError {
     /// The client did not declare the tool-resolution extension capability.
     pub const MISSING_CAPABILITY: i64 = -32021;
 
+    /// `-32021` naming the tool-resolution extension as the missing client
+    /// capability (the one form of it: the rmcp wiring, the framing and
+    /// the proxy all answer with this).
+    pub fn missing_capability() -> Self {
+        Self::new(
+            Self::MISSING_CAPABILITY,
+            "Missing required client capability",
+            Some(serde_json::json!({
+                "requiredCapabilities": {"extensions": {crate::EXTENSION_ID: {}}}
+            })),
+        )
+    }
+
     /// An error with `code`, `message` and, when there are any, details.
     pub fn new(code: i64, message: impl Into<String>, data: Option<Value>) -> Self {
         ErrorObject {

@@ -26,6 +26,7 @@ pub mod index;
 pub mod json;
 pub mod outcomes;
 pub mod pattern;
+pub mod protocol;
 mod resolved;
 #[cfg(feature = "rmcp")]
 pub mod rmcp;

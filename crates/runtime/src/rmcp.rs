@@ -32,11 +32,13 @@ use std::sync::Arc;
 
 use ::rmcp::ErrorData;
 use ::rmcp::model::{
-    ClientCapabilities, CustomRequest, CustomResult, ErrorCode, Implementation, JsonObject,
-    ListToolsResult, ServerCapabilities, ServerConfig, Tool,
+    CustomRequest, CustomResult, ErrorCode, Implementation, JsonObject, ListToolsResult,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use ::rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
+
+use crate::protocol::serve_resolve;
 
 use crate::{
     ArgumentValidator, Dialect, EXTENSION_ID, Resolved, RpcError, Rules, VARIANT_EXTENSION_ID,
@@ -283,11 +285,7 @@ impl ToolResolution {
         if request.method != self.method() {
             return None;
         }
-        if self.dialect == Dialect::Extension && !client_declares_extension(context) {
-            return Some(Err(missing_capability()));
-        }
-        let variant_meta = client_declares(context, VARIANT_EXTENSION_ID);
-        Some(self.resolve(request.params.as_ref(), variant_meta))
+        Some(self.resolve(request.params.as_ref(), |id| client_declares(context, id)))
     }
 
     /// [`ToolResolution::handle`], with `-32601` for methods it does not own:
@@ -310,52 +308,34 @@ impl ToolResolution {
     /// Resolves the `params` of a resolve request (`{name, arguments}`) to the
     /// dialect's result, without the capability check.
     pub fn resolve_params(&self, params: Option<&Value>) -> Result<CustomResult, ErrorData> {
-        self.resolve(params, false)
+        // Without a capability check: as if the client declared the
+        // extension, and not the companion one.
+        self.resolve(params, |id| id == EXTENSION_ID)
     }
 
-    /// [`ToolResolution::resolve_params`], with the companion extension's
-    /// result `_meta` ([`VARIANT_EXTENSION_ID`]) when `variant_meta`.
+    /// Serves a resolve request ([`crate::protocol::serve_resolve`]: the
+    /// capability and params checks), with the companion extension's
+    /// result `_meta` ([`VARIANT_EXTENSION_ID`]) when the client declares it.
     fn resolve(
         &self,
         params: Option<&Value>,
-        variant_meta: bool,
+        declares: impl Fn(&str) -> bool,
     ) -> Result<CustomResult, ErrorData> {
-        let empty = Map::new();
-        let params = match params {
-            None => &empty,
-            Some(Value::Object(params)) => params,
-            Some(_) => {
-                return Err(to_error_data(RpcError::invalid_params(
-                    "params must be an object",
-                )));
-            }
-        };
-        let Some(Value::String(name)) = params.get("name") else {
-            return Err(to_error_data(RpcError::invalid_params(
-                "params.name must be a string (the tool name)",
-            )));
-        };
-        // The extension requires the complete arguments object (`{}` for a
-        // no-argument tool); the older drafts let it be omitted.
-        let arguments = match params.get("arguments") {
-            Some(arguments) => arguments.clone(),
-            None if self.dialect == Dialect::Extension => {
-                return Err(to_error_data(RpcError::invalid_params(
-                    "params.arguments is required: the complete arguments object of the call ({} for a tool without arguments)",
-                )));
-            }
-            None => Value::Object(Map::new()),
-        };
-        let resolved = self
-            .rules
-            .resolve(name, &arguments)
-            .map_err(to_error_data)?;
-        self.server_check(name, &arguments)?;
+        let served = serve_resolve(self.dialect, params, declares, |name, arguments| {
+            self.rules
+                .resolve(name, arguments)
+                .map(|r| (name, arguments, r))
+        })
+        .map_err(to_error_data)?;
+        let (name, arguments, resolved) = served.resolved;
+        self.server_check(name, arguments)?;
         let mut result: Value =
             serde_json::from_str(&resolved.result_json(self.dialect)).map_err(|e| {
                 ErrorData::internal_error(format!("resolver result is not JSON: {e}"), None)
             })?;
-        if variant_meta && let Value::Object(map) = &mut result {
+        if served.variant_meta
+            && let Value::Object(map) = &mut result
+        {
             let meta = map
                 .entry("_meta")
                 .or_insert_with(|| Value::Object(Map::new()));
@@ -394,18 +374,16 @@ pub fn client_declares(context: &RequestContext<RoleServer>, id: &str) -> bool {
 }
 
 /// Whether the extension's settings object, as a client declared it, is one
-/// this version supports: present and empty.
+/// this version supports ([`crate::protocol::supported_settings`]: present
+/// and empty).
 pub fn supported_settings(settings: Option<&JsonObject>) -> bool {
-    settings.is_some_and(JsonObject::is_empty)
+    crate::protocol::supported_settings_object(settings)
 }
 
-/// `-32021` naming the tool-resolution extension as the missing capability.
+/// `-32021` naming the tool-resolution extension as the missing capability
+/// ([`RpcError::missing_capability`]).
 pub fn missing_capability() -> ErrorData {
-    let mut required = ClientCapabilities::default();
-    let mut extensions = BTreeMap::new();
-    extensions.insert(EXTENSION_ID.to_string(), JsonObject::new());
-    required.extensions = Some(extensions);
-    ErrorData::missing_required_client_capability(required)
+    to_error_data(RpcError::missing_capability())
 }
 
 /// A resolver error as rmcp's JSON-RPC error.

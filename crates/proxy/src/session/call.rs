@@ -13,9 +13,9 @@ use mcp_resolve_runtime::RpcError;
 
 use super::{CallAudit, Clock, Session};
 use crate::consent::{self, Retry};
-use crate::envelope::splice;
 use crate::guard::{Judged, POLICY_REFUSED};
 use crate::policy::Decision;
+use mcp_resolve_runtime::protocol::splice;
 
 /// What becomes of a `tools/call` from the host.
 pub(super) enum Step {
@@ -157,7 +157,7 @@ fn refused(
 /// in where the old ones were written, the rest of the message untouched.
 fn with_params(text: &str, params: &Value) -> String {
     let params = params.to_string();
-    crate::envelope::Envelope::of(text)
+    mcp_resolve_runtime::protocol::Envelope::of(text)
         .and_then(|message| message.params)
         .and_then(|old| splice(text, old.get(), &params))
         .unwrap_or_else(|| text.to_string())

@@ -9,9 +9,9 @@ use mcp_resolve_runtime::framing::Screened;
 use super::call::Step;
 use super::{CallAudit, Clock, Effect, Held, Pending, Session};
 use crate::consent::{ASK_PREFIX, ask_request};
-use crate::envelope::{Envelope, error_line, id_key};
 use crate::guard::resolve_record;
 use crate::rules::{Answer, Rewrite, SIGNATURE_METHOD};
+use mcp_resolve_runtime::protocol::{Envelope, error_response, id_key};
 
 /// A result response for request `id` (written as JSON text) whose result
 /// is the JSON text `result`.
@@ -111,7 +111,7 @@ impl Session<'_> {
                 if let Some(record) = record {
                     self.audit(|| record, out);
                 }
-                out.push(Effect::Host(error_line(&id, &error)));
+                out.push(Effect::Host(error_response(&id, &error)));
             }
             Step::Asked { result, record } => {
                 self.audit(|| record, out);
@@ -180,7 +180,7 @@ impl Session<'_> {
         // The result text is spliced in as computed at start.
         out.push(Effect::Host(match answer.reply() {
             Ok(result) => result_line(id, result),
-            Err(error) => error_line(id, error),
+            Err(error) => error_response(id, error),
         }));
         true
     }
@@ -264,7 +264,7 @@ impl Session<'_> {
             },
             out,
         );
-        out.push(Effect::Host(error_line(
+        out.push(Effect::Host(error_response(
             &held.id,
             &held.judged.refusal(why),
         )));

@@ -33,9 +33,9 @@ use mcp_resolve_runtime::{Annotations, Dialect, RpcError};
 use serde_json::Value;
 
 use crate::consent::{Tickets, Tokens};
-use crate::envelope::error_line;
 use crate::guard::{Guard, Judged, PinState};
 use crate::rules::{ProxyRules, Rewrite};
+use mcp_resolve_runtime::protocol::error_response;
 
 use self::relist::Relist;
 
@@ -225,7 +225,7 @@ impl<'s> Session<'s> {
                     ),
                     None,
                 );
-                out.push(Effect::Host(error_line(&Value::Null, &error)));
+                out.push(Effect::Host(error_response(&Value::Null, &error)));
             }
             Input::NotUtf8 => {
                 let error = RpcError::new(
@@ -233,7 +233,7 @@ impl<'s> Session<'s> {
                     "Parse error: the line is not UTF-8",
                     None,
                 );
-                out.push(Effect::Host(error_line(&Value::Null, &error)));
+                out.push(Effect::Host(error_response(&Value::Null, &error)));
             }
             Input::Ended(_) => self.host_closed(clock, out),
         }
@@ -285,7 +285,7 @@ impl<'s> Session<'s> {
                 format!("{why} before answering `{}`", request.method),
                 None,
             );
-            out.push(Effect::Host(error_line(&id, &error)));
+            out.push(Effect::Host(error_response(&id, &error)));
         }
         // Calls held for a question are the host's requests too.
         let mut held: Vec<&Held> = self.asks.values().collect();
@@ -296,7 +296,7 @@ impl<'s> Session<'s> {
                 format!("{why} before answering `tools/call`"),
                 None,
             );
-            out.push(Effect::Host(error_line(&held.id, &error)));
+            out.push(Effect::Host(error_response(&held.id, &error)));
         }
         self.ended = Some(Ended::ServerExited(why));
         self.abandon(clock, out);
@@ -410,7 +410,7 @@ impl<'s> Session<'s> {
                 },
             });
             out.push(Effect::Host(withdrawn.to_string()));
-            out.push(Effect::Host(error_line(
+            out.push(Effect::Host(error_response(
                 &held.id,
                 &held.judged.refusal(&why),
             )));
@@ -462,7 +462,7 @@ impl<'s> Session<'s> {
                 ),
                 None,
             );
-            out.push(Effect::Host(error_line(&id, &error)));
+            out.push(Effect::Host(error_response(&id, &error)));
         }
     }
 }

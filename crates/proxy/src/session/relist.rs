@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::envelope::id_key;
+use mcp_resolve_runtime::protocol::id_key;
 
 /// One reading of the server's tools.
 pub(super) struct Relist {

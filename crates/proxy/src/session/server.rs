@@ -11,9 +11,9 @@ use mcp_resolve_runtime::Annotations;
 
 use super::relist::Relist;
 use super::{Clock, Effect, Pending, Session};
-use crate::envelope::{Envelope, id_key, splice};
 use crate::rules::Rewrite;
 use crate::upstream::excerpt;
+use mcp_resolve_runtime::protocol::{Envelope, id_key, splice};
 
 impl Session<'_> {
     /// One line from the server.

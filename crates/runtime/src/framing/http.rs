@@ -31,7 +31,7 @@ use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body::Body;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{Screen, Screened as Verdict};
 
@@ -64,7 +64,8 @@ impl<S> Screened<S> {
     /// requests (in the extension dialect, with the capability check).
     pub fn for_resolution(resolution: &crate::rmcp::ToolResolution, inner: S) -> Self {
         Screened {
-            resolve_method: Screen::for_resolution(resolution).resolve_method,
+            resolve_method: (resolution.dialect() == crate::Dialect::Extension)
+                .then(|| resolution.method()),
             ..Screened::new(inner)
         }
     }
@@ -79,29 +80,38 @@ impl<S> Screened<S> {
     /// What the screen makes of one request body.
     fn screen(&self, body: &[u8]) -> Verdict {
         let Ok(text) = std::str::from_utf8(body) else {
-            return reply(Value::Null, -32700, "Parse error: the body is not UTF-8");
+            return reply(
+                Value::Null,
+                crate::RpcError::PARSE_ERROR,
+                "Parse error: the body is not UTF-8",
+            );
         };
-        let mut screen = Screen {
-            resolve_method: self.resolve_method,
-            ..Screen::default()
+        let mut screen = match self.resolve_method {
+            Some(method) => Screen::checking(method),
+            None => Screen::default(),
         }
         .per_message();
         match screen.line(text) {
-            Verdict::Drop("a blank line") => {
-                reply(Value::Null, -32700, "Parse error: the body is empty")
-            }
-            Verdict::Drop(why) => reply(Value::Null, -32600, &format!("Invalid Request: {why}")),
+            Verdict::Drop("a blank line") => reply(
+                Value::Null,
+                crate::RpcError::PARSE_ERROR,
+                "Parse error: the body is empty",
+            ),
+            Verdict::Drop(why) => reply(
+                Value::Null,
+                crate::RpcError::INVALID_REQUEST,
+                &format!("Invalid Request: {why}"),
+            ),
             other => other,
         }
     }
 }
 
 fn reply(id: Value, code: i64, message: &str) -> Verdict {
-    Verdict::Reply(json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": { "code": code, "message": message },
-    }))
+    Verdict::Reply(crate::protocol::error_value(
+        &id,
+        &crate::RpcError::new(code, message, None),
+    ))
 }
 
 fn json_response(status: StatusCode, body: &Value) -> BoxResponse {
@@ -180,10 +190,11 @@ where
                             format!("Invalid Request: the body could not be read: {e}"),
                         )
                     };
+                    let error =
+                        crate::RpcError::new(crate::RpcError::INVALID_REQUEST, message, None);
                     return Ok(json_response(
                         status,
-                        &json!({"jsonrpc": "2.0", "id": null,
-                                "error": {"code": -32600, "message": message}}),
+                        &crate::protocol::error_value(&Value::Null, &error),
                     ));
                 }
             };
@@ -205,6 +216,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use serde_json::json;
 
     /// An inner service that answers every request `200` with the body it got.
     #[derive(Clone)]

@@ -1,25 +1,36 @@
-//! The envelope of a JSON-RPC message — its id, method and whether it is a
-//! response — read without building the message: the proxy passes most
-//! messages on as they were written, and needs only this much to route
-//! them. `params` stays raw text until a message the proxy owns needs it.
+//! The envelope of a JSON-RPC message — its id, method, params and result
+//! as raw text — read in one pass without building the message: a proxy
+//! passes most messages on as they were written and needs only this much
+//! to route them, and the [`Screen`](super::Screen) judges a message's
+//! framing from it. `params` and `result` stay raw text until something
+//! that owns the method needs them, and the raw slices let a member be
+//! replaced where it was written ([`splice`]).
 
 use std::borrow::Cow;
 
+use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-/// What the proxy reads of a message. Read by hand rather than derived: a
-/// member written twice is valid JSON as the rest of the proxy reads it (the
-/// last one counts), where a derived reader would refuse the message.
+/// What is read of a message. Read by hand rather than derived: a member
+/// written twice is valid JSON as the rest of the project reads it (the
+/// last one counts), where a derived reader would refuse the message; and
+/// a member of the wrong type is recorded, not an error, so that the
+/// screen can answer it with the message's id.
 #[derive(Debug, Default)]
 pub struct Envelope<'a> {
     /// The id, when the member is present (`Some(Value::Null)` for
     /// `"id": null`).
     pub id: Option<Value>,
-    /// The method (requests and notifications).
+    /// The id as written.
+    pub id_raw: Option<&'a RawValue>,
+    /// The method, when it is a string (requests and notifications).
     pub method: Option<Cow<'a, str>>,
+    /// A `method` member is present (whatever its type).
+    pub has_method: bool,
+    /// `jsonrpc` is present and is `"2.0"`.
+    pub jsonrpc: bool,
     /// `params`, unparsed.
     pub params: Option<&'a RawValue>,
     /// Whether `result` is present (even as `null`).
@@ -28,6 +39,64 @@ pub struct Envelope<'a> {
     pub result_raw: Option<&'a RawValue>,
     /// Whether `error` is present.
     pub error: bool,
+}
+
+/// A member's value: a string (borrowed from the input when it has no
+/// escapes), or something else, skipped.
+enum Text<'a> {
+    String(Cow<'a, str>),
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Any;
+        impl<'de> Visitor<'de> for Any {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text::String(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Text<'de>, E> {
+                Ok(Text::String(Cow::Owned(v.to_string())))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Text<'de>, E> {
+                Ok(Text::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Text<'de>, E> {
+                Ok(Text::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Text<'de>, E> {
+                Ok(Text::Other)
+            }
+            fn visit_i128<E>(self, _: i128) -> Result<Text<'de>, E> {
+                Ok(Text::Other)
+            }
+            fn visit_u128<E>(self, _: u128) -> Result<Text<'de>, E> {
+                Ok(Text::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Text<'de>, E> {
+                Ok(Text::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Text<'de>, E> {
+                Ok(Text::Other)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Text<'de>, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Text::Other)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Text<'de>, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Text::Other)
+            }
+        }
+        deserializer.deserialize_any(Any)
+    }
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
@@ -42,9 +111,23 @@ impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
                 let mut envelope = Envelope::default();
                 while let Some(key) = map.next_key::<Cow<'de, str>>()? {
                     match key.as_ref() {
-                        "id" => envelope.id = Some(map.next_value()?),
+                        "id" => {
+                            let raw: &'de RawValue = map.next_value()?;
+                            envelope.id = serde_json::from_str(raw.get()).ok();
+                            envelope.id_raw = Some(raw);
+                        }
                         "method" => {
-                            envelope.method = Some(map.next_value::<Borrowed<'de>>()?.0);
+                            envelope.has_method = true;
+                            envelope.method = match map.next_value::<Text<'de>>()? {
+                                Text::String(method) => Some(method),
+                                Text::Other => None,
+                            };
+                        }
+                        "jsonrpc" => {
+                            envelope.jsonrpc = matches!(
+                                map.next_value::<Text<'de>>()?,
+                                Text::String(version) if version == "2.0"
+                            );
                         }
                         "params" => envelope.params = Some(map.next_value()?),
                         "result" => {
@@ -67,31 +150,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
     }
 }
 
-/// A string, borrowed from the input when it has no escapes.
-struct Borrowed<'a>(Cow<'a, str>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Borrowed<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Text;
-        impl<'de> Visitor<'de> for Text {
-            type Value = Borrowed<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: serde::de::Error>(
-                self,
-                v: &'de str,
-            ) -> Result<Borrowed<'de>, E> {
-                Ok(Borrowed(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Borrowed<'de>, E> {
-                Ok(Borrowed(Cow::Owned(v.to_string())))
-            }
-        }
-        deserializer.deserialize_str(Text)
-    }
-}
-
 impl<'a> Envelope<'a> {
     /// The envelope of `text`, when it is one JSON object.
     pub fn of(text: &'a str) -> Option<Self> {
@@ -100,7 +158,7 @@ impl<'a> Envelope<'a> {
 
     /// A response (a `result` or an `error`, no method).
     pub fn is_response(&self) -> bool {
-        self.method.is_none() && (self.result || self.error)
+        !self.has_method && (self.result || self.error)
     }
 
     /// A request (a method and an id).
@@ -119,7 +177,7 @@ impl<'a> Envelope<'a> {
 /// value in an [`Envelope`] read from it — replaced by `with`: a message
 /// changed where it changes, the rest exactly as it was written. `None`
 /// when `part` is not a slice of `text`.
-pub(crate) fn splice(text: &str, part: &str, with: &str) -> Option<String> {
+pub fn splice(text: &str, part: &str, with: &str) -> Option<String> {
     let start = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
     let end = start.checked_add(part.len())?;
     let (before, after) = (text.get(..start)?, text.get(end..)?);
@@ -132,24 +190,8 @@ pub(crate) fn splice(text: &str, part: &str, with: &str) -> Option<String> {
 
 /// A key for a JSON-RPC id that does not depend on how it was written
 /// (ids are strings or integers; `"a"` and `"\u0061"` are one id).
-pub(crate) fn id_key(id: &Value) -> String {
+pub fn id_key(id: &Value) -> String {
     id.to_string()
-}
-
-/// A response carrying `error` for request `id`, as a line of JSON.
-pub(crate) fn error_line(id: &Value, error: &mcp_resolve_runtime::RpcError) -> String {
-    #[derive(Serialize)]
-    struct Response<'r> {
-        jsonrpc: &'static str,
-        id: &'r Value,
-        error: Value,
-    }
-    serde_json::to_string(&Response {
-        jsonrpc: "2.0",
-        id,
-        error: error.to_json(),
-    })
-    .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -171,7 +213,11 @@ mod tests {
         assert_eq!(error.id, Some(Value::Null));
         let notification = Envelope::of(r#"{"method":"notifications/x"}"#).unwrap();
         assert!(!notification.is_request() && !notification.is_response());
+        assert!(!notification.jsonrpc);
         assert!(notification.id.is_none());
+        // A member of the wrong type is recorded, not an error.
+        let odd = Envelope::of(r#"{"jsonrpc":"2.0","id":1,"method":7,"result":1}"#).unwrap();
+        assert!(odd.jsonrpc && odd.has_method && odd.method.is_none() && !odd.is_response());
         // Escapes in a method are read, not compared raw.
         let escaped = Envelope::of(r#"{"id":1,"method":"tools\/list"}"#).unwrap();
         assert_eq!(escaped.method.as_deref(), Some("tools/list"));
@@ -183,6 +229,13 @@ mod tests {
             Envelope::of(r#"{"id":1,"method":"a","method":"tools/call","params":{}}"#).unwrap();
         assert_eq!(twice.method.as_deref(), Some("tools/call"));
         assert!(twice.is_request());
+    }
+
+    #[test]
+    fn an_id_is_kept_as_written() {
+        let message = Envelope::of(r#"{"id" : "\u0061","method":"m"}"#).unwrap();
+        assert_eq!(message.id, Some(Value::from("a")));
+        assert_eq!(message.id_raw.unwrap().get(), r#""\u0061""#);
     }
 
     #[test]

@@ -1,0 +1,397 @@
+//! The HTTP exchanges of `--listen`: a `POST` carries one message (a
+//! request is answered on its own exchange, as one JSON body or an event
+//! stream), a `GET` opens the host's stream of the server's other messages,
+//! a `DELETE` ends a session.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use axum::body::{Body, Bytes};
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
+use mcp_resolve_runtime::RpcError;
+use mcp_resolve_runtime::protocol::{Envelope, Screened, error_response, id_key, splice};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::SESSION_HEADER;
+use super::hub::{HostSession, Hub, Waiter, progress_token};
+use crate::link::Input;
+use crate::relay::log;
+use crate::upstream::UpstreamError;
+
+/// A host's `POST`: one message, screened, routed to its session (opened
+/// for an `initialize`, the shared one for a request that names none), and
+/// for a request the answer on this exchange.
+pub(super) async fn post(hub: Arc<Hub>, session_id: Option<String>, request: Request) -> Response {
+    let events = accepts_events(request.headers());
+    let body = match read_body(&hub, request).await {
+        Ok(body) => body,
+        Err(refusal) => return refusal,
+    };
+    let Ok(text) = std::str::from_utf8(&body) else {
+        return rpc_refusal(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            RpcError::PARSE_ERROR,
+            "Parse error: the message is not UTF-8",
+        );
+    };
+    // The runtime's JSON-RPC screen, one message at a time: what it
+    // answers is answered here, with 400.
+    let message = match hub.screen().read(text) {
+        Ok(message) => message,
+        Err(Screened::Reply(answer)) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                [(header::CONTENT_TYPE, "application/json")],
+                answer.to_string(),
+            )
+                .into_response();
+        }
+        Err(_) => return StatusCode::ACCEPTED.into_response(),
+    };
+    let host_id = message.id.clone();
+    let is_request = message.is_request();
+    let initialize = is_request && message.method.as_deref() == Some("initialize");
+    let (session, new_id) = match pick_session(&hub, session_id, initialize, &host_id).await {
+        Ok(picked) => picked,
+        Err(refusal) => return refusal,
+    };
+    let Some(to_relay) = session.sender() else {
+        return rpc_refusal(
+            StatusCode::NOT_FOUND,
+            host_id.unwrap_or(Value::Null),
+            RpcError::INVALID_REQUEST,
+            "Session not found: it ended",
+        );
+    };
+    if !is_request {
+        return notify(&session, &to_relay, text, &message).await;
+    }
+    let exchange = Exchange {
+        host_id: host_id.unwrap_or(Value::Null),
+        events,
+        new_id,
+    };
+    exchange.run(&session, &to_relay, text, &message).await
+}
+
+/// Whether the host accepts an event stream as the answer.
+fn accepts_events(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.to_ascii_lowercase().contains("text/event-stream"))
+}
+
+/// The body, at most `--max-message-bytes`; `413` past it.
+async fn read_body(hub: &Hub, request: Request) -> Result<Bytes, Response> {
+    let limit = hub.options.max_message_bytes;
+    axum::body::to_bytes(request.into_body(), limit)
+        .await
+        .map_err(|_| {
+            rpc_refusal(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                Value::Null,
+                RpcError::INVALID_REQUEST,
+                &format!("Invalid Request: the message is larger than {limit} bytes"),
+            )
+        })
+}
+
+/// The session a message goes to, and the id of a session opened for it.
+async fn pick_session(
+    hub: &Arc<Hub>,
+    session_id: Option<String>,
+    initialize: bool,
+    host_id: &Option<Value>,
+) -> Result<(Arc<HostSession>, Option<String>), Response> {
+    let id = || host_id.clone().unwrap_or(Value::Null);
+    match session_id {
+        Some(session_id) => match hub.session(&session_id) {
+            Some(session) => Ok((session, None)),
+            None => Err(rpc_refusal(
+                StatusCode::NOT_FOUND,
+                id(),
+                RpcError::INVALID_REQUEST,
+                "Session not found: start a new one with initialize",
+            )),
+        },
+        None if initialize => {
+            let open = hub.sessions.lock().map(|s| s.len()).unwrap_or(usize::MAX);
+            if open >= hub.listen.max_sessions {
+                return Err(rpc_refusal(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    id(),
+                    RpcError::INTERNAL_ERROR,
+                    &format!(
+                        "the proxy has {open} sessions open, its limit (mcp-resolve proxy --max-sessions)"
+                    ),
+                ));
+            }
+            let session = hub
+                .open(false)
+                .map_err(|e| start_failure(hub, host_id.clone(), &e))?;
+            let new_id = uuid::Uuid::new_v4().simple().to_string();
+            if let Ok(mut sessions) = hub.sessions.lock() {
+                sessions.insert(new_id.clone(), Arc::clone(&session));
+            }
+            Ok((session, Some(new_id)))
+        }
+        None => match hub.stateless().await {
+            Ok(session) => Ok((session, None)),
+            Err(e) => Err(start_failure(hub, host_id.clone(), &e)),
+        },
+    }
+}
+
+/// A notification or a response: passed on; the server's answer is not
+/// awaited.
+async fn notify(
+    session: &HostSession,
+    to_relay: &mpsc::Sender<Input>,
+    text: &str,
+    message: &Envelope<'_>,
+) -> Response {
+    let line = if message.method.as_deref() == Some("notifications/cancelled") {
+        // The server knows requests by the proxy's ids: a cancellation
+        // names the one in flight under the host's id, and one for no
+        // request in flight is dropped — passed on as it is, its id could
+        // name another host's request (or a later one).
+        match cancellation(session, message) {
+            Some(line) => line,
+            None => return StatusCode::ACCEPTED.into_response(),
+        }
+    } else {
+        text.to_string()
+    };
+    if to_relay.send(Input::Line(line)).await.is_err() {
+        return refuse(StatusCode::NOT_FOUND, "Session not found: it ended");
+    }
+    StatusCode::ACCEPTED.into_response()
+}
+
+/// A `notifications/cancelled` that names the host's request by the
+/// proxy's id, or `None` when no such request is in flight.
+fn cancellation(session: &HostSession, message: &Envelope<'_>) -> Option<String> {
+    let mut params = message.params()?;
+    let host_request = params.get("requestId")?;
+    let proxy_id = {
+        let routes = session.routes.lock().ok()?;
+        routes.by_host_id.get(&id_key(host_request)).cloned()?
+    };
+    params["requestId"] = proxy_id;
+    Some(
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
+            .to_string(),
+    )
+}
+
+/// One request and its answer on this exchange.
+struct Exchange {
+    host_id: Value,
+    /// The host accepts an event stream.
+    events: bool,
+    /// The id of the session the request opened, for the answer's header.
+    new_id: Option<String>,
+}
+
+impl Exchange {
+    /// Sends the request under an id of the proxy's (spliced in where the
+    /// host's was written) and answers with what comes back.
+    async fn run(
+        self,
+        session: &HostSession,
+        to_relay: &mpsc::Sender<Input>,
+        text: &str,
+        message: &Envelope<'_>,
+    ) -> Response {
+        let opened = session.next_id.fetch_add(1, Ordering::Relaxed);
+        let proxy_id = Value::from(opened);
+        let line = message
+            .id_raw
+            .and_then(|raw| splice(text, raw.get(), &proxy_id.to_string()))
+            .unwrap_or_else(|| text.to_string());
+        let token = message.params.and_then(|p| progress_token(p, true));
+        let (stream, answers) = mpsc::unbounded_channel();
+        if let Ok(mut routes) = session.routes.lock() {
+            let key = id_key(&proxy_id);
+            routes
+                .by_host_id
+                .insert(id_key(&self.host_id), proxy_id.clone());
+            if let Some(token) = &token {
+                routes.progress.insert(token.clone(), key.clone());
+            }
+            // Messages that waited for a stream go out on this one.
+            if self.events && routes.standalone.is_none() {
+                for line in routes.backlog.drain(..) {
+                    let _ = stream.send(line);
+                }
+            }
+            routes.waiting.insert(
+                key,
+                Waiter {
+                    host_id: self.host_id.clone(),
+                    stream,
+                    events: self.events,
+                    token,
+                    opened,
+                },
+            );
+        }
+        if to_relay.send(Input::Line(line)).await.is_err() {
+            return rpc_refusal(
+                StatusCode::NOT_FOUND,
+                self.host_id,
+                RpcError::INVALID_REQUEST,
+                "Session not found: it ended",
+            );
+        }
+        self.answer(session, answers).await
+    }
+
+    /// The answer: an event stream, or the one JSON body.
+    async fn answer(
+        self,
+        session: &HostSession,
+        mut answers: mpsc::UnboundedReceiver<String>,
+    ) -> Response {
+        let mut response = if self.events {
+            event_stream(answers)
+        } else {
+            match answers.recv().await {
+                Some(line) => {
+                    let mut response = Response::new(Body::from(line));
+                    response.headers_mut().insert(
+                        header::CONTENT_TYPE,
+                        HeaderValue::from_static("application/json"),
+                    );
+                    response
+                }
+                None => {
+                    let why = session
+                        .routes
+                        .lock()
+                        .ok()
+                        .and_then(|r| r.ended.clone())
+                        .unwrap_or_else(|| "the session ended".into());
+                    return rpc_refusal(
+                        StatusCode::OK,
+                        self.host_id,
+                        RpcError::INTERNAL_ERROR,
+                        &format!("mcp-resolve proxy: {why}"),
+                    );
+                }
+            }
+        };
+        if let Some(id) = self.new_id
+            && let Ok(value) = HeaderValue::from_str(&id)
+        {
+            response.headers_mut().insert(SESSION_HEADER, value);
+        }
+        response
+    }
+}
+
+fn start_failure(hub: &Hub, id: Option<Value>, error: &UpstreamError) -> Response {
+    log(&format!(
+        "cannot open a session with the server {}: {error}",
+        hub.upstream.describe()
+    ));
+    rpc_refusal(
+        StatusCode::BAD_GATEWAY,
+        id.unwrap_or(Value::Null),
+        RpcError::INTERNAL_ERROR,
+        &format!("mcp-resolve proxy: cannot start the server: {error}"),
+    )
+}
+
+/// The host's stream of server messages outside its requests.
+pub(super) fn get(hub: Arc<Hub>, session_id: Option<String>, headers: &HeaderMap) -> Response {
+    let accepts = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.to_ascii_lowercase().contains("text/event-stream"));
+    if !accepts {
+        return refuse(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: a GET stream is text/event-stream",
+        );
+    }
+    let Some(session) = session_id.as_deref().and_then(|id| hub.session(id)) else {
+        return if session_id.is_some() {
+            refuse(StatusCode::NOT_FOUND, "Session not found")
+        } else {
+            (
+                StatusCode::METHOD_NOT_ALLOWED,
+                [(header::ALLOW, "POST")],
+                "a GET stream belongs to a session (Mcp-Session-Id)",
+            )
+                .into_response()
+        };
+    };
+    let (stream, lines) = mpsc::unbounded_channel();
+    {
+        let Ok(mut routes) = session.routes.lock() else {
+            return refuse(StatusCode::INTERNAL_SERVER_ERROR, "the session is broken");
+        };
+        if routes.standalone.as_ref().is_some_and(|s| !s.is_closed()) {
+            return refuse(
+                StatusCode::CONFLICT,
+                "Conflict: the session already has a GET stream",
+            );
+        }
+        for line in routes.backlog.drain(..) {
+            let _ = stream.send(line);
+        }
+        routes.standalone = Some(stream);
+    }
+    event_stream(lines)
+}
+
+/// An event-stream response carrying each of `lines` as a `message` event,
+/// until the sender side is dropped.
+fn event_stream(mut lines: mpsc::UnboundedReceiver<String>) -> Response {
+    let body = futures_util::stream::poll_fn(move |cx| lines.poll_recv(cx)).map(|line| {
+        Ok::<_, std::convert::Infallible>(Bytes::from(format!("event: message\ndata: {line}\n\n")))
+    });
+    let mut response = Response::new(Body::from_stream(body));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+pub(super) fn delete(hub: Arc<Hub>, session_id: Option<String>) -> Response {
+    let Some(id) = session_id else {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: DELETE names a session (Mcp-Session-Id)",
+        );
+    };
+    let removed = hub.sessions.lock().ok().and_then(|mut s| s.remove(&id));
+    match removed {
+        Some(session) => {
+            session.close();
+            StatusCode::NO_CONTENT.into_response()
+        }
+        None => refuse(StatusCode::NOT_FOUND, "Session not found"),
+    }
+}
+
+/// A plain-text refusal with HTTP `status`.
+pub(super) fn refuse(status: StatusCode, message: &str) -> Response {
+    (status, message.to_string()).into_response()
+}
+
+/// A JSON-RPC error body with HTTP `status`.
+fn rpc_refusal(status: StatusCode, id: Value, code: i64, message: &str) -> Response {
+    let body = error_response(&id, &RpcError::new(code, message, None));
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}

@@ -1,0 +1,134 @@
+//! `mcp-resolve proxy --listen ADDR`: the proxy serves hosts over streamable
+//! HTTP (`POST`, `GET` and `DELETE` on `/mcp`) instead of its stdio.
+//!
+//! Every host session is a proxy session of its own, with a server of its
+//! own (a child started for it, or a session on the upstream endpoint):
+//!
+//! - an `initialize` request without `Mcp-Session-Id` opens a session; its
+//!   answer carries the new id, and every later request names it;
+//! - a request without a session (the 2026-07-28 style, where each request
+//!   carries the client's capabilities) goes to one shared session.
+//!
+//! Request ids are the host's only within its own exchange, so each request
+//! gets an id of the proxy's on its way to the server, and its own back on
+//! the answer. The answer to a `POST` is an event stream when the host
+//! accepts one — with the progress notifications of that request, and the
+//! server's other messages while no `GET` stream is open — and one JSON
+//! body otherwise.
+//!
+//! The same protections as rmcp's: requests whose `Host` is not a loopback
+//! name (or one allowed with `--allow-host`) are refused with `403`, and so
+//! are requests whose `Origin` is present and neither a loopback origin nor
+//! one allowed with `--allow-origin` (DNS rebinding).
+
+mod exchange;
+mod guards;
+mod hub;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::http::{Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
+
+use self::exchange::{delete, get, post};
+use self::hub::Hub;
+use crate::link::Upstream;
+use crate::relay::{Options, ProxyRules, log};
+use crate::upstream::UpstreamError;
+
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Where and for whom the proxy listens.
+#[derive(Clone, Debug)]
+pub struct ListenOptions {
+    /// The address to bind.
+    pub addr: SocketAddr,
+    /// `Host` values allowed besides the loopback names and the bound
+    /// address (`name` or `name:port`).
+    pub allowed_hosts: Vec<String>,
+    /// `Origin` values allowed besides loopback origins
+    /// (`scheme://host[:port]`, or `null`).
+    pub allowed_origins: Vec<String>,
+    /// The most host sessions open at once (each has a server of its own).
+    pub max_sessions: usize,
+    /// A session with no request, no open stream and no waiting answer for
+    /// this long is ended, and its server stopped; `None`: never.
+    pub session_idle: Option<Duration>,
+}
+
+/// Serves hosts on `listener` until `shutdown` resolves; then every session
+/// is ended and its server stopped.
+pub async fn serve(
+    rules: Arc<ProxyRules>,
+    options: Options,
+    upstream: Upstream,
+    listen: ListenOptions,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), UpstreamError> {
+    let hub = Arc::new(Hub {
+        rules,
+        options,
+        upstream,
+        listen,
+        sessions: Mutex::new(HashMap::new()),
+        stateless: tokio::sync::Mutex::new(None),
+        relays: Mutex::new(Vec::new()),
+    });
+    let app = axum::Router::new()
+        .route("/mcp", axum::routing::any(handle))
+        .with_state(Arc::clone(&hub));
+    if let Some(idle) = hub.listen.session_idle {
+        let hub = Arc::downgrade(&hub);
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval((idle / 4).max(Duration::from_millis(100)));
+            loop {
+                ticker.tick().await;
+                let Some(hub) = hub.upgrade() else { return };
+                hub.end_idle(idle);
+            }
+        });
+    }
+    // No Nagle: an answer is one small write, and a host waiting for it
+    // would otherwise wait out the peer's delayed ACK (~40 ms a request).
+    let listener = listener.tap_io(|stream| {
+        if let Err(e) = stream.set_nodelay(true) {
+            log(&format!("cannot set TCP_NODELAY on a host connection: {e}"));
+        }
+    });
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(|source| UpstreamError::Io {
+            context: "the HTTP listener failed".into(),
+            source,
+        });
+    hub.close_all().await;
+    served
+}
+
+async fn handle(State(hub): State<Arc<Hub>>, request: Request) -> Response {
+    if let Some(refusal) = hub.refusal(request.headers()) {
+        return refusal;
+    }
+    let session_id = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    match *request.method() {
+        Method::POST => post(hub, session_id, request).await,
+        Method::GET => get(hub, session_id, request.headers()),
+        Method::DELETE => delete(hub, session_id),
+        _ => (
+            StatusCode::METHOD_NOT_ALLOWED,
+            [(header::ALLOW, "GET, POST, DELETE")],
+        )
+            .into_response(),
+    }
+}
