@@ -4,14 +4,14 @@
 
 use serde_json::{Value, json};
 
-use mcp_resolve_runtime::framing::Screened;
+use mcp_resolve_runtime::protocol::Screened;
 
 use super::call::Step;
 use super::{CallAudit, Clock, Effect, Held, Pending, Session};
 use crate::consent::{ASK_PREFIX, ask_request};
 use crate::guard::resolve_record;
 use crate::rules::{Answer, Rewrite, SIGNATURE_METHOD};
-use mcp_resolve_runtime::protocol::{Envelope, error_response, id_key};
+use mcp_resolve_runtime::protocol::{error_response, id_key};
 
 /// A result response for request `id` (written as JSON text) whose result
 /// is the JSON text `result`.
@@ -22,17 +22,14 @@ fn result_line(id: &Value, result: &str) -> String {
 impl Session<'_> {
     /// One line from the host.
     pub(super) fn host_line(&mut self, text: String, clock: Clock, out: &mut Vec<Effect>) {
-        match self.screen.line(&text) {
-            Screened::Drop(_) => return,
-            Screened::Reply(answer) => {
+        // The screen reads the envelope once; what passes goes on with it.
+        let message = match self.screen.read(&text) {
+            Ok(message) => message,
+            Err(Screened::Reply(answer)) => {
                 out.push(Effect::Host(answer.to_string()));
                 return;
             }
-            Screened::Forward => {}
-        }
-        // The screen forwards only JSON objects.
-        let Some(message) = Envelope::of(&text) else {
-            return;
+            Err(_) => return,
         };
         if message.is_response() {
             // The user's answer to a question about a held call.

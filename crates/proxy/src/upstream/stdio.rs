@@ -11,6 +11,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_resolve_runtime::framing::{Line, read_line_within};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
@@ -124,39 +125,26 @@ impl StdioTransport {
         }
     }
 
-    /// One line of stdout, at most [`MAX_MESSAGE_BYTES`] long; `None` at
-    /// the end of the stream.
+    /// One line of stdout, at most [`MAX_MESSAGE_BYTES`] long (the
+    /// runtime's bounded line reader); `None` at the end of the stream.
     async fn read_line(&mut self) -> Result<Option<Vec<u8>>, UpstreamError> {
-        let mut line = Vec::new();
         let Some(stdout) = self.stdout.as_mut() else {
             return Ok(None);
         };
-        loop {
-            let buffer = stdout
-                .fill_buf()
-                .await
-                .map_err(|source| UpstreamError::Io {
-                    context: format!("cannot read from `{}`", self.command),
-                    source,
-                })?;
-            if buffer.is_empty() {
-                return Ok((!line.is_empty()).then_some(line));
-            }
-            let (used, done) = match buffer.iter().position(|&b| b == b'\n') {
-                Some(at) => (at + 1, true),
-                None => (buffer.len(), false),
-            };
-            line.extend_from_slice(&buffer[..used]);
-            stdout.consume(used);
-            if line.len() > MAX_MESSAGE_BYTES {
-                return Err(UpstreamError::Protocol(format!(
-                    "the server wrote a line over {} MiB",
-                    MAX_MESSAGE_BYTES >> 20
-                )));
-            }
-            if done {
-                return Ok(Some(line));
-            }
+        let mut line = Vec::new();
+        let read = read_line_within(stdout, &mut line, MAX_MESSAGE_BYTES)
+            .await
+            .map_err(|source| UpstreamError::Io {
+                context: format!("cannot read from `{}`", self.command),
+                source,
+            })?;
+        match read {
+            Line::Complete => Ok(Some(line)),
+            Line::Eof => Ok(None),
+            Line::TooLong => Err(UpstreamError::Protocol(format!(
+                "the server wrote a line over {} MiB",
+                MAX_MESSAGE_BYTES >> 20
+            ))),
         }
     }
 
