@@ -9,11 +9,11 @@ use mcp_resolve_host::matcher::{Check, Matcher, Test, ToolSpec};
 use mcp_resolve_runtime::{Dialect, Resolution, json::Num};
 use serde_json::Value;
 
-use crate::codegen::matching::literal_pattern;
 use crate::hints::HintTableExt;
 use crate::ir::{Cond, Pred, PredKind, Server};
 use crate::regex_cache::compile_pattern;
 use crate::resolve::ResolverError;
+use crate::schema::literal::literal_pattern;
 
 /// Compiles every tool of `server` for `dialect`: the same answers as
 /// [`crate::Resolver`], in a fraction of the time.

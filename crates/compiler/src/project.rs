@@ -143,6 +143,19 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
     Ok(out)
 }
 
+/// The message of a YAML reading error: the parser's, or for a document
+/// over the size limit, the loader's (naming the setting that raises it).
+fn yaml_message(e: &yaml::YamlError) -> String {
+    match e.too_large {
+        Some((size, limit)) => ReadError::TooLarge {
+            size: size as u64,
+            limit,
+        }
+        .to_string(),
+        None => e.message.clone(),
+    }
+}
+
 /// What a refused file's message says raises the limit.
 pub(crate) const RAISE_FILE_LIMIT: &str =
     " (raise it with `--max-file-bytes`, or `Builder::max_file_bytes` in a build script)";
@@ -411,7 +424,8 @@ fn parse_source(
         let full = base.join(rel);
         let text = read_within(&full, options.max_file_bytes).map_err(|e| e.to_string())?;
         schema_files.push(full.clone());
-        let node = yaml::parse_within(&text, options.max_file_bytes).map_err(|e| e.message)?;
+        let node =
+            yaml::parse_within(&text, options.max_file_bytes).map_err(|e| yaml_message(&e))?;
         Ok(node.to_json())
     };
     if is_dsl(&source.path) {
@@ -439,8 +453,9 @@ fn parse_source(
                 .offset
                 .or_else(|| e.line_col.map(|(l, c)| source.offset_of(l, c)))
                 .unwrap_or(0);
-            out.diagnostics
-                .push(Diagnostic::new(Code::Syntax, e.message).at(Span::new(file, offset, offset)));
+            out.diagnostics.push(
+                Diagnostic::new(Code::Syntax, yaml_message(&e)).at(Span::new(file, offset, offset)),
+            );
         }
     }
     out

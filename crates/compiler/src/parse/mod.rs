@@ -3,6 +3,7 @@ pub mod decode;
 pub mod dsl;
 pub mod expr;
 pub(crate) mod grammar;
+pub mod tree;
 pub mod yaml;
 pub mod yaml_fast;
 

@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use granit_parser::{Event, Parser, ScalarStyle, Span};
 use serde_json::Number;
 
-use super::yaml::{YNode, YValue};
+use super::tree::{YNode, YValue};
 
 /// Nesting past this goes to the reference, well inside its own depth
 /// budget (serde-saphyr's default `max_depth`, 64).

@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 
+pub mod literal;
 pub mod patterns;
 
 /// Keywords that describe a schema without constraining instances (JSON

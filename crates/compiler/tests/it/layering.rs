@@ -4,7 +4,7 @@
 //! compiler, the host side or the proxy; the host side nothing of the
 //! compiler or the proxy (docs/architecture.md, "The crates").
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
 /// The names of the packages in `package`'s normal dependency tree (its own
@@ -121,4 +121,144 @@ fn only_the_command_knows_clap() {
         &proxy,
         &["clap", "mcp-resolve-cli", "indicatif"],
     );
+}
+
+/// The compiler's modules by layer, lowest first: a module may use its own
+/// layer and those below, never one above; and no two modules use each
+/// other, directly or through others (docs/architecture.md, "The
+/// compiler").
+const LAYERS: &[(&str, &[&str])] = &[
+    (
+        "utilities",
+        &["par", "regex_cache", "suggest", "source", "markup"],
+    ),
+    ("model", &["hints", "ast", "ir", "diagnostic"]),
+    ("semantics", &["schema", "eval"]),
+    ("phases", &["parse", "lower", "check", "analysis"]),
+    ("driver", &["project"]),
+    (
+        "backends",
+        &[
+            "resolve",
+            "emit",
+            "codegen",
+            "matcher",
+            "diff",
+            "explain",
+            "format",
+            "import",
+            "builder",
+            "registry",
+            "rules_schema",
+        ],
+    ),
+];
+
+/// Items the crate root re-exports, by the module that defines them.
+const REEXPORTS: &[(&str, &str)] = &[
+    ("load", "project"),
+    ("load_str", "project"),
+    ("load_with", "project"),
+    ("LoadError", "project"),
+    ("LoadOptions", "project"),
+    ("Project", "project"),
+    ("Stage", "project"),
+    ("Builder", "builder"),
+    ("Resolver", "resolve"),
+    ("AnalysisLimits", "analysis"),
+];
+
+/// Each top-level module of the compiler and the modules its code (not its
+/// comments) names through `crate::`.
+fn module_uses() -> BTreeMap<String, BTreeSet<String>> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let src = crate::repo().join("crates/compiler/src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in files {
+        let relative = file.strip_prefix(&src).unwrap();
+        let first = relative.components().next().unwrap();
+        let module = first.as_os_str().to_str().unwrap().trim_end_matches(".rs");
+        if module == "lib" {
+            continue;
+        }
+        let used = uses.entry(module.to_string()).or_default();
+        for line in std::fs::read_to_string(&file).unwrap().lines() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for (at, _) in line.match_indices("crate::") {
+                let name: String = line[at + "crate::".len()..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                let target = REEXPORTS
+                    .iter()
+                    .find(|(item, _)| *item == name)
+                    .map_or(name.as_str(), |(_, module)| module);
+                if target != module && !target.is_empty() {
+                    used.insert(target.to_string());
+                }
+            }
+        }
+    }
+    uses
+}
+
+#[test]
+fn the_compilers_modules_never_import_upward_or_in_a_circle() {
+    let layer_of = |module: &str| {
+        LAYERS
+            .iter()
+            .position(|(_, modules)| modules.contains(&module))
+            .unwrap_or_else(|| panic!("module `{module}` is in no layer of LAYERS"))
+    };
+    let uses = module_uses();
+    assert!(uses.len() >= 25, "{uses:?}");
+    for (module, used) in &uses {
+        for target in used {
+            assert!(
+                layer_of(target) <= layer_of(module),
+                "`{module}` ({}) uses `{target}` ({}), a layer above it",
+                LAYERS[layer_of(module)].0,
+                LAYERS[layer_of(target)].0
+            );
+        }
+    }
+    // No cycle: a depth-first walk never meets a module on its own path.
+    fn visit<'a>(
+        module: &'a str,
+        uses: &'a BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<&'a str>,
+        done: &mut BTreeSet<&'a str>,
+    ) {
+        if let Some(at) = path.iter().position(|m| *m == module) {
+            panic!(
+                "an import cycle: {}",
+                path[at..].join(" → ") + " → " + module
+            );
+        }
+        if !done.insert(module) {
+            return;
+        }
+        path.push(module);
+        for target in uses.get(module).into_iter().flatten() {
+            visit(target, uses, path, done);
+        }
+        path.pop();
+    }
+    let mut done = BTreeSet::new();
+    for module in uses.keys() {
+        visit(module, &uses, &mut Vec::new(), &mut done);
+    }
 }
