@@ -1,0 +1,465 @@
+//! The command line's grammar: the clap definition of every subcommand and
+//! its options (what `--help` and `completions` print), and the value
+//! parsers. Dispatch is the parent module's.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use mcp_resolve_runtime::Dialect;
+
+/// Compile MCP tool-resolution rules: check them, emit signatures, resolve calls.
+#[derive(Parser)]
+#[command(name = "mcp-resolve", version, about, long_about = None)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+    #[command(flatten)]
+    pub(crate) limits: LimitArgs,
+    /// When to colour diagnostics: `auto` colours a terminal unless `NO_COLOR` is set; `always` even a pipe
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    pub(crate) color: ColorWhen,
+}
+
+/// `--color`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ColorWhen {
+    // On a terminal, unless `NO_COLOR` is set (and not empty). (Plain
+    // comments: doc comments here would turn `--help` into the long form.)
+    Auto,
+    // Always, even into a pipe or a file.
+    Always,
+    Never,
+}
+
+
+/// What reading rules may spend (every command that reads rules files).
+#[derive(clap::Args)]
+pub(crate) struct LimitArgs {
+    /// The largest file read, in bytes [default: 8388608 for rules and schema files, 536870912 for JSON documents such as signatures]
+    #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_file_bytes: Option<u64>,
+    /// Pattern analysis: regions one argument may split into [default: 4096]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) analysis_regions: Option<u64>,
+    /// Pattern analysis: rows (alternatives) one `when` may expand to [default: 2048]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) analysis_rows: Option<u64>,
+    /// Pattern analysis: automaton states the string search of one argument may visit [default: 50000]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) analysis_string_states: Option<u64>,
+    /// Pattern analysis: search steps per tool [default: 1000000]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) analysis_steps: Option<u64>,
+    /// Pattern analysis: work units for the whole run [default: 200000000]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) analysis_work: Option<u64>,
+    /// Threads for per-file and per-tool work; output never depends on it [default: every core]
+    #[arg(long, short = 'j', global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) jobs: Option<u64>,
+}
+
+/// A count from the command line as a `usize` (saturating).
+pub(crate) fn size(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+
+
+
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Check rules files and report diagnostics.
+    Check {
+        /// Rules files, or directories of them.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+        /// Exit 1 on warnings too.
+        #[arg(long)]
+        deny_warnings: bool,
+    },
+    /// Emit the signature document of one server.
+    Signature {
+        /// Rules files, or directories of them (one server).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Write to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Print only the fingerprint.
+        #[arg(long)]
+        fingerprint_only: bool,
+        /// Write the fingerprint into this registry `server.json`, under
+        /// `_meta["io.modelcontextprotocol.registry/publisher-provided"]`,
+        /// keeping the rest of it; refused (file untouched) over 4096 bytes.
+        #[arg(long, value_name = "FILE")]
+        server_json: Option<PathBuf>,
+        /// With `--server-json`: where the full signature document is published.
+        #[arg(long, value_name = "URL", requires = "server_json")]
+        signature_url: Option<String>,
+        /// Sign the document with this private key (PKCS#8 PEM, from
+        /// `keygen`): a detached JWS goes to `OUTPUT.jws`, one line per
+        /// signer. Repeat for several signers.
+        #[arg(long, value_name = "KEY.pem", requires = "output")]
+        sign: Vec<PathBuf>,
+    },
+    /// Make a signing key: NAME.pem (private, mode 0600) and NAME.jwk
+    /// (public, with its RFC 7638 thumbprint as `kid`).
+    Keygen {
+        /// The files' name, without extension.
+        #[arg(short, long, value_name = "NAME")]
+        output: PathBuf,
+        /// The algorithm.
+        #[arg(long, value_enum, default_value_t = KeyAlgorithm::Ed25519)]
+        alg: KeyAlgorithm,
+        /// Overwrite NAME.pem and NAME.jwk if they exist.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Verify a signature document: its fingerprint, and a publisher's
+    /// signature from one of the keys given.
+    Verify {
+        /// The signature document.
+        document: PathBuf,
+        /// The detached JWS file (default: DOCUMENT.jws).
+        #[arg(long, value_name = "FILE")]
+        jws: Option<PathBuf>,
+        /// A publisher's public key (a JWK); repeat for several.
+        #[arg(long, value_name = "JWK", required_unless_present = "keys")]
+        key: Vec<PathBuf>,
+        /// A set of publishers' public keys (a JWKS).
+        #[arg(long, value_name = "JWKS")]
+        keys: Vec<PathBuf>,
+    },
+    /// Generate the Rust resolver of one server (the file the build.rs
+    /// `Builder` writes).
+    Generate {
+        /// Rules files, or directories of them (one server).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Write to this file (only when its content changes) instead of
+        /// standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// The path generated code names the runtime crate by.
+        #[arg(long, default_value = "::mcp_resolve_runtime")]
+        runtime_path: String,
+    },
+    /// Resolve one call, printing the JSON-RPC result (or error) object.
+    Resolve {
+        /// Rules files, or directories of them (one server).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The tool name.
+        #[arg(long)]
+        tool: String,
+        /// The arguments, a JSON object; `-` reads them from standard input,
+        /// `@FILE` from a file.
+        #[arg(long)]
+        args: String,
+        /// The response shape.
+        #[arg(long, default_value = "extension", value_parser = parse_dialect)]
+        dialect: Dialect,
+        /// Say on standard error which variant matched and why.
+        #[arg(long)]
+        explain: bool,
+    },
+    /// Print rules files in canonical form (either syntax), or check or
+    /// rewrite them in place.
+    Fmt {
+        /// Rules files, or directories of them (`.yaml`, `.yml`, `.rules`).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Exit 1 if any file is not in canonical form; change nothing.
+        #[arg(long, conflicts_with = "write")]
+        check: bool,
+        /// Rewrite files in place (a file with errors is never touched).
+        #[arg(long)]
+        write: bool,
+    },
+    /// Convert a rules file between YAML and the `.rules` syntax.
+    Convert {
+        /// The rules file to convert.
+        input: PathBuf,
+        /// Write here; the syntax follows its extension. Refuses to replace
+        /// an existing file unless `--force`.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// The syntax to print (default: from `-o`, else the other one).
+        #[arg(long, value_enum)]
+        to: Option<SyntaxArg>,
+        /// Replace an existing output file.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Classify every change between two signatures as widening or narrowing.
+    ///
+    /// Each side is a signature document (`.json`) or rules (a file or a
+    /// directory). Every widening comes with a witness argument object. Exits
+    /// 1 on widening unless `--allow-widening`, and on a change the search
+    /// could not decide unless `--allow-undecided`.
+    Diff {
+        /// The old signature document (`.json`), or rules.
+        old: PathBuf,
+        /// The new signature document (`.json`), or rules.
+        new: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = DiffFormat::Human)]
+        format: DiffFormat,
+        /// Exit 0 even when a change widens.
+        #[arg(long)]
+        allow_widening: bool,
+        /// Exit 0 even when a change could not be decided ("undecided": the
+        /// search found no call that tells the documents apart, but cannot
+        /// show that none exists).
+        #[arg(long)]
+        allow_undecided: bool,
+    },
+    /// Write a rules file from the tools a server lists.
+    ///
+    /// The tools come from a JSON file (INPUT: a `tools/list` result, a
+    /// JSON-RPC response with one, or an array of tools), from a live server
+    /// started as `-- COMMAND ARGS…` (stdio), or from a streamable HTTP
+    /// endpoint (`--url`): initialize, every page of `tools/list`, then a
+    /// clean shutdown. Every tool is written as published; a tool with a
+    /// discriminating string enum (`method`, `action`, …) gets one variant
+    /// per value with the tool's own annotations and a suggestion by verb.
+    /// The output's extension picks the syntax (`.yaml` or `.rules`); an
+    /// existing file is kept unless `--force`.
+    Import {
+        /// The `tools/list` JSON file.
+        input: Option<PathBuf>,
+        /// The rules file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Ask the streamable HTTP endpoint at this URL.
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
+        /// The server's name (default: its `serverInfo`, else the output's stem).
+        #[arg(long)]
+        name: Option<String>,
+        /// The server's version (default: its `serverInfo`, else 0.0.0).
+        #[arg(long)]
+        server_version: Option<String>,
+        /// Also write the tools as listed (`{"tools": […]}`, JSON) to this
+        /// file: a snapshot to commit, diff or import again later.
+        #[arg(long, value_name = "FILE")]
+        save_list: Option<PathBuf>,
+        /// Seconds to wait for each answer of a live server.
+        #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+        timeout: u64,
+        /// Overwrite the output file if it exists.
+        #[arg(long)]
+        force: bool,
+        /// The server to start and ask over stdio.
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<OsString>,
+    },
+    /// Answer tools/resolve from rules in front of any MCP server: start
+    /// the server (`-- COMMAND ARGS…`) as a child over stdio and speak MCP
+    /// to the host on this process's stdio, passing everything through
+    /// except what the rules add (capabilities, annotations and resolvable
+    /// markers in tools/list, tools/resolve and signature).
+    Proxy {
+        /// Rules files, or directories of them (one server).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The resolve dialect served.
+        #[arg(long, default_value = "extension", value_parser = parse_dialect)]
+        dialect: Dialect,
+        /// Seconds a request may wait for the server's answer before the
+        /// host gets an error (0: no limit).
+        #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+        timeout: u64,
+        /// The largest message read from the host or the server, in bytes.
+        #[arg(long, default_value_t = mcp_resolve_proxy::upstream::MAX_MESSAGE_BYTES, value_name = "BYTES")]
+        max_message_bytes: usize,
+        /// Do not compare the rules with the server's tools/list at start
+        /// (which starts the server once more, briefly).
+        #[arg(long)]
+        no_probe: bool,
+        /// Connect to a server over streamable HTTP at this URL instead of
+        /// starting one.
+        #[arg(long, value_name = "URL", conflicts_with = "command")]
+        upstream: Option<String>,
+        /// Serve hosts over streamable HTTP at http://ADDR/mcp instead of
+        /// stdio (a port alone binds 127.0.0.1).
+        #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
+        listen: Option<std::net::SocketAddr>,
+        /// With --listen: a Host header value to accept besides loopback
+        /// names and the bound address (NAME or NAME:PORT; repeatable).
+        #[arg(long, value_name = "HOST", requires = "listen")]
+        allow_host: Vec<String>,
+        /// With --listen: a browser Origin to accept besides loopback
+        /// origins (SCHEME://HOST[:PORT]; repeatable).
+        #[arg(long, value_name = "ORIGIN", requires = "listen")]
+        allow_origin: Vec<String>,
+        /// With --listen: the most host sessions open at once (each has a
+        /// server of its own).
+        #[arg(long, default_value_t = 64, value_name = "N", requires = "listen")]
+        max_sessions: usize,
+        /// With --listen: end a session (and stop its server) after this
+        /// many seconds without a request or an open stream (0: never).
+        #[arg(
+            long,
+            default_value_t = 1800,
+            value_name = "SECONDS",
+            requires = "listen"
+        )]
+        session_idle: u64,
+        /// Pin this signature document: its fingerprint must verify and be
+        /// the rules' own; tools the server lists that it does not allow,
+        /// or that change during a session, are withheld from the host.
+        #[arg(long, value_name = "SIGNATURE.json")]
+        pin: Option<PathBuf>,
+        /// Pin a publisher: the --pin document must carry a signature
+        /// (SIGNATURE.json.jws) from this key (a JWK or a JWKS).
+        #[arg(long, value_name = "JWK", requires = "pin")]
+        pin_key: Option<PathBuf>,
+        /// With --pin-key: the document reviewed before; the --pin document
+        /// may differ from it only by narrowing (as `diff` finds it).
+        #[arg(long, value_name = "SIGNATURE.json", requires = "pin_key")]
+        pin_baseline: Option<PathBuf>,
+        /// Decide every tools/call by this policy (allow, deny, or ask the
+        /// user) over its resolved annotations, variant, tool and scopes.
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
+        /// How long a call the policy asks about waits for the user's
+        /// answer before it is refused.
+        #[arg(
+            long,
+            default_value_t = mcp_resolve_proxy::guard::DEFAULT_ASK_TIMEOUT_SECS,
+            value_name = "SECONDS",
+            value_parser = clap::value_parser!(u64).range(1..)
+        )]
+        ask_timeout: u64,
+        /// Write one JSON line per tools/call and per resolution to FILE
+        /// (appended; `-` for stderr).
+        #[arg(long, value_name = "FILE")]
+        audit: Option<PathBuf>,
+        /// With --audit: include the calls' arguments.
+        #[arg(long, requires = "audit")]
+        audit_arguments: bool,
+        /// The server to start.
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<OsString>,
+    },
+    /// Print the JSON Schema of the rules format (for editors).
+    Schema {
+        /// Write to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// The schema of `proxy --policy` files instead.
+        #[arg(long)]
+        policy: bool,
+    },
+    /// The reviewer's view of a server: per tool, its static annotations and
+    /// its variants in match order as a decision table (the condition in
+    /// words, yes/no per hint, scopes, reachability), which calls fall
+    /// through to the static annotations (with an example call), and a
+    /// summary of the whole server.
+    Explain {
+        /// Rules files, or directories of them (one server).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Only this tool.
+        #[arg(long, value_name = "NAME")]
+        tool: Option<String>,
+        /// Output format (`html`: one self-contained page).
+        #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
+        format: ExplainFormat,
+        /// Write to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Print a completion script for SHELL.
+    ///
+    /// bash: `mcp-resolve completions bash > ~/.local/share/bash-completion/completions/mcp-resolve`;
+    /// zsh: into a directory of `$fpath` as `_mcp-resolve`; fish:
+    /// `~/.config/fish/completions/mcp-resolve.fish`; PowerShell: dot-source
+    /// the output from `$PROFILE`; elvish: `eval (mcp-resolve completions elvish | slurp)`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// A signing key's algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum KeyAlgorithm {
+    /// Ed25519.
+    #[value(name = "Ed25519", alias = "ed25519", alias = "EdDSA", alias = "eddsa")]
+    Ed25519,
+    /// ECDSA on P-256.
+    #[value(name = "ES256", alias = "es256")]
+    ES256,
+}
+
+impl From<KeyAlgorithm> for mcp_resolve_host::jws::Algorithm {
+    fn from(alg: KeyAlgorithm) -> Self {
+        match alg {
+            KeyAlgorithm::Ed25519 => Self::Ed25519,
+            KeyAlgorithm::ES256 => Self::ES256,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum Format {
+    /// Snippets with carets.
+    Human,
+    /// One JSON document.
+    Json,
+    /// GitHub Actions workflow annotations.
+    Github,
+    /// A SARIF 2.1.0 log, for code scanning.
+    Sarif,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum DiffFormat {
+    /// One line per change, with its witness.
+    Human,
+    /// One JSON document.
+    Json,
+    /// Markdown for a pull-request comment: a table per direction, with
+    /// witnesses.
+    Markdown,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum ExplainFormat {
+    /// Plain text.
+    Text,
+    /// GitHub-flavoured Markdown.
+    Markdown,
+    /// One self-contained HTML page.
+    Html,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum SyntaxArg {
+    /// YAML.
+    Yaml,
+    /// The `.rules` syntax.
+    Rules,
+}
+
+pub(crate) fn parse_dialect(s: &str) -> Result<Dialect, String> {
+    s.parse()
+        .map_err(|e: mcp_resolve_runtime::UnknownDialect| e.to_string())
+}
+
+/// `--listen`'s address: `HOST:PORT`, or a port alone (loopback).
+pub(crate) fn parse_listen(s: &str) -> Result<std::net::SocketAddr, String> {
+    if let Ok(port) = s.parse::<u16>() {
+        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    s.parse().map_err(|_| {
+        format!("`{s}` is not an address: give IP:PORT (127.0.0.1:8080, [::1]:8080) or a port")
+    })
+}
