@@ -32,7 +32,6 @@ pub(crate) enum ColorWhen {
     Never,
 }
 
-
 /// What reading rules may spend (every command that reads rules files).
 #[derive(clap::Args)]
 pub(crate) struct LimitArgs {
@@ -63,10 +62,6 @@ pub(crate) struct LimitArgs {
 pub(crate) fn size(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
-
-
-
-
 
 #[derive(Subcommand)]
 pub(crate) enum Command {

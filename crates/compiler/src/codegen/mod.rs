@@ -32,14 +32,14 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use serde_json::Value;
 
+use self::literals::*;
+use self::outcome_items::*;
+use self::tool::*;
 use crate::emit::signature::{SignatureText, signature_text};
 use crate::emit::tools::tools_list_parts;
 use crate::hints::HintTableExt;
 use crate::ir::{Server, Tool};
 use matching::{Code, Matcher};
-use self::literals::*;
-use self::outcome_items::*;
-use self::tool::*;
 
 /// What the generated file refers to and says about itself.
 #[derive(Clone, Debug)]

@@ -63,7 +63,12 @@ pub(super) fn encode_outcomes(
 /// to is then an address the compiler knows, with no decoding on first use
 /// to check for. The SEP-1862 texts that start with `head` share it, a
 /// `const` in the block.
-pub(super) fn outcomes_array(rt: &str, name: &str, head: &str, parts: &[OutcomeParts<'_>]) -> String {
+pub(super) fn outcomes_array(
+    rt: &str,
+    name: &str,
+    head: &str,
+    parts: &[OutcomeParts<'_>],
+) -> String {
     use std::fmt::Write as _;
     let string = |s: &str| Literal::string(s).to_string();
     let mut out = format!(

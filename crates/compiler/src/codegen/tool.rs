@@ -43,7 +43,13 @@ pub(super) fn tool_literals(server: &Server, tool: &Tool, array_in: Option<&str>
 /// the schema's literals, as Rust source. The matching function is
 /// `#[inline]` where `resolve` calls it by name (`direct`, see
 /// [`direct_dispatch`]).
-pub(super) fn tool_items(tool: &Tool, index: usize, rt: &str, direct: bool, literals: [String; 2]) -> String {
+pub(super) fn tool_items(
+    tool: &Tool,
+    index: usize,
+    rt: &str,
+    direct: bool,
+    literals: [String; 2],
+) -> String {
     use std::fmt::Write as _;
     let [outcomes, schema] = literals;
 

@@ -12,7 +12,6 @@
 //! is "reachable" or "unreachable" only when the analysis decided it, and
 //! "undecided" otherwise (SPEC's soundness rule).
 
-
 use serde_json::Value;
 
 use crate::analysis::{Coverage, Reach, ToolAnalysis};
