@@ -44,7 +44,11 @@ fuzz_target!(|data: &[u8]| {
     ) && let Some(from_texts) = diff_texts(old_text, new_text, 1)
     {
         assert_eq!(
-            from_texts, compared,
+            from_texts.map_err(|e| e.to_string()),
+            compared
+                .as_ref()
+                .map(Clone::clone)
+                .map_err(|e| e.to_string()),
             "diff_texts and diff disagree:\n{old_text}\n---\n{new_text}"
         );
     }

@@ -1,6 +1,5 @@
 //! Loading: paths to sources, ASTs and checked servers.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -79,21 +78,45 @@ pub enum ReadError {
 }
 
 /// A path that cannot be read at all.
-#[derive(Debug)]
-pub struct LoadError {
-    /// The path.
-    pub path: PathBuf,
-    /// Why.
-    pub message: String,
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// A directory that cannot be listed.
+    #[error("cannot read `{}`: {source}", path.display())]
+    Directory {
+        /// The directory.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The paths name no rules file.
+    #[error("cannot read `{}`: no rules files (`*.yaml`, `*.yml`, `*.rules`) found", path.display())]
+    NoRulesFiles {
+        /// The first path given.
+        path: PathBuf,
+    },
+    /// A rules file that cannot be read.
+    #[error("cannot read `{}`: {source}", path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: ReadError,
+    },
 }
 
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot read `{}`: {}", self.path.display(), self.message)
+impl LoadError {
+    /// The path that cannot be read.
+    pub fn path(&self) -> &Path {
+        match self {
+            LoadError::Directory { path, .. }
+            | LoadError::NoRulesFiles { path }
+            | LoadError::File { path, .. } => path,
+        }
     }
 }
-
-impl std::error::Error for LoadError {}
 
 impl Project {
     /// Whether any finding is an error.
@@ -120,9 +143,9 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
     let mut out = Vec::new();
     for path in paths {
         if path.is_dir() {
-            let entries = std::fs::read_dir(path).map_err(|e| LoadError {
+            let entries = std::fs::read_dir(path).map_err(|source| LoadError::Directory {
                 path: path.clone(),
-                message: e.to_string(),
+                source,
             })?;
             let mut found: Vec<PathBuf> = entries
                 .filter_map(Result::ok)
@@ -304,9 +327,8 @@ pub fn load_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Project, Lo
         analyses: Vec::new(),
     };
     if files.is_empty() {
-        return Err(LoadError {
+        return Err(LoadError::NoRulesFiles {
             path: paths.first().cloned().unwrap_or_default(),
-            message: "no rules files (`*.yaml`, `*.yml`, `*.rules`) found".into(),
         });
     }
     if let Some(progress) = options.progress {
@@ -314,10 +336,11 @@ pub fn load_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Project, Lo
     }
     let mut ids = Vec::with_capacity(files.len());
     for path in files {
-        let text = read_within(&path, options.max_file_bytes).map_err(|e| LoadError {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
+        let text =
+            read_within(&path, options.max_file_bytes).map_err(|source| LoadError::File {
+                path: path.clone(),
+                source,
+            })?;
         project.inputs.push(path.clone());
         ids.push(project.sources.add(path, text));
     }

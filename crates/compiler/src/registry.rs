@@ -20,6 +20,29 @@ pub const SIGNATURE_KEY: &str = "io.github.mcp-resolve/signature";
 /// The largest `server.json` the registry accepts, in bytes.
 pub const MAX_SERVER_JSON_BYTES: usize = 4096;
 
+/// Why a `server.json` cannot be updated.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// The text is not JSON.
+    #[error("not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    /// The document is not an object.
+    #[error("not a JSON object")]
+    NotAnObject,
+    /// Its `_meta` is not an object.
+    #[error("`_meta` is not an object")]
+    MetaNotAnObject,
+    /// Its publisher-provided metadata is not an object.
+    #[error("`_meta[\"{PUBLISHER_PROVIDED}\"]` is not an object")]
+    PublisherProvidedNotAnObject,
+    /// The updated document, this many bytes, is over the registry's limit.
+    #[error(
+        "the updated document would be {0} bytes; the registry rejects server.json over {MAX_SERVER_JSON_BYTES} bytes"
+    )]
+    TooLarge(usize),
+}
+
 /// Returns the text of `server_json` with the fingerprint (and `url`) written
 /// in; an error says why the document cannot be updated.
 /// `signatures` (`(kid, detached compact JWS)`, one per signer) replaces the
@@ -30,24 +53,22 @@ pub fn with_fingerprint(
     fingerprint: &str,
     url: Option<&str>,
     signatures: Option<&[(String, String)]>,
-) -> Result<String, String> {
-    let mut doc: Value = serde_json::from_str(server_json).map_err(|e| format!("not JSON: {e}"))?;
+) -> Result<String, RegistryError> {
+    let mut doc: Value = serde_json::from_str(server_json).map_err(RegistryError::NotJson)?;
     let Value::Object(root) = &mut doc else {
-        return Err("not a JSON object".into());
+        return Err(RegistryError::NotAnObject);
     };
     let meta = root
         .entry("_meta")
         .or_insert_with(|| Value::Object(Map::new()));
     let Value::Object(meta) = meta else {
-        return Err("`_meta` is not an object".into());
+        return Err(RegistryError::MetaNotAnObject);
     };
     let provided = meta
         .entry(PUBLISHER_PROVIDED)
         .or_insert_with(|| Value::Object(Map::new()));
     let Value::Object(provided) = provided else {
-        return Err(format!(
-            "`_meta[\"{PUBLISHER_PROVIDED}\"]` is not an object"
-        ));
+        return Err(RegistryError::PublisherProvidedNotAnObject);
     };
     let mut entry = Map::new();
     entry.insert("fingerprint".into(), Value::String(fingerprint.to_string()));
@@ -81,13 +102,10 @@ pub fn with_fingerprint(
         entry.insert("signatures".into(), signed);
     }
     provided.insert(SIGNATURE_KEY.into(), Value::Object(entry));
-    let mut text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
+    let mut text = serde_json::to_string_pretty(&doc).map_err(RegistryError::NotJson)?;
     text.push('\n');
     if text.len() > MAX_SERVER_JSON_BYTES {
-        return Err(format!(
-            "the updated document would be {} bytes; the registry rejects server.json over {MAX_SERVER_JSON_BYTES} bytes",
-            text.len()
-        ));
+        return Err(RegistryError::TooLarge(text.len()));
     }
     Ok(text)
 }
@@ -136,11 +154,15 @@ mod tests {
                 "is not an object",
             ),
         ] {
-            let err = with_fingerprint(bad, "sha256:ab", None, None).unwrap_err();
+            let err = with_fingerprint(bad, "sha256:ab", None, None)
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(why), "{bad}: {err}");
         }
         let big = format!(r#"{{"description":"{}"}}"#, "x".repeat(4000));
-        let err = with_fingerprint(&big, "sha256:ab", None, None).unwrap_err();
+        let err = with_fingerprint(&big, "sha256:ab", None, None)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("over 4096 bytes"), "{err}");
     }
 

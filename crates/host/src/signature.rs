@@ -108,35 +108,67 @@ pub struct VariantCondition {
 }
 
 /// A document that is not a signature document.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ModelError(pub String);
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// Not JSON text.
+    #[error("a signature document must be JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    /// Not an object.
+    #[error("a signature document must be a JSON object")]
+    NotAnObject,
+    /// No `tools` array.
+    #[error("a signature document needs a `tools` array")]
+    NoTools,
+    /// A member of the wrong shape, at `path` (in the tool named `tool`).
+    #[error("{path}{}: {source}", tool.as_ref().map(|n| format!(" (tool `{n}`)")).unwrap_or_default())]
+    Shape {
+        /// Where (`tools[0].requiredScopes[1]`).
+        path: String,
+        /// The name of the tool it is in, when it is in one that has one.
+        tool: Option<String>,
+        /// What is wrong there.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Two tools of one name.
+    #[error("tool `{0}` is listed twice")]
+    DuplicateTool(String),
+    /// No `fingerprint` member.
+    #[error("the signature document has no `fingerprint`")]
+    NoFingerprint,
+    /// The fingerprint does not match the content.
+    #[error("claims {declared}, content hashes to {actual}")]
+    FingerprintMismatch {
+        /// The document's `fingerprint`.
+        declared: String,
+        /// The content's.
+        actual: String,
+    },
+}
 
 impl SignatureDocument {
     /// Reads a document, with the place of the first problem
     /// (`tools[0].requiredScopes[1]: …`) and a check that tool names are unique.
     pub fn from_value(document: &Value) -> Result<Self, ModelError> {
         if !document.is_object() {
-            return Err(ModelError(
-                "a signature document must be a JSON object".into(),
-            ));
+            return Err(ModelError::NotAnObject);
         }
         if !document.get("tools").is_some_and(Value::is_array) {
-            return Err(ModelError(
-                "a signature document needs a `tools` array".into(),
-            ));
+            return Err(ModelError::NoTools);
         }
         let model: SignatureDocument = serde_path_to_error::deserialize(document).map_err(|e| {
             let path = e.path().to_string();
-            let named = tool_name_at(document, &path)
-                .map(|n| format!(" (tool `{n}`)"))
-                .unwrap_or_default();
-            ModelError(format!("{path}{named}: {}", e.inner()))
+            ModelError::Shape {
+                tool: tool_name_at(document, &path).map(str::to_string),
+                path,
+                source: e.into_inner(),
+            }
         })?;
         let mut seen = std::collections::BTreeSet::new();
         for tool in &model.tools {
             if !seen.insert(tool.name.as_str()) {
-                return Err(ModelError(format!("tool `{}` is listed twice", tool.name)));
+                return Err(ModelError::DuplicateTool(tool.name.clone()));
             }
         }
         Ok(model)
@@ -144,8 +176,7 @@ impl SignatureDocument {
 
     /// Parses JSON text with [`SignatureDocument::from_value`].
     pub fn from_json(text: &str) -> Result<Self, ModelError> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| ModelError(format!("a signature document must be JSON: {e}")))?;
+        let value: Value = serde_json::from_str(text).map_err(ModelError::NotJson)?;
         Self::from_value(&value)
     }
 
@@ -281,7 +312,7 @@ fn declared_fingerprint(document: &Value) -> Result<&str, ModelError> {
     document
         .get("fingerprint")
         .and_then(Value::as_str)
-        .ok_or_else(|| ModelError("the signature document has no `fingerprint`".into()))
+        .ok_or(ModelError::NoFingerprint)
 }
 
 /// [`check_fingerprint`] with the document's fingerprint computed already
@@ -291,9 +322,10 @@ pub fn check_fingerprint_is<'a>(document: &'a Value, actual: &str) -> Result<&'a
     if declared == actual {
         Ok(declared)
     } else {
-        Err(ModelError(format!(
-            "claims {declared}, content hashes to {actual}"
-        )))
+        Err(ModelError::FingerprintMismatch {
+            declared: declared.to_string(),
+            actual: actual.to_string(),
+        })
     }
 }
 
@@ -319,7 +351,8 @@ mod tests {
             "requiredScopes": ["s", 1]}]});
         let err = SignatureDocument::from_value(&doc).unwrap_err();
         assert!(
-            err.0.starts_with("tools[0].requiredScopes[1] (tool `a`): "),
+            err.to_string()
+                .starts_with("tools[0].requiredScopes[1] (tool `a`): "),
             "{err}"
         );
         let mut ok = doc.clone();
@@ -336,7 +369,7 @@ mod tests {
         assert!(
             SignatureDocument::from_value(&twice)
                 .unwrap_err()
-                .0
+                .to_string()
                 .contains("listed twice")
         );
     }

@@ -101,11 +101,11 @@ fn a_tampered_or_unpinned_document_is_refused() {
     tool_mut(&mut doc, "manage_files")["resolvedVariants"][3]["annotations"]["destructiveHint"] =
         json!(false);
     let err = Signature::verified(doc.clone()).unwrap_err();
-    assert!(err.0.contains("hashes to"), "{err}");
+    assert!(err.to_string().contains("hashes to"), "{err}");
     doc["fingerprint"] = json!(fingerprint(&doc));
     // Self-consistent again, but not what the host approved.
     let err = Signature::pinned(doc, &pin).unwrap_err();
-    assert!(err.0.contains("is pinned"), "{err}");
+    assert!(err.to_string().contains("is pinned"), "{err}");
 }
 
 #[test]

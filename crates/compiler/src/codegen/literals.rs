@@ -58,7 +58,7 @@ pub(super) fn print_with_literals<const N: usize>(
     }
     let literals: [TokenStream; N] = literals
         .try_into()
-        .map_err(|_| CodegenError("a literal went missing".into()))?;
+        .map_err(|_| CodegenError::MissingLiteral)?;
     Ok(vec![print_items(items(literals))?])
 }
 
@@ -71,7 +71,7 @@ pub(super) fn source_literal(source: &str) -> Result<TokenStream, CodegenError> 
     source
         .parse::<Literal>()
         .map(quote_literal)
-        .map_err(|e| CodegenError(format!("generated literal does not parse: {e}")))
+        .map_err(CodegenError::Literal)
 }
 
 /// Where each placeholder's literal is in `text` (offset, length, which
@@ -87,7 +87,7 @@ pub(super) fn placeholder_spans(
         let mut found = text.match_indices(&quoted);
         match (found.next(), found.next()) {
             (Some((at, _)), None) => spans.push((at, quoted.len(), i)),
-            _ => return Err(CodegenError(format!("placeholder {p} is not in place"))),
+            _ => return Err(CodegenError::Placeholder(p.clone())),
         }
     }
     spans.sort_by_key(|&(at, _, _)| at);
@@ -97,11 +97,9 @@ pub(super) fn placeholder_spans(
 /// Items as prettyplease prints them, checked to parse back (what is
 /// written must parse, not only the tokens it was printed from).
 pub(super) fn print_items(tokens: TokenStream) -> Result<String, CodegenError> {
-    let file: syn::File = syn::parse2(tokens)
-        .map_err(|e| CodegenError(format!("generated code does not parse: {e}")))?;
+    let file: syn::File = syn::parse2(tokens).map_err(CodegenError::Parse)?;
     let text = prettyplease::unparse(&file);
-    syn::parse_file(&text)
-        .map_err(|e| CodegenError(format!("generated code does not parse back: {e}")))?;
+    syn::parse_file(&text).map_err(CodegenError::ParseBack)?;
     Ok(text)
 }
 

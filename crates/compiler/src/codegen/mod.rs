@@ -63,10 +63,41 @@ impl Default for Options {
     }
 }
 
-/// Why code could not be generated.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct CodegenError(pub String);
+/// Why code could not be generated. Each is a bug of the generator (the
+/// emitters assume checked rules) or a bad runtime path.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CodegenError {
+    /// Two tools share a name.
+    #[error("tool names repeat")]
+    RepeatedNames,
+    /// The name table names a tool that is not there.
+    #[error("the name table names a tool that is not there")]
+    MissingTool,
+    /// A large literal was lost between lexing and printing.
+    #[error("a literal went missing")]
+    MissingLiteral,
+    /// A large literal's source does not lex.
+    #[error("generated literal does not parse: {0}")]
+    Literal(#[source] proc_macro2::LexError),
+    /// A literal's placeholder is not in the printed text exactly once.
+    #[error("placeholder {0} is not in place")]
+    Placeholder(String),
+    /// The generated items do not parse.
+    #[error("generated code does not parse: {0}")]
+    Parse(#[source] syn::Error),
+    /// The printed items do not parse back.
+    #[error("generated code does not parse back: {0}")]
+    ParseBack(#[source] syn::Error),
+    /// The runtime path (`Options::runtime_path`) is not a module path.
+    #[error("runtime path `{path}`: {why}")]
+    RuntimePath {
+        /// The path given.
+        path: String,
+        /// Why it is not a module path.
+        why: String,
+    },
+}
 
 /// Up to this many tools, dispatch is a `match` on the name.
 pub const LINEAR_DISPATCH_MAX: usize = 8;
@@ -90,7 +121,7 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
     } = signature_text(server, options.jobs);
 
     let names: Vec<&str> = server.tools.iter().map(|t| t.name.as_str()).collect();
-    let table = phf::build(&names).ok_or_else(|| CodegenError("tool names repeat".into()))?;
+    let table = phf::build(&names).ok_or(CodegenError::RepeatedNames)?;
     // A few names are found fastest by a `match` (a length check, then a
     // compare, per name); beyond that the perfect hash keeps dispatch flat.
     let linear = names.len() <= LINEAR_DISPATCH_MAX;
@@ -244,9 +275,7 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
     let mut entries = Vec::with_capacity(order.len());
     for &i in &order {
         let Some(tool) = server.tools.get(i) else {
-            return Err(CodegenError(
-                "the name table names a tool that is not there".into(),
-            ));
+            return Err(CodegenError::MissingTool);
         };
         entries.push(if tool.resolvable {
             let t = format_ident!("TOOL_{}", i);

@@ -174,17 +174,20 @@ pub(super) fn tool_items(
 /// The runtime crate's path, a module path such as `::mcp_resolve_runtime`
 /// or `crate::runtime`: parsed, and as Rust source.
 pub(super) fn runtime_path(path: &str) -> Result<(syn::Path, String), CodegenError> {
-    let parsed: syn::Path =
-        syn::parse_str(path).map_err(|e| CodegenError(format!("runtime path `{path}`: {e}")))?;
+    let parsed: syn::Path = syn::parse_str(path).map_err(|e| CodegenError::RuntimePath {
+        path: path.to_string(),
+        why: e.to_string(),
+    })?;
     let mut text = String::new();
     if parsed.leading_colon.is_some() {
         text.push_str("::");
     }
     for (i, segment) in parsed.segments.iter().enumerate() {
         if !segment.arguments.is_none() {
-            return Err(CodegenError(format!(
-                "runtime path `{path}`: a module path has no generic arguments"
-            )));
+            return Err(CodegenError::RuntimePath {
+                path: path.to_string(),
+                why: "a module path has no generic arguments".into(),
+            });
         }
         if i > 0 {
             text.push_str("::");

@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use serde_json::{Map, Value, json};
 
 use mcp_resolve_host::signature::{SignatureDocument, SignatureTool};
-use mcp_resolve_host::{Signature, SignedTool, SignedVariant};
+use mcp_resolve_host::{Signature, SignatureError, SignedTool, SignedVariant};
 use mcp_resolve_runtime::Annotations;
 use mcp_resolve_runtime::hints::{self, BUILTIN_HINTS};
 use serde::Deserialize;
@@ -243,9 +243,26 @@ impl Diff {
 pub const MARKDOWN_MARKER: &str = "<!-- mcp-resolve diff -->";
 
 /// Why two documents cannot be compared.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct DiffError(pub String);
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DiffError {
+    /// The old or the new document (`side`) is not a usable signature.
+    #[error("the {side} document: {source}")]
+    Document {
+        /// `old` or `new`.
+        side: &'static str,
+        /// Why, as host verification reads the whole document.
+        #[source]
+        source: SignatureError,
+    },
+    /// The tool given to [`candidate_calls`] cannot be used.
+    #[error("the given tool: {0}")]
+    Tool(#[source] SignatureError),
+    /// A bug: a tool failed to read alone but not in its document, or the
+    /// comparison of one tool failed.
+    #[error("internal error {0} (please report it)")]
+    Internal(String),
+}
 
 /// The most argument objects tried per tool.
 pub const MAX_CANDIDATES: usize = 20_000;
@@ -353,8 +370,8 @@ fn compare_tools(
             Ok(Ok(found)) => changes.extend(found),
             Ok(Err(side)) => return Err(Failure::Compile(side)),
             Err(_) => {
-                return Err(Failure::Internal(DiffError(format!(
-                    "internal error comparing tool `{}` (please report it)",
+                return Err(Failure::Internal(DiffError::Internal(format!(
+                    "comparing tool `{}`",
                     tool.name
                 ))));
             }
@@ -384,16 +401,21 @@ enum Side {
 
 /// The error for a document that does not read or compile, in the words
 /// of [`Signature::from_value`], which reads it whole and says where.
-fn whole_document_error(side: &str, doc: &Value) -> DiffError {
-    let e = match Signature::from_value(doc.clone()) {
-        Err(e) => e.0,
-        Ok(_) => "internal error: a tool failed alone but not in its document".into(),
-    };
-    DiffError(format!("the {side} document: {e}"))
+fn whole_document_error(side: &'static str, doc: &Value) -> DiffError {
+    match Signature::from_value(doc.clone()) {
+        Err(source) => DiffError::Document { side, source },
+        Ok(_) => DiffError::Internal(format!(
+            "reading the {side} document: a tool failed alone but not in it"
+        )),
+    }
 }
 
 /// Reads one document's tools, each on its own, on `threads` threads.
-fn read_tools(side: &str, doc: &Value, threads: usize) -> Result<Vec<SignatureTool>, DiffError> {
+fn read_tools(
+    side: &'static str,
+    doc: &Value,
+    threads: usize,
+) -> Result<Vec<SignatureTool>, DiffError> {
     let (Some(map), Some(Value::Array(tools))) = (doc.as_object(), doc.get("tools")) else {
         return Err(whole_document_error(side, doc));
     };
@@ -430,8 +452,7 @@ fn same_for_calls(o: &SignatureTool, n: &SignatureTool) -> bool {
 /// `diff` combines them (at most [`MAX_CANDIDATES`]). Some may be refused by
 /// the `inputSchema`. Useful to test a resolver or a host against a signature.
 pub fn candidate_calls(tool: &Value) -> Result<Vec<Value>, DiffError> {
-    let tool =
-        SignedTool::from_value(tool).map_err(|e| DiffError(format!("the given tool: {e}")))?;
+    let tool = SignedTool::from_value(tool).map_err(DiffError::Tool)?;
     Ok(Search::new(None, Some(&ToolSig::new(&tool))).candidates)
 }
 

@@ -20,18 +20,62 @@ use crate::signature::{ModelError, ServerInfo, SignatureDocument, SignatureTool,
 use mcp_resolve_runtime::{Annotations, ArgumentValidator};
 
 /// A signature document that cannot be used.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct SignatureError(pub String);
-
-impl From<ModelError> for SignatureError {
-    fn from(e: ModelError) -> Self {
-        SignatureError(e.0)
-    }
-}
-
-fn bad(message: impl Into<String>) -> SignatureError {
-    SignatureError(message.into())
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SignatureError {
+    /// Not a signature document.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// Not JSON text.
+    #[error("a signature document must be JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    /// Its fingerprint does not verify.
+    #[error("the document's fingerprint does not verify: {0}")]
+    Fingerprint(#[source] ModelError),
+    /// Its fingerprint is not the one pinned.
+    #[error("the signature's fingerprint is {} but {pinned} is pinned", actual.as_deref().unwrap_or("missing"))]
+    NotPinned {
+        /// The document's fingerprint, if it has one.
+        actual: Option<String>,
+        /// The fingerprint pinned.
+        pinned: String,
+    },
+    /// The tool at `index` of `tools` cannot be used.
+    #[error("tools[{index}]: {source}")]
+    AtIndex {
+        /// Its index.
+        index: usize,
+        /// Why.
+        #[source]
+        source: Box<SignatureError>,
+    },
+    /// A tool object of the wrong shape.
+    #[error("tool `{tool}`: {path}: {source}")]
+    ToolShape {
+        /// The tool's name (`?` without one).
+        tool: String,
+        /// Where in the tool.
+        path: String,
+        /// What is wrong there.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A variant whose `argumentPatterns` do not compile.
+    #[error("variant `{variant}`: `argumentPatterns` do not compile: {why}")]
+    Variant {
+        /// The variant's name.
+        variant: String,
+        /// The validator's error.
+        why: String,
+    },
+    /// A tool whose schemas or patterns do not compile.
+    #[error("tool `{tool}`: {why}")]
+    Tool {
+        /// The tool's name.
+        tool: String,
+        /// What does not compile.
+        why: String,
+    },
 }
 
 /// A signature document, checked and compiled for evaluation.
@@ -84,7 +128,12 @@ impl Signature {
             .tools
             .into_iter()
             .enumerate()
-            .map(|(i, tool)| SignedTool::compile(tool).map_err(|e| bad(format!("tools[{i}]: {e}"))))
+            .map(|(index, tool)| {
+                SignedTool::compile(tool).map_err(|e| SignatureError::AtIndex {
+                    index,
+                    source: Box::new(e),
+                })
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let mut by_name = HashMap::new();
         if tools.len() > LINEAR_LOOKUP_MAX {
@@ -103,16 +152,14 @@ impl Signature {
 
     /// Parses JSON text with [`Signature::from_value`].
     pub fn from_json(text: &str) -> Result<Self, SignatureError> {
-        let document: Value = serde_json::from_str(text)
-            .map_err(|e| bad(format!("a signature document must be JSON: {e}")))?;
+        let document: Value = serde_json::from_str(text).map_err(SignatureError::NotJson)?;
         Self::from_value(document)
     }
 
     /// Like [`Signature::from_value`], and the document's `fingerprint` must
     /// be present and equal the recomputed one.
     pub fn verified(document: Value) -> Result<Self, SignatureError> {
-        crate::signature::check_fingerprint(&document)
-            .map_err(|e| bad(format!("the document's fingerprint does not verify: {e}")))?;
+        crate::signature::check_fingerprint(&document).map_err(SignatureError::Fingerprint)?;
         Self::from_value(document)
     }
 
@@ -122,10 +169,10 @@ impl Signature {
         let signature = Self::verified(document)?;
         match signature.fingerprint() {
             Some(fp) if fp == pin => Ok(signature),
-            other => Err(bad(format!(
-                "the signature's fingerprint is {} but {pin} is pinned",
-                other.unwrap_or("missing")
-            ))),
+            other => Err(SignatureError::NotPinned {
+                actual: other.map(str::to_string),
+                pinned: pin.to_string(),
+            }),
         }
     }
 
@@ -207,14 +254,21 @@ impl SignedTool {
     pub fn from_value(tool: &Value) -> Result<Self, SignatureError> {
         let def: SignatureTool = serde_path_to_error::deserialize(tool).map_err(|e| {
             let name = tool.get("name").and_then(Value::as_str).unwrap_or("?");
-            bad(format!("tool `{name}`: {}: {}", e.path(), e.inner()))
+            SignatureError::ToolShape {
+                tool: name.to_string(),
+                path: e.path().to_string(),
+                source: e.into_inner(),
+            }
         })?;
         Self::compile(def)
     }
 
     /// Compiles a tool of the model.
     pub fn compile(def: SignatureTool) -> Result<Self, SignatureError> {
-        let in_tool = |e: String| bad(format!("tool `{}`: {e}", def.name));
+        let in_tool = |why: String| SignatureError::Tool {
+            tool: def.name.clone(),
+            why,
+        };
         let validator = ArgumentValidator::new(&def.input_schema)
             .map_err(|e| in_tool(format!("`inputSchema` does not compile: {e}")))?;
         let variants = def
@@ -314,11 +368,9 @@ impl SignedVariant {
         let schema = json!({ "type": "object", "properties": patterns, "required": required });
         let validator = mcp_resolve_runtime::pattern::pattern_validator_options()
             .build(&schema)
-            .map_err(|e| {
-                bad(format!(
-                    "variant `{}`: `argumentPatterns` do not compile: {e}",
-                    def.name
-                ))
+            .map_err(|e| SignatureError::Variant {
+                variant: def.name.clone(),
+                why: e.to_string(),
             })?;
         // The same schema as direct tests on the arguments object: each
         // pattern's argument looked up once, present and passing its check,

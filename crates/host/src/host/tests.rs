@@ -229,7 +229,7 @@ fn unusable_documents_are_refused_with_the_place() {
         let mut d = doc();
         edit(&mut d);
         let err = Signature::from_value(d).unwrap_err();
-        assert!(err.0.contains(message), "{err} / {message}");
+        assert!(err.to_string().contains(message), "{err} / {message}");
     }
     assert!(Signature::from_json("{").is_err());
 }
