@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
-"""Round-trip latency and throughput of MCP requests to a server directly
-and through `mcp-resolve proxy`, side by side in one run.
+"""Round-trip latency and throughput of MCP requests to a server directly,
+through a byte relay, through `mcp-resolve proxy` and (with `--baseline`)
+through an earlier proxy binary, side by side in one run.
 
 A raw JSON-RPC client (no SDK, so only the transport and the proxy are
-measured) opens an `initialize` session on stdio, warms up, then for each
-request kind sends N requests one at a time (p50, p99, mean) and N requests
-pipelined (throughput). The proxy's overhead is the difference between the
-two columns; `tools/resolve` is answered by the proxy itself. The last
-column is the CPU time the proxy process used per request (Linux
-`/proc/PID/schedstat`), its own cost apart from waiting for wake-ups.
+measured) opens an `initialize` session on stdio per route, warms up, then
+for each request kind sends N requests one at a time (p50, p99) and N
+requests pipelined (throughput), the routes interleaved in rounds so drift
+in the machine's load hits all of them. The byte relay is `cat` each way
+(`sh -c 'cat | SERVER | cat'`): two extra pipe hops that do nothing, the
+physical floor of any proxy on this machine. `tools/resolve` is answered
+by the proxies themselves. The CPU column is the time the relay's two
+`cat`s or the proxy process used per request (Linux `/proc/PID/schedstat`),
+its own cost apart from waiting for wake-ups.
 
 Usage:
-  proxy_latency.py --proxy BIN --rules RULES [--requests N] \
+  proxy_latency.py --proxy BIN [--baseline BIN] --rules RULES [--requests N] \
       --call 'TOOL JSON' [--resolve 'TOOL JSON'] -- SERVER ARGS...
 
 Prints a Markdown table (docs/performance.md keeps the figures).
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -35,6 +40,18 @@ class Session:
         self.ids = 0
         self.out = self.process.stdout
         self.initialize()
+        # The processes whose CPU counts as the route's own (set by main).
+        self.measured: list[int] = []
+
+    def cpu(self) -> float | None:
+        """CPU seconds of the route's own processes so far."""
+        total = 0.0
+        for pid in self.measured:
+            used = cpu_seconds(pid)
+            if used is None:
+                return None
+            total += used
+        return total
 
     def send(self, message: dict) -> None:
         assert self.process.stdin is not None
@@ -105,10 +122,14 @@ class Session:
 
 
 def cpu_seconds(pid: int) -> float | None:
-    """The CPU time process `pid` has used (Linux scheduler statistics, ns)."""
+    """The CPU time process `pid` has used, all its threads (Linux scheduler
+    statistics, ns)."""
     try:
-        with open(f"/proc/{pid}/schedstat") as f:
-            return int(f.read().split()[0]) / 1e9
+        total = 0
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        return total / 1e9
     except (OSError, ValueError, IndexError):
         return None
 
@@ -117,11 +138,38 @@ def us(seconds: float) -> str:
     return f"{seconds * 1e6:,.0f}"
 
 
+def children(pid: int) -> list[int]:
+    """The child processes of `pid` (Linux)."""
+    out = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                out += [int(c) for c in f.read().split()]
+    except OSError:
+        pass
+    return out
+
+
+def comm(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def quantile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--proxy", required=True, help="the mcp-resolve binary")
+    parser.add_argument("--baseline", help="an earlier mcp-resolve binary, measured beside it")
     parser.add_argument("--rules", required=True)
     parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--call", required=True, help="'TOOL JSON-ARGUMENTS' for tools/call")
     parser.add_argument("--resolve", help="'TOOL JSON-ARGUMENTS' for tools/resolve (default: --call)")
     parser.add_argument("command", nargs="+")
@@ -130,56 +178,65 @@ def main() -> int:
     call = {"name": tool, "arguments": json.loads(arguments)}
     rtool, rarguments = (args.resolve or args.call).split(" ", 1)
     resolve = {"name": rtool, "arguments": json.loads(rarguments)}
-    proxied = [args.proxy, "proxy", args.rules, "--no-probe", "--", *args.command]
-    n = args.requests
+    n, rounds = args.requests, args.rounds
+    per_round = n // rounds
+
+    routes: dict[str, list[str]] = {
+        "direct": args.command,
+        "relay": ["sh", "-c", 'cat | "$@" | cat', "relay", *args.command],
+    }
+    if args.baseline:
+        routes["baseline"] = [args.baseline, "proxy", args.rules, "--no-probe", "--", *args.command]
+    routes["proxy"] = [args.proxy, "proxy", args.rules, "--no-probe", "--", *args.command]
+    sessions = {name: Session(command) for name, command in routes.items()}
+    for name, session in sessions.items():
+        if name == "relay":
+            session.measured = [c for c in children(session.process.pid) if comm(c) == "cat"]
+        elif name != "direct":
+            session.measured = [session.process.pid]
+    proxies = [name for name in sessions if name in ("baseline", "proxy")]
 
     kinds = [("tools/list", {}), ("tools/call", call)]
     rows = []
-    sessions = {"direct": Session(args.command), "proxied": Session(proxied)}
     try:
-        for session in sessions.values():  # warm-up
+        for name, session in sessions.items():  # warm-up
             for method, params in kinds:
                 session.latency(method, params, min(200, n))
-            if session is sessions["proxied"]:
+            if name in proxies:
                 session.latency("tools/resolve", resolve, min(200, n))
-        for method, params in kinds:
-            # Interleaved rounds, so drift in the machine's load hits both.
-            samples: dict[str, list[float]] = {"direct": [], "proxied": []}
-            rate: dict[str, list[float]] = {"direct": [], "proxied": []}
-            cpu = 0.0
-            for _ in range(4):
-                for name, session in sessions.items():
-                    before = cpu_seconds(session.process.pid)
-                    samples[name] += session.latency(method, params, n // 4)
-                    rate[name].append(session.throughput(method, params, n // 4))
-                    after = cpu_seconds(session.process.pid)
-                    if name == "proxied" and before is not None and after is not None:
-                        cpu += after - before
-            per_request = cpu / (2 * 4 * (n // 4))
-            rows.append((method, samples, {k: statistics.median(v) for k, v in rate.items()}, per_request))
-        proxy = sessions["proxied"]
-        before = cpu_seconds(proxy.process.pid)
-        resolved = proxy.latency("tools/resolve", resolve, n)
-        resolve_rate = proxy.throughput("tools/resolve", resolve, n)
-        after = cpu_seconds(proxy.process.pid)
-        resolve_cpu = (after - before) / (2 * n) if before is not None and after is not None else 0.0
+        for method, params in kinds + [("tools/resolve", resolve)]:
+            names = list(sessions) if method != "tools/resolve" else proxies
+            samples: dict[str, list[float]] = {name: [] for name in names}
+            rate: dict[str, list[float]] = {name: [] for name in names}
+            cpu: dict[str, float] = {name: 0.0 for name in names}
+            for _ in range(rounds):
+                for name in names:
+                    session = sessions[name]
+                    before = session.cpu()
+                    samples[name] += session.latency(method, params, per_round)
+                    rate[name].append(session.throughput(method, params, per_round))
+                    after = session.cpu()
+                    if before is not None and after is not None:
+                        cpu[name] += after - before
+            rows.append((method, samples, {k: statistics.median(v) for k, v in rate.items()},
+                         {k: v / (2 * rounds * per_round) for k, v in cpu.items()}))
     finally:
         for session in sessions.values():
             session.close()
 
-    print(f"{n} requests of each kind, one at a time (latency, µs) and pipelined (throughput)\n")
-    print("| request | direct p50 | proxied p50 | Δ p50 | direct p99 | proxied p99 | direct req/s "
-          "| proxied req/s | proxy CPU per request |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(f"{n} requests of each kind per route, one at a time (latency, µs) and pipelined "
+          f"(throughput), routes interleaved in {rounds} rounds\n")
+    print("| request | route | p50 | Δ p50 vs direct | p99 | req/s | CPU per request (µs) |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for method, samples, rate, per_request in rows:
-        d, p = sorted(samples["direct"]), sorted(samples["proxied"])
-        q = lambda s, f: s[min(len(s) - 1, int(len(s) * f))]  # noqa: E731
-        print(f"| `{method}` | {us(q(d, .5))} | {us(q(p, .5))} | {us(q(p, .5) - q(d, .5))} "
-              f"({(q(p, .5) / q(d, .5) - 1) * 100:+.0f}%) | {us(q(d, .99))} | {us(q(p, .99))} "
-              f"| {rate['direct']:,.0f} | {rate['proxied']:,.0f} | {per_request * 1e6:.1f} |")
-    r = sorted(resolved)
-    print(f"| `tools/resolve` (answered by the proxy) | – | {us(r[len(r) // 2])} | – | – "
-          f"| {us(r[min(len(r) - 1, int(len(r) * .99))])} | – | {resolve_rate:,.0f} | {resolve_cpu * 1e6:.1f} |")
+        direct = quantile(samples["direct"], .5) if "direct" in samples else None
+        for name in samples:
+            p50 = quantile(samples[name], .5)
+            delta = "–" if direct is None or name == "direct" else \
+                f"{us(p50 - direct)} ({(p50 / direct - 1) * 100:+.0f}%)"
+            used = "–" if name == "direct" else f"{per_request[name] * 1e6:.1f}"
+            print(f"| `{method}` | {name} | {us(p50)} | {delta} | {us(quantile(samples[name], .99))} "
+                  f"| {rate[name]:,.0f} | {used} |")
     return 0
 
 

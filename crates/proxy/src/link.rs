@@ -7,14 +7,16 @@ use std::time::Duration;
 
 use mcp_resolve_runtime::RpcError;
 use mcp_resolve_runtime::framing::{Line, read_line_within};
+use serde::de::IgnoredAny;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::io::{AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::process::ChildStdin;
 use tokio::sync::mpsc;
 
 use crate::relay::log;
 pub(crate) use crate::session::Input;
-use crate::upstream::http::{Answer, Endpoint, message_headers, next_data};
+use crate::upstream::http::{Answer, Endpoint, Events, message_headers, next_data};
 use crate::upstream::{StdioTransport, UpstreamError, command_line, excerpt};
 use mcp_resolve_runtime::protocol::{Envelope, error_response, id_key};
 
@@ -238,102 +240,156 @@ async fn exchange(
     initialize: bool,
     inbox: mpsc::Sender<Input>,
 ) {
-    let fail = |why: String| {
-        let inbox = inbox.clone();
-        let id = id.clone();
-        async move {
-            match id {
-                Some(id) => {
-                    let error = RpcError::new(
-                        RpcError::INTERNAL_ERROR,
-                        format!("mcp-resolve proxy: {why}"),
-                        None,
-                    );
-                    let _ = inbox.send(Input::Line(error_response(&id, &error))).await;
-                }
-                None => log(&why),
-            }
-        }
+    let posted = endpoint.post(text, id.is_some(), headers).await;
+    let mut exchange = Exchange {
+        endpoint,
+        id,
+        initialize,
+        inbox,
+        answered: false,
     };
-    let answer = match endpoint.post(text, id.is_some(), headers).await {
+    let answer = match posted {
         Ok(answer) => answer,
-        Err(e) => return fail(e.to_string()).await,
+        Err(e) => return exchange.fail(e.to_string()).await,
     };
-    let mut answered = false;
-    let forward = |message: String, answered: &mut bool| {
+    let go_on = match answer {
+        Answer::Accepted => true,
+        Answer::Refused { status, body } => exchange.refused(status, &body).await,
+        Answer::Json(body) => exchange.json(&body).await,
+        Answer::Events(events) => exchange.events(events).await,
+    };
+    if go_on && exchange.id.is_some() && !exchange.answered {
+        exchange
+            .fail("the server's HTTP answer ended without a response to the request".into())
+            .await;
+    }
+}
+
+/// One POST to the server and what comes back for it.
+struct Exchange {
+    endpoint: Endpoint,
+    /// The request's id (`None` for a notification or a response).
+    id: Option<Value>,
+    initialize: bool,
+    inbox: mpsc::Sender<Input>,
+    /// The response to the request has come.
+    answered: bool,
+}
+
+impl Exchange {
+    /// Gives up on the request: an error answer for it, or a log line for
+    /// a notification.
+    async fn fail(&self, why: String) {
+        match &self.id {
+            Some(id) => {
+                let error = RpcError::new(
+                    RpcError::INTERNAL_ERROR,
+                    format!("mcp-resolve proxy: {why}"),
+                    None,
+                );
+                let _ = self
+                    .inbox
+                    .send(Input::Line(error_response(id, &error)))
+                    .await;
+            }
+            None => log(&why),
+        }
+    }
+
+    /// Passes one message of the answer on; notes the response to the
+    /// request (and, for `initialize`, the protocol version it settles).
+    /// `false` when the session is gone.
+    async fn forward(&mut self, message: String) -> bool {
         if let Some(envelope) = Envelope::of(&message)
             && envelope.is_response()
-            && envelope.id.as_ref().map(id_key) == id.as_ref().map(id_key)
+            && envelope.id.as_ref().map(id_key) == self.id.as_ref().map(id_key)
         {
-            *answered = true;
-            if initialize && let Some(version) = protocol_version(&message) {
-                endpoint.set_protocol_version(&version);
+            self.answered = true;
+            if self.initialize
+                && let Some(version) = protocol_version(&message)
+            {
+                self.endpoint.set_protocol_version(&version);
             }
         }
-        message
-    };
-    match answer {
-        Answer::Accepted => {}
-        Answer::Refused { status, body } => {
-            // A JSON-RPC answer in an error status is still the answer.
-            let text = String::from_utf8_lossy(&body);
-            let message = forward(text.trim().to_string(), &mut answered);
-            if answered {
-                let _ = inbox.send(Input::Line(message)).await;
-            } else if status == reqwest::StatusCode::NOT_FOUND && endpoint.has_session() {
-                let _ = inbox
-                    .send(Input::Ended(format!(
-                        "the server at {} ended the session (404)",
-                        endpoint.url()
-                    )))
-                    .await;
-                return;
-            } else {
-                let body = if text.trim().is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", excerpt(text.trim()))
-                };
-                return fail(format!("the server answered HTTP {status}{body}")).await;
-            }
+        self.inbox.send(Input::Line(message)).await.is_ok()
+    }
+
+    /// An error status: a JSON-RPC answer in it is still the answer; a 404
+    /// for a session ends the session. `false` when nothing more is to be
+    /// said.
+    async fn refused(&mut self, status: reqwest::StatusCode, body: &[u8]) -> bool {
+        let text = String::from_utf8_lossy(body);
+        let text = text.trim();
+        let responds = Envelope::of(text).is_some_and(|envelope| {
+            envelope.is_response()
+                && envelope.id.as_ref().map(id_key) == self.id.as_ref().map(id_key)
+        });
+        if responds {
+            self.forward(text.to_string()).await;
+            return true;
         }
-        Answer::Json(body) => match serde_json::from_slice::<Value>(&body) {
-            Ok(Value::Array(batch)) => {
-                for message in batch {
-                    let message = forward(message.to_string(), &mut answered);
-                    let _ = inbox.send(Input::Line(message)).await;
-                }
-            }
-            Ok(_) => {
-                let text = String::from_utf8_lossy(&body).trim().to_string();
-                let message = forward(text, &mut answered);
-                let _ = inbox.send(Input::Line(message)).await;
-            }
-            Err(_) => {
-                log(&format!(
-                    "the server's HTTP answer is not JSON; skipped: {}",
-                    excerpt(&String::from_utf8_lossy(&body))
-                ));
-            }
-        },
-        Answer::Events(mut events) => loop {
-            match next_data(&mut events, endpoint.max()).await {
-                Ok(Some(data)) => {
-                    let message = forward(data, &mut answered);
-                    if inbox.send(Input::Line(message)).await.is_err() {
-                        return;
+        if status == reqwest::StatusCode::NOT_FOUND && self.endpoint.has_session() {
+            let why = format!(
+                "the server at {} ended the session (404)",
+                self.endpoint.url()
+            );
+            let _ = self.inbox.send(Input::Ended(why)).await;
+            return false;
+        }
+        let body = if text.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", excerpt(text))
+        };
+        self.fail(format!("the server answered HTTP {status}{body}"))
+            .await;
+        false
+    }
+
+    /// A JSON body: one message, or a batch of them, each passed on as the
+    /// server wrote it.
+    async fn json(&mut self, body: &[u8]) -> bool {
+        let text = String::from_utf8_lossy(body);
+        let text = text.trim();
+        if text.starts_with('[') {
+            match serde_json::from_str::<Vec<&RawValue>>(text) {
+                Ok(batch) => {
+                    for message in batch {
+                        self.forward(message.get().to_string()).await;
                     }
                 }
-                Ok(None) => break,
+                Err(_) => log(&format!(
+                    "the server's HTTP answer is not JSON; skipped: {}",
+                    excerpt(text)
+                )),
+            }
+        } else if serde_json::from_str::<IgnoredAny>(text).is_ok() {
+            self.forward(text.to_string()).await;
+        } else {
+            log(&format!(
+                "the server's HTTP answer is not JSON; skipped: {}",
+                excerpt(text)
+            ));
+        }
+        true
+    }
+
+    /// An event stream: each event's data passed on, until the stream ends.
+    async fn events(&mut self, mut events: Events) -> bool {
+        loop {
+            match next_data(&mut events, self.endpoint.max()).await {
+                Ok(Some(data)) => {
+                    if !self.forward(data).await {
+                        return false;
+                    }
+                }
+                Ok(None) => return true,
                 Err(e) => {
                     log(&e.to_string());
-                    break;
+                    return true;
                 }
             }
-        },
-    }
-    if id.is_some() && !answered {
-        fail("the server's HTTP answer ended without a response to the request".into()).await;
+        }
     }
 }
 

@@ -584,6 +584,117 @@ impl Ledger {
     }
 }
 
+/// What a random exchange's host and server keep besides the ledger.
+struct Players {
+    next_id: u64,
+    served: u64,
+    stateless: bool,
+}
+
+/// Plays one step: the host's or the server's move, or time passing.
+fn play(
+    h: &mut Harness<'_>,
+    ledger: &mut Ledger,
+    players: &mut Players,
+    step: &Step,
+) -> Vec<Effect> {
+    let Players {
+        next_id,
+        served,
+        stateless,
+    } = players;
+    let stateless = *stateless;
+    match step {
+        Step::Request(kind) => {
+            let line = request(*kind, *next_id, stateless);
+            *next_id += 1;
+            let id: Value = serde_json::from_str::<Value>(&line).unwrap()["id"].clone();
+            ledger.requests.insert(id.to_string(), false);
+            h.host(&line)
+        }
+        Step::Notify => h.host(r#"{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}"#),
+        Step::Cancel(n) => {
+            let open: Vec<String> = ledger
+                .requests
+                .iter()
+                .filter(|(id, cancelled)| !**cancelled && !ledger.answers.contains_key(*id))
+                .map(|(id, _)| id.clone())
+                .collect();
+            if open.is_empty() {
+                return Vec::new();
+            }
+            let id = open[n % open.len()].clone();
+            ledger.requests.insert(id.clone(), true);
+            h.host(&format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#
+            ))
+        }
+        Step::HostGarbage(kind) => h.host(
+            [
+                "{",
+                "[]",
+                "42",
+                r#"{"jsonrpc":"2.0","id":{},"method":"x"}"#,
+                r#"{"jsonrpc":"1.0","id":"g","method":"x"}"#,
+                r#"{"jsonrpc":"2.0","id":"g","method":"x","params":[1]}"#,
+                "",
+            ][usize::from(*kind % 7)],
+        ),
+        Step::AnswerQuestion(n, action) => {
+            if ledger.questions.is_empty() {
+                return Vec::new();
+            }
+            let question = ledger.questions.remove(n % ledger.questions.len());
+            let answer = match action % 4 {
+                0 => json!({"jsonrpc": "2.0", "id": question, "result": {"action": "accept"}}),
+                1 => json!({"jsonrpc": "2.0", "id": question, "result": {"action": "decline"}}),
+                2 => json!({"jsonrpc": "2.0", "id": question, "result": {"action": "cancel"}}),
+                _ => {
+                    json!({"jsonrpc": "2.0", "id": question, "error": {"code": -1, "message": "no"}})
+                }
+            };
+            h.host(&answer.to_string())
+        }
+        Step::Answer(n, error) => {
+            if ledger.at_server.is_empty() {
+                return Vec::new();
+            }
+            let id = ledger.at_server.remove(n % ledger.at_server.len());
+            let answer = if *error {
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": "failed"}})
+            } else if id
+                .as_str()
+                .is_some_and(|id| id.starts_with("mcp-resolve-list-"))
+            {
+                json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [
+                    {"name": "manage_files", "inputSchema": {"type": "object"}}]}})
+            } else {
+                json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}})
+            };
+            h.server(&answer.to_string())
+        }
+        Step::ServerNotify => {
+            *served += 1;
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"n":{served}}}}}"#
+            );
+            ledger.from_server.insert(line.clone(), 0);
+            h.server(&line)
+        }
+        Step::ListChanged => {
+            h.server(r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#)
+        }
+        Step::ServerRequest => {
+            *served += 1;
+            let line = format!(r#"{{"jsonrpc":"2.0","id":"srv{served}","method":"roots/list"}}"#);
+            ledger.from_server.insert(line.clone(), 0);
+            h.server(&line)
+        }
+        Step::ServerGarbage => h.server("garbage"),
+        Step::Wait(seconds) => h.tick(Duration::from_secs(u64::from(*seconds))),
+    }
+}
+
 fn run_exchange(steps: &[Step], stateless: bool, watch: bool) {
     let rules = rules(Dialect::Extension);
     let guard = if watch {
@@ -596,101 +707,13 @@ fn run_exchange(steps: &[Step], stateless: bool, watch: bool) {
     if !stateless {
         h.initialize(json!({"elicitation": {}, "extensions": {EXTENSION: {}}}));
     }
-    let mut next_id = 1u64;
-    let mut served = 0u64;
+    let mut players = Players {
+        next_id: 1,
+        served: 0,
+        stateless,
+    };
     for step in steps {
-        let out = match step {
-            Step::Request(kind) => {
-                let line = request(*kind, next_id, stateless);
-                next_id += 1;
-                let id: Value = serde_json::from_str::<Value>(&line).unwrap()["id"].clone();
-                ledger.requests.insert(id.to_string(), false);
-                h.host(&line)
-            }
-            Step::Notify => {
-                h.host(r#"{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}"#)
-            }
-            Step::Cancel(n) => {
-                let open: Vec<String> = ledger
-                    .requests
-                    .iter()
-                    .filter(|(id, cancelled)| !**cancelled && !ledger.answers.contains_key(*id))
-                    .map(|(id, _)| id.clone())
-                    .collect();
-                if open.is_empty() {
-                    continue;
-                }
-                let id = open[n % open.len()].clone();
-                ledger.requests.insert(id.clone(), true);
-                h.host(&format!(
-                    r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#
-                ))
-            }
-            Step::HostGarbage(kind) => h.host(
-                [
-                    "{",
-                    "[]",
-                    "42",
-                    r#"{"jsonrpc":"2.0","id":{},"method":"x"}"#,
-                    r#"{"jsonrpc":"1.0","id":"g","method":"x"}"#,
-                    r#"{"jsonrpc":"2.0","id":"g","method":"x","params":[1]}"#,
-                    "",
-                ][usize::from(*kind % 7)],
-            ),
-            Step::AnswerQuestion(n, action) => {
-                if ledger.questions.is_empty() {
-                    continue;
-                }
-                let question = ledger.questions.remove(n % ledger.questions.len());
-                let answer = match action % 4 {
-                    0 => json!({"jsonrpc": "2.0", "id": question, "result": {"action": "accept"}}),
-                    1 => json!({"jsonrpc": "2.0", "id": question, "result": {"action": "decline"}}),
-                    2 => json!({"jsonrpc": "2.0", "id": question, "result": {"action": "cancel"}}),
-                    _ => {
-                        json!({"jsonrpc": "2.0", "id": question, "error": {"code": -1, "message": "no"}})
-                    }
-                };
-                h.host(&answer.to_string())
-            }
-            Step::Answer(n, error) => {
-                if ledger.at_server.is_empty() {
-                    continue;
-                }
-                let id = ledger.at_server.remove(n % ledger.at_server.len());
-                let answer = if *error {
-                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": "failed"}})
-                } else if id
-                    .as_str()
-                    .is_some_and(|id| id.starts_with("mcp-resolve-list-"))
-                {
-                    json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [
-                        {"name": "manage_files", "inputSchema": {"type": "object"}}]}})
-                } else {
-                    json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}})
-                };
-                h.server(&answer.to_string())
-            }
-            Step::ServerNotify => {
-                served += 1;
-                let line = format!(
-                    r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"n":{served}}}}}"#
-                );
-                ledger.from_server.insert(line.clone(), 0);
-                h.server(&line)
-            }
-            Step::ListChanged => {
-                h.server(r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#)
-            }
-            Step::ServerRequest => {
-                served += 1;
-                let line =
-                    format!(r#"{{"jsonrpc":"2.0","id":"srv{served}","method":"roots/list"}}"#);
-                ledger.from_server.insert(line.clone(), 0);
-                h.server(&line)
-            }
-            Step::ServerGarbage => h.server("garbage"),
-            Step::Wait(seconds) => h.tick(Duration::from_secs(u64::from(*seconds))),
-        };
+        let out = play(&mut h, &mut ledger, &mut players, step);
         ledger.take(out);
         // At every step: no answer twice.
         for (id, count) in &ledger.answers {
