@@ -27,6 +27,7 @@ pub mod guard;
 mod link;
 pub mod listen;
 pub mod policy;
+mod raw;
 mod relay;
 pub mod rules;
 pub mod session;

@@ -146,11 +146,21 @@ pub(crate) async fn relay<S: HostSink>(
         guard,
         effects: Vec::new(),
     };
+    // One timer for the session, armed at the earliest deadline and moved
+    // only to an earlier one: a deadline that passes with nothing due (its
+    // request answered meanwhile) costs one tick, not a timer per message.
+    let timer = tokio::time::sleep_until(far_future());
+    tokio::pin!(timer);
+    let mut armed: Option<std::time::Instant> = None;
     let ended = loop {
-        let deadline = driver.session.next_deadline();
-        let sleep = tokio::time::sleep_until(
-            deadline.map_or_else(far_future, tokio::time::Instant::from_std),
-        );
+        if let Some(deadline) = driver.session.next_deadline()
+            && armed.is_none_or(|at| deadline < at)
+        {
+            timer
+                .as_mut()
+                .reset(tokio::time::Instant::from_std(deadline));
+            armed = Some(deadline);
+        }
         tokio::select! {
             input = from_host.recv() => {
                 let input = input.unwrap_or_else(|| Input::Ended(String::new()));
@@ -163,7 +173,8 @@ pub(crate) async fn relay<S: HostSink>(
                 };
                 driver.session.from_server(input, Clock::system(), &mut driver.effects);
             }
-            () = sleep, if deadline.is_some() => {
+            () = &mut timer, if armed.is_some() => {
+                armed = None;
                 driver.session.tick(Clock::system(), &mut driver.effects);
             }
         }

@@ -3,6 +3,7 @@
 //! marks and annotates, and the requests it answers itself (the dialect's
 //! resolve method and `signature`).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use mcp_resolve_host::matcher::{Matcher, Outcome};
@@ -13,6 +14,8 @@ use serde_json::{Map, Value, json};
 use mcp_resolve::emit::signature::signature;
 use mcp_resolve::ir::Server;
 use mcp_resolve::resolve::ResolverError;
+
+use crate::raw::{self, Members};
 
 pub use mcp_resolve_runtime::protocol::SIGNATURE_METHOD;
 
@@ -131,6 +134,46 @@ impl ProxyRules {
                 }
             }
         }
+    }
+
+    /// One listed tool given as JSON text (`tool`), annotated as
+    /// [`ProxyRules::rewrite`] annotates it, its other members left exactly
+    /// as written; `None` when the rules do not describe it.
+    pub(crate) fn annotate_text(&self, tool: &str, marked: bool) -> Option<String> {
+        let members = Members::of(tool)?;
+        let name: Cow<'_, str> = serde_json::from_str(members.get("name")?.get()).ok()?;
+        let entry = self.entries.get(name.as_ref())?;
+        let mut out: Vec<(Cow<'_, str>, Cow<'_, str>)> = members
+            .0
+            .iter()
+            .map(|(k, v)| (k.clone(), Cow::Borrowed(v.get())))
+            .collect();
+        if let Some(Value::Object(annotations)) = entry.get("annotations") {
+            let mut listed = object_member(&out, "annotations");
+            for (hint, value) in annotations {
+                listed.insert(hint.clone(), value.clone());
+            }
+            set_member(&mut out, "annotations", Value::Object(listed).to_string());
+        }
+        if marked {
+            for (key, value) in entry {
+                match key.as_str() {
+                    "name" | "title" | "description" | "inputSchema" | "outputSchema"
+                    | "annotations" | "icons" => {}
+                    "_meta" => {
+                        if let Value::Object(meta) = value {
+                            let mut listed = object_member(&out, "_meta");
+                            for (k, v) in meta {
+                                listed.insert(k.clone(), v.clone());
+                            }
+                            set_member(&mut out, "_meta", Value::Object(listed).to_string());
+                        }
+                    }
+                    _ => set_member(&mut out, key, value.to_string()),
+                }
+            }
+        }
+        Some(raw::object(&out))
     }
 
     /// One listed tool: the rules' annotations over the server's (hints the
@@ -254,4 +297,94 @@ fn object_at<'m>(map: &'m mut Map<String, Value>, key: &str) -> Option<&'m mut M
         })
         .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()
+}
+
+/// The object member `key` of `members` (JSON text), parsed; an empty
+/// object when absent or not an object (as [`object_at`] makes it).
+fn object_member(members: &[(Cow<'_, str>, Cow<'_, str>)], key: &str) -> Map<String, Value> {
+    members
+        .iter()
+        .find(|(k, _)| k == key)
+        .and_then(|(_, v)| serde_json::from_str::<Value>(v).ok())
+        .and_then(|v| match v {
+            Value::Object(map) => Some(map),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// Sets member `key` to the JSON text `value`: in its place when present,
+/// last otherwise (as inserting into a parsed object does).
+fn set_member<'m>(members: &mut Vec<(Cow<'m, str>, Cow<'m, str>)>, key: &str, value: String) {
+    match members.iter_mut().find(|(k, _)| k == key) {
+        Some(member) => member.1 = Cow::Owned(value),
+        None => members.push((Cow::Owned(key.to_string()), Cow::Owned(value))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(dialect: Dialect) -> ProxyRules {
+        let project = mcp_resolve::load_str(
+            "github-api.yaml",
+            include_str!("../../../rules/github-api.yaml"),
+        );
+        ProxyRules::new(project.servers.into_iter().next().unwrap(), dialect).unwrap()
+    }
+
+    /// Tools as servers list them: with and without annotations, with a
+    /// `_meta`, annotations that are not an object, unknown tools, members
+    /// in odd orders and spacing.
+    fn listings(rules: &ProxyRules) -> Vec<String> {
+        let mut out = Vec::new();
+        for name in rules.matcher().tool_names() {
+            out.push(format!(
+                r#"{{"name":"{name}","inputSchema":{{"type":"object"}}}}"#
+            ));
+            out.push(format!(
+                r#"{{ "inputSchema" : {{"type":"object","properties":{{"a":{{"type":"number","maximum":1.50}}}}}},
+                    "annotations": {{"title":"T","readOnlyHint":true,"x-own":1}}, "name": "{name}",
+                    "_meta": {{"other": [1, 2]}} }}"#
+            ));
+            out.push(format!(
+                r#"{{"name":"{name}","annotations":[1],"_meta":7}}"#
+            ));
+        }
+        out.push(r#"{"name":"not-described","annotations":{"readOnlyHint":false}}"#.into());
+        out
+    }
+
+    #[test]
+    fn a_tool_annotated_as_text_is_the_tool_annotated_as_a_tree() {
+        for dialect in [Dialect::Extension, Dialect::Sep1862, Dialect::Annotations] {
+            let rules = rules(dialect);
+            for tool in listings(&rules) {
+                for marked in [false, true] {
+                    let mut tree =
+                        json!({"tools": [serde_json::from_str::<Value>(&tool).unwrap()]});
+                    rules.rewrite(&Rewrite::Tools { marked }, &mut tree);
+                    let expected = &tree["tools"][0];
+                    let as_text = rules.annotate_text(&tool, marked);
+                    match as_text {
+                        Some(text) => {
+                            let got: Value = serde_json::from_str(&text).unwrap();
+                            assert_eq!(&got, expected, "{dialect:?} {marked} {tool}");
+                            // Member order too, as a parsed object keeps it.
+                            let keys = |v: &Value| -> Vec<String> {
+                                v.as_object().unwrap().keys().cloned().collect()
+                            };
+                            assert_eq!(keys(&got), keys(expected), "{tool}");
+                        }
+                        None => assert_eq!(
+                            expected,
+                            &serde_json::from_str::<Value>(&tool).unwrap(),
+                            "{tool}"
+                        ),
+                    }
+                }
+            }
+        }
+    }
 }

@@ -3,14 +3,17 @@
 //! after `notifications/tools/list_changed`, and everything else passed on
 //! exactly as the server wrote it.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use mcp_resolve_runtime::Annotations;
 
 use super::relist::Relist;
 use super::{Clock, Effect, Pending, Session};
+use crate::raw::{self, Members};
 use crate::rules::Rewrite;
 use crate::upstream::excerpt;
 use mcp_resolve_runtime::protocol::{Envelope, id_key, splice};
@@ -98,6 +101,15 @@ impl Session<'_> {
         clock: Clock,
         out: &mut Vec<Effect>,
     ) -> Option<String> {
+        if let Pending {
+            rewrite: Rewrite::Tools { marked },
+            consent: None,
+            ..
+        } = waiting
+            && self.guard.pin.is_none()
+        {
+            return self.annotated_list(text, result, *marked);
+        }
         let mut value: Value = serde_json::from_str(result).ok()?;
         match waiting {
             // The server asks a question of its own about a call the user
@@ -134,6 +146,35 @@ impl Session<'_> {
             Pending { rewrite, .. } => self.rules.rewrite(rewrite, &mut value),
         }
         splice(text, result, &value.to_string())
+    }
+
+    /// A `tools/list` answer without a pin to check: each tool the rules
+    /// describe annotated as text (schemas and every other member left as
+    /// written, [`ProxyRules::annotate_text`]) and spliced back in; the
+    /// listed static annotations remembered. `None` when nothing changes.
+    fn annotated_list(&mut self, text: &str, result: &str, marked: bool) -> Option<String> {
+        let tools_text = Members::of(result)?.get("tools")?;
+        let tools = raw::items(tools_text.get())?;
+        remember_listed(&mut self.listed, &tools);
+        let mut changed = false;
+        let annotated: Vec<Cow<'_, str>> = tools
+            .iter()
+            .map(|tool| match self.rules.annotate_text(tool.get(), marked) {
+                Some(annotated) => {
+                    changed = true;
+                    Cow::Owned(annotated)
+                }
+                None => Cow::Borrowed(tool.get()),
+            })
+            .collect();
+        if !changed {
+            return None;
+        }
+        splice(
+            text,
+            tools_text.get(),
+            &format!("[{}]", annotated.join(",")),
+        )
     }
 
     /// `notifications/tools/list_changed` while the guard follows the list:
@@ -218,5 +259,29 @@ fn remember_listing(listed: &mut HashMap<String, Annotations>, result: &Value) {
                 .unwrap_or_else(Annotations::defaults);
             listed.insert(name.to_string(), annotations);
         }
+    }
+}
+
+/// [`remember_listing`] of tools as written: each one's name and
+/// annotations read, the rest skipped.
+fn remember_listed(listed: &mut HashMap<String, Annotations>, tools: &[&RawValue]) {
+    #[derive(serde::Deserialize)]
+    struct Listed<'a> {
+        name: Option<Cow<'a, str>>,
+        #[serde(borrow)]
+        annotations: Option<&'a RawValue>,
+    }
+    for tool in tools {
+        let Ok(Listed {
+            name: Some(name),
+            annotations,
+        }) = serde_json::from_str::<Listed<'_>>(tool.get())
+        else {
+            continue;
+        };
+        let annotations = annotations
+            .and_then(|a| serde_json::from_str(a.get()).ok())
+            .unwrap_or_else(Annotations::defaults);
+        listed.insert(name.into_owned(), annotations);
     }
 }

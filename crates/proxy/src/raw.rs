@@ -1,0 +1,135 @@
+//! JSON read without building it: an object's members as raw text, so the
+//! proxy can change one member of a server's message and leave every other
+//! byte as the server wrote it (a `tools/list` result's tools keep their
+//! schemas unparsed while their annotations change).
+
+use std::borrow::Cow;
+
+use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// An object's members as written: each key and its raw value, in order; a
+/// key written twice keeps its first place and its last value (as a parsed
+/// object has it).
+pub(crate) struct Members<'a>(pub(crate) Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'a> Members<'a> {
+    /// The members of `text`, when it is one JSON object.
+    pub(crate) fn of(text: &'a str) -> Option<Members<'a>> {
+        serde_json::from_str(text).ok()
+    }
+
+    /// The raw value of member `key`.
+    pub(crate) fn get(&self, key: &str) -> Option<&'a RawValue> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Object<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Object<'a> {
+            type Value = Members<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Members<'a>, M::Error> {
+                let mut members: Vec<(Cow<'a, str>, &'a RawValue)> = Vec::new();
+                while let Some(key) = map.next_key::<Key<'de>>()? {
+                    let value: &'de RawValue = map.next_value()?;
+                    match members.iter_mut().find(|(k, _)| *k == key.0) {
+                        Some(member) => member.1 = value,
+                        None => members.push((key.0, value)),
+                    }
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(Object(std::marker::PhantomData))
+    }
+}
+
+/// A key, borrowed from the text when it has no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl<'de> Visitor<'de> for Text {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+        }
+        deserializer.deserialize_str(Text)
+    }
+}
+
+/// The items of a JSON array as written.
+pub(crate) fn items(text: &str) -> Option<Vec<&RawValue>> {
+    struct Items<'a>(Vec<&'a RawValue>);
+    impl<'de: 'a, 'a> Deserialize<'de> for Items<'a> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Array<'a>(std::marker::PhantomData<&'a ()>);
+            impl<'de: 'a, 'a> Visitor<'de> for Array<'a> {
+                type Value = Items<'a>;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("an array")
+                }
+                fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Items<'a>, S::Error> {
+                    let mut items = Vec::new();
+                    while let Some(item) = seq.next_element::<&'de RawValue>()? {
+                        items.push(item);
+                    }
+                    Ok(Items(items))
+                }
+            }
+            deserializer.deserialize_seq(Array(std::marker::PhantomData))
+        }
+    }
+    serde_json::from_str::<Items<'_>>(text).ok().map(|i| i.0)
+}
+
+/// Writes an object from members whose values are JSON text.
+pub(crate) fn object<K: AsRef<str> + Serialize, V: AsRef<str>>(members: &[(K, V)]) -> String {
+    let mut out = String::from("{");
+    for (i, (key, value)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&serde_json::to_string(key).unwrap_or_default());
+        out.push(':');
+        out.push_str(value.as_ref());
+    }
+    out.push('}');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn members_keep_their_text_order_and_last_value() {
+        let text = r#"{ "b" : {"x": [1, 2]}, "a\u0062":1, "b":  2 }"#;
+        let members = Members::of(text).unwrap();
+        let keys: Vec<&str> = members.0.iter().map(|(k, _)| k.as_ref()).collect();
+        assert_eq!(keys, ["b", "ab"]);
+        assert_eq!(members.get("b").unwrap().get(), "2");
+        assert!(Members::of("[1]").is_none());
+        let list = items(r#"[ {"a":1} , 2,"x"]"#).unwrap();
+        let texts: Vec<&str> = list.iter().map(|r| r.get()).collect();
+        assert_eq!(texts, [r#"{"a":1}"#, "2", r#""x""#]);
+        assert_eq!(
+            object(&[("k\"", "1"), ("v", r#"{"a":[]}"#)]),
+            r#"{"k\"":1,"v":{"a":[]}}"#
+        );
+    }
+}
