@@ -72,29 +72,74 @@ impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
     }
 }
 
-/// The items of a JSON array as written.
-pub(crate) fn items(text: &str) -> Option<Vec<&RawValue>> {
-    struct Items<'a>(Vec<&'a RawValue>);
-    impl<'de: 'a, 'a> Deserialize<'de> for Items<'a> {
+/// The items of the `tools` member of a JSON object (a `tools/list`
+/// result) as written, read in one pass over the object.
+pub(crate) fn tools_of(result: &str) -> Option<Vec<&RawValue>> {
+    struct Tools<'a>(Option<Vec<&'a RawValue>>);
+    impl<'de: 'a, 'a> Deserialize<'de> for Tools<'a> {
         fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            struct Array<'a>(std::marker::PhantomData<&'a ()>);
-            impl<'de: 'a, 'a> Visitor<'de> for Array<'a> {
-                type Value = Items<'a>;
+            struct Object<'a>(std::marker::PhantomData<&'a ()>);
+            impl<'de: 'a, 'a> Visitor<'de> for Object<'a> {
+                type Value = Tools<'a>;
                 fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                    f.write_str("an array")
+                    f.write_str("an object")
                 }
-                fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Items<'a>, S::Error> {
-                    let mut items = Vec::new();
-                    while let Some(item) = seq.next_element::<&'de RawValue>()? {
-                        items.push(item);
+                fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Tools<'a>, M::Error> {
+                    let mut tools = None;
+                    while let Some(key) = map.next_key::<Key<'de>>()? {
+                        if key.0 == "tools" {
+                            tools = map.next_value::<Option<RawItems<'de>>>()?.map(|i| i.0);
+                        } else {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
                     }
-                    Ok(Items(items))
+                    Ok(Tools(tools))
                 }
             }
-            deserializer.deserialize_seq(Array(std::marker::PhantomData))
+            deserializer.deserialize_map(Object(std::marker::PhantomData))
         }
     }
-    serde_json::from_str::<Items<'_>>(text).ok().map(|i| i.0)
+    serde_json::from_str::<Tools<'_>>(result).ok()?.0
+}
+
+/// An array's items as written (anything else is an error).
+struct RawItems<'a>(Vec<&'a RawValue>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawItems<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Array<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Array<'a> {
+            type Value = RawItems<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an array")
+            }
+            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<RawItems<'a>, S::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<&'de RawValue>()? {
+                    items.push(item);
+                }
+                Ok(RawItems(items))
+            }
+        }
+        deserializer.deserialize_seq(Array(std::marker::PhantomData))
+    }
+}
+
+/// `text` with each `(part, with)` replaced, every part a slice of `text`
+/// itself, in the order they are written; `None` when one is not.
+pub(crate) fn splice_all(text: &str, parts: &[(&str, String)]) -> Option<String> {
+    let base = text.as_ptr() as usize;
+    let mut out =
+        String::with_capacity(text.len() + parts.iter().map(|(_, w)| w.len()).sum::<usize>());
+    let mut at = 0;
+    for (part, with) in parts {
+        let start = (part.as_ptr() as usize).checked_sub(base)?;
+        out.push_str(text.get(at..start)?);
+        out.push_str(with);
+        at = start.checked_add(part.len())?;
+    }
+    out.push_str(text.get(at..)?);
+    Some(out)
 }
 
 /// Writes an object from members whose values are JSON text.
@@ -124,9 +169,18 @@ mod tests {
         assert_eq!(keys, ["b", "ab"]);
         assert_eq!(members.get("b").unwrap().get(), "2");
         assert!(Members::of("[1]").is_none());
-        let list = items(r#"[ {"a":1} , 2,"x"]"#).unwrap();
+        let result = r#"{"tools": [ {"a":1} , 2,"x"], "tools2": 1}"#;
+        let list = tools_of(result).unwrap();
         let texts: Vec<&str> = list.iter().map(|r| r.get()).collect();
         assert_eq!(texts, [r#"{"a":1}"#, "2", r#""x""#]);
+        assert!(tools_of(r#"{"tools": 3}"#).is_none());
+        assert!(tools_of(r#"{"other": []}"#).is_none());
+        let replaced = splice_all(
+            result,
+            &[(list[0].get(), "A".into()), (list[2].get(), "C".into())],
+        );
+        assert_eq!(replaced.unwrap(), r#"{"tools": [ A , 2,C], "tools2": 1}"#);
+        assert_eq!(splice_all(result, &[]).unwrap(), result);
         assert_eq!(
             object(&[("k\"", "1"), ("v", r#"{"a":[]}"#)]),
             r#"{"k\"":1,"v":{"a":[]}}"#

@@ -139,8 +139,13 @@ impl ProxyRules {
     /// One listed tool given as JSON text (`tool`), annotated as
     /// [`ProxyRules::rewrite`] annotates it, its other members left exactly
     /// as written; `None` when the rules do not describe it.
+    #[cfg(test)]
     pub(crate) fn annotate_text(&self, tool: &str, marked: bool) -> Option<String> {
-        let members = Members::of(tool)?;
+        self.annotate_members(&Members::of(tool)?, marked)
+    }
+
+    /// [`ProxyRules::annotate_text`] of a tool whose members are read.
+    pub(crate) fn annotate_members(&self, members: &Members<'_>, marked: bool) -> Option<String> {
         let name: Cow<'_, str> = serde_json::from_str(members.get("name")?.get()).ok()?;
         let entry = self.entries.get(name.as_ref())?;
         let mut out: Vec<(Cow<'_, str>, Cow<'_, str>)> = members

@@ -7,7 +7,6 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use mcp_resolve_runtime::Annotations;
 
@@ -153,28 +152,20 @@ impl Session<'_> {
     /// written, [`ProxyRules::annotate_text`]) and spliced back in; the
     /// listed static annotations remembered. `None` when nothing changes.
     fn annotated_list(&mut self, text: &str, result: &str, marked: bool) -> Option<String> {
-        let tools_text = Members::of(result)?.get("tools")?;
-        let tools = raw::items(tools_text.get())?;
-        remember_listed(&mut self.listed, &tools);
-        let mut changed = false;
-        let annotated: Vec<Cow<'_, str>> = tools
-            .iter()
-            .map(|tool| match self.rules.annotate_text(tool.get(), marked) {
-                Some(annotated) => {
-                    changed = true;
-                    Cow::Owned(annotated)
-                }
-                None => Cow::Borrowed(tool.get()),
-            })
-            .collect();
-        if !changed {
+        let mut annotated = Vec::new();
+        for tool in raw::tools_of(result)? {
+            let Some(members) = Members::of(tool.get()) else {
+                continue;
+            };
+            remember_listed(&mut self.listed, &members);
+            if let Some(new) = self.rules.annotate_members(&members, marked) {
+                annotated.push((tool.get(), new));
+            }
+        }
+        if annotated.is_empty() {
             return None;
         }
-        splice(
-            text,
-            tools_text.get(),
-            &format!("[{}]", annotated.join(",")),
-        )
+        raw::splice_all(text, &annotated)
     }
 
     /// `notifications/tools/list_changed` while the guard follows the list:
@@ -262,26 +253,17 @@ fn remember_listing(listed: &mut HashMap<String, Annotations>, result: &Value) {
     }
 }
 
-/// [`remember_listing`] of tools as written: each one's name and
-/// annotations read, the rest skipped.
-fn remember_listed(listed: &mut HashMap<String, Annotations>, tools: &[&RawValue]) {
-    #[derive(serde::Deserialize)]
-    struct Listed<'a> {
-        name: Option<Cow<'a, str>>,
-        #[serde(borrow)]
-        annotations: Option<&'a RawValue>,
-    }
-    for tool in tools {
-        let Ok(Listed {
-            name: Some(name),
-            annotations,
-        }) = serde_json::from_str::<Listed<'_>>(tool.get())
-        else {
-            continue;
-        };
-        let annotations = annotations
-            .and_then(|a| serde_json::from_str(a.get()).ok())
-            .unwrap_or_else(Annotations::defaults);
-        listed.insert(name.into_owned(), annotations);
-    }
+/// [`remember_listing`] of one tool as written (its members read).
+fn remember_listed(listed: &mut HashMap<String, Annotations>, tool: &Members<'_>) {
+    let Some(name) = tool
+        .get("name")
+        .and_then(|n| serde_json::from_str::<Cow<'_, str>>(n.get()).ok())
+    else {
+        return;
+    };
+    let annotations = tool
+        .get("annotations")
+        .and_then(|a| serde_json::from_str(a.get()).ok())
+        .unwrap_or_else(Annotations::defaults);
+    listed.insert(name.into_owned(), annotations);
 }
