@@ -82,9 +82,13 @@ export MCP_RESOLVE_CHROMEDRIVER MCP_RESOLVE_CHROMIUM
 export CI="${CI:-1}"
 
 echo "== cargo test --workspace"
+started=$SECONDS
 cargo test --workspace --locked "$@"
 
 # The compiler in the build-script configuration (`default-features =
 # false`: no preserve-order) passes its own suites too.
 echo "== cargo test -p mcp-resolve --no-default-features"
 cargo test -p mcp-resolve --no-default-features --locked "$@"
+
+# What the suites cost (docs/performance.md compares layouts with these).
+echo "== the suites took $((SECONDS - started)) s (builds included); target/debug is $(du -sh target/debug 2>/dev/null | cut -f1)"
