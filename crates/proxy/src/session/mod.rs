@@ -273,9 +273,7 @@ impl<'s> Session<'s> {
         if self.ended.is_some() {
             return;
         }
-        let mut unanswered: Vec<(String, Pending)> = self.pending.drain().collect();
-        unanswered.sort_by(|a, b| a.0.cmp(&b.0));
-        for (key, request) in unanswered {
+        for (key, request) in drain_sorted(&mut self.pending) {
             if let Some(call) = &request.call {
                 self.audit_call(call, clock, "server exited", false, out);
             }
@@ -311,16 +309,12 @@ impl<'s> Session<'s> {
             self.asks.clear();
             return;
         }
-        let mut pending: Vec<(String, Pending)> = self.pending.drain().collect();
-        pending.sort_by(|a, b| a.0.cmp(&b.0));
-        for (_, request) in pending {
+        for (_, request) in drain_sorted(&mut self.pending) {
             if let Some(call) = &request.call {
                 self.audit_call(call, clock, "unanswered", false, out);
             }
         }
-        let mut asks: Vec<(String, Held)> = self.asks.drain().collect();
-        asks.sort_by(|a, b| a.0.cmp(&b.0));
-        for (_, held) in asks {
+        for (_, held) in drain_sorted(&mut self.asks) {
             out.push(Effect::Audit(held.judged.record(
                 clock.wall,
                 "unasked",
@@ -465,4 +459,12 @@ impl<'s> Session<'s> {
             out.push(Effect::Host(error_response(&id, &error)));
         }
     }
+}
+
+/// A map's entries, taken out in the order of their keys (so what a
+/// session leaves is answered and audited in the same order every run).
+fn drain_sorted<T>(map: &mut HashMap<String, T>) -> Vec<(String, T)> {
+    let mut entries: Vec<(String, T)> = map.drain().collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    entries
 }
