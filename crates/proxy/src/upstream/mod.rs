@@ -16,6 +16,7 @@ mod stdio;
 use std::ffi::OsString;
 use std::time::Duration;
 
+use mcp_resolve_runtime::RpcError;
 use serde_json::{Map, Value, json};
 use tokio::time::{Instant, timeout_at};
 
@@ -225,7 +226,10 @@ impl Session {
             }
             // A server without `initialize` (stateless protocol versions)
             // still answers `tools/list`.
-            Err(UpstreamError::Rpc { code: -32601, .. }) => session
+            Err(UpstreamError::Rpc {
+                code: RpcError::METHOD_NOT_FOUND,
+                ..
+            }) => session
                 .warnings
                 .push("the server has no `initialize`; going on without a session".into()),
             Err(e) => return Err(session.fail(e).await),
@@ -305,8 +309,12 @@ impl Session {
                     let reply = if request == "ping" {
                         json!({"jsonrpc": "2.0", "id": their_id, "result": {}})
                     } else {
-                        json!({"jsonrpc": "2.0", "id": their_id,
-                               "error": {"code": -32601, "message": format!("method not found: {request}")}})
+                        let error = RpcError::new(
+                            RpcError::METHOD_NOT_FOUND,
+                            format!("method not found: {request}"),
+                            None,
+                        );
+                        mcp_resolve_runtime::protocol::error_value(their_id, &error)
                     };
                     self.send_by(deadline, method, &reply).await?;
                 }
