@@ -197,8 +197,7 @@ async fn pump(endpoint: Endpoint, mut outbox: mpsc::Receiver<String>, inbox: mps
     while let Some(text) = outbox.recv().await {
         let (id, method, headers) = match Envelope::of(&text) {
             Some(envelope) => {
-                let headers =
-                    message_headers(envelope.method.as_deref(), envelope.params().as_ref());
+                let headers = message_headers(envelope.method.as_deref(), envelope.params);
                 let id = envelope.is_request().then(|| envelope.id.clone()).flatten();
                 (id, envelope.method.map(|m| m.into_owned()), headers)
             }

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use futures_util::{Stream, StreamExt};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::{MAX_MESSAGE_BYTES, Received, UpstreamError, excerpt};
 
@@ -26,8 +27,6 @@ pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
 const METHOD_HEADER: &str = "mcp-method";
 /// SEP-2243: the tool, prompt, resource or task a request names.
 const NAME_HEADER: &str = "mcp-name";
-/// The request `_meta` key of the protocol version (protocol 2026-07-28).
-const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// The events of an SSE answer.
 pub(crate) type Events =
@@ -265,7 +264,7 @@ impl Endpoint {
 /// and the `MCP-Protocol-Version` its `_meta` (or, for `initialize`, its
 /// `protocolVersion`) names. `Mcp-Param-*` headers, which come from the
 /// server's input schemas, are not sent.
-pub(crate) fn message_headers(method: Option<&str>, params: Option<&Value>) -> HeaderMap {
+pub(crate) fn message_headers(method: Option<&str>, params: Option<&RawValue>) -> HeaderMap {
     let mut headers = HeaderMap::new();
     let Some(method) = method else {
         return headers;
@@ -273,32 +272,57 @@ pub(crate) fn message_headers(method: Option<&str>, params: Option<&Value>) -> H
     if let Ok(value) = HeaderValue::from_str(method) {
         headers.insert(METHOD_HEADER, value);
     }
-    let key = match method {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => Some("uri"),
-        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
+    // The few members the headers carry, read without building the rest
+    // of the params (a call's arguments are skipped, not parsed).
+    let params = params
+        .and_then(|raw| serde_json::from_str::<HeaderParams>(raw.get()).ok())
+        .unwrap_or_default();
+    let name = match method {
+        "tools/call" | "prompts/get" => params.name,
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => params.uri,
+        "tasks/get" | "tasks/update" | "tasks/cancel" => params.task_id,
         _ => None,
     };
-    if let Some(name) = key
-        .and_then(|key| params?.get(key)?.as_str())
+    if let Some(name) = name
+        .as_ref()
+        .and_then(Value::as_str)
         .and_then(|name| HeaderValue::from_str(&header_text(name)).ok())
     {
         headers.insert(NAME_HEADER, name);
     }
     let version = if method == "initialize" {
-        params.and_then(|p| p.get("protocolVersion"))
+        params.protocol_version
     } else {
-        params
-            .and_then(|p| p.get("_meta"))
-            .and_then(|m| m.get(META_PROTOCOL_VERSION))
+        params.meta.and_then(|m| m.protocol_version)
     };
     if let Some(version) = version
+        .as_ref()
         .and_then(Value::as_str)
         .and_then(|v| HeaderValue::from_str(v).ok())
     {
         headers.insert(VERSION_HEADER, version);
     }
     headers
+}
+
+/// What [`message_headers`] reads of a message's params.
+#[derive(Default, serde::Deserialize)]
+struct HeaderParams {
+    name: Option<Value>,
+    uri: Option<Value>,
+    #[serde(rename = "taskId")]
+    task_id: Option<Value>,
+    #[serde(rename = "protocolVersion")]
+    protocol_version: Option<Value>,
+    #[serde(rename = "_meta")]
+    meta: Option<HeaderMeta>,
+}
+
+/// What [`message_headers`] reads of a request's `_meta`.
+#[derive(serde::Deserialize)]
+struct HeaderMeta {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: Option<Value>,
 }
 
 /// `text` as a header value: as it is, or `=?base64?…?=` when it has
@@ -464,25 +488,40 @@ async fn read_body(response: reqwest::Response, max: usize) -> Result<Vec<u8>, U
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_resolve_runtime::protocol::META_PROTOCOL_VERSION;
     use serde_json::json;
+
+    fn raw(value: Value) -> Box<RawValue> {
+        RawValue::from_string(value.to_string()).unwrap()
+    }
 
     #[test]
     fn message_headers_follow_sep_2243() {
         let params =
             json!({"name": "manage_files", "_meta": {META_PROTOCOL_VERSION: "2026-07-28"}});
-        let headers = message_headers(Some("tools/call"), Some(&params));
+        let headers = message_headers(Some("tools/call"), Some(&raw(params)));
         assert_eq!(headers[METHOD_HEADER], "tools/call");
         assert_eq!(headers[NAME_HEADER], "manage_files");
         assert_eq!(headers[VERSION_HEADER], "2026-07-28");
-        let read = message_headers(Some("resources/read"), Some(&json!({"uri": "file:///ä"})));
+        let read = message_headers(
+            Some("resources/read"),
+            Some(&raw(json!({"uri": "file:///ä"}))),
+        );
         assert_eq!(read[NAME_HEADER], "=?base64?ZmlsZTovLy/DpA==?=");
         assert!(!read.contains_key(VERSION_HEADER));
         let init = message_headers(
             Some("initialize"),
-            Some(&json!({"protocolVersion": "2025-11-25"})),
+            Some(&raw(
+                json!({"protocolVersion": "2025-11-25", "arguments": {"a": [1]}}),
+            )),
         );
         assert_eq!(init[VERSION_HEADER], "2025-11-25");
         assert!(message_headers(None, None).is_empty());
+        // A member of another type carries no header; the others still do.
+        let odd = raw(json!({"name": 7, "_meta": {META_PROTOCOL_VERSION: "2026-07-28"}}));
+        let odd = message_headers(Some("tools/call"), Some(&odd));
+        assert!(!odd.contains_key(NAME_HEADER));
+        assert_eq!(odd[VERSION_HEADER], "2026-07-28");
         assert_eq!(header_text(" padded"), "=?base64?IHBhZGRlZA==?=");
         assert_eq!(header_text("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
         assert_eq!(header_text("plain name"), "plain name");
