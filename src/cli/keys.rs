@@ -3,21 +3,13 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, UNIX_EPOCH};
 
 use mcp_resolve_host::Signature;
 use mcp_resolve_host::jws::{self, Algorithm, PrivateKey, PublicKey};
 
 use super::{FAILURE, OK, USAGE, read_input};
 
-/// `path` with `extension` added (`NAME` → `NAME.pem`, `doc.json` →
-/// `doc.json.jws`).
-pub(crate) fn with_extension(path: &Path, extension: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(".");
-    name.push(extension);
-    PathBuf::from(name)
-}
+pub(crate) use mcp_resolve_proxy::pin::with_extension;
 
 /// Writes `text` to a new file (or over one, with `force`), readable by its
 /// owner only when `private`.
@@ -116,46 +108,16 @@ pub(crate) fn public_keys(paths: &[&Path]) -> Result<Vec<PublicKey>, u8> {
 }
 
 /// Reads a signature document whose fingerprint holds, and checks its
-/// publisher's signature (`jws`, default `DOCUMENT.jws`) against `keys`:
-/// the document and what verified it.
+/// publisher's signature (`jws`, default `DOCUMENT.jws`) against `keys`
+/// ([`mcp_resolve_proxy::pin::verified_document`]): the document and what
+/// verified it, or the exit code and why not.
 pub(crate) fn verified_document(
     document: &Path,
     jws: Option<&Path>,
     keys: &[PublicKey],
 ) -> Result<(Signature, String), (u8, String)> {
-    let usage = |why: String| (USAGE, why);
-    let text = mcp_resolve::project::read_within(document, super::document_limit())
-        .map_err(|e| usage(format!("cannot read `{}`: {e}", document.display())))?;
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| usage(format!("{}: not JSON: {e}", document.display())))?;
-    let signature = Signature::verified(value)
-        .map_err(|e| (FAILURE, format!("{}: {e}", document.display())))?;
-    let jws_path = jws.map_or_else(|| with_extension(document, "jws"), Path::to_path_buf);
-    let jws_text =
-        mcp_resolve::project::read_within(&jws_path, super::document_limit()).map_err(|e| {
-            usage(format!(
-                "cannot read the signature file `{}`: {e}",
-                jws_path.display()
-            ))
-        })?;
-    let verified = signature
-        .verify_publisher(&jws_text, keys)
-        .map_err(|e| (FAILURE, format!("{}: {e}", jws_path.display())))?;
-    let when = verified
-        .signed_at()
-        .map(|at| {
-            format!(
-                " on {}",
-                mcp_resolve_host::time::rfc3339(UNIX_EPOCH + Duration::from_secs(at))
-            )
-        })
-        .unwrap_or_default();
-    let by = format!(
-        "signed by key `{}` ({}){when}",
-        verified.key.kid(),
-        verified.key.algorithm().name()
-    );
-    Ok((signature, by))
+    mcp_resolve_proxy::pin::verified_document(document, jws, keys, super::document_limit())
+        .map_err(|e| (if e.is_usage() { USAGE } else { FAILURE }, e.to_string()))
 }
 
 pub(crate) fn verify(document: &Path, jws: Option<&Path>, key: &[PathBuf], sets: &[PathBuf]) -> u8 {

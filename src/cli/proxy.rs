@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_resolve::diagnostic;
-use mcp_resolve::emit::signature::signature;
 use mcp_resolve::source::SourceMap;
 use mcp_resolve_host::Signature;
 use mcp_resolve_proxy::guard::{Audit, Guard};
 use mcp_resolve_proxy::listen::{ListenOptions, serve};
+use mcp_resolve_proxy::pin::{self, PinError, PinSource};
 use mcp_resolve_proxy::policy::Policy;
 use mcp_resolve_proxy::upstream::{UpstreamError, interrupted, until_interrupted};
 use mcp_resolve_proxy::{
@@ -18,7 +18,7 @@ use mcp_resolve_proxy::{
 };
 use mcp_resolve_runtime::Dialect;
 
-use super::{FAILURE, OK, USAGE, color_for, read_document, read_input, with_server};
+use super::{FAILURE, OK, USAGE, color_for, read_input, with_server};
 
 /// The command line's choices.
 pub(crate) struct Args {
@@ -39,93 +39,39 @@ pub(crate) struct Args {
     pub(crate) command: Vec<OsString>,
 }
 
-/// Reads the pinned signature: its fingerprint must verify, and it must be
-/// the signature of the rules served (so every resolution the proxy answers
-/// is one the pin allows).
-/// With `key`, the document must carry a signature from it (the host pins
-/// the publisher), and with `baseline` too it may differ from the document
-/// reviewed before only by narrowing.
+/// Reads the pinned signature ([`mcp_resolve_proxy::pin::load`]), saying
+/// on stderr what was found on the way.
 fn load_pin(
     path: &Path,
     key: Option<&Path>,
     baseline: Option<&Path>,
     server: &mcp_resolve::ir::Server,
 ) -> Result<Signature, u8> {
-    let pin = match key {
-        Some(key) => {
-            let keys = super::keys::public_keys(&[key])?;
-            let (pin, by) =
-                super::keys::verified_document(path, None, &keys).map_err(|(_, why)| {
-                    eprintln!("error: {why}");
-                    USAGE
-                })?;
-            eprintln!("mcp-resolve proxy: {} is {by}", path.display());
-            pin
-        }
-        None => {
-            let text = read_document(path)?;
-            let document: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-                eprintln!("error: {}: not JSON: {e}", path.display());
-                USAGE
-            })?;
-            Signature::verified(document).map_err(|e| {
-                eprintln!("error: {}: {e}", path.display());
-                USAGE
-            })?
-        }
+    let keys = match key {
+        Some(key) => Some(super::keys::public_keys(&[key])?),
+        None => None,
     };
-    if let Some(baseline) = baseline {
-        narrows_only(baseline, &pin, path)?;
+    let source = PinSource {
+        document: path,
+        keys: keys.as_deref(),
+        baseline,
+        max_bytes: super::document_limit(),
+    };
+    match pin::load(&source, server) {
+        Ok(pin) => {
+            for note in pin.notes {
+                eprintln!("mcp-resolve proxy: {note}");
+            }
+            Ok(pin.signature)
+        }
+        Err(e) => {
+            if let PinError::Widens { report, .. } = &e {
+                eprint!("{report}");
+            }
+            eprintln!("error: {e}");
+            Err(USAGE)
+        }
     }
-    let rules = signature(server);
-    let ours = rules.get("fingerprint").and_then(serde_json::Value::as_str);
-    if pin.fingerprint() != ours {
-        eprintln!(
-            "error: {} pins {}, but the rules' signature is {} (review the change with `mcp-resolve diff`, then pin the new signature)",
-            path.display(),
-            pin.fingerprint().unwrap_or("nothing"),
-            ours.unwrap_or("missing")
-        );
-        return Err(USAGE);
-    }
-    Ok(pin)
-}
-
-/// Refuses a pinned document that widens what `baseline` allowed (or that
-/// `diff` cannot decide about).
-fn narrows_only(baseline: &Path, pin: &Signature, path: &Path) -> Result<(), u8> {
-    let text = read_document(baseline)?;
-    let old = serde_json::from_str::<serde_json::Value>(&text)
-        .map_err(|e| e.to_string())
-        .and_then(|doc| Signature::verified(doc).map_err(|e| e.to_string()))
-        .map_err(|e| {
-            eprintln!("error: {}: {e}", baseline.display());
-            USAGE
-        })?;
-    let changes = mcp_resolve::diff::diff(old.document(), pin.document()).map_err(|e| {
-        eprintln!(
-            "error: cannot compare {} with {}: {e}",
-            path.display(),
-            baseline.display()
-        );
-        USAGE
-    })?;
-    if changes.has_widening() || changes.has_undecided() {
-        eprint!("{}", changes.to_human());
-        eprintln!(
-            "error: {} widens what {} allowed (or cannot be shown not to); review it with `mcp-resolve diff` and pin it as the new baseline if it is right",
-            path.display(),
-            baseline.display()
-        );
-        return Err(USAGE);
-    }
-    eprintln!(
-        "mcp-resolve proxy: {} only narrows {} ({} narrowing changes)",
-        path.display(),
-        baseline.display(),
-        changes.count(mcp_resolve::diff::Direction::Narrowing)
-    );
-    Ok(())
 }
 
 /// Reads and checks the policy file, printing its diagnostics.
@@ -133,8 +79,7 @@ fn load_policy(path: &Path, server: &mcp_resolve::ir::Server) -> Result<Policy, 
     let text = read_input(path)?;
     let mut sources = SourceMap::new();
     let file = sources.add(path, text.clone());
-    let hints: Vec<&str> = server.hints.names().collect();
-    Policy::parse(&text, file, &hints).map_err(|diagnostics| {
+    Policy::for_server(&text, file, server).map_err(|diagnostics| {
         eprint!(
             "{}",
             diagnostic::render_human(&sources, &diagnostics, color_for(&std::io::stderr()))

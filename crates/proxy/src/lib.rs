@@ -7,8 +7,8 @@
 //! what the proxy owns ([`rules`]): the capabilities it adds to
 //! `initialize` / `server/discover` answers, the annotations and markers it
 //! sets in `tools/list` answers, and the requests it answers itself (the
-//! dialect's resolve method and `signature`). The [`guard`] pins a reviewed
-//! signature, decides calls by [`policy`] and writes the audit log.
+//! dialect's resolve method and `signature`). The [`guard`] holds a reviewed
+//! signature ([`pin`]), decides calls by [`policy`] and writes the audit log.
 //!
 //! Faults: host input goes through the runtime's JSON-RPC screen (malformed
 //! messages are answered, never forwarded); a line from the server that is
@@ -26,6 +26,7 @@ mod consent;
 pub mod guard;
 mod link;
 pub mod listen;
+pub mod pin;
 pub mod policy;
 mod raw;
 mod relay;

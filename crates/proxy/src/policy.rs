@@ -121,6 +121,17 @@ pub struct Verdict<'p> {
 }
 
 impl Policy {
+    /// [`Policy::parse`] for the rules of `server`: its hints (the built-in
+    /// ones and those it declares) are the ones a rule may name.
+    pub fn for_server(
+        text: &str,
+        file: FileId,
+        server: &mcp_resolve::ir::Server,
+    ) -> Result<Policy, Vec<Diagnostic>> {
+        let hints: Vec<&str> = server.hints.names().collect();
+        Policy::parse(text, file, &hints)
+    }
+
     /// The verdict on `call`: the first rule whose every condition holds,
     /// else the default.
     pub fn decide(&self, call: &Call<'_>) -> Verdict<'_> {
