@@ -7,13 +7,13 @@
 //! what the pin found in the server's listings, the static annotations the
 //! server listed, the capabilities the host declared.
 //!
-//! The transports ([`crate::relay`] for a host on stdio, [`crate::listen`]
+//! The transports (`relay` for a host on stdio, [`crate::listen`]
 //! for hosts over HTTP; a child process or an HTTP endpoint upstream) only
 //! move lines and apply effects. Time comes in with each event ([`Clock`]),
 //! and the adapter asks [`Session::next_deadline`] when to tick next, so a
 //! test drives a session with scripted exchanges and a clock of its own.
 //!
-//! Invariants the tests hold ([`tests`]): every host request is answered
+//! Invariants the tests hold (`session/tests.rs`): every host request is answered
 //! exactly once, with its own id; nothing the server says is duplicated or
 //! lost except what is documented (a late answer to a request that timed
 //! out, a line that is not JSON-RPC); no input panics.
