@@ -33,7 +33,7 @@ pub mod hints;
 pub mod import;
 pub mod ir;
 mod lower;
-pub mod markup;
+mod markup;
 pub mod matcher;
 mod par;
 mod parse;
