@@ -348,7 +348,15 @@ impl Exchange {
     /// A JSON body: one message, or a batch of them, each passed on as the
     /// server wrote it.
     async fn json(&mut self, body: &[u8]) -> bool {
-        let text = String::from_utf8_lossy(body);
+        // JSON text is UTF-8: anything else is skipped, never passed on
+        // with replacement characters.
+        let Ok(text) = std::str::from_utf8(body) else {
+            log(&format!(
+                "the server's HTTP answer is not UTF-8; skipped: {}",
+                excerpt(&String::from_utf8_lossy(body))
+            ));
+            return true;
+        };
         let text = text.trim();
         if text.starts_with('[') {
             match serde_json::from_str::<Vec<&RawValue>>(text) {

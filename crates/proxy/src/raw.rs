@@ -4,6 +4,7 @@
 //! schemas unparsed while their annotations change).
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -36,11 +37,17 @@ impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
             }
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Members<'a>, M::Error> {
                 let mut members: Vec<(Cow<'a, str>, &'a RawValue)> = Vec::new();
+                // Where each key stands: a repeated key is found at once,
+                // however many members a hostile object has.
+                let mut at: HashMap<Cow<'a, str>, usize> = HashMap::new();
                 while let Some(key) = map.next_key::<Key<'de>>()? {
                     let value: &'de RawValue = map.next_value()?;
-                    match members.iter_mut().find(|(k, _)| *k == key.0) {
+                    match at.get(&key.0).and_then(|&i| members.get_mut(i)) {
                         Some(member) => member.1 = value,
-                        None => members.push((key.0, value)),
+                        None => {
+                            at.insert(key.0.clone(), members.len());
+                            members.push((key.0, value));
+                        }
                     }
                 }
                 Ok(Members(members))
@@ -169,6 +176,14 @@ mod tests {
         assert_eq!(keys, ["b", "ab"]);
         assert_eq!(members.get("b").unwrap().get(), "2");
         assert!(Members::of("[1]").is_none());
+        // A hostile object of many members (and repeats) reads in linear time.
+        let many: Vec<String> = (0..100_000)
+            .map(|i| format!(r#""k{}":{i}"#, i % 50_000))
+            .collect();
+        let many = format!("{{{}}}", many.join(","));
+        let members = Members::of(&many).unwrap();
+        assert_eq!(members.0.len(), 50_000);
+        assert_eq!(members.get("k7").unwrap().get(), "50007");
         let result = r#"{"tools": [ {"a":1} , 2,"x"], "tools2": 1}"#;
         let list = tools_of(result).unwrap();
         let texts: Vec<&str> = list.iter().map(|r| r.get()).collect();

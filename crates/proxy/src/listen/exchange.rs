@@ -161,7 +161,7 @@ async fn notify(
         // names the one in flight under the host's id, and one for no
         // request in flight is dropped — passed on as it is, its id could
         // name another host's request (or a later one).
-        match cancellation(session, message) {
+        match cancellation(session, text, message) {
             Some(line) => line,
             None => return StatusCode::ACCEPTED.into_response(),
         }
@@ -174,20 +174,19 @@ async fn notify(
     StatusCode::ACCEPTED.into_response()
 }
 
-/// A `notifications/cancelled` that names the host's request by the
-/// proxy's id, or `None` when no such request is in flight.
-fn cancellation(session: &HostSession, message: &Envelope<'_>) -> Option<String> {
-    let mut params = message.params()?;
+/// A `notifications/cancelled` (`text`) that names the host's request by
+/// the proxy's id, spliced in where the host wrote its own; `None` when no
+/// such request is in flight.
+fn cancellation(session: &HostSession, text: &str, message: &Envelope<'_>) -> Option<String> {
+    let raw = message.params?;
+    let mut params: serde_json::Map<String, Value> = serde_json::from_str(raw.get()).ok()?;
     let host_request = params.get("requestId")?;
     let proxy_id = {
         let routes = session.routes.lock().ok()?;
         routes.by_host_id.get(&id_key(host_request)).cloned()?
     };
-    params["requestId"] = proxy_id;
-    Some(
-        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
-            .to_string(),
-    )
+    params.insert("requestId".into(), proxy_id);
+    splice(text, raw.get(), &Value::Object(params).to_string())
 }
 
 /// One request and its answer on this exchange.
@@ -394,4 +393,31 @@ pub(super) fn refuse(status: StatusCode, message: &str) -> Response {
 fn rpc_refusal(status: StatusCode, id: Value, code: i64, message: &str) -> Response {
     let body = error_response(&id, &RpcError::new(code, message, None));
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cancellation_names_the_request_in_flight_by_the_proxys_id() {
+        let (to_relay, _from_host) = mpsc::channel(1);
+        let session = HostSession::new(to_relay);
+        if let Ok(mut routes) = session.routes.lock() {
+            routes
+                .by_host_id
+                .insert(id_key(&Value::from("h1")), Value::from(7));
+        }
+        let text = r#"{"jsonrpc":"2.0", "method":"notifications/cancelled","params":{"requestId":"h1","reason":"x"}, "x-kept": 1}"#;
+        let message = Envelope::of(text).unwrap();
+        let line = cancellation(&session, text, &message).unwrap();
+        assert_eq!(
+            line,
+            r#"{"jsonrpc":"2.0", "method":"notifications/cancelled","params":{"requestId":7,"reason":"x"}, "x-kept": 1}"#
+        );
+        // A request not in flight: nothing to pass on.
+        let other = text.replace("h1", "h2");
+        let message = Envelope::of(&other).unwrap();
+        assert_eq!(cancellation(&session, &other, &message), None);
+    }
 }

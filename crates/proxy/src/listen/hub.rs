@@ -75,7 +75,7 @@ pub(super) struct Waiter {
 }
 
 impl HostSession {
-    fn new(to_relay: mpsc::Sender<Input>) -> Arc<Self> {
+    pub(super) fn new(to_relay: mpsc::Sender<Input>) -> Arc<Self> {
         Arc::new(HostSession {
             to_relay: Mutex::new(Some(to_relay)),
             routes: Mutex::new(Routes::default()),
