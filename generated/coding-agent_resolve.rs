@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 6,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 7,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -21,185 +21,10 @@ pub const SERVER_VERSION: &str = "0.9.0";
 /// The signature document's fingerprint (`sha256:` of its JCS form).
 #[allow(dead_code)]
 pub const FINGERPRINT: &str = "sha256:4a1056520a62740b439e90c52aa61fa2e043c0dc9ae939734c92758501e61923";
-/// The signature document, exactly as `mcp-resolve signature` writes it.
+/// The signature document in its canonical form (RFC 8785, fingerprint
+/// included): the line `mcp-resolve signature --canonical` writes.
 #[allow(dead_code)]
-pub const SIGNATURE_JSON: &str = r#"{
-  "fingerprint": "sha256:4a1056520a62740b439e90c52aa61fa2e043c0dc9ae939734c92758501e61923",
-  "prompts": [],
-  "resourceTemplates": [],
-  "resources": [],
-  "serverInfo": {
-    "name": "coding-agent",
-    "version": "0.9.0"
-  },
-  "tools": [
-    {
-      "annotations": {
-        "agencyHint": true,
-        "destructiveHint": true,
-        "idempotentHint": false,
-        "openWorldHint": true,
-        "readOnlyHint": false
-      },
-      "description": "Start an autonomous agent that works on a repository task",
-      "inputSchema": {
-        "properties": {
-          "dryRun": {
-            "type": "boolean"
-          },
-          "maxSteps": {
-            "maximum": 200,
-            "minimum": 1,
-            "type": "integer"
-          },
-          "mode": {
-            "enum": [
-              "plan",
-              "execute"
-            ],
-            "type": "string"
-          },
-          "sandbox": {
-            "properties": {
-              "network": {
-                "type": "boolean"
-              }
-            },
-            "required": [
-              "network"
-            ],
-            "type": "object"
-          },
-          "task": {
-            "maxLength": 4000,
-            "minLength": 1,
-            "type": "string"
-          }
-        },
-        "required": [
-          "task",
-          "mode"
-        ],
-        "type": "object"
-      },
-      "name": "start_coding_agent",
-      "requiredScopes": [],
-      "resolvedVariants": [
-        {
-          "annotations": {
-            "agencyHint": false,
-            "destructiveHint": false,
-            "idempotentHint": false,
-            "openWorldHint": false,
-            "readOnlyHint": true
-          },
-          "name": "dry-run",
-          "requiredScopes": [],
-          "when": {
-            "argumentPatterns": {
-              "dryRun": {
-                "const": true
-              }
-            }
-          }
-        },
-        {
-          "annotations": {
-            "agencyHint": true,
-            "destructiveHint": false,
-            "idempotentHint": false,
-            "openWorldHint": false,
-            "readOnlyHint": true
-          },
-          "name": "plan",
-          "requiredScopes": [],
-          "when": {
-            "argumentPatterns": {
-              "mode": {
-                "const": "plan"
-              }
-            }
-          }
-        },
-        {
-          "annotations": {
-            "agencyHint": true,
-            "destructiveHint": true,
-            "idempotentHint": false,
-            "openWorldHint": false,
-            "readOnlyHint": false
-          },
-          "name": "offline-short",
-          "requiredScopes": [],
-          "when": {
-            "argumentPatterns": {
-              "maxSteps": {
-                "maximum": 10
-              },
-              "mode": {
-                "const": "execute"
-              },
-              "sandbox": {
-                "properties": {
-                  "network": {
-                    "const": false
-                  }
-                },
-                "required": [
-                  "network"
-                ],
-                "type": "object"
-              }
-            }
-          }
-        },
-        {
-          "annotations": {
-            "agencyHint": true,
-            "destructiveHint": true,
-            "idempotentHint": false,
-            "openWorldHint": true,
-            "readOnlyHint": false
-          },
-          "name": "execute",
-          "requiredScopes": [],
-          "when": {
-            "argumentPatterns": {
-              "mode": {
-                "const": "execute"
-              }
-            }
-          }
-        }
-      ],
-      "title": "Start a coding agent"
-    },
-    {
-      "annotations": {
-        "agencyHint": false,
-        "destructiveHint": false,
-        "idempotentHint": true,
-        "openWorldHint": false,
-        "readOnlyHint": true
-      },
-      "description": "Report the progress of a running agent",
-      "inputSchema": {
-        "properties": {
-          "id": {
-            "type": "string"
-          }
-        },
-        "required": [
-          "id"
-        ],
-        "type": "object"
-      },
-      "name": "agent_status",
-      "requiredScopes": []
-    }
-  ]
-}
-"#;
+pub const SIGNATURE_JSON: &str = r#"{"fingerprint":"sha256:4a1056520a62740b439e90c52aa61fa2e043c0dc9ae939734c92758501e61923","prompts":[],"resourceTemplates":[],"resources":[],"serverInfo":{"name":"coding-agent","version":"0.9.0"},"tools":[{"annotations":{"agencyHint":true,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"readOnlyHint":false},"description":"Start an autonomous agent that works on a repository task","inputSchema":{"properties":{"dryRun":{"type":"boolean"},"maxSteps":{"maximum":200,"minimum":1,"type":"integer"},"mode":{"enum":["plan","execute"],"type":"string"},"sandbox":{"properties":{"network":{"type":"boolean"}},"required":["network"],"type":"object"},"task":{"maxLength":4000,"minLength":1,"type":"string"}},"required":["task","mode"],"type":"object"},"name":"start_coding_agent","requiredScopes":[],"resolvedVariants":[{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":true},"name":"dry-run","requiredScopes":[],"when":{"argumentPatterns":{"dryRun":{"const":true}}}},{"annotations":{"agencyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":true},"name":"plan","requiredScopes":[],"when":{"argumentPatterns":{"mode":{"const":"plan"}}}},{"annotations":{"agencyHint":true,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false},"name":"offline-short","requiredScopes":[],"when":{"argumentPatterns":{"maxSteps":{"maximum":10},"mode":{"const":"execute"},"sandbox":{"properties":{"network":{"const":false}},"required":["network"],"type":"object"}}}},{"annotations":{"agencyHint":true,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"readOnlyHint":false},"name":"execute","requiredScopes":[],"when":{"argumentPatterns":{"mode":{"const":"execute"}}}}],"title":"Start a coding agent"},{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true},"description":"Report the progress of a running agent","inputSchema":{"properties":{"id":{"type":"string"}},"required":["id"],"type":"object"},"name":"agent_status","requiredScopes":[]}]}"#;
 /// Every tool name, in declaration order.
 #[allow(dead_code)]
 pub static TOOL_NAMES: [&str; 2] = ["start_coding_agent", "agent_status"];
@@ -405,18 +230,8 @@ static OUTCOMES_0: [::mcp_resolve_runtime::Resolved; 5] = {
 ///
 /// Variant `execute`: `mode == "execute"`
 #[inline]
-#[allow(
-    dead_code,
-    unused_imports,
-    clippy::nonminimal_bool,
-    clippy::overly_complex_bool_expr
-)]
-fn match_0(
-    args: &::mcp_resolve_runtime::serde_json::Map<
-        ::std::string::String,
-        ::mcp_resolve_runtime::serde_json::Value,
-    >,
-) -> usize {
+#[allow(dead_code, unused_imports, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+fn match_0(args: &::mcp_resolve_runtime::Arguments) -> usize {
     use ::core::matches;
     use ::core::option::Option::Some;
     use ::mcp_resolve_runtime::json;

@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 6,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 7,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -21,128 +21,10 @@ pub const SERVER_VERSION: &str = "1.0.0";
 /// The signature document's fingerprint (`sha256:` of its JCS form).
 #[allow(dead_code)]
 pub const FINGERPRINT: &str = "sha256:63d9fd0aec74639aef0de0e0b34857adb4c13393b17d0c1daa8185c01e9c5d06";
-/// The signature document, exactly as `mcp-resolve signature` writes it.
+/// The signature document in its canonical form (RFC 8785, fingerprint
+/// included): the line `mcp-resolve signature --canonical` writes.
 #[allow(dead_code)]
-pub const SIGNATURE_JSON: &str = r#"{
-  "fingerprint": "sha256:63d9fd0aec74639aef0de0e0b34857adb4c13393b17d0c1daa8185c01e9c5d06",
-  "prompts": [],
-  "resourceTemplates": [],
-  "resources": [],
-  "serverInfo": {
-    "name": "file-server",
-    "version": "1.0.0"
-  },
-  "tools": [
-    {
-      "annotations": {
-        "agencyHint": false,
-        "destructiveHint": true,
-        "idempotentHint": false,
-        "openWorldHint": false,
-        "readOnlyHint": false
-      },
-      "description": "Read, append, replace, or delete file contents",
-      "inputSchema": {
-        "additionalProperties": false,
-        "properties": {
-          "action": {
-            "enum": [
-              "read",
-              "append",
-              "replace",
-              "delete"
-            ],
-            "type": "string"
-          },
-          "content": {
-            "type": "string"
-          },
-          "path": {
-            "minLength": 1,
-            "type": "string"
-          }
-        },
-        "required": [
-          "path",
-          "action"
-        ],
-        "type": "object"
-      },
-      "name": "manage_files",
-      "requiredScopes": [
-        "files:read",
-        "files:write"
-      ],
-      "resolvedVariants": [
-        {
-          "annotations": {
-            "agencyHint": false,
-            "destructiveHint": false,
-            "idempotentHint": true,
-            "openWorldHint": false,
-            "readOnlyHint": true
-          },
-          "name": "read",
-          "requiredScopes": [
-            "files:read"
-          ],
-          "when": {
-            "argumentPatterns": {
-              "action": {
-                "const": "read"
-              }
-            }
-          }
-        },
-        {
-          "annotations": {
-            "agencyHint": false,
-            "destructiveHint": false,
-            "idempotentHint": false,
-            "openWorldHint": false,
-            "readOnlyHint": false
-          },
-          "name": "append",
-          "requiredScopes": [
-            "files:write"
-          ],
-          "when": {
-            "argumentPatterns": {
-              "action": {
-                "const": "append"
-              }
-            }
-          }
-        },
-        {
-          "annotations": {
-            "agencyHint": false,
-            "destructiveHint": true,
-            "idempotentHint": true,
-            "openWorldHint": false,
-            "readOnlyHint": false
-          },
-          "name": "overwrite",
-          "requiredScopes": [
-            "files:write"
-          ],
-          "when": {
-            "argumentPatterns": {
-              "action": {
-                "enum": [
-                  "replace",
-                  "delete"
-                ]
-              }
-            }
-          }
-        }
-      ],
-      "title": "Manage files"
-    }
-  ]
-}
-"#;
+pub const SIGNATURE_JSON: &str = r#"{"fingerprint":"sha256:63d9fd0aec74639aef0de0e0b34857adb4c13393b17d0c1daa8185c01e9c5d06","prompts":[],"resourceTemplates":[],"resources":[],"serverInfo":{"name":"file-server","version":"1.0.0"},"tools":[{"annotations":{"agencyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false},"description":"Read, append, replace, or delete file contents","inputSchema":{"additionalProperties":false,"properties":{"action":{"enum":["read","append","replace","delete"],"type":"string"},"content":{"type":"string"},"path":{"minLength":1,"type":"string"}},"required":["path","action"],"type":"object"},"name":"manage_files","requiredScopes":["files:read","files:write"],"resolvedVariants":[{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true},"name":"read","requiredScopes":["files:read"],"when":{"argumentPatterns":{"action":{"const":"read"}}}},{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false},"name":"append","requiredScopes":["files:write"],"when":{"argumentPatterns":{"action":{"const":"append"}}}},{"annotations":{"agencyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":false},"name":"overwrite","requiredScopes":["files:write"],"when":{"argumentPatterns":{"action":{"enum":["replace","delete"]}}}}],"title":"Manage files"}]}"#;
 /// Every tool name, in declaration order.
 #[allow(dead_code)]
 pub static TOOL_NAMES: [&str; 1] = ["manage_files"];
@@ -329,18 +211,8 @@ static OUTCOMES_0: [::mcp_resolve_runtime::Resolved; 4] = {
 ///
 /// Variant `overwrite`: `action in ["replace","delete"]`
 #[inline]
-#[allow(
-    dead_code,
-    unused_imports,
-    clippy::nonminimal_bool,
-    clippy::overly_complex_bool_expr
-)]
-fn match_0(
-    args: &::mcp_resolve_runtime::serde_json::Map<
-        ::std::string::String,
-        ::mcp_resolve_runtime::serde_json::Value,
-    >,
-) -> usize {
+#[allow(dead_code, unused_imports, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+fn match_0(args: &::mcp_resolve_runtime::Arguments) -> usize {
     use ::core::matches;
     use ::core::option::Option::Some;
     use ::mcp_resolve_runtime::json;

@@ -10,7 +10,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 6,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 7,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -22,241 +22,10 @@ pub const SERVER_VERSION: &str = "0.3.1";
 /// The signature document's fingerprint (`sha256:` of its JCS form).
 #[allow(dead_code)]
 pub const FINGERPRINT: &str = "sha256:c9dcdc3577850a3954feda0b8043f12cd775005a3aa4cf6690865014fb577886";
-/// The signature document, exactly as `mcp-resolve signature` writes it.
+/// The signature document in its canonical form (RFC 8785, fingerprint
+/// included): the line `mcp-resolve signature --canonical` writes.
 #[allow(dead_code)]
-pub const SIGNATURE_JSON: &str = r#"{
-  "fingerprint": "sha256:c9dcdc3577850a3954feda0b8043f12cd775005a3aa4cf6690865014fb577886",
-  "prompts": [],
-  "resourceTemplates": [],
-  "resources": [],
-  "serverInfo": {
-    "name": "filesystem-server",
-    "version": "0.3.1"
-  },
-  "tools": [
-    {
-      "annotations": {
-        "agencyHint": false,
-        "destructiveHint": true,
-        "idempotentHint": false,
-        "openWorldHint": false,
-        "readOnlyHint": false
-      },
-      "description": "Read, append to, overwrite or delete a file or directory",
-      "inputSchema": {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "additionalProperties": false,
-        "properties": {
-          "content": {
-            "type": "string"
-          },
-          "operation": {
-            "enum": [
-              "read",
-              "append",
-              "overwrite",
-              "delete"
-            ],
-            "type": "string"
-          },
-          "options": {
-            "additionalProperties": false,
-            "properties": {
-              "followSymlinks": {
-                "type": "boolean"
-              },
-              "recursive": {
-                "type": "boolean"
-              }
-            },
-            "type": "object"
-          },
-          "path": {
-            "minLength": 1,
-            "type": "string"
-          }
-        },
-        "required": [
-          "operation",
-          "path"
-        ],
-        "type": "object"
-      },
-      "name": "filesystem",
-      "requiredScopes": [],
-      "resolvedVariants": [
-        {
-          "annotations": {
-            "agencyHint": false,
-            "destructiveHint": false,
-            "idempotentHint": true,
-            "openWorldHint": false,
-            "readOnlyHint": true
-          },
-          "name": "read",
-          "requiredScopes": [],
-          "when": {
-            "argumentPatterns": {
-              "operation": {
-                "const": "read"
-              }
-            }
-          }
-        },
-        {
-          "annotations": {
-            "agencyHint": false,
-            "destructiveHint": false,
-            "idempotentHint": false,
-            "openWorldHint": false,
-            "readOnlyHint": false
-          },
-          "name": "append",
-          "requiredScopes": [],
-          "when": {
-            "argumentPatterns": {
-              "content": {
-                "minLength": 1
-              },
-              "operation": {
-                "const": "append"
-              }
-            }
-          }
-        },
-        {
-          "annotations": {
-            "agencyHint": false,
-            "destructiveHint": false,
-            "idempotentHint": true,
-            "openWorldHint": false,
-            "readOnlyHint": false
-          },
-          "name": "empty-append",
-          "requiredScopes": [],
-          "when": {
-            "argumentPatterns": {
-              "content": false,
-              "operation": {
-                "const": "append"
-              }
-            }
-          }
-        },
-        {
-          "annotations": {
-            "agencyHint": false,
-            "destructiveHint": false,
-            "idempotentHint": true,
-            "openWorldHint": false,
-            "readOnlyHint": false
-          },
-          "name": "empty-append",
-          "requiredScopes": [],
-          "when": {
-            "argumentPatterns": {
-              "content": {
-                "const": ""
-              },
-              "operation": {
-                "const": "append"
-              }
-            }
-          }
-        },
-        {
-          "annotations": {
-            "agencyHint": false,
-            "destructiveHint": true,
-            "idempotentHint": true,
-            "openWorldHint": false,
-            "readOnlyHint": false
-          },
-          "name": "overwrite",
-          "requiredScopes": [],
-          "when": {
-            "argumentPatterns": {
-              "operation": {
-                "const": "overwrite"
-              }
-            }
-          }
-        },
-        {
-          "annotations": {
-            "agencyHint": false,
-            "destructiveHint": true,
-            "idempotentHint": false,
-            "openWorldHint": false,
-            "readOnlyHint": false
-          },
-          "name": "delete-tree",
-          "requiredScopes": [],
-          "when": {
-            "argumentPatterns": {
-              "operation": {
-                "const": "delete"
-              },
-              "options": {
-                "properties": {
-                  "recursive": {
-                    "const": true
-                  }
-                },
-                "required": [
-                  "recursive"
-                ],
-                "type": "object"
-              }
-            }
-          }
-        },
-        {
-          "annotations": {
-            "agencyHint": false,
-            "destructiveHint": true,
-            "idempotentHint": true,
-            "openWorldHint": false,
-            "readOnlyHint": false
-          },
-          "name": "delete",
-          "requiredScopes": [],
-          "when": {
-            "argumentPatterns": {
-              "operation": {
-                "const": "delete"
-              }
-            }
-          }
-        }
-      ]
-    },
-    {
-      "annotations": {
-        "agencyHint": false,
-        "destructiveHint": true,
-        "idempotentHint": false,
-        "openWorldHint": false,
-        "readOnlyHint": true
-      },
-      "description": "File metadata; never changes anything",
-      "inputSchema": {
-        "properties": {
-          "path": {
-            "type": "string"
-          }
-        },
-        "required": [
-          "path"
-        ],
-        "type": "object"
-      },
-      "name": "stat",
-      "requiredScopes": []
-    }
-  ]
-}
-"#;
+pub const SIGNATURE_JSON: &str = r#"{"fingerprint":"sha256:c9dcdc3577850a3954feda0b8043f12cd775005a3aa4cf6690865014fb577886","prompts":[],"resourceTemplates":[],"resources":[],"serverInfo":{"name":"filesystem-server","version":"0.3.1"},"tools":[{"annotations":{"agencyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false},"description":"Read, append to, overwrite or delete a file or directory","inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","additionalProperties":false,"properties":{"content":{"type":"string"},"operation":{"enum":["read","append","overwrite","delete"],"type":"string"},"options":{"additionalProperties":false,"properties":{"followSymlinks":{"type":"boolean"},"recursive":{"type":"boolean"}},"type":"object"},"path":{"minLength":1,"type":"string"}},"required":["operation","path"],"type":"object"},"name":"filesystem","requiredScopes":[],"resolvedVariants":[{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true},"name":"read","requiredScopes":[],"when":{"argumentPatterns":{"operation":{"const":"read"}}}},{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false},"name":"append","requiredScopes":[],"when":{"argumentPatterns":{"content":{"minLength":1},"operation":{"const":"append"}}}},{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":false},"name":"empty-append","requiredScopes":[],"when":{"argumentPatterns":{"content":false,"operation":{"const":"append"}}}},{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":false},"name":"empty-append","requiredScopes":[],"when":{"argumentPatterns":{"content":{"const":""},"operation":{"const":"append"}}}},{"annotations":{"agencyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":false},"name":"overwrite","requiredScopes":[],"when":{"argumentPatterns":{"operation":{"const":"overwrite"}}}},{"annotations":{"agencyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false},"name":"delete-tree","requiredScopes":[],"when":{"argumentPatterns":{"operation":{"const":"delete"},"options":{"properties":{"recursive":{"const":true}},"required":["recursive"],"type":"object"}}}},{"annotations":{"agencyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":false},"name":"delete","requiredScopes":[],"when":{"argumentPatterns":{"operation":{"const":"delete"}}}}]},{"annotations":{"agencyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":true},"description":"File metadata; never changes anything","inputSchema":{"properties":{"path":{"type":"string"}},"required":["path"],"type":"object"},"name":"stat","requiredScopes":[]}]}"#;
 /// Every tool name, in declaration order.
 #[allow(dead_code)]
 pub static TOOL_NAMES: [&str; 2] = ["filesystem", "stat"];
@@ -500,18 +269,8 @@ static OUTCOMES_0: [::mcp_resolve_runtime::Resolved; 7] = {
 ///
 /// Variant `delete`: `operation == "delete"`
 #[inline]
-#[allow(
-    dead_code,
-    unused_imports,
-    clippy::nonminimal_bool,
-    clippy::overly_complex_bool_expr
-)]
-fn match_0(
-    args: &::mcp_resolve_runtime::serde_json::Map<
-        ::std::string::String,
-        ::mcp_resolve_runtime::serde_json::Value,
-    >,
-) -> usize {
+#[allow(dead_code, unused_imports, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+fn match_0(args: &::mcp_resolve_runtime::Arguments) -> usize {
     use ::core::matches;
     use ::core::option::Option::Some;
     use ::mcp_resolve_runtime::json;

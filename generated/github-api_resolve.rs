@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 6,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 7,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -21,181 +21,10 @@ pub const SERVER_VERSION: &str = "2.4.0";
 /// The signature document's fingerprint (`sha256:` of its JCS form).
 #[allow(dead_code)]
 pub const FINGERPRINT: &str = "sha256:567d60843cc9d22a49537a35e2f01fc86abbfce1f52222b60d788cea95f841f1";
-/// The signature document, exactly as `mcp-resolve signature` writes it.
+/// The signature document in its canonical form (RFC 8785, fingerprint
+/// included): the line `mcp-resolve signature --canonical` writes.
 #[allow(dead_code)]
-pub const SIGNATURE_JSON: &str = r#"{
-  "fingerprint": "sha256:567d60843cc9d22a49537a35e2f01fc86abbfce1f52222b60d788cea95f841f1",
-  "prompts": [],
-  "resourceTemplates": [],
-  "resources": [],
-  "serverInfo": {
-    "name": "github-rest",
-    "version": "2.4.0"
-  },
-  "tools": [
-    {
-      "annotations": {
-        "agencyHint": false,
-        "destructiveHint": true,
-        "idempotentHint": false,
-        "openWorldHint": true,
-        "readOnlyHint": false
-      },
-      "description": "Call a GitHub REST endpoint",
-      "inputSchema": {
-        "properties": {
-          "body": {
-            "type": "object"
-          },
-          "method": {
-            "enum": [
-              "GET",
-              "POST",
-              "PUT",
-              "PATCH",
-              "DELETE"
-            ],
-            "type": "string"
-          },
-          "path": {
-            "pattern": "^/",
-            "type": "string"
-          }
-        },
-        "required": [
-          "method",
-          "path"
-        ],
-        "type": "object"
-      },
-      "name": "github_api",
-      "requiredScopes": [
-        "repo",
-        "delete_repo"
-      ],
-      "resolvedVariants": [
-        {
-          "annotations": {
-            "agencyHint": false,
-            "destructiveHint": false,
-            "idempotentHint": true,
-            "openWorldHint": true,
-            "readOnlyHint": true
-          },
-          "name": "read",
-          "requiredScopes": [
-            "repo"
-          ],
-          "when": {
-            "argumentPatterns": {
-              "method": {
-                "const": "GET"
-              }
-            }
-          }
-        },
-        {
-          "annotations": {
-            "agencyHint": false,
-            "destructiveHint": false,
-            "idempotentHint": false,
-            "openWorldHint": true,
-            "readOnlyHint": false
-          },
-          "name": "create-issue",
-          "requiredScopes": [
-            "repo"
-          ],
-          "when": {
-            "argumentPatterns": {
-              "method": {
-                "const": "POST"
-              },
-              "path": {
-                "pattern": "^/repos/[^/]+/[^/]+/issues$"
-              }
-            }
-          }
-        },
-        {
-          "annotations": {
-            "agencyHint": false,
-            "destructiveHint": false,
-            "idempotentHint": false,
-            "openWorldHint": true,
-            "readOnlyHint": false
-          },
-          "name": "comment",
-          "requiredScopes": [
-            "repo"
-          ],
-          "when": {
-            "argumentPatterns": {
-              "method": {
-                "const": "POST"
-              },
-              "path": {
-                "anyOf": [
-                  {
-                    "pattern": "^/repos/[^/]+/[^/]+/issues/[0-9]+/comments$"
-                  },
-                  {
-                    "pattern": "^/repos/[^/]+/[^/]+/pulls/[0-9]+/comments$"
-                  }
-                ]
-              }
-            }
-          }
-        },
-        {
-          "annotations": {
-            "agencyHint": false,
-            "destructiveHint": true,
-            "idempotentHint": true,
-            "openWorldHint": true,
-            "readOnlyHint": false
-          },
-          "name": "delete-repository",
-          "requiredScopes": [
-            "delete_repo"
-          ],
-          "when": {
-            "argumentPatterns": {
-              "method": {
-                "const": "DELETE"
-              },
-              "path": {
-                "pattern": "^/repos/[^/]+/[^/]+$"
-              }
-            }
-          }
-        },
-        {
-          "annotations": {
-            "agencyHint": false,
-            "destructiveHint": true,
-            "idempotentHint": true,
-            "openWorldHint": true,
-            "readOnlyHint": false
-          },
-          "name": "delete",
-          "requiredScopes": [
-            "repo"
-          ],
-          "when": {
-            "argumentPatterns": {
-              "method": {
-                "const": "DELETE"
-              }
-            }
-          }
-        }
-      ],
-      "title": "GitHub REST API"
-    }
-  ]
-}
-"#;
+pub const SIGNATURE_JSON: &str = r#"{"fingerprint":"sha256:567d60843cc9d22a49537a35e2f01fc86abbfce1f52222b60d788cea95f841f1","prompts":[],"resourceTemplates":[],"resources":[],"serverInfo":{"name":"github-rest","version":"2.4.0"},"tools":[{"annotations":{"agencyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"readOnlyHint":false},"description":"Call a GitHub REST endpoint","inputSchema":{"properties":{"body":{"type":"object"},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"],"type":"string"},"path":{"pattern":"^/","type":"string"}},"required":["method","path"],"type":"object"},"name":"github_api","requiredScopes":["repo","delete_repo"],"resolvedVariants":[{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"readOnlyHint":true},"name":"read","requiredScopes":["repo"],"when":{"argumentPatterns":{"method":{"const":"GET"}}}},{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"readOnlyHint":false},"name":"create-issue","requiredScopes":["repo"],"when":{"argumentPatterns":{"method":{"const":"POST"},"path":{"pattern":"^/repos/[^/]+/[^/]+/issues$"}}}},{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"readOnlyHint":false},"name":"comment","requiredScopes":["repo"],"when":{"argumentPatterns":{"method":{"const":"POST"},"path":{"anyOf":[{"pattern":"^/repos/[^/]+/[^/]+/issues/[0-9]+/comments$"},{"pattern":"^/repos/[^/]+/[^/]+/pulls/[0-9]+/comments$"}]}}}},{"annotations":{"agencyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"readOnlyHint":false},"name":"delete-repository","requiredScopes":["delete_repo"],"when":{"argumentPatterns":{"method":{"const":"DELETE"},"path":{"pattern":"^/repos/[^/]+/[^/]+$"}}}},{"annotations":{"agencyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"readOnlyHint":false},"name":"delete","requiredScopes":["repo"],"when":{"argumentPatterns":{"method":{"const":"DELETE"}}}}],"title":"GitHub REST API"}]}"#;
 /// Every tool name, in declaration order.
 #[allow(dead_code)]
 pub static TOOL_NAMES: [&str; 1] = ["github_api"];
@@ -420,18 +249,8 @@ static OUTCOMES_0: [::mcp_resolve_runtime::Resolved; 6] = {
 ///
 /// Variant `delete`: `method == "DELETE"`
 #[inline]
-#[allow(
-    dead_code,
-    unused_imports,
-    clippy::nonminimal_bool,
-    clippy::overly_complex_bool_expr
-)]
-fn match_0(
-    args: &::mcp_resolve_runtime::serde_json::Map<
-        ::std::string::String,
-        ::mcp_resolve_runtime::serde_json::Value,
-    >,
-) -> usize {
+#[allow(dead_code, unused_imports, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+fn match_0(args: &::mcp_resolve_runtime::Arguments) -> usize {
     use ::core::matches;
     use ::core::option::Option::Some;
     use ::mcp_resolve_runtime::json;

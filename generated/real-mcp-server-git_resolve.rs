@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 6,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 7,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -21,446 +21,10 @@ pub const SERVER_VERSION: &str = "2026.10.19";
 /// The signature document's fingerprint (`sha256:` of its JCS form).
 #[allow(dead_code)]
 pub const FINGERPRINT: &str = "sha256:6e3b2809f2aa3c6806602723bc30c84455c14828ee8067784ff3cd95cb2294a6";
-/// The signature document, exactly as `mcp-resolve signature` writes it.
+/// The signature document in its canonical form (RFC 8785, fingerprint
+/// included): the line `mcp-resolve signature --canonical` writes.
 #[allow(dead_code)]
-pub const SIGNATURE_JSON: &str = r#"{
-  "fingerprint": "sha256:6e3b2809f2aa3c6806602723bc30c84455c14828ee8067784ff3cd95cb2294a6",
-  "prompts": [],
-  "resourceTemplates": [],
-  "resources": [],
-  "serverInfo": {
-    "name": "mcp-git",
-    "version": "2026.10.19"
-  },
-  "tools": [
-    {
-      "annotations": {
-        "agencyHint": false,
-        "destructiveHint": false,
-        "idempotentHint": true,
-        "openWorldHint": false,
-        "readOnlyHint": true
-      },
-      "description": "Shows the working tree status",
-      "inputSchema": {
-        "properties": {
-          "repo_path": {
-            "title": "Repo Path",
-            "type": "string"
-          }
-        },
-        "required": [
-          "repo_path"
-        ],
-        "title": "statusArguments",
-        "type": "object"
-      },
-      "name": "git_status",
-      "requiredScopes": []
-    },
-    {
-      "annotations": {
-        "agencyHint": false,
-        "destructiveHint": false,
-        "idempotentHint": true,
-        "openWorldHint": false,
-        "readOnlyHint": true
-      },
-      "description": "Shows changes in the working directory that are not yet staged",
-      "inputSchema": {
-        "properties": {
-          "context_lines": {
-            "default": 3,
-            "title": "Context Lines",
-            "type": "integer"
-          },
-          "repo_path": {
-            "title": "Repo Path",
-            "type": "string"
-          }
-        },
-        "required": [
-          "repo_path"
-        ],
-        "title": "diff_unstagedArguments",
-        "type": "object"
-      },
-      "name": "git_diff_unstaged",
-      "requiredScopes": []
-    },
-    {
-      "annotations": {
-        "agencyHint": false,
-        "destructiveHint": false,
-        "idempotentHint": true,
-        "openWorldHint": false,
-        "readOnlyHint": true
-      },
-      "description": "Shows changes that are staged for commit",
-      "inputSchema": {
-        "properties": {
-          "context_lines": {
-            "default": 3,
-            "title": "Context Lines",
-            "type": "integer"
-          },
-          "repo_path": {
-            "title": "Repo Path",
-            "type": "string"
-          }
-        },
-        "required": [
-          "repo_path"
-        ],
-        "title": "diff_stagedArguments",
-        "type": "object"
-      },
-      "name": "git_diff_staged",
-      "requiredScopes": []
-    },
-    {
-      "annotations": {
-        "agencyHint": false,
-        "destructiveHint": false,
-        "idempotentHint": true,
-        "openWorldHint": false,
-        "readOnlyHint": true
-      },
-      "description": "Shows differences between branches or commits",
-      "inputSchema": {
-        "properties": {
-          "context_lines": {
-            "default": 3,
-            "title": "Context Lines",
-            "type": "integer"
-          },
-          "repo_path": {
-            "title": "Repo Path",
-            "type": "string"
-          },
-          "target": {
-            "title": "Target",
-            "type": "string"
-          }
-        },
-        "required": [
-          "repo_path",
-          "target"
-        ],
-        "title": "diffArguments",
-        "type": "object"
-      },
-      "name": "git_diff",
-      "requiredScopes": []
-    },
-    {
-      "annotations": {
-        "agencyHint": false,
-        "destructiveHint": false,
-        "idempotentHint": false,
-        "openWorldHint": false,
-        "readOnlyHint": false
-      },
-      "description": "Records changes to the repository",
-      "inputSchema": {
-        "properties": {
-          "message": {
-            "title": "Message",
-            "type": "string"
-          },
-          "repo_path": {
-            "title": "Repo Path",
-            "type": "string"
-          }
-        },
-        "required": [
-          "repo_path",
-          "message"
-        ],
-        "title": "commitArguments",
-        "type": "object"
-      },
-      "name": "git_commit",
-      "requiredScopes": []
-    },
-    {
-      "annotations": {
-        "agencyHint": false,
-        "destructiveHint": false,
-        "idempotentHint": true,
-        "openWorldHint": false,
-        "readOnlyHint": false
-      },
-      "description": "Adds file contents to the staging area",
-      "inputSchema": {
-        "properties": {
-          "files": {
-            "items": {
-              "type": "string"
-            },
-            "minItems": 1,
-            "title": "Files",
-            "type": "array"
-          },
-          "repo_path": {
-            "title": "Repo Path",
-            "type": "string"
-          }
-        },
-        "required": [
-          "repo_path",
-          "files"
-        ],
-        "title": "addArguments",
-        "type": "object"
-      },
-      "name": "git_add",
-      "requiredScopes": []
-    },
-    {
-      "annotations": {
-        "agencyHint": false,
-        "destructiveHint": true,
-        "idempotentHint": true,
-        "openWorldHint": false,
-        "readOnlyHint": false
-      },
-      "description": "Unstages all staged changes",
-      "inputSchema": {
-        "properties": {
-          "repo_path": {
-            "title": "Repo Path",
-            "type": "string"
-          }
-        },
-        "required": [
-          "repo_path"
-        ],
-        "title": "resetArguments",
-        "type": "object"
-      },
-      "name": "git_reset",
-      "requiredScopes": []
-    },
-    {
-      "annotations": {
-        "agencyHint": false,
-        "destructiveHint": false,
-        "idempotentHint": true,
-        "openWorldHint": false,
-        "readOnlyHint": true
-      },
-      "description": "Shows the commit logs",
-      "inputSchema": {
-        "properties": {
-          "end_timestamp": {
-            "anyOf": [
-              {
-                "type": "string"
-              },
-              {
-                "type": "null"
-              }
-            ],
-            "default": null,
-            "description": "End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')",
-            "title": "End Timestamp"
-          },
-          "max_count": {
-            "default": 10,
-            "title": "Max Count",
-            "type": "integer"
-          },
-          "repo_path": {
-            "title": "Repo Path",
-            "type": "string"
-          },
-          "start_timestamp": {
-            "anyOf": [
-              {
-                "type": "string"
-              },
-              {
-                "type": "null"
-              }
-            ],
-            "default": null,
-            "description": "Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')",
-            "title": "Start Timestamp"
-          }
-        },
-        "required": [
-          "repo_path"
-        ],
-        "title": "logArguments",
-        "type": "object"
-      },
-      "name": "git_log",
-      "requiredScopes": []
-    },
-    {
-      "annotations": {
-        "agencyHint": false,
-        "destructiveHint": false,
-        "idempotentHint": false,
-        "openWorldHint": false,
-        "readOnlyHint": false
-      },
-      "description": "Creates a new branch from an optional base branch",
-      "inputSchema": {
-        "properties": {
-          "base_branch": {
-            "anyOf": [
-              {
-                "type": "string"
-              },
-              {
-                "type": "null"
-              }
-            ],
-            "default": null,
-            "title": "Base Branch"
-          },
-          "branch_name": {
-            "title": "Branch Name",
-            "type": "string"
-          },
-          "repo_path": {
-            "title": "Repo Path",
-            "type": "string"
-          }
-        },
-        "required": [
-          "repo_path",
-          "branch_name"
-        ],
-        "title": "create_branchArguments",
-        "type": "object"
-      },
-      "name": "git_create_branch",
-      "requiredScopes": []
-    },
-    {
-      "annotations": {
-        "agencyHint": false,
-        "destructiveHint": false,
-        "idempotentHint": false,
-        "openWorldHint": false,
-        "readOnlyHint": false
-      },
-      "description": "Switches branches",
-      "inputSchema": {
-        "properties": {
-          "branch_name": {
-            "title": "Branch Name",
-            "type": "string"
-          },
-          "repo_path": {
-            "title": "Repo Path",
-            "type": "string"
-          }
-        },
-        "required": [
-          "repo_path",
-          "branch_name"
-        ],
-        "title": "checkoutArguments",
-        "type": "object"
-      },
-      "name": "git_checkout",
-      "requiredScopes": []
-    },
-    {
-      "annotations": {
-        "agencyHint": false,
-        "destructiveHint": false,
-        "idempotentHint": true,
-        "openWorldHint": false,
-        "readOnlyHint": true
-      },
-      "description": "Shows the contents of a commit, or of a file or directory given as <revision>:<path>",
-      "inputSchema": {
-        "properties": {
-          "repo_path": {
-            "title": "Repo Path",
-            "type": "string"
-          },
-          "revision": {
-            "title": "Revision",
-            "type": "string"
-          }
-        },
-        "required": [
-          "repo_path",
-          "revision"
-        ],
-        "title": "showArguments",
-        "type": "object"
-      },
-      "name": "git_show",
-      "requiredScopes": []
-    },
-    {
-      "annotations": {
-        "agencyHint": false,
-        "destructiveHint": false,
-        "idempotentHint": true,
-        "openWorldHint": false,
-        "readOnlyHint": true
-      },
-      "description": "List Git branches",
-      "inputSchema": {
-        "properties": {
-          "branch_type": {
-            "description": "Whether to list local branches ('local'), remote branches ('remote') or all branches('all').",
-            "title": "Branch Type",
-            "type": "string"
-          },
-          "contains": {
-            "anyOf": [
-              {
-                "type": "string"
-              },
-              {
-                "type": "null"
-              }
-            ],
-            "default": null,
-            "description": "The commit sha that branch should contain. Do not pass anything to this param if no commit sha is specified",
-            "title": "Contains"
-          },
-          "not_contains": {
-            "anyOf": [
-              {
-                "type": "string"
-              },
-              {
-                "type": "null"
-              }
-            ],
-            "default": null,
-            "description": "The commit sha that branch should NOT contain. Do not pass anything to this param if no commit sha is specified",
-            "title": "Not Contains"
-          },
-          "repo_path": {
-            "description": "The path to the Git repository.",
-            "title": "Repo Path",
-            "type": "string"
-          }
-        },
-        "required": [
-          "repo_path",
-          "branch_type"
-        ],
-        "title": "branchArguments",
-        "type": "object"
-      },
-      "name": "git_branch",
-      "requiredScopes": []
-    }
-  ]
-}
-"#;
+pub const SIGNATURE_JSON: &str = r#"{"fingerprint":"sha256:6e3b2809f2aa3c6806602723bc30c84455c14828ee8067784ff3cd95cb2294a6","prompts":[],"resourceTemplates":[],"resources":[],"serverInfo":{"name":"mcp-git","version":"2026.10.19"},"tools":[{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true},"description":"Shows the working tree status","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"}},"required":["repo_path"],"title":"statusArguments","type":"object"},"name":"git_status","requiredScopes":[]},{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true},"description":"Shows changes in the working directory that are not yet staged","inputSchema":{"properties":{"context_lines":{"default":3,"title":"Context Lines","type":"integer"},"repo_path":{"title":"Repo Path","type":"string"}},"required":["repo_path"],"title":"diff_unstagedArguments","type":"object"},"name":"git_diff_unstaged","requiredScopes":[]},{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true},"description":"Shows changes that are staged for commit","inputSchema":{"properties":{"context_lines":{"default":3,"title":"Context Lines","type":"integer"},"repo_path":{"title":"Repo Path","type":"string"}},"required":["repo_path"],"title":"diff_stagedArguments","type":"object"},"name":"git_diff_staged","requiredScopes":[]},{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true},"description":"Shows differences between branches or commits","inputSchema":{"properties":{"context_lines":{"default":3,"title":"Context Lines","type":"integer"},"repo_path":{"title":"Repo Path","type":"string"},"target":{"title":"Target","type":"string"}},"required":["repo_path","target"],"title":"diffArguments","type":"object"},"name":"git_diff","requiredScopes":[]},{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false},"description":"Records changes to the repository","inputSchema":{"properties":{"message":{"title":"Message","type":"string"},"repo_path":{"title":"Repo Path","type":"string"}},"required":["repo_path","message"],"title":"commitArguments","type":"object"},"name":"git_commit","requiredScopes":[]},{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":false},"description":"Adds file contents to the staging area","inputSchema":{"properties":{"files":{"items":{"type":"string"},"minItems":1,"title":"Files","type":"array"},"repo_path":{"title":"Repo Path","type":"string"}},"required":["repo_path","files"],"title":"addArguments","type":"object"},"name":"git_add","requiredScopes":[]},{"annotations":{"agencyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":false},"description":"Unstages all staged changes","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"}},"required":["repo_path"],"title":"resetArguments","type":"object"},"name":"git_reset","requiredScopes":[]},{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true},"description":"Shows the commit logs","inputSchema":{"properties":{"end_timestamp":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')","title":"End Timestamp"},"max_count":{"default":10,"title":"Max Count","type":"integer"},"repo_path":{"title":"Repo Path","type":"string"},"start_timestamp":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')","title":"Start Timestamp"}},"required":["repo_path"],"title":"logArguments","type":"object"},"name":"git_log","requiredScopes":[]},{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false},"description":"Creates a new branch from an optional base branch","inputSchema":{"properties":{"base_branch":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"title":"Base Branch"},"branch_name":{"title":"Branch Name","type":"string"},"repo_path":{"title":"Repo Path","type":"string"}},"required":["repo_path","branch_name"],"title":"create_branchArguments","type":"object"},"name":"git_create_branch","requiredScopes":[]},{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false},"description":"Switches branches","inputSchema":{"properties":{"branch_name":{"title":"Branch Name","type":"string"},"repo_path":{"title":"Repo Path","type":"string"}},"required":["repo_path","branch_name"],"title":"checkoutArguments","type":"object"},"name":"git_checkout","requiredScopes":[]},{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true},"description":"Shows the contents of a commit, or of a file or directory given as <revision>:<path>","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"revision":{"title":"Revision","type":"string"}},"required":["repo_path","revision"],"title":"showArguments","type":"object"},"name":"git_show","requiredScopes":[]},{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true},"description":"List Git branches","inputSchema":{"properties":{"branch_type":{"description":"Whether to list local branches ('local'), remote branches ('remote') or all branches('all').","title":"Branch Type","type":"string"},"contains":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"The commit sha that branch should contain. Do not pass anything to this param if no commit sha is specified","title":"Contains"},"not_contains":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"The commit sha that branch should NOT contain. Do not pass anything to this param if no commit sha is specified","title":"Not Contains"},"repo_path":{"description":"The path to the Git repository.","title":"Repo Path","type":"string"}},"required":["repo_path","branch_type"],"title":"branchArguments","type":"object"},"name":"git_branch","requiredScopes":[]}]}"#;
 /// Every tool name, in declaration order.
 #[allow(dead_code)]
 pub static TOOL_NAMES: [&str; 12] = [
@@ -481,18 +45,25 @@ pub static TOOL_NAMES: [&str; 12] = [
 /// (conservative) annotations and the dialect's resolvable markers.
 #[allow(dead_code)]
 pub fn tools_list_json(dialect: ::mcp_resolve_runtime::Dialect) -> &'static str {
-    match dialect {
-        ::mcp_resolve_runtime::Dialect::Extension => {
-            r#"{"tools":[{"name":"git_status","description":"Shows the working tree status","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"}},"required":["repo_path"],"type":"object","title":"statusArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},{"name":"git_diff_unstaged","description":"Shows changes in the working directory that are not yet staged","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"context_lines":{"default":3,"title":"Context Lines","type":"integer"}},"required":["repo_path"],"type":"object","title":"diff_unstagedArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},{"name":"git_diff_staged","description":"Shows changes that are staged for commit","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"context_lines":{"default":3,"title":"Context Lines","type":"integer"}},"required":["repo_path"],"type":"object","title":"diff_stagedArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},{"name":"git_diff","description":"Shows differences between branches or commits","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"target":{"title":"Target","type":"string"},"context_lines":{"default":3,"title":"Context Lines","type":"integer"}},"required":["repo_path","target"],"type":"object","title":"diffArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},{"name":"git_commit","description":"Records changes to the repository","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"message":{"title":"Message","type":"string"}},"required":["repo_path","message"],"type":"object","title":"commitArguments"},"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}},{"name":"git_add","description":"Adds file contents to the staging area","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"files":{"items":{"type":"string"},"minItems":1,"title":"Files","type":"array"}},"required":["repo_path","files"],"type":"object","title":"addArguments"},"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},{"name":"git_reset","description":"Unstages all staged changes","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"}},"required":["repo_path"],"type":"object","title":"resetArguments"},"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}},{"name":"git_log","description":"Shows the commit logs","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"max_count":{"default":10,"title":"Max Count","type":"integer"},"start_timestamp":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')","title":"Start Timestamp"},"end_timestamp":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')","title":"End Timestamp"}},"required":["repo_path"],"type":"object","title":"logArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},{"name":"git_create_branch","description":"Creates a new branch from an optional base branch","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"branch_name":{"title":"Branch Name","type":"string"},"base_branch":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"title":"Base Branch"}},"required":["repo_path","branch_name"],"type":"object","title":"create_branchArguments"},"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}},{"name":"git_checkout","description":"Switches branches","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"branch_name":{"title":"Branch Name","type":"string"}},"required":["repo_path","branch_name"],"type":"object","title":"checkoutArguments"},"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}},{"name":"git_show","description":"Shows the contents of a commit, or of a file or directory given as <revision>:<path>","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"revision":{"title":"Revision","type":"string"}},"required":["repo_path","revision"],"type":"object","title":"showArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},{"name":"git_branch","description":"List Git branches","inputSchema":{"properties":{"repo_path":{"description":"The path to the Git repository.","title":"Repo Path","type":"string"},"branch_type":{"description":"Whether to list local branches ('local'), remote branches ('remote') or all branches('all').","title":"Branch Type","type":"string"},"contains":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"The commit sha that branch should contain. Do not pass anything to this param if no commit sha is specified","title":"Contains"},"not_contains":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"The commit sha that branch should NOT contain. Do not pass anything to this param if no commit sha is specified","title":"Not Contains"}},"required":["repo_path","branch_type"],"type":"object","title":"branchArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}]}"#
-        }
-        ::mcp_resolve_runtime::Dialect::Sep1862 => {
-            r#"{"tools":[{"name":"git_status","description":"Shows the working tree status","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"}},"required":["repo_path"],"type":"object","title":"statusArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},{"name":"git_diff_unstaged","description":"Shows changes in the working directory that are not yet staged","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"context_lines":{"default":3,"title":"Context Lines","type":"integer"}},"required":["repo_path"],"type":"object","title":"diff_unstagedArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},{"name":"git_diff_staged","description":"Shows changes that are staged for commit","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"context_lines":{"default":3,"title":"Context Lines","type":"integer"}},"required":["repo_path"],"type":"object","title":"diff_stagedArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},{"name":"git_diff","description":"Shows differences between branches or commits","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"target":{"title":"Target","type":"string"},"context_lines":{"default":3,"title":"Context Lines","type":"integer"}},"required":["repo_path","target"],"type":"object","title":"diffArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},{"name":"git_commit","description":"Records changes to the repository","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"message":{"title":"Message","type":"string"}},"required":["repo_path","message"],"type":"object","title":"commitArguments"},"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},{"name":"git_add","description":"Adds file contents to the staging area","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"files":{"items":{"type":"string"},"minItems":1,"title":"Files","type":"array"}},"required":["repo_path","files"],"type":"object","title":"addArguments"},"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},{"name":"git_reset","description":"Unstages all staged changes","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"}},"required":["repo_path"],"type":"object","title":"resetArguments"},"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},{"name":"git_log","description":"Shows the commit logs","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"max_count":{"default":10,"title":"Max Count","type":"integer"},"start_timestamp":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')","title":"Start Timestamp"},"end_timestamp":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')","title":"End Timestamp"}},"required":["repo_path"],"type":"object","title":"logArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},{"name":"git_create_branch","description":"Creates a new branch from an optional base branch","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"branch_name":{"title":"Branch Name","type":"string"},"base_branch":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"title":"Base Branch"}},"required":["repo_path","branch_name"],"type":"object","title":"create_branchArguments"},"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},{"name":"git_checkout","description":"Switches branches","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"branch_name":{"title":"Branch Name","type":"string"}},"required":["repo_path","branch_name"],"type":"object","title":"checkoutArguments"},"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},{"name":"git_show","description":"Shows the contents of a commit, or of a file or directory given as <revision>:<path>","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"revision":{"title":"Revision","type":"string"}},"required":["repo_path","revision"],"type":"object","title":"showArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},{"name":"git_branch","description":"List Git branches","inputSchema":{"properties":{"repo_path":{"description":"The path to the Git repository.","title":"Repo Path","type":"string"},"branch_type":{"description":"Whether to list local branches ('local'), remote branches ('remote') or all branches('all').","title":"Branch Type","type":"string"},"contains":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"The commit sha that branch should contain. Do not pass anything to this param if no commit sha is specified","title":"Contains"},"not_contains":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"The commit sha that branch should NOT contain. Do not pass anything to this param if no commit sha is specified","title":"Not Contains"}},"required":["repo_path","branch_type"],"type":"object","title":"branchArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}]}"#
-        }
-        ::mcp_resolve_runtime::Dialect::Annotations => {
-            r#"{"tools":[{"name":"git_status","description":"Shows the working tree status","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"}},"required":["repo_path"],"type":"object","title":"statusArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},{"name":"git_diff_unstaged","description":"Shows changes in the working directory that are not yet staged","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"context_lines":{"default":3,"title":"Context Lines","type":"integer"}},"required":["repo_path"],"type":"object","title":"diff_unstagedArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},{"name":"git_diff_staged","description":"Shows changes that are staged for commit","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"context_lines":{"default":3,"title":"Context Lines","type":"integer"}},"required":["repo_path"],"type":"object","title":"diff_stagedArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},{"name":"git_diff","description":"Shows differences between branches or commits","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"target":{"title":"Target","type":"string"},"context_lines":{"default":3,"title":"Context Lines","type":"integer"}},"required":["repo_path","target"],"type":"object","title":"diffArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},{"name":"git_commit","description":"Records changes to the repository","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"message":{"title":"Message","type":"string"}},"required":["repo_path","message"],"type":"object","title":"commitArguments"},"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},{"name":"git_add","description":"Adds file contents to the staging area","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"files":{"items":{"type":"string"},"minItems":1,"title":"Files","type":"array"}},"required":["repo_path","files"],"type":"object","title":"addArguments"},"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},{"name":"git_reset","description":"Unstages all staged changes","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"}},"required":["repo_path"],"type":"object","title":"resetArguments"},"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},{"name":"git_log","description":"Shows the commit logs","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"max_count":{"default":10,"title":"Max Count","type":"integer"},"start_timestamp":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')","title":"Start Timestamp"},"end_timestamp":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')","title":"End Timestamp"}},"required":["repo_path"],"type":"object","title":"logArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},{"name":"git_create_branch","description":"Creates a new branch from an optional base branch","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"branch_name":{"title":"Branch Name","type":"string"},"base_branch":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"title":"Base Branch"}},"required":["repo_path","branch_name"],"type":"object","title":"create_branchArguments"},"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},{"name":"git_checkout","description":"Switches branches","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"branch_name":{"title":"Branch Name","type":"string"}},"required":["repo_path","branch_name"],"type":"object","title":"checkoutArguments"},"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"agencyHint":false}},{"name":"git_show","description":"Shows the contents of a commit, or of a file or directory given as <revision>:<path>","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"revision":{"title":"Revision","type":"string"}},"required":["repo_path","revision"],"type":"object","title":"showArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}},{"name":"git_branch","description":"List Git branches","inputSchema":{"properties":{"repo_path":{"description":"The path to the Git repository.","title":"Repo Path","type":"string"},"branch_type":{"description":"Whether to list local branches ('local'), remote branches ('remote') or all branches('all').","title":"Branch Type","type":"string"},"contains":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"The commit sha that branch should contain. Do not pass anything to this param if no commit sha is specified","title":"Contains"},"not_contains":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"The commit sha that branch should NOT contain. Do not pass anything to this param if no commit sha is specified","title":"Not Contains"}},"required":["repo_path","branch_type"],"type":"object","title":"branchArguments"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"agencyHint":false}}]}"#
-        }
-    }
+    TOOLS_LIST.get(dialect)
 }
+/// The `tools/list` results, built from each tool's literal.
+static TOOLS_LIST: ::mcp_resolve_runtime::listing::ToolsList = ::mcp_resolve_runtime::listing::ToolsList::new(
+    &[
+        DATA_0,
+        DATA_1,
+        DATA_2,
+        DATA_3,
+        DATA_4,
+        DATA_5,
+        DATA_6,
+        DATA_7,
+        DATA_8,
+        DATA_9,
+        DATA_10,
+        DATA_11,
+    ],
+);
 /// Resolves a call: `-32602` for an unknown or non-resolvable tool and
 /// for arguments that are not a valid object for its `inputSchema`;
 /// otherwise the first variant whose condition holds, or the static
@@ -573,6 +144,30 @@ fn slot(name: &str) -> ::core::option::Option<usize> {
     };
     INDEX.get(name)
 }
+/// Tool `git_status`: its `tools/list` entry.
+const DATA_0: &str = r#"229:{"name":"git_status","description":"Shows the working tree status","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"}},"required":["repo_path"],"type":"object","title":"statusArguments"},"annotations":,4:1010,1:1,10:agencyHint,1:0,0:,1:0,3:^^^,"#;
+/// Tool `git_diff_unstaged`: its `tools/list` entry.
+const DATA_1: &str = r#"347:{"name":"git_diff_unstaged","description":"Shows changes in the working directory that are not yet staged","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"context_lines":{"default":3,"title":"Context Lines","type":"integer"}},"required":["repo_path"],"type":"object","title":"diff_unstagedArguments"},"annotations":,4:1010,1:1,10:agencyHint,1:0,0:,1:0,3:^^^,"#;
+/// Tool `git_diff_staged`: its `tools/list` entry.
+const DATA_2: &str = r#"321:{"name":"git_diff_staged","description":"Shows changes that are staged for commit","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"context_lines":{"default":3,"title":"Context Lines","type":"integer"}},"required":["repo_path"],"type":"object","title":"diff_stagedArguments"},"annotations":,4:1010,1:1,10:agencyHint,1:0,0:,1:0,3:^^^,"#;
+/// Tool `git_diff`: its `tools/list` entry.
+const DATA_3: &str = r#"365:{"name":"git_diff","description":"Shows differences between branches or commits","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"target":{"title":"Target","type":"string"},"context_lines":{"default":3,"title":"Context Lines","type":"integer"}},"required":["repo_path","target"],"type":"object","title":"diffArguments"},"annotations":,4:1010,1:1,10:agencyHint,1:0,0:,1:0,3:^^^,"#;
+/// Tool `git_commit`: its `tools/list` entry.
+const DATA_4: &str = r#"289:{"name":"git_commit","description":"Records changes to the repository","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"message":{"title":"Message","type":"string"}},"required":["repo_path","message"],"type":"object","title":"commitArguments"},"annotations":,4:0000,1:1,10:agencyHint,1:0,0:,1:0,3:^^^,"#;
+/// Tool `git_add`: its `tools/list` entry.
+const DATA_5: &str = r#"320:{"name":"git_add","description":"Adds file contents to the staging area","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"files":{"items":{"type":"string"},"minItems":1,"title":"Files","type":"array"}},"required":["repo_path","files"],"type":"object","title":"addArguments"},"annotations":,4:0010,1:1,10:agencyHint,1:0,0:,1:0,3:^^^,"#;
+/// Tool `git_reset`: its `tools/list` entry.
+const DATA_6: &str = r#"225:{"name":"git_reset","description":"Unstages all staged changes","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"}},"required":["repo_path"],"type":"object","title":"resetArguments"},"annotations":,4:0110,1:1,10:agencyHint,1:0,0:,1:0,3:^^^,"#;
+/// Tool `git_log`: its `tools/list` entry.
+const DATA_7: &str = r#"915:{"name":"git_log","description":"Shows the commit logs","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"max_count":{"default":10,"title":"Max Count","type":"integer"},"start_timestamp":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')","title":"Start Timestamp"},"end_timestamp":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')","title":"End Timestamp"}},"required":["repo_path"],"type":"object","title":"logArguments"},"annotations":,4:1010,1:1,10:agencyHint,1:0,0:,1:0,3:^^^,"#;
+/// Tool `git_create_branch`: its `tools/list` entry.
+const DATA_8: &str = r#"428:{"name":"git_create_branch","description":"Creates a new branch from an optional base branch","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"branch_name":{"title":"Branch Name","type":"string"},"base_branch":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"title":"Base Branch"}},"required":["repo_path","branch_name"],"type":"object","title":"create_branchArguments"},"annotations":,4:0000,1:1,10:agencyHint,1:0,0:,1:0,3:^^^,"#;
+/// Tool `git_checkout`: its `tools/list` entry.
+const DATA_9: &str = r#"289:{"name":"git_checkout","description":"Switches branches","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"branch_name":{"title":"Branch Name","type":"string"}},"required":["repo_path","branch_name"],"type":"object","title":"checkoutArguments"},"annotations":,4:0000,1:1,10:agencyHint,1:0,0:,1:0,3:^^^,"#;
+/// Tool `git_show`: its `tools/list` entry.
+const DATA_10: &str = r#"339:{"name":"git_show","description":"Shows the contents of a commit, or of a file or directory given as <revision>:<path>","inputSchema":{"properties":{"repo_path":{"title":"Repo Path","type":"string"},"revision":{"title":"Revision","type":"string"}},"required":["repo_path","revision"],"type":"object","title":"showArguments"},"annotations":,4:1010,1:1,10:agencyHint,1:0,0:,1:0,3:^^^,"#;
+/// Tool `git_branch`: its `tools/list` entry.
+const DATA_11: &str = r#"884:{"name":"git_branch","description":"List Git branches","inputSchema":{"properties":{"repo_path":{"description":"The path to the Git repository.","title":"Repo Path","type":"string"},"branch_type":{"description":"Whether to list local branches ('local'), remote branches ('remote') or all branches('all').","title":"Branch Type","type":"string"},"contains":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"The commit sha that branch should contain. Do not pass anything to this param if no commit sha is specified","title":"Contains"},"not_contains":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"The commit sha that branch should NOT contain. Do not pass anything to this param if no commit sha is specified","title":"Not Contains"}},"required":["repo_path","branch_type"],"type":"object","title":"branchArguments"},"annotations":,4:1010,1:1,10:agencyHint,1:0,0:,1:0,3:^^^,"#;
 /// Each tool in its slot (see `slot`); `None` for a tool that is not
 /// resolvable.
 static TOOLS: [::core::option::Option<&::mcp_resolve_runtime::GeneratedTool>; 12] = [

@@ -9,7 +9,7 @@
 // scopes, and each dialect's response via `result_json`), or `RpcError`.
 
 const _: () = ::core::assert!(
-    ::mcp_resolve_runtime::CODEGEN_VERSION == 6,
+    ::mcp_resolve_runtime::CODEGEN_VERSION == 7,
     "this resolver was generated for another version of mcp-resolve-runtime: regenerate it with a matching mcp-resolve"
 );
 /// The server's name, as in `serverInfo`.
@@ -21,108 +21,10 @@ pub const SERVER_VERSION: &str = "1.2.0";
 /// The signature document's fingerprint (`sha256:` of its JCS form).
 #[allow(dead_code)]
 pub const FINGERPRINT: &str = "sha256:b2ecc9db3e595b6e27e4afa71a0ded0c1aebfc4b7303b125d59cc27b915a57f1";
-/// The signature document, exactly as `mcp-resolve signature` writes it.
+/// The signature document in its canonical form (RFC 8785, fingerprint
+/// included): the line `mcp-resolve signature --canonical` writes.
 #[allow(dead_code)]
-pub const SIGNATURE_JSON: &str = r#"{
-  "fingerprint": "sha256:b2ecc9db3e595b6e27e4afa71a0ded0c1aebfc4b7303b125d59cc27b915a57f1",
-  "prompts": [],
-  "resourceTemplates": [],
-  "resources": [],
-  "serverInfo": {
-    "name": "repo-reader",
-    "version": "1.2.0"
-  },
-  "tools": [
-    {
-      "annotations": {
-        "agencyHint": false,
-        "destructiveHint": false,
-        "idempotentHint": true,
-        "openWorldHint": true,
-        "privateHint": true,
-        "readOnlyHint": true
-      },
-      "description": "Read a file or directory listing from a repository",
-      "inputSchema": {
-        "properties": {
-          "owner": {
-            "type": "string"
-          },
-          "path": {
-            "default": "",
-            "type": "string"
-          },
-          "ref": {
-            "type": "string"
-          },
-          "repo": {
-            "type": "string"
-          },
-          "visibility": {
-            "enum": [
-              "public",
-              "private"
-            ],
-            "type": "string"
-          }
-        },
-        "required": [
-          "owner",
-          "repo",
-          "visibility"
-        ],
-        "type": "object"
-      },
-      "name": "get_repo_contents",
-      "requiredScopes": [
-        "repo"
-      ],
-      "resolvedVariants": [
-        {
-          "annotations": {
-            "agencyHint": false,
-            "destructiveHint": false,
-            "idempotentHint": true,
-            "openWorldHint": true,
-            "privateHint": false,
-            "readOnlyHint": true
-          },
-          "name": "public",
-          "requiredScopes": [],
-          "when": {
-            "argumentPatterns": {
-              "visibility": {
-                "const": "public"
-              }
-            }
-          }
-        },
-        {
-          "annotations": {
-            "agencyHint": false,
-            "destructiveHint": false,
-            "idempotentHint": true,
-            "openWorldHint": true,
-            "privateHint": true,
-            "readOnlyHint": true
-          },
-          "name": "private",
-          "requiredScopes": [
-            "repo"
-          ],
-          "when": {
-            "argumentPatterns": {
-              "visibility": {
-                "const": "private"
-              }
-            }
-          }
-        }
-      ]
-    }
-  ]
-}
-"#;
+pub const SIGNATURE_JSON: &str = r#"{"fingerprint":"sha256:b2ecc9db3e595b6e27e4afa71a0ded0c1aebfc4b7303b125d59cc27b915a57f1","prompts":[],"resourceTemplates":[],"resources":[],"serverInfo":{"name":"repo-reader","version":"1.2.0"},"tools":[{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"privateHint":true,"readOnlyHint":true},"description":"Read a file or directory listing from a repository","inputSchema":{"properties":{"owner":{"type":"string"},"path":{"default":"","type":"string"},"ref":{"type":"string"},"repo":{"type":"string"},"visibility":{"enum":["public","private"],"type":"string"}},"required":["owner","repo","visibility"],"type":"object"},"name":"get_repo_contents","requiredScopes":["repo"],"resolvedVariants":[{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"privateHint":false,"readOnlyHint":true},"name":"public","requiredScopes":[],"when":{"argumentPatterns":{"visibility":{"const":"public"}}}},{"annotations":{"agencyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"privateHint":true,"readOnlyHint":true},"name":"private","requiredScopes":["repo"],"when":{"argumentPatterns":{"visibility":{"const":"private"}}}}]}]}"#;
 /// Every tool name, in declaration order.
 #[allow(dead_code)]
 pub static TOOL_NAMES: [&str; 1] = ["get_repo_contents"];
@@ -290,18 +192,8 @@ static OUTCOMES_0: [::mcp_resolve_runtime::Resolved; 3] = {
 ///
 /// Variant `private`: `visibility == "private"`
 #[inline]
-#[allow(
-    dead_code,
-    unused_imports,
-    clippy::nonminimal_bool,
-    clippy::overly_complex_bool_expr
-)]
-fn match_0(
-    args: &::mcp_resolve_runtime::serde_json::Map<
-        ::std::string::String,
-        ::mcp_resolve_runtime::serde_json::Value,
-    >,
-) -> usize {
+#[allow(dead_code, unused_imports, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+fn match_0(args: &::mcp_resolve_runtime::Arguments) -> usize {
     use ::core::matches;
     use ::core::option::Option::Some;
     use ::mcp_resolve_runtime::json;

@@ -14,6 +14,12 @@ beforehand so only the generated code is timed. `--no-build` skips it.
 
 usage: scripts/scale.py [--bin target/release/mcp-resolve] [--sizes 1000,2500,5000,10000]
                         [--variants 8] [--runs 3] [--work target/scale] [--no-build]
+                        [--baseline DIR]
+
+`--baseline DIR` measures a checkout of another commit (say, a `git worktree`
+of the one before a change, built with `cargo build --release`) in the same
+run: its binary, and its generated code built against its own runtime. Its
+rows come first, marked "baseline".
 
 Each command runs `--runs` times in turn (check, signature, generate, diff,
 then again); a cell is the fastest run's wall time, with the largest peak
@@ -88,16 +94,17 @@ def changed_copy(rules: Path, out: Path) -> None:
         (out / path.name).write_text("\n".join(lines) + "\n")
 
 
-def crate_build(work: Path, code: Path) -> tuple[float, float]:
-    """Wall time and peak memory of building a crate around `code`."""
+def crate_build(work: Path, code: Path, root: Path = ROOT) -> tuple[float, float]:
+    """Wall time and peak memory of building a crate around `code`, with the
+    runtime of the checkout at `root`."""
     crate = work / "crate"
     (crate / "src").mkdir(parents=True, exist_ok=True)
     (crate / "Cargo.toml").write_text(
         "[package]\nname = \"scale-crate\"\nversion = \"0.0.0\"\nedition = \"2021\"\n"
         "publish = false\n\n[dependencies]\n"
-        f"mcp-resolve-runtime = {{ path = {json.dumps(str(ROOT / 'crates' / 'runtime'))} }}\n\n[workspace]\n"
+        f"mcp-resolve-runtime = {{ path = {json.dumps(str(root / 'crates' / 'runtime'))} }}\n\n[workspace]\n"
     )
-    shutil.copy(ROOT / "Cargo.lock", crate / "Cargo.lock")
+    shutil.copy(root / "Cargo.lock", crate / "Cargo.lock")
     env = dict(os.environ, CARGO_INCREMENTAL="0", CARGO_TARGET_DIR=str(work / "crate-target"))
     lib = crate / "src" / "lib.rs"
     # Dependencies first, with an empty crate.
@@ -127,10 +134,17 @@ def main() -> None:
     parser.add_argument("--work", default=str(ROOT / "target" / "scale"))
     parser.add_argument("--no-build", action="store_true",
                         help="do not build the generated code")
+    parser.add_argument("--baseline", metavar="DIR",
+                        help="also measure the checkout at DIR (built), first")
     args = parser.parse_args()
-    binary = args.bin
-    if not os.access(binary, os.X_OK):
-        sys.exit(f"{binary} is not built (cargo build --release)")
+    targets = []
+    if args.baseline:
+        base = Path(args.baseline).resolve()
+        targets.append(("baseline", str(base / "target" / "release" / "mcp-resolve"), base))
+    targets.append(("", args.bin, ROOT))
+    for _, binary, _ in targets:
+        if not os.access(binary, os.X_OK):
+            sys.exit(f"{binary} is not built (cargo build --release)")
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
 
@@ -140,35 +154,43 @@ def main() -> None:
         generate_rules(n, args.variants, rules)
         other = work / f"rules-{n}-changed"
         changed_copy(rules, other)
-        sig, sig_other, code = (work / f"sig-{n}.json", work / f"sig-{n}-changed.json",
-                                work / f"resolve-{n}.rs")
-        for path in (sig, sig_other, code):
-            path.unlink(missing_ok=True)
-        timed([binary, "signature", str(other), "-o", str(sig_other)])
-        runs: dict[str, list[tuple[float, float]]] = {k: [] for k in
-                                                      ("check", "signature", "generate", "diff")}
-        for _ in range(max(1, args.runs)):
-            runs["check"].append(timed([binary, "check", str(rules)], ok=(0, 1)))
-            runs["signature"].append(timed([binary, "signature", str(rules), "-o", str(sig)]))
-            runs["generate"].append(timed([binary, "generate", str(rules), "-o", str(code)]))
-            # From the changed copy (read-only variants lost) to the server:
-            # those variants widen, and each needs its witness.
-            runs["diff"].append(timed([binary, "diff", str(sig_other), str(sig)], ok=(1,)))
-        check, signature, generate, diff = (best(runs[k]) for k in
-                                            ("check", "signature", "generate", "diff"))
-        build = None if args.no_build else crate_build(work, code)
-        rows.append((n, check, signature, generate, code.stat().st_size, diff, build))
+        for label, binary, root in targets:
+            rows.append((label, n, *measure(binary, root, rules, other, work, n, args)))
 
     print(f"| tools × {args.variants} variants | `check` | `signature` | `generate` (output) "
           f"| `diff` (1% changed) | build of the generated code "
           f"| per tool: check / signature / generate / diff / build |")
     print("|---|---|---|---|---|---|---|")
-    for n, check, signature, generate, size, diff, build in rows:
+    for label, n, check, signature, generate, size, diff, build in rows:
         cell = lambda t: f"{t[0]:.2f} s, {t[1]:.0f} MiB" if t else "—"
         per = " / ".join(f"{t[0] / n * 1000:.2f}" if t else "—"
                          for t in (check, signature, generate, diff, build))
-        print(f"| {n:,} | {cell(check)} | {cell(signature)} | {cell(generate)} "
-              f"({size / 1e6:.0f} MB) | {cell(diff)} | {cell(build)} | {per} ms |")
+        name = f"{n:,} ({label})" if label else f"{n:,}"
+        print(f"| {name} | {cell(check)} | {cell(signature)} | {cell(generate)} "
+              f"({size / 1e6:.1f} MB) | {cell(diff)} | {cell(build)} | {per} ms |")
+
+
+def measure(binary: str, root: Path, rules: Path, other: Path, work: Path, n: int, args):
+    """One binary's row for `n` tools: check, signature, generate, the
+    generated file's size, diff, and the build of the generated code."""
+    sig, sig_other, code = (work / f"sig-{n}.json", work / f"sig-{n}-changed.json",
+                            work / f"resolve-{n}.rs")
+    for path in (sig, sig_other, code):
+        path.unlink(missing_ok=True)
+    timed([binary, "signature", str(other), "-o", str(sig_other)])
+    runs: dict[str, list[tuple[float, float]]] = {k: [] for k in
+                                                  ("check", "signature", "generate", "diff")}
+    for _ in range(max(1, args.runs)):
+        runs["check"].append(timed([binary, "check", str(rules)], ok=(0, 1)))
+        runs["signature"].append(timed([binary, "signature", str(rules), "-o", str(sig)]))
+        runs["generate"].append(timed([binary, "generate", str(rules), "-o", str(code)]))
+        # From the changed copy (read-only variants lost) to the server:
+        # those variants widen, and each needs its witness.
+        runs["diff"].append(timed([binary, "diff", str(sig_other), str(sig)], ok=(1,)))
+    check, signature, generate, diff = (best(runs[k]) for k in
+                                        ("check", "signature", "generate", "diff"))
+    build = None if args.no_build else crate_build(work, code, root)
+    return check, signature, generate, code.stat().st_size, diff, build
 
 
 if __name__ == "__main__":

@@ -88,6 +88,11 @@ pub(crate) enum Command {
         /// Print only the fingerprint.
         #[arg(long)]
         fingerprint_only: bool,
+        /// Write the document in its canonical form (RFC 8785, one line,
+        /// fingerprint included): what generated code holds as
+        /// `SIGNATURE_JSON`.
+        #[arg(long, conflicts_with_all = ["fingerprint_only", "server_json", "sign"])]
+        canonical: bool,
         /// Write the fingerprint into this registry `server.json`, under
         /// `_meta["io.modelcontextprotocol.registry/publisher-provided"]`,
         /// keeping the rest of it; refused (file untouched) over 4096 bytes.

@@ -112,6 +112,7 @@ fn run(command: Command) -> u8 {
             paths,
             output,
             fingerprint_only,
+            canonical,
             server_json,
             signature_url,
             sign,
@@ -127,7 +128,9 @@ fn run(command: Command) -> u8 {
             (Some(file), output) => {
                 signature::server_json(&paths, output.as_deref(), &file, signature_url.as_deref())
             }
-            (None, output) => signature::run(&paths, output.as_deref(), fingerprint_only),
+            (None, output) => {
+                signature::run(&paths, output.as_deref(), fingerprint_only, canonical)
+            }
         },
         Command::Keygen { output, alg, force } => keys::keygen(&output, alg.into(), force),
         Command::Verify {

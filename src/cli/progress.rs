@@ -46,6 +46,16 @@ fn indicator() -> Option<&'static Indicator> {
             if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
                 bar.set_style(style);
             }
+            if delay().is_zero() {
+                // Shown from the start, by this thread: a helper thread might
+                // not run before a short run is over.
+                bar.set_draw_target(ProgressDrawTarget::stderr());
+                bar.enable_steady_tick(Duration::from_millis(100));
+                return Some(Indicator {
+                    bar,
+                    done: Mutex::new(false),
+                });
+            }
             let shown = bar.clone();
             std::thread::spawn(move || {
                 std::thread::sleep(delay());

@@ -3,22 +3,36 @@
 
 use std::path::{Path, PathBuf};
 
-use mcp_resolve::emit::signature::{signature_document, signature_text, to_pretty};
+use mcp_resolve::emit::signature::{Layout, signature_document, signature_text, to_pretty};
 use mcp_resolve_host::SignatureDocument;
 
 use super::keys::{private_keys, with_extension};
 use super::{FAILURE, OK, read_input, with_server, write_output, write_output_parts};
 
-pub(crate) fn run(paths: &[PathBuf], output: Option<&Path>, fingerprint_only: bool) -> u8 {
+pub(crate) fn run(
+    paths: &[PathBuf],
+    output: Option<&Path>,
+    fingerprint_only: bool,
+    canonical: bool,
+) -> u8 {
     with_server(paths, |_, server| {
         super::progress::stage(format!(
             "building the signature of {} tools",
             server.tools.len()
         ));
-        let signed = signature_text(server, super::load_options().jobs);
+        let layout = if canonical {
+            Layout::Canonical
+        } else {
+            Layout::Pretty
+        };
+        let mut signed = signature_text(server, super::load_options().jobs, layout);
         if fingerprint_only {
             write_output(output, &format!("{}\n", signed.fingerprint))
         } else {
+            if canonical {
+                // A text file ends with a newline; `SIGNATURE_JSON` is the line.
+                signed.parts.push("\n".into());
+            }
             write_output_parts(output, &signed.parts)
         }
     })

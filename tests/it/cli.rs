@@ -838,13 +838,15 @@ fn progress_shows_on_a_terminal_only() {
     std::fs::write(&file, rules).unwrap();
     let bin = env!("CARGO_BIN_EXE_mcp-resolve");
     // The shell keeps the terminal open a moment after the run: `script`
-    // can lose what a child wrote just before the terminal closed, which a
-    // busy machine makes likely (an empty capture, seen in CI-like runs).
+    // can lose what a child wrote just before the terminal closed.
     let command = format!(
         "{bin} check {} --format json > {}; status=$?; sleep 1; exit $status",
         file.display(),
         dir.join("out.json").display()
     );
+    // With no delay the indicator is drawn by the run's own thread, from
+    // its first stage: a helper thread could be scheduled too late on a
+    // busy machine (an empty capture, seen in CI-like runs).
     let o = std::process::Command::new("script")
         .args(["-qfec", &command, "/dev/null"])
         .env("TERM", "xterm")
@@ -852,7 +854,13 @@ fn progress_shows_on_a_terminal_only() {
         .env("MCP_RESOLVE_PROGRESS_DELAY_MS", "0")
         .output()
         .expect("util-linux `script` (a pseudo-terminal for this test)");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{}: {}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
     let terminal = String::from_utf8_lossy(&o.stdout);
     assert!(
         [

@@ -384,10 +384,14 @@ fn large_texts_are_put_in_place_whatever_the_names_say() {
         .generate()
         .unwrap();
     let file = syn::parse_file(&code).unwrap();
-    let signature = common::bin().arg("signature").arg(&rules).output().unwrap();
+    let signature = common::bin()
+        .args(["signature", "--canonical"])
+        .arg(&rules)
+        .output()
+        .unwrap();
     assert!(signature.status.success());
     assert_eq!(
-        const_text(&file, "SIGNATURE_JSON"),
+        const_text(&file, "SIGNATURE_JSON") + "\n",
         String::from_utf8(signature.stdout).unwrap()
     );
     // No placeholder is left: those no name spells were filled, and those

@@ -233,12 +233,12 @@ fn host_evaluation_of_argument_patterns_agrees_with_the_resolver() {
 
 /// The tool-by-tool writer (`signature_text`, what `signature` and
 /// `generate` use) gives the bytes and the fingerprint of the whole-document
-/// path, for every bundled server, every valid fixture, names that spell
+/// path, pretty and canonical, for every bundled server, every valid fixture, names that spell
 /// the frame's own `"tools":[]`, a server without tools, and any number of
 /// threads.
 #[test]
 fn tool_by_tool_writer_matches_the_whole_document() {
-    use mcp_resolve::emit::signature::signature_text;
+    use mcp_resolve::emit::signature::{Layout, signature_text};
     let mut files = bundled();
     files.extend(common::files("tests/fixtures/valid", "yaml"));
     let mut projects: Vec<(String, mcp_resolve::Project)> = files
@@ -264,8 +264,11 @@ fn tool_by_tool_writer_matches_the_whole_document() {
         for server in &project.servers {
             let doc = signature(server);
             let whole = to_pretty(&doc);
+            let canonical = mcp_resolve_host::jcs::canonical(&doc);
             for jobs in [1, 3, 0] {
-                let text = signature_text(server, jobs);
+                let text = signature_text(server, jobs, Layout::Canonical);
+                assert_eq!(text.text(), canonical, "{name}, {jobs} threads");
+                let text = signature_text(server, jobs, Layout::Pretty);
                 assert_eq!(text.text(), whole, "{name}, {jobs} threads");
                 assert_eq!(
                     Some(text.fingerprint.as_str()),

@@ -143,6 +143,25 @@ impl Annotations {
         self.core().into_iter().chain(self.extra.sorted())
     }
 
+    /// The JSON text of the four core hints (`complete`: then every extra
+    /// hint), in the order of [`Annotations::iter`]: what
+    /// [`Annotations::core_json`] and [`Annotations::complete_json`] print
+    /// as whatever serde_json's features, written without a map.
+    pub fn json_text(&self, complete: bool) -> String {
+        let mut out = String::with_capacity(128);
+        out.push('{');
+        let extra = complete.then(|| self.extra.sorted()).into_iter().flatten();
+        for (i, (hint, value)) in self.core().into_iter().chain(extra).enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            crate::json::push_str_literal(&mut out, hint);
+            out.push_str(if value { ":true" } else { ":false" });
+        }
+        out.push('}');
+        out
+    }
+
     /// The four core hints as a JSON object, in wire order.
     pub fn core_json(&self) -> Value {
         Value::Object(

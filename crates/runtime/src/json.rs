@@ -247,6 +247,16 @@ impl Const {
     }
 }
 
+/// Appends `s` as a JSON string literal (quoted and escaped as serde_json
+/// writes it).
+pub(crate) fn push_str_literal(out: &mut String, s: &str) {
+    match serde_json::to_string(s) {
+        Ok(text) => out.push_str(&text),
+        // Serializing a string cannot fail; an empty string keeps the text JSON.
+        Err(_) => out.push_str("\"\""),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

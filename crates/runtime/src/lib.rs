@@ -24,6 +24,8 @@ pub mod framing;
 pub mod hints;
 pub mod index;
 pub mod json;
+pub mod listing;
+mod netstring;
 pub mod outcomes;
 pub mod pattern;
 pub mod protocol;
@@ -62,6 +64,9 @@ pub const EXTENSION_ID: &str = "io.modelcontextprotocol/tool-resolution";
 /// negotiated extensions).
 pub const VARIANT_EXTENSION_ID: &str = "io.github.mcp-resolve/variant";
 
+/// The arguments of a call, as generated matching functions take them.
+pub type Arguments = serde_json::Map<String, serde_json::Value>;
+
 /// The version of the interface between generated code and this crate.
 /// Generated files assert it at compile time.
-pub const CODEGEN_VERSION: u32 = 6;
+pub const CODEGEN_VERSION: u32 = 7;

@@ -21,7 +21,8 @@ pub struct Rules {
     pub server_version: &'static str,
     /// The signature document's fingerprint, `sha256:<hex>`.
     pub fingerprint: &'static str,
-    /// The signature document, as `mcp-resolve signature` writes it.
+    /// The signature document, in its canonical form (RFC 8785, as
+    /// `mcp-resolve signature --canonical` writes it).
     pub signature_json: &'static str,
     /// Every tool name, in declaration order.
     pub tool_names: &'static [&'static str],

@@ -168,15 +168,28 @@ fn does_not_compile(tool: &str, e: &SchemaError) -> RpcError {
 /// thousands of tools holds them in one table rather than a lazy static each.
 #[derive(Debug)]
 pub struct LazyValidator {
-    schema: &'static str,
+    /// The text the schema is in, from `start` to `end`.
+    source: &'static str,
+    start: usize,
+    end: usize,
     compiled: OnceLock<Result<ArgumentValidator, SchemaError>>,
 }
 
 impl LazyValidator {
     /// A validator for `schema` (JSON text), compiled when first used.
     pub const fn new(schema: &'static str) -> Self {
+        LazyValidator::within(schema, 0, schema.len())
+    }
+
+    /// A validator for the schema at `start..end` of `source` (generated
+    /// code points into the text that holds it already, the tool's
+    /// `tools/list` entry). A range that is not in `source` is an error
+    /// when first used, as a schema that does not compile is.
+    pub const fn within(source: &'static str, start: usize, end: usize) -> Self {
         LazyValidator {
-            schema,
+            source,
+            start,
+            end,
             compiled: OnceLock::new(),
         }
     }
@@ -185,7 +198,17 @@ impl LazyValidator {
     #[inline]
     pub fn get(&self) -> &Result<ArgumentValidator, SchemaError> {
         self.compiled
-            .get_or_init(|| ArgumentValidator::from_json(self.schema))
+            .get_or_init(|| match self.source.get(self.start..self.end) {
+                Some(schema) => ArgumentValidator::from_json(schema),
+                None => Err(SchemaError {
+                    message: format!(
+                        "the schema's range {}..{} is not in its text of {} bytes",
+                        self.start,
+                        self.end,
+                        self.source.len()
+                    ),
+                }),
+            })
     }
 
     /// [`validate_with`] this validator: the arguments object, `-32602` when
@@ -390,6 +413,25 @@ fn levels_within(value: &Value, cap: usize) -> Option<usize> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A schema within a larger text validates as the schema alone; a range
+    /// that is not in the text (or not on a character boundary) is an error
+    /// when first used, not a panic.
+    #[test]
+    fn a_schema_within_a_text_is_that_schema() {
+        static TEXT: &str = r#"4:é,{"type":"object","required":["a"]},rest"#;
+        static WITHIN: LazyValidator = LazyValidator::within(TEXT, 5, 39);
+        assert!(WITHIN.validate("t", &json!({"a": 1})).is_ok());
+        assert_eq!(
+            WITHIN.validate("t", &json!({})).unwrap_err().code,
+            RpcError::INVALID_PARAMS
+        );
+        for (start, end) in [(5, 400), (39, 5), (3, 39)] {
+            let outside = LazyValidator::within(TEXT, start, end);
+            let error = outside.validate("t", &json!({"a": 1})).unwrap_err();
+            assert_eq!(error.code, RpcError::INTERNAL_ERROR, "{start}..{end}");
+        }
+    }
 
     #[test]
     fn nesting_limit_is_enforced_before_validation() {

@@ -304,12 +304,13 @@ fn static_data_is_the_library_output() {
             assert_eq!(list, tools_list(server, d), "{} {d}", g.rules);
         }
         let doc = mcp_resolve::emit::signature::signature(server);
-        assert_eq!(
-            g.signature,
-            mcp_resolve::emit::signature::to_pretty(&doc),
-            "{}",
-            g.rules
+        // The canonical form, the line `signature --canonical` writes.
+        let canonical = mcp_resolve::emit::signature::signature_text(
+            server,
+            1,
+            mcp_resolve::emit::signature::Layout::Canonical,
         );
+        assert_eq!(g.signature, canonical.text(), "{}", g.rules);
         assert_eq!(Some(g.fingerprint), doc["fingerprint"].as_str());
         let names: Vec<&str> = server.tools.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(g.tool_names, names.as_slice());

@@ -13,9 +13,12 @@
 //! directly and returns the index of its outcome. Everything else is data.
 //! Above eight tools, one table (`TOOLS`) indexed by a perfect-hash dispatch
 //! on the tool name holds each tool's schema (compiled on first use) and its
-//! outcomes, every response precomputed text, as one literal (decoded on
-//! first use): the compiler's cost is in items and expressions, not in bytes
-//! of literal. Up to eight, `resolve` is a `match` on the name, and each
+//! outcomes; each tool is one literal (`DATA_N`: its `tools/list` entry,
+//! then its outcomes as facts, decoded on first use, the response texts
+//! derived from them) that the schema is a range of and `tools/list` is
+//! built from: the compiler's cost is in items and expressions, and the
+//! file's size in texts held more than once. Up to eight, `resolve` is a
+//! `match` on the name, and each
 //! tool's outcomes are a static array of `Resolved` written out, which the
 //! compiler indexes at a constant: a few tools cost the build nothing, and
 //! the call costs what a hand-written `match` does.
@@ -26,6 +29,7 @@ mod outcome_items;
 pub(crate) mod phf;
 mod tool;
 
+use mcp_resolve_runtime::listing::{self, EntryParts};
 use mcp_resolve_runtime::outcomes::{self, OutcomeParts};
 use mcp_resolve_runtime::{CODEGEN_VERSION, Dialect, Resolution};
 use proc_macro2::{Literal, TokenStream};
@@ -35,7 +39,7 @@ use serde_json::Value;
 use self::literals::*;
 use self::outcome_items::*;
 use self::tool::*;
-use crate::emit::signature::{SignatureText, signature_text};
+use crate::emit::signature::{Layout, SignatureText, signature_text};
 use crate::emit::tools::tools_list_parts;
 use crate::hints::HintTableExt;
 use crate::ir::{Server, Tool};
@@ -118,7 +122,7 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
     let SignatureText {
         parts: signature_parts,
         fingerprint,
-    } = signature_text(server, options.jobs);
+    } = signature_text(server, options.jobs, Layout::Canonical);
 
     let names: Vec<&str> = server.tools.iter().map(|t| t.name.as_str()).collect();
     let table = phf::build(&names).ok_or(CodegenError::RepeatedNames)?;
@@ -130,10 +134,7 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
     let server_name = &server.name;
     let server_version = &server.version;
     let tool_count = Literal::usize_unsuffixed(names.len());
-    // The four large texts, in parts: the signature, and `tools/list` in
-    // each dialect.
-    let [ext, sep, ann] = tools_list_parts(server, options.jobs).map(text_literal_parts);
-    let large = [text_literal_parts(signature_parts), ext, sep, ann];
+    let signature_parts = text_literal_parts(signature_parts);
 
     let Dispatch { order, slot_fn } = dispatch(&names, &table, linear, &rt);
     let [resolve_body, resolve_validated_body] = if linear {
@@ -152,8 +153,7 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
     } else {
         TokenStream::new()
     };
-    let shared = |literals: [TokenStream; 4]| {
-        let [signature_lit, list_ext, list_sep, list_ann] = literals;
+    let shared = |signature_lit: TokenStream, list_body: TokenStream, list_static: TokenStream| {
         quote! {
         const _: () = ::core::assert!(
             #rt::CODEGEN_VERSION == #version,
@@ -172,7 +172,8 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
         #[allow(dead_code)]
         pub const FINGERPRINT: &str = #fingerprint;
 
-        /// The signature document, exactly as `mcp-resolve signature` writes it.
+        /// The signature document in its canonical form (RFC 8785, fingerprint
+        /// included): the line `mcp-resolve signature --canonical` writes.
         #[allow(dead_code)]
         pub const SIGNATURE_JSON: &str = #signature_lit;
 
@@ -184,12 +185,9 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
         /// (conservative) annotations and the dialect's resolvable markers.
         #[allow(dead_code)]
         pub fn tools_list_json(dialect: #rt::Dialect) -> &'static str {
-            match dialect {
-                #rt::Dialect::Extension => #list_ext,
-                #rt::Dialect::Sep1862 => #list_sep,
-                #rt::Dialect::Annotations => #list_ann,
-            }
+            #list_body
         }
+        #list_static
 
         /// Resolves a call: `-32602` for an unknown or non-resolvable tool and
         /// for arguments that are not a valid object for its `inputSchema`;
@@ -250,21 +248,50 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
     // machine's cores; last, the table of tools. No syntax tree of the whole
     // file is ever held, nor the file as one string.
     let mut parts = vec![header(server, &fingerprint, &options.sources)];
-    parts.extend(print_with_literals(
-        "mcp-resolve placeholder s.",
-        large,
-        shared,
-    )?);
+    parts.extend(if linear {
+        // A few tools' lists are literals: nothing to build on first use.
+        let [ext, sep, ann] = tools_list_parts(server, options.jobs).map(text_literal_parts);
+        print_with_literals(
+            "mcp-resolve placeholder s.",
+            [signature_parts, ext, sep, ann],
+            |[signature, ext, sep, ann]| {
+                let body = quote! {
+                    match dialect {
+                        #rt::Dialect::Extension => #ext,
+                        #rt::Dialect::Sep1862 => #sep,
+                        #rt::Dialect::Annotations => #ann,
+                    }
+                };
+                shared(signature, body, TokenStream::new())
+            },
+        )?
+    } else {
+        // Built from each tool's literal (its entry) on first use.
+        let data = (0..names.len()).map(|i| format_ident!("DATA_{}", i));
+        let list_static = quote! {
+            /// The `tools/list` results, built from each tool's literal.
+            static TOOLS_LIST: #rt::listing::ToolsList = #rt::listing::ToolsList::new(&[#(#data),*]);
+        };
+        print_with_literals(
+            "mcp-resolve placeholder s.",
+            [signature_parts],
+            |[signature]| shared(signature, quote!(TOOLS_LIST.get(dialect)), list_static.clone()),
+        )?
+    });
     let threads = crate::par::threads(options.jobs);
     let printed = crate::par::map(
         &server.tools,
         threads,
         Some(crate::par::WORK_STACK),
         |i, tool| {
-            tool.resolvable.then(|| {
-                let literals = tool_literals(server, tool, linear.then_some(&*rt_text));
-                tool_items(tool, i, &rt_text, linear, literals)
-            })
+            if linear {
+                tool.resolvable.then(|| {
+                    let literals = tool_literals(server, tool, &rt_text);
+                    tool_items(tool, i, &rt_text, literals)
+                })
+            } else {
+                Some(table_tool_items(server, tool, i, &rt_text))
+            }
         },
     );
     for result in printed {

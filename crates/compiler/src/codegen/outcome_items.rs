@@ -4,15 +4,24 @@
 
 use super::*;
 
+/// Where a tool's outcomes go.
+pub(super) enum Form<'a> {
+    /// An array of `Resolved` in the runtime at this path.
+    Array(&'a str),
+    /// The literal the runtime decodes, after the tool's entry part (as
+    /// `listing::encode` wrote it).
+    Literal(&'a str),
+}
+
 /// A tool's outcomes, every dialect's response precomputed, as the literal
-/// the runtime decodes, or as an array of `Resolved` in the runtime at
-/// `array_in`. `tool` is the tool's SEP-1862 `tools/list` entry; the
-/// SEP-1862 results share the tool's head rather than repeat it.
+/// the runtime decodes or as an array of `Resolved` ([`Form`]). `tool` is
+/// the tool's SEP-1862 `tools/list` entry; the SEP-1862 results share the
+/// tool's head rather than repeat it.
 pub(super) fn encode_outcomes(
     tool: &Value,
     name: &str,
     resolutions: &[Resolution],
-    array_in: Option<&str>,
+    form: Form<'_>,
 ) -> String {
     struct Texts {
         extension: String,
@@ -52,9 +61,9 @@ pub(super) fn encode_outcomes(
             }
         })
         .collect();
-    match array_in {
-        Some(rt) => outcomes_array(rt, name, &head, &parts),
-        None => outcomes::encode(name, &head, &parts),
+    match form {
+        Form::Array(rt) => outcomes_array(rt, name, &head, &parts),
+        Form::Literal(entry) => outcomes::encode(entry, name, &head, &parts),
     }
 }
 

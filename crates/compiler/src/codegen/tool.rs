@@ -3,15 +3,8 @@
 
 use super::*;
 
-/// The two large items of a tool, as Rust source: its outcomes and its
-/// `inputSchema` (a literal). The outcomes are the literal the runtime
-/// decodes (see [`mcp_resolve_runtime::outcomes`]), or, for a resolver of
-/// a few tools (`array_in`: the runtime's path), an array of `Resolved`
-/// written out (see [`outcomes_array`]).
-pub(super) fn tool_literals(server: &Server, tool: &Tool, array_in: Option<&str>) -> [String; 2] {
-    // Outcomes: each variant, then the static fallback. Their SEP-1862
-    // results share the tool's text up to its annotations.
-    let tool_json = tool.to_model(&server.hints).list_entry(Dialect::Sep1862);
+/// A tool's resolutions: each variant's, then the static fallback's.
+fn resolutions(server: &Server, tool: &Tool) -> Vec<Resolution> {
     let mut resolutions: Vec<Resolution> = tool
         .variants
         .iter()
@@ -28,30 +21,119 @@ pub(super) fn tool_literals(server: &Server, tool: &Tool, array_in: Option<&str>
         annotations: server.hints.to_annotations(&tool.annotations),
         required_scopes: tool.required_scopes.clone(),
     });
-    let outcomes = encode_outcomes(&tool_json, &tool.name, &resolutions, array_in);
+    resolutions
+}
+
+/// The two large items of a resolvable tool in a resolver of a few tools,
+/// as Rust source: its outcomes, an array of `Resolved` in the runtime at
+/// `rt` (see [`outcomes_array`]), and its `inputSchema` (a literal).
+pub(super) fn tool_literals(server: &Server, tool: &Tool, rt: &str) -> [String; 2] {
+    // Their SEP-1862 results share the tool's text up to its annotations.
+    let tool_json = tool.to_model(&server.hints).list_entry(Dialect::Sep1862);
+    let outcomes = encode_outcomes(
+        &tool_json,
+        &tool.name,
+        &resolutions(server, tool),
+        Form::Array(rt),
+    );
     let schema = serde_json::to_string(&tool.input_schema).unwrap_or_default();
-    let outcomes = match array_in {
-        Some(_) => outcomes,
-        None => text_literal(&outcomes),
-    };
     [outcomes, text_literal(&schema)]
 }
 
-/// One tool's items: its `GeneratedTool` (its schema, its outcomes as one
-/// literal, and its matching function) and the function matching its
-/// arguments to the index of its outcome. `literals` are the outcomes' and
-/// the schema's literals, as Rust source. The matching function is
-/// `#[inline]` where `resolve` calls it by name (`direct`, see
-/// [`direct_dispatch`]).
-pub(super) fn tool_items(
-    tool: &Tool,
-    index: usize,
-    rt: &str,
-    direct: bool,
-    literals: [String; 2],
-) -> String {
+/// A tool's items in a resolver with a table of tools: its literal
+/// `DATA_<index>` (its `tools/list` entry, then, when it is resolvable, its
+/// outcomes; see `mcp_resolve_runtime::{listing, outcomes}`), and for a
+/// resolvable tool its `GeneratedTool`, whose schema points into the literal
+/// (or is a literal of its own when the entry does not spell it), and its
+/// matching function.
+pub(super) fn table_tool_items(server: &Server, tool: &Tool, index: usize, rt: &str) -> String {
+    use std::fmt::Write as _;
+    let model = tool.to_model(&server.hints);
+    let entries =
+        Dialect::ALL.map(|d| serde_json::to_string(&model.list_entry(d)).unwrap_or_default());
+    let annotations = server.hints.to_annotations(&tool.annotations);
+    let entry = listing::encode(&EntryParts {
+        entries: entries.each_ref().map(String::as_str),
+        annotations: &annotations,
+        resolvable: tool.resolvable,
+    });
+    let data = if tool.resolvable {
+        let tool_json = model.list_entry(Dialect::Sep1862);
+        encode_outcomes(
+            &tool_json,
+            &tool.name,
+            &resolutions(server, tool),
+            Form::Literal(&entry),
+        )
+    } else {
+        entry
+    };
+    let doc = doc_text(&tool.name);
+    let mut out = String::with_capacity(data.len() + 4096);
+    let _ = writeln!(
+        out,
+        "/// Tool `{doc}`: its `tools/list` entry{}.\nconst DATA_{index}: &str = {};",
+        if tool.resolvable { " and outcomes" } else { "" },
+        text_literal(&data)
+    );
+    if !tool.resolvable {
+        return out;
+    }
+    let schema_text = serde_json::to_string(&tool.input_schema).unwrap_or_default();
+    // Any place the literal spells the schema's text holds the schema.
+    let schema = match data.find(&schema_text) {
+        Some(at) => format!(
+            "{rt}::LazyValidator::within(DATA_{index}, {at}, {})",
+            at + schema_text.len()
+        ),
+        None => format!(
+            "{rt}::LazyValidator::new(\n        {},\n    )",
+            text_literal(&schema_text)
+        ),
+    };
+    let name = Literal::string(&tool.name);
+    let _ = write!(
+        out,
+        "/// Tool `{doc}`.\n\
+         static TOOL_{index}: {rt}::GeneratedTool = {rt}::GeneratedTool {{\n    \
+             name: {name},\n    \
+             schema: {schema},\n    \
+             outcomes: {rt}::outcomes::Outcomes::new(DATA_{index}),\n    \
+             matcher: match_{index},\n\
+         }};\n",
+    );
+    out.push_str(&match_fn(tool, index, rt, false));
+    out
+}
+
+/// A resolvable tool's items in a resolver of a few tools: its schema, its
+/// outcomes as a static array of `Resolved` (`literals`, the two as Rust
+/// source, see [`tool_literals`]), and its matching function, `#[inline]`
+/// since `resolve` calls it by name (see [`direct_dispatch`]).
+pub(super) fn tool_items(tool: &Tool, index: usize, rt: &str, literals: [String; 2]) -> String {
     use std::fmt::Write as _;
     let [outcomes, schema] = literals;
+    let doc = doc_text(&tool.name);
+    let count = tool.variants.len() + 1;
+    let mut out = String::with_capacity(outcomes.len() + schema.len() + 4096);
+    let _ = write!(
+        out,
+        "/// Tool `{doc}`: its `inputSchema`, compiled on first use.\n\
+         static SCHEMA_{index}: {rt}::LazyValidator = {rt}::LazyValidator::new(\n    \
+             {schema},\n\
+         );\n\
+         /// Tool `{doc}`: each variant's outcome, in order, then the static\n\
+         /// annotations.\n\
+         static OUTCOMES_{index}: [{rt}::Resolved; {count}] = {outcomes};\n",
+    );
+    out.push_str(&match_fn(tool, index, rt, true));
+    out
+}
+
+/// The function matching a tool's (validated) arguments to the index of
+/// its outcome; `#[inline]` where `resolve` calls it by name (`direct`).
+fn match_fn(tool: &Tool, index: usize, rt: &str, direct: bool) -> String {
+    use std::fmt::Write as _;
 
     // Checks, in order, until one always holds.
     let mut matcher = Matcher::new();
@@ -70,34 +152,8 @@ pub(super) fn tool_items(
             }
         }
     }
-
-    let mut out = String::with_capacity(outcomes.len() + schema.len() + checks.len() + 1024);
-    let name = Literal::string(&tool.name);
     let doc = doc_text(&tool.name);
-    if direct {
-        let count = tool.variants.len() + 1;
-        let _ = write!(
-            out,
-            "/// Tool `{doc}`: its `inputSchema`, compiled on first use.\n\
-             static SCHEMA_{index}: {rt}::LazyValidator = {rt}::LazyValidator::new(\n    \
-                 {schema},\n\
-             );\n\
-             /// Tool `{doc}`: each variant's outcome, in order, then the static\n\
-             /// annotations.\n\
-             static OUTCOMES_{index}: [{rt}::Resolved; {count}] = {outcomes};\n",
-        );
-    } else {
-        let _ = write!(
-            out,
-            "/// Tool `{doc}`.\n\
-             static TOOL_{index}: {rt}::GeneratedTool = {rt}::GeneratedTool {{\n    \
-                 name: {name},\n    \
-                 schema: {rt}::LazyValidator::new(\n        {schema},\n    ),\n    \
-                 outcomes: {rt}::outcomes::Outcomes::new(\n        {outcomes},\n    ),\n    \
-                 matcher: match_{index},\n\
-             }};\n",
-        );
-    }
+    let mut out = String::with_capacity(checks.len() + 1024);
     let _ = writeln!(
         out,
         "/// Matches the (validated) arguments of tool `{doc}`."
@@ -125,18 +181,8 @@ pub(super) fn tool_items(
     }
     let _ = write!(
         out,
-        "#[allow(\n    \
-             dead_code,\n    \
-             unused_imports,\n    \
-             clippy::nonminimal_bool,\n    \
-             clippy::overly_complex_bool_expr\n\
-         )]\n\
-         fn match_{index}(\n    \
-             {args}: &{rt}::serde_json::Map<\n        \
-                 ::std::string::String,\n        \
-                 {rt}::serde_json::Value,\n    \
-             >,\n\
-         ) -> usize {{\n"
+        "#[allow(dead_code, unused_imports, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]\n\
+         fn match_{index}({args}: &{rt}::Arguments) -> usize {{\n"
     );
     let mut locals = String::new();
     for i in 0..matcher.paths.len() {

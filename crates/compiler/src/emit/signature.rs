@@ -65,10 +65,22 @@ fn skeleton(server: &Server, tools: Vec<SignatureTool>) -> SignatureDocument {
     }
 }
 
-/// The signature document as written to disk, and its fingerprint.
+/// How a signature document's text is laid out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// [`to_pretty`]: what `mcp-resolve signature` writes, for people and diffs.
+    #[default]
+    Pretty,
+    /// RFC 8785 (JCS) on one line, fingerprint included, no final newline:
+    /// what generated code holds (`signature --canonical` writes it), a
+    /// half of the pretty text's size.
+    Canonical,
+}
+
+/// The signature document as text, and its fingerprint.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SignatureText {
-    /// [`to_pretty`] of [`signature`], byte for byte, in parts to be written
+    /// The document in its [`Layout`], byte for byte, in parts to be written
     /// one after the other: at 10,000 tools the document is 90 MB, and
     /// joining it would hold it twice.
     pub parts: Vec<String>,
@@ -83,28 +95,30 @@ impl SignatureText {
     }
 }
 
-/// [`to_pretty`] of [`signature`] and the fingerprint, built tool by tool on
+/// The [`signature`] in `layout` and the fingerprint, built tool by tool on
 /// `jobs` threads (0: every core) without a tree of the whole document:
 /// RFC 8785 text is compositional (an array's canonical form is its items'
-/// canonical forms in order), so each tool is canonicalised and pretty-printed
-/// on its own, the fingerprint's hash is fed the tools' canonical texts in
-/// order, and the tools' printed texts stand between the printed frame's
-/// two halves. The output is the same bytes whatever `jobs` is.
-pub fn signature_text(server: &Server, jobs: usize) -> SignatureText {
+/// canonical forms in order), so each tool is canonicalised (and, for
+/// [`Layout::Pretty`], pretty-printed) on its own, the fingerprint's hash is
+/// fed the tools' canonical texts in order, and the tools' texts stand
+/// between the frame's two halves. The output is the same bytes whatever
+/// `jobs` is.
+pub fn signature_text(server: &Server, jobs: usize, layout: Layout) -> SignatureText {
     let threads = crate::par::threads(jobs);
     let printed = crate::par::map(&server.tools, threads, None, |i, tool| {
         let value = serde_json::to_value(tool_model(server, tool)).unwrap_or(Value::Null);
+        let canonical = jcs::canonical(&value);
+        if layout == Layout::Canonical {
+            return (canonical, String::new());
+        }
         // Printed as it stands in the document: two levels deep, after the
         // comma that ends the tool before it.
         let mut pretty = Vec::with_capacity(8192);
         pretty.extend_from_slice(if i > 0 { b",\n    " } else { b"    " });
         jcs::write_pretty(&value, 2, &mut pretty);
-        (
-            jcs::canonical(&value),
-            String::from_utf8(pretty).unwrap_or_default(),
-        )
+        (canonical, String::from_utf8(pretty).unwrap_or_default())
     });
-    let (canonical, printed): (Vec<String>, Vec<String>) = printed
+    let (mut canonical, printed): (Vec<String>, Vec<String>) = printed
         .into_iter()
         .map(|r| r.unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
         .unzip();
@@ -116,14 +130,32 @@ pub fn signature_text(server: &Server, jobs: usize) -> SignatureText {
     let mut frame = skeleton(server, Vec::new());
     let canonical_tools = canonical.iter().map(String::as_str);
     let Some(fingerprint) = fingerprint_spliced(&frame.to_value(), canonical_tools) else {
-        return whole(server);
+        return whole(server, layout);
     };
+    frame.fingerprint = Some(fingerprint.clone());
+    if layout == Layout::Canonical {
+        let frame_text = jcs::canonical(&frame.to_value());
+        // Once, as in the fingerprint's frame (the fingerprint cannot spell it).
+        let Some((head, tail)) = frame_text
+            .split_once("\"tools\":[]")
+            .filter(|(_, tail)| !tail.contains("\"tools\":[]"))
+        else {
+            return whole(server, layout);
+        };
+        for tool in canonical.iter_mut().skip(1) {
+            tool.insert(0, ',');
+        }
+        let mut parts = Vec::with_capacity(canonical.len() + 2);
+        parts.push(format!("{head}\"tools\":["));
+        parts.extend(canonical);
+        parts.push(format!("]{tail}"));
+        return SignatureText { parts, fingerprint };
+    }
     drop(canonical);
 
-    frame.fingerprint = Some(fingerprint.clone());
     let frame_text = to_pretty(&frame.to_value());
     let Some((head, tail)) = frame_text.split_once("\n  \"tools\": []") else {
-        return whole(server);
+        return whole(server, layout);
     };
     if printed.is_empty() {
         return SignatureText {
@@ -226,11 +258,15 @@ pub fn check_fingerprint_with_jobs(
 
 /// The slow path [`signature_text`] stands for (kept for a frame it cannot
 /// split, which the types rule out).
-fn whole(server: &Server) -> SignatureText {
+fn whole(server: &Server, layout: Layout) -> SignatureText {
     let doc = signature_document(server);
+    let value = doc.to_value();
     SignatureText {
         fingerprint: doc.fingerprint.clone().unwrap_or_default(),
-        parts: vec![to_pretty(&doc.to_value())],
+        parts: vec![match layout {
+            Layout::Pretty => to_pretty(&value),
+            Layout::Canonical => jcs::canonical(&value),
+        }],
     }
 }
 
