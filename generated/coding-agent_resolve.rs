@@ -230,9 +230,16 @@ static OUTCOMES_0: [::mcp_resolve_runtime::Resolved; 5] = {
 ///
 /// Variant `execute`: `mode == "execute"`
 #[inline]
-#[allow(dead_code, unused_imports, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[allow(
+    dead_code,
+    unused_imports,
+    clippy::match_like_matches_macro,
+    clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr
+)]
 fn match_0(args: &::mcp_resolve_runtime::Arguments) -> usize {
     use ::core::matches;
+    use ::core::option::Option::None;
     use ::core::option::Option::Some;
     use ::mcp_resolve_runtime::json;
     use ::mcp_resolve_runtime::serde_json::Value;
@@ -240,19 +247,19 @@ fn match_0(args: &::mcp_resolve_runtime::Arguments) -> usize {
     let arg_1 = args.get("mode");
     let arg_2 = args.get("maxSteps");
     let arg_3 = json::member(args.get("sandbox"), "network");
-    if matches!(arg_0, Some(v) if matches!(v, Value::Bool(true))) {
+    if match arg_0 { Some(v) => matches!(v, Value::Bool(true)), None => false } {
         return 0;
     }
-    if matches!(json::as_str(arg_1), Some("plan")) {
+    if json::is_str(arg_1, "plan") {
         return 1;
     }
-    if matches!(json::as_str(arg_1), Some("execute"))
-        && matches!(arg_2, Some(v) if json::maximum(v, json::Num::Int(10)))
-        && matches!(arg_3, Some(v) if matches!(v, Value::Bool(false)))
+    if json::is_str(arg_1, "execute")
+        && json::arg::maximum(arg_2, json::Num::Int(10))
+        && match arg_3 { Some(v) => matches!(v, Value::Bool(false)), None => false }
     {
         return 2;
     }
-    if matches!(json::as_str(arg_1), Some("execute")) {
+    if json::is_str(arg_1, "execute") {
         return 3;
     }
     4

@@ -211,19 +211,23 @@ static OUTCOMES_0: [::mcp_resolve_runtime::Resolved; 4] = {
 ///
 /// Variant `overwrite`: `action in ["replace","delete"]`
 #[inline]
-#[allow(dead_code, unused_imports, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[allow(
+    dead_code,
+    unused_imports,
+    clippy::match_like_matches_macro,
+    clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr
+)]
 fn match_0(args: &::mcp_resolve_runtime::Arguments) -> usize {
-    use ::core::matches;
-    use ::core::option::Option::Some;
     use ::mcp_resolve_runtime::json;
     let arg_0 = args.get("action");
-    if matches!(json::as_str(arg_0), Some("read")) {
+    if json::is_str(arg_0, "read") {
         return 0;
     }
-    if matches!(json::as_str(arg_0), Some("append")) {
+    if json::is_str(arg_0, "append") {
         return 1;
     }
-    if matches!(json::as_str(arg_0), Some("replace" | "delete")) {
+    if json::is_str_in(arg_0, &["replace", "delete"]) {
         return 2;
     }
     3

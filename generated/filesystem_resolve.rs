@@ -269,38 +269,42 @@ static OUTCOMES_0: [::mcp_resolve_runtime::Resolved; 7] = {
 ///
 /// Variant `delete`: `operation == "delete"`
 #[inline]
-#[allow(dead_code, unused_imports, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[allow(
+    dead_code,
+    unused_imports,
+    clippy::match_like_matches_macro,
+    clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr
+)]
 fn match_0(args: &::mcp_resolve_runtime::Arguments) -> usize {
     use ::core::matches;
+    use ::core::option::Option::None;
     use ::core::option::Option::Some;
     use ::mcp_resolve_runtime::json;
     use ::mcp_resolve_runtime::serde_json::Value;
     let arg_0 = args.get("operation");
     let arg_1 = args.get("content");
     let arg_2 = json::member(args.get("options"), "recursive");
-    if matches!(json::as_str(arg_0), Some("read")) {
+    if json::is_str(arg_0, "read") {
         return 0;
     }
-    if matches!(json::as_str(arg_0), Some("append"))
-        && matches!(arg_1, Some(v) if json::min_length(v, 1))
-    {
+    if json::is_str(arg_0, "append") && json::arg::min_length(arg_1, 1) {
         return 1;
     }
-    if (matches!(json::as_str(arg_0), Some("append")) && arg_1.is_none())
-        || (matches!(json::as_str(arg_0), Some("append"))
-            && matches!(json::as_str(arg_1), Some("")))
+    if (json::is_str(arg_0, "append") && arg_1.is_none())
+        || (json::is_str(arg_0, "append") && json::is_str(arg_1, ""))
     {
         return 2;
     }
-    if matches!(json::as_str(arg_0), Some("overwrite")) {
+    if json::is_str(arg_0, "overwrite") {
         return 3;
     }
-    if matches!(json::as_str(arg_0), Some("delete"))
-        && matches!(arg_2, Some(v) if matches!(v, Value::Bool(true)))
+    if json::is_str(arg_0, "delete")
+        && match arg_2 { Some(v) => matches!(v, Value::Bool(true)), None => false }
     {
         return 4;
     }
-    if matches!(json::as_str(arg_0), Some("delete")) {
+    if json::is_str(arg_0, "delete") {
         return 5;
     }
     6

@@ -249,9 +249,15 @@ static OUTCOMES_0: [::mcp_resolve_runtime::Resolved; 6] = {
 ///
 /// Variant `delete`: `method == "DELETE"`
 #[inline]
-#[allow(dead_code, unused_imports, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[allow(
+    dead_code,
+    unused_imports,
+    clippy::match_like_matches_macro,
+    clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr
+)]
 fn match_0(args: &::mcp_resolve_runtime::Arguments) -> usize {
-    use ::core::matches;
+    use ::core::option::Option::None;
     use ::core::option::Option::Some;
     use ::mcp_resolve_runtime::json;
     use ::mcp_resolve_runtime::pattern::LazyPattern;
@@ -261,23 +267,21 @@ fn match_0(args: &::mcp_resolve_runtime::Arguments) -> usize {
     static RE_3: LazyPattern = LazyPattern::new("^/repos/[^/]+/[^/]+$");
     let arg_0 = args.get("method");
     let arg_1 = args.get("path");
-    if matches!(json::as_str(arg_0), Some("GET")) {
+    if json::is_str(arg_0, "GET") {
         return 0;
     }
-    if matches!(json::as_str(arg_0), Some("POST")) && matches!(arg_1, Some(v) if RE_0.matches(v)) {
+    if json::is_str(arg_0, "POST") && match arg_1 { Some(v) => RE_0.matches(v), None => false } {
         return 1;
     }
-    if matches!(json::as_str(arg_0), Some("POST"))
-        && matches!(arg_1, Some(v) if RE_1.matches(v) || RE_2.matches(v))
+    if json::is_str(arg_0, "POST")
+        && match arg_1 { Some(v) => RE_1.matches(v) || RE_2.matches(v), None => false }
     {
         return 2;
     }
-    if matches!(json::as_str(arg_0), Some("DELETE"))
-        && matches!(arg_1, Some(v) if RE_3.matches(v))
-    {
+    if json::is_str(arg_0, "DELETE") && match arg_1 { Some(v) => RE_3.matches(v), None => false } {
         return 3;
     }
-    if matches!(json::as_str(arg_0), Some("DELETE")) {
+    if json::is_str(arg_0, "DELETE") {
         return 4;
     }
     5

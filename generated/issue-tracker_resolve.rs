@@ -239,30 +239,37 @@ static OUTCOMES_0: [::mcp_resolve_runtime::Resolved; 5] = {
 ///
 /// Variant `edit`: `!has(labels) || labels has every item in ["bug","feature","question","triage"]`
 #[inline]
-#[allow(dead_code, unused_imports, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[allow(
+    dead_code,
+    unused_imports,
+    clippy::match_like_matches_macro,
+    clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr
+)]
 fn match_0(args: &::mcp_resolve_runtime::Arguments) -> usize {
     use ::core::matches;
+    use ::core::option::Option::None;
     use ::core::option::Option::Some;
     use ::mcp_resolve_runtime::json;
     let arg_0 = args.get("labels");
     let arg_1 = args.get("title");
     let arg_2 = args.get("assignees");
-    if matches!(arg_0, Some(v) if json::max_items(v, 0)) {
+    if json::arg::max_items(arg_0, 0) {
         return 0;
     }
-    if matches!(arg_0, Some(v) if v.as_array().is_none_or(|a| a.iter().any(|v| matches!(v.as_str(), Some("wontfix")))))
-        || matches!(arg_0, Some(v) if v.as_array().is_none_or(|a| a.iter().any(|v| matches!(v.as_str(), Some("duplicate")))))
+    if match arg_0 { Some(v) => v.as_array().is_none_or(|a| a.iter().any(|v| matches!(v.as_str(), Some("wontfix")))), None => false }
+        || match arg_0 { Some(v) => v.as_array().is_none_or(|a| a.iter().any(|v| matches!(v.as_str(), Some("duplicate")))), None => false }
     {
         return 1;
     }
     if arg_1.is_none()
-        && matches!(arg_2, Some(v) if json::max_items(v, 0))
-        && matches!(arg_0, Some(v) if v.as_array().is_none_or(|a| a.iter().all(|v| matches!(v.as_str(), Some("triage" | "question")))))
+        && json::arg::max_items(arg_2, 0)
+        && match arg_0 { Some(v) => v.as_array().is_none_or(|a| a.iter().all(|v| matches!(v.as_str(), Some("triage" | "question")))), None => false }
     {
         return 2;
     }
     if arg_0.is_none()
-        || matches!(arg_0, Some(v) if v.as_array().is_none_or(|a| a.iter().all(|v| matches!(v.as_str(), Some("bug" | "feature" | "question" | "triage")))))
+        || match arg_0 { Some(v) => v.as_array().is_none_or(|a| a.iter().all(|v| matches!(v.as_str(), Some("bug" | "feature" | "question" | "triage")))), None => false }
     {
         return 3;
     }
@@ -374,26 +381,33 @@ static OUTCOMES_1: [::mcp_resolve_runtime::Resolved; 5] = {
 ///
 /// Variant `closes`: `changes has an item has `kind` absent or == "close"`
 #[inline]
-#[allow(dead_code, unused_imports, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[allow(
+    dead_code,
+    unused_imports,
+    clippy::match_like_matches_macro,
+    clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr
+)]
 fn match_1(args: &::mcp_resolve_runtime::Arguments) -> usize {
     use ::core::matches;
+    use ::core::option::Option::None;
     use ::core::option::Option::Some;
     use ::mcp_resolve_runtime::json;
     use ::mcp_resolve_runtime::serde_json::Value;
     let arg_0 = args.get("dryRun");
     let arg_1 = args.get("changes");
-    if matches!(arg_0, Some(v) if matches!(v, Value::Bool(true))) {
+    if match arg_0 { Some(v) => matches!(v, Value::Bool(true)), None => false } {
         return 0;
     }
-    if matches!(arg_1, Some(v) if v.as_array().is_none_or(|a| a.iter().all(|v| v.is_object() && json::has_keys(v, &["kind"]) && v.get("kind").is_none_or(|v| matches!(v.as_str(), Some("comment"))))))
+    if match arg_1 { Some(v) => v.as_array().is_none_or(|a| a.iter().all(|v| v.is_object() && json::has_keys(v, &["kind"]) && v.get("kind").is_none_or(|v| matches!(v.as_str(), Some("comment"))))), None => false }
     {
         return 1;
     }
-    if matches!(arg_1, Some(v) if v.as_array().is_none_or(|a| a.iter().any(|v| v.is_object() && json::has_keys(v, &["kind"]) && v.get("kind").is_none_or(|v| matches!(v.as_str(), Some("delete"))))))
+    if match arg_1 { Some(v) => v.as_array().is_none_or(|a| a.iter().any(|v| v.is_object() && json::has_keys(v, &["kind"]) && v.get("kind").is_none_or(|v| matches!(v.as_str(), Some("delete"))))), None => false }
     {
         return 2;
     }
-    if matches!(arg_1, Some(v) if v.as_array().is_none_or(|a| a.iter().any(|v| v.get("kind").is_none_or(|v| matches!(v.as_str(), Some("close"))))))
+    if match arg_1 { Some(v) => v.as_array().is_none_or(|a| a.iter().any(|v| v.get("kind").is_none_or(|v| matches!(v.as_str(), Some("close"))))), None => false }
     {
         return 3;
     }

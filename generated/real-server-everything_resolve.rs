@@ -175,13 +175,20 @@ static TOOL_8: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::Gen
 /// Matches the (validated) arguments of tool `gzip-file-as-resource`.
 ///
 /// Variant `data-uri`: `data is string and matches "^data:"`
-#[allow(dead_code, unused_imports, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[allow(
+    dead_code,
+    unused_imports,
+    clippy::match_like_matches_macro,
+    clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr
+)]
 fn match_8(args: &::mcp_resolve_runtime::Arguments) -> usize {
-    use ::core::matches;
+    use ::core::option::Option::None;
     use ::core::option::Option::Some;
     use ::mcp_resolve_runtime::json;
     let arg_0 = args.get("data");
-    if matches!(arg_0, Some(v) if v.is_string() && json::str_starts_with(v, "data:")) {
+    if match arg_0 { Some(v) => v.is_string() && json::str_starts_with(v, "data:"), None => false }
+    {
         return 0;
     }
     1

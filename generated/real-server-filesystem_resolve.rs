@@ -172,13 +172,20 @@ static TOOL_5: ::mcp_resolve_runtime::GeneratedTool = ::mcp_resolve_runtime::Gen
 /// Matches the (validated) arguments of tool `edit_file`.
 ///
 /// Variant `preview`: `dryRun == true`
-#[allow(dead_code, unused_imports, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[allow(
+    dead_code,
+    unused_imports,
+    clippy::match_like_matches_macro,
+    clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr
+)]
 fn match_5(args: &::mcp_resolve_runtime::Arguments) -> usize {
     use ::core::matches;
+    use ::core::option::Option::None;
     use ::core::option::Option::Some;
     use ::mcp_resolve_runtime::serde_json::Value;
     let arg_0 = args.get("dryRun");
-    if matches!(arg_0, Some(v) if matches!(v, Value::Bool(true))) {
+    if match arg_0 { Some(v) => matches!(v, Value::Bool(true)), None => false } {
         return 0;
     }
     1

@@ -192,16 +192,20 @@ static OUTCOMES_0: [::mcp_resolve_runtime::Resolved; 3] = {
 ///
 /// Variant `private`: `visibility == "private"`
 #[inline]
-#[allow(dead_code, unused_imports, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]
+#[allow(
+    dead_code,
+    unused_imports,
+    clippy::match_like_matches_macro,
+    clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr
+)]
 fn match_0(args: &::mcp_resolve_runtime::Arguments) -> usize {
-    use ::core::matches;
-    use ::core::option::Option::Some;
     use ::mcp_resolve_runtime::json;
     let arg_0 = args.get("visibility");
-    if matches!(json::as_str(arg_0), Some("public")) {
+    if json::is_str(arg_0, "public") {
         return 0;
     }
-    if matches!(json::as_str(arg_0), Some("private")) {
+    if json::is_str(arg_0, "private") {
         return 1;
     }
     2

@@ -247,6 +247,73 @@ impl Const {
     }
 }
 
+/// Whether an argument is the string `text` (absent and non-strings are not).
+#[inline]
+pub fn is_str(value: Option<&Value>, text: &str) -> bool {
+    as_str(value) == Some(text)
+}
+
+/// Whether an argument is one of the strings `texts` (absent and
+/// non-strings are not).
+#[inline]
+pub fn is_str_in(value: Option<&Value>, texts: &[&str]) -> bool {
+    as_str(value).is_some_and(|s| texts.contains(&s))
+}
+
+/// The tests of this module on an argument that may be absent: `false` when
+/// it is, the test of the same name otherwise. Generated matching calls
+/// these rather than a `match` of its own per test, which is most of what a
+/// generated file of thousands of tools costs the compiler.
+pub mod arg {
+    use serde_json::Value;
+
+    use super::Num;
+
+    macro_rules! on_argument {
+        ($($(#[$doc:meta])* $name:ident($bound:ty);)*) => {$(
+            $(#[$doc])*
+            #[inline]
+            pub fn $name(value: Option<&Value>, bound: $bound) -> bool {
+                match value {
+                    Some(value) => super::$name(value, bound),
+                    None => false,
+                }
+            }
+        )*};
+    }
+
+    on_argument! {
+        /// [`super::minimum`] of a present argument.
+        minimum(Num);
+        /// [`super::maximum`] of a present argument.
+        maximum(Num);
+        /// [`super::exclusive_minimum`] of a present argument.
+        exclusive_minimum(Num);
+        /// [`super::exclusive_maximum`] of a present argument.
+        exclusive_maximum(Num);
+        /// [`super::number_equals`] of a present argument.
+        number_equals(Num);
+        /// [`super::str_is`] of a present argument.
+        str_is(&str);
+        /// [`super::str_starts_with`] of a present argument.
+        str_starts_with(&str);
+        /// [`super::str_ends_with`] of a present argument.
+        str_ends_with(&str);
+        /// [`super::str_contains`] of a present argument.
+        str_contains(&str);
+        /// [`super::has_keys`] of a present argument.
+        has_keys(&[&str]);
+        /// [`super::min_length`] of a present argument.
+        min_length(u64);
+        /// [`super::max_length`] of a present argument.
+        max_length(u64);
+        /// [`super::min_items`] of a present argument.
+        min_items(u64);
+        /// [`super::max_items`] of a present argument.
+        max_items(u64);
+    }
+}
+
 /// Appends `s` as a JSON string literal (quoted and escaped as serde_json
 /// writes it).
 pub(crate) fn push_str_literal(out: &mut String, s: &str) {
@@ -299,6 +366,25 @@ mod tests {
         assert!(min_items(&json!([1, 2]), 2) && !min_items(&json!([1]), 2));
         assert!(max_items(&json!([]), 0) && !max_items(&json!([1]), 0));
         assert!(min_items(&json!("ab"), 9) && max_items(&json!({"a": 1}), 0));
+    }
+
+    /// An argument's tests: absent is never a match; present, the test of
+    /// the same name on the value.
+    #[test]
+    fn argument_tests_are_false_when_absent() {
+        let (s, n) = (json!("src/x"), json!(3));
+        assert!(is_str(Some(&s), "src/x") && !is_str(Some(&n), "3") && !is_str(None, ""));
+        assert!(is_str_in(Some(&s), &["a", "src/x"]) && !is_str_in(Some(&s), &[]));
+        assert!(!is_str_in(None, &["a"]) && !is_str_in(Some(&n), &["3"]));
+        assert!(arg::str_starts_with(Some(&s), "src/") && !arg::str_starts_with(None, ""));
+        // A test a non-string passes (`pattern` on a number) passes present.
+        assert!(arg::str_starts_with(Some(&n), "x") && arg::str_is(Some(&n), "x"));
+        assert!(arg::maximum(Some(&n), Num::Int(3)) && !arg::maximum(Some(&n), Num::Int(2)));
+        assert!(!arg::minimum(None, Num::Int(0)) && !arg::number_equals(None, Num::Int(3)));
+        assert!(arg::number_equals(Some(&n), Num::Float(3.0)));
+        assert!(arg::max_length(Some(&s), 5) && !arg::min_length(Some(&s), 6));
+        assert!(!arg::has_keys(None, &[]) && arg::has_keys(Some(&json!({"a": 1})), &["a"]));
+        assert!(arg::min_items(Some(&json!([1])), 1) && !arg::max_items(None, 9));
     }
 
     #[test]

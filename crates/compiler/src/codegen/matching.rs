@@ -23,6 +23,10 @@ pub(super) enum Code {
     Const(bool),
     /// A call, method call, macro or negation: safe as any operand.
     Atom(String),
+    /// A test of the runtime's `json` module on `v`: `json::{0}(v, {1})`.
+    /// On a whole argument it is the `json::arg` test of the same name,
+    /// which takes the argument's `Option` itself.
+    Test(&'static str, String),
     /// Two or more operands of `&&`.
     And(Vec<Code>),
     /// Two or more operands of `||`.
@@ -41,6 +45,13 @@ impl Code {
         match self {
             Code::Const(b) => out.push_str(if *b { "true" } else { "false" }),
             Code::Atom(text) => out.push_str(text),
+            Code::Test(helper, arg) => {
+                out.push_str("json::");
+                out.push_str(helper);
+                out.push_str("(v, ");
+                out.push_str(arg);
+                out.push(')');
+            }
             Code::And(ops) | Code::Or(ops) => {
                 let op = if matches!(self, Code::And(_)) {
                     " && "
@@ -108,7 +119,9 @@ impl Code {
                 column = indent + op.len();
             }
             let text = operand.operand();
-            if column + text.len() <= WIDTH || matches!(operand, Code::Atom(_) | Code::Const(_)) {
+            if column + text.len() <= WIDTH
+                || matches!(operand, Code::Atom(_) | Code::Test(..) | Code::Const(_))
+            {
                 out.push_str(&text);
             } else {
                 out.push('(');
@@ -210,21 +223,32 @@ impl Matcher {
                 other => negate(self.cond(other)),
             },
             Cond::Present(path) => Code::Atom(format!("{}.is_some()", self.local(path))),
+            // Calls, not a `match` (or `matches!`) per test: each match is
+            // blocks of its own for the compiler to check, and at thousands
+            // of tools those were most of a build.
             Cond::Test(path, pred) if let Some(strings) = string_choices(pred) => {
                 let l = self.local(path);
-                Code::Atom(format!(
-                    "matches!(json::as_str({l}), {})",
-                    some_of(&strings)
-                ))
+                let strings: Vec<String> = strings.iter().map(|s| string(s)).collect();
+                Code::Atom(match strings.as_slice() {
+                    [one] => format!("json::is_str({l}, {one})"),
+                    many => format!("json::is_str_in({l}, &[{}])", many.join(", ")),
+                })
             }
             Cond::Test(path, pred) => match self.pred(pred) {
                 Code::Const(false) => Code::Const(false),
                 Code::Const(true) => Code::Atom(format!("{}.is_some()", self.local(path))),
+                Code::Test(helper, arg) => {
+                    let l = self.local(path);
+                    Code::Atom(format!("json::arg::{helper}({l}, {arg})"))
+                }
                 body => {
-                    // A pattern, not a closure: one closure per test would be
+                    // A `match`, not a closure: one closure per test would be
                     // a type (and a function) of its own for the compiler.
                     let l = self.local(path);
-                    Code::Atom(format!("matches!({l}, Some(v) if {})", body.flat()))
+                    Code::Atom(format!(
+                        "match {l} {{ Some(v) => {}, None => false }}",
+                        body.flat()
+                    ))
                 }
             },
         }
@@ -271,8 +295,8 @@ impl Matcher {
                 }
             },
             PredKind::MinLength(0) => Code::Const(true),
-            PredKind::MinLength(n) => Code::Atom(format!("json::min_length(v, {n})")),
-            PredKind::MaxLength(n) => Code::Atom(format!("json::max_length(v, {n})")),
+            PredKind::MinLength(n) => Code::Test("min_length", n.to_string()),
+            PredKind::MaxLength(n) => Code::Test("max_length", n.to_string()),
             PredKind::Minimum(n) => bound("minimum", n),
             PredKind::Maximum(n) => bound("maximum", n),
             PredKind::ExclusiveMinimum(n) => bound("exclusive_minimum", n),
@@ -290,8 +314,8 @@ impl Matcher {
                 join(parts, true)
             }
             PredKind::MinItems(0) => Code::Const(true),
-            PredKind::MinItems(n) => Code::Atom(format!("json::min_items(v, {n})")),
-            PredKind::MaxItems(n) => Code::Atom(format!("json::max_items(v, {n})")),
+            PredKind::MinItems(n) => Code::Test("min_items", n.to_string()),
+            PredKind::MaxItems(n) => Code::Test("max_items", n.to_string()),
             PredKind::Items(inner) => match self.pred(inner) {
                 Code::Const(true) => Code::Const(true),
                 Code::Const(false) => {
@@ -327,7 +351,7 @@ impl Matcher {
             PredKind::Required(keys) if keys.is_empty() => Code::Const(true),
             PredKind::Required(keys) => {
                 let keys: Vec<String> = keys.iter().map(|k| string(k)).collect();
-                Code::Atom(format!("json::has_keys(v, &[{}])", keys.join(", ")))
+                Code::Test("has_keys", format!("&[{}]", keys.join(", ")))
             }
         }
     }
@@ -416,7 +440,7 @@ fn const_check(c: &Value) -> Code {
         Value::Null => "v.is_null()".into(),
         Value::Bool(b) => format!("matches!(v, Value::Bool({b}))"),
         Value::String(s) => format!("matches!(v.as_str(), {})", some_of(&[s])),
-        Value::Number(n) => format!("json::number_equals(v, {})", num(n)),
+        Value::Number(n) => return Code::Test("number_equals", num(n)),
         Value::Array(_) | Value::Object(_) => format!("{}.matches(v)", const_value(c)),
     })
 }
@@ -442,8 +466,8 @@ fn const_value(c: &Value) -> String {
     }
 }
 
-fn bound(keyword: &str, n: &Number) -> Code {
-    Code::Atom(format!("json::{keyword}(v, {})", num(n)))
+fn bound(keyword: &'static str, n: &Number) -> Code {
+    Code::Test(keyword, num(n))
 }
 
 /// A number as a `json::Num` expression, exactly.
@@ -475,6 +499,6 @@ impl LiteralPattern {
             (false, true) => "str_ends_with",
             (false, false) => "str_contains",
         };
-        Code::Atom(format!("json::{test}(v, {})", string(text)))
+        Code::Test(test, string(text))
     }
 }

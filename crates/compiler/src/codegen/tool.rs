@@ -181,7 +181,13 @@ fn match_fn(tool: &Tool, index: usize, rt: &str, direct: bool) -> String {
     }
     let _ = write!(
         out,
-        "#[allow(dead_code, unused_imports, clippy::nonminimal_bool, clippy::overly_complex_bool_expr)]\n\
+        "#[allow(\n    \
+             dead_code,\n    \
+             unused_imports,\n    \
+             clippy::match_like_matches_macro,\n    \
+             clippy::nonminimal_bool,\n    \
+             clippy::overly_complex_bool_expr\n\
+         )]\n\
          fn match_{index}({args}: &{rt}::Arguments) -> usize {{\n"
     );
     let mut locals = String::new();
