@@ -18,33 +18,28 @@
 //! no stability promise.
 #![deny(missing_docs)]
 
-mod analysis;
-pub mod ast;
-pub mod builder;
-mod check;
-mod codegen;
-pub mod diagnostic;
-pub mod diff;
-pub mod emit;
-mod eval;
-pub mod explain;
-pub mod format;
-pub mod hints;
-pub mod import;
-pub mod ir;
-mod lower;
-mod markup;
-pub mod matcher;
-mod par;
-mod parse;
-pub mod project;
-mod regex_cache;
-pub mod registry;
-pub mod resolve;
-pub mod rules_schema;
-mod schema;
-pub mod source;
-mod suggest;
+// The modules by layer, a directory each: util < model < semantics <
+// phases < driver < backends (a module uses its own layer and those below,
+// never one above: `tests/it/layering.rs`), re-exported here under the
+// names the crate has always had.
+mod backends;
+mod driver;
+mod model;
+mod phases;
+mod semantics;
+mod util;
+
+pub use backends::{
+    builder, diff, emit, explain, format, import, matcher, registry, resolve, rules_schema,
+};
+pub use driver::project;
+pub use model::{ast, diagnostic, hints, ir};
+pub use util::source;
+
+use backends::codegen;
+use phases::{analysis, check, lower, parse};
+use semantics::{eval, schema};
+use util::{markup, par, regex_cache, suggest};
 
 pub use analysis::Limits as AnalysisLimits;
 pub use builder::Builder;

@@ -123,13 +123,13 @@ fn only_the_command_knows_clap() {
     );
 }
 
-/// The compiler's modules by layer, lowest first: a module may use its own
-/// layer and those below, never one above; and no two modules use each
-/// other, directly or through others (docs/architecture.md, "The
-/// compiler").
+/// The compiler's modules by layer, lowest first, each layer a directory of
+/// `src/`: a module may use its own layer and those below, never one above;
+/// and no two modules use each other, directly or through others
+/// (docs/architecture.md, "The compiler").
 const LAYERS: &[(&str, &[&str])] = &[
     (
-        "utilities",
+        "util",
         &["par", "regex_cache", "suggest", "source", "markup"],
     ),
     ("model", &["hints", "ast", "ir", "diagnostic"]),
@@ -168,8 +168,9 @@ const REEXPORTS: &[(&str, &str)] = &[
     ("AnalysisLimits", "analysis"),
 ];
 
-/// Each top-level module of the compiler and the modules its code (not its
-/// comments) names through `crate::`.
+/// Each module of the compiler (a file or directory in a layer's directory,
+/// which must be the layer `LAYERS` puts it in) and the modules its code
+/// (not its comments) names through `crate::`.
 fn module_uses() -> BTreeMap<String, BTreeSet<String>> {
     fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap() {
@@ -187,11 +188,26 @@ fn module_uses() -> BTreeMap<String, BTreeSet<String>> {
     let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for file in files {
         let relative = file.strip_prefix(&src).unwrap();
-        let first = relative.components().next().unwrap();
-        let module = first.as_os_str().to_str().unwrap().trim_end_matches(".rs");
-        if module == "lib" {
-            continue;
-        }
+        let parts: Vec<&str> = relative
+            .components()
+            .map(|c| c.as_os_str().to_str().unwrap())
+            .collect();
+        // The crate root and the layers' own `mod.rs` only declare modules.
+        let (layer, module) = match parts.as_slice() {
+            ["lib.rs"] | [_, "mod.rs"] => continue,
+            [layer, module, ..] => (*layer, module.trim_end_matches(".rs")),
+            _ => panic!("{} is in no layer's directory", relative.display()),
+        };
+        let declared = LAYERS
+            .iter()
+            .find(|(_, modules)| modules.contains(&module))
+            .map(|(name, _)| *name);
+        assert_eq!(
+            declared,
+            Some(layer),
+            "{} is in `{layer}/`, LAYERS puts `{module}` in {declared:?}",
+            relative.display()
+        );
         let used = uses.entry(module.to_string()).or_default();
         for line in std::fs::read_to_string(&file).unwrap().lines() {
             if line.trim_start().starts_with("//") {

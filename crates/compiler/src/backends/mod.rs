@@ -1,0 +1,16 @@
+//! The backends, over a checked project: the reference resolver, the
+//! signature and `tools/list` emitters, code generation and the load-time
+//! matcher's compiler, `diff`, `explain`, `fmt`/`convert`, `import`, the
+//! build.rs `Builder`, the registry's `server.json` and the rules schema.
+
+pub mod builder;
+pub(crate) mod codegen;
+pub mod diff;
+pub mod emit;
+pub mod explain;
+pub mod format;
+pub mod import;
+pub mod matcher;
+pub mod registry;
+pub mod resolve;
+pub mod rules_schema;

@@ -1,0 +1,3 @@
+//! The driver: loading a project (files, limits, the phases in order).
+
+pub mod project;
