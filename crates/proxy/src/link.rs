@@ -113,7 +113,8 @@ impl Link {
     ) -> Result<Link, UpstreamError> {
         match upstream {
             Upstream::Command(command) => {
-                let mut child = StdioTransport::spawn(command)?;
+                // The host sees the server's stderr as it would directly.
+                let mut child = StdioTransport::spawn_with(command, true)?;
                 let Some((stdin, stdout)) = child.take_pipes() else {
                     return Err(UpstreamError::Protocol(
                         "the child process has no piped stdio".into(),

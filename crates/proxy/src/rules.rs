@@ -47,6 +47,24 @@ pub struct ProxyRules {
     signature: String,
 }
 
+/// Keeps, of an entry's annotations, the hints the rules write for the tool:
+/// a hint they do not name stays as the server lists it (a default the
+/// rules only imply is not theirs to list; `readOnlyHint: true` alone must
+/// not add `destructiveHint: true`). Annotations the rules derive (none
+/// written) are the bound they state for every hint, and stay whole.
+fn named_hints_only(entry: &mut Map<String, Value>, tool: &mcp_resolve::ir::Tool, server: &Server) {
+    let (Some(written), Some(Value::Object(annotations))) =
+        (&tool.written_annotations, entry.get_mut("annotations"))
+    else {
+        return;
+    };
+    let named: Vec<&str> = written
+        .iter()
+        .filter_map(|setting| server.hints.get(setting.hint).map(|def| def.name.as_ref()))
+        .collect();
+    annotations.retain(|hint, _| hint == "title" || named.contains(&hint.as_str()));
+}
+
 impl ProxyRules {
     /// Compiles `server`'s rules for `dialect`.
     pub fn new(server: Server, dialect: Dialect) -> Result<Self, ResolverError> {
@@ -56,7 +74,10 @@ impl ProxyRules {
             .iter()
             .filter_map(
                 |tool| match tool.to_model(&server.hints).list_entry(dialect) {
-                    Value::Object(entry) => Some((tool.name.clone(), entry)),
+                    Value::Object(mut entry) => {
+                        named_hints_only(&mut entry, tool, &server);
+                        Some((tool.name.clone(), entry))
+                    }
                     _ => None,
                 },
             )
@@ -390,6 +411,60 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// The rules' annotations replace only the hints they write: a server
+    /// that lists a read-only tool as the rules do is not made to list it
+    /// as destructive (MCP's default for a hint neither names). Derived
+    /// annotations (none written) are the rules' bound for every hint.
+    #[test]
+    fn only_the_hints_the_rules_write_replace_the_servers() {
+        let project = mcp_resolve::load_str(
+            "s.yaml",
+            "version: 1\nserver: { name: s, version: '1' }\ntools:\n  \
+             - name: fetch\n    inputSchema: { type: object }\n    \
+               annotations: { readOnlyHint: true, openWorldHint: false }\n  \
+             - name: edit\n    inputSchema: { type: object, properties: { mode: { enum: [a, b] } } }\n    \
+               variants:\n      \
+                 - { name: a, when: { mode: a }, annotations: { readOnlyHint: true } }\n      \
+                 - { name: b, when: { mode: b }, annotations: { readOnlyHint: false, destructiveHint: true } }\n",
+        );
+        assert!(!project.has_errors(), "{:?}", project.diagnostics);
+        let server = project.servers.into_iter().next().unwrap();
+        for dialect in Dialect::ALL {
+            let rules = ProxyRules::new(server.clone(), dialect).unwrap();
+            let listed = r#"{"name":"fetch","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true,"openWorldHint":false}}"#;
+            let text = rules.annotate_text(listed, true).unwrap();
+            let got: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(
+                got["annotations"],
+                json!({"readOnlyHint": true, "openWorldHint": false}),
+                "{dialect:?}"
+            );
+            // A server that lists less gets the rules' written hints only.
+            let bare = r#"{"name":"fetch","inputSchema":{"type":"object"}}"#;
+            let text = rules.annotate_text(bare, false).unwrap();
+            let got: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(
+                got["annotations"],
+                json!({"readOnlyHint": true, "openWorldHint": false}),
+                "{dialect:?}"
+            );
+            // Derived static annotations are the bound over every hint.
+            let listed = r#"{"name":"edit","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}"#;
+            let text = rules.annotate_text(listed, false).unwrap();
+            let got: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(
+                got["annotations"]["readOnlyHint"],
+                json!(false),
+                "{dialect:?}"
+            );
+            assert_eq!(
+                got["annotations"]["destructiveHint"],
+                json!(true),
+                "{dialect:?}"
+            );
         }
     }
 }

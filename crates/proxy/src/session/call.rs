@@ -20,11 +20,16 @@ use mcp_resolve_runtime::protocol::splice;
 /// What becomes of a `tools/call` from the host.
 pub(super) enum Step {
     /// Refused before it reaches the server: the error the host gets, and
-    /// the audit record (none for arguments the schema refuses).
+    /// the audit record.
     Refuse {
         error: RpcError,
         record: Option<Value>,
     },
+    /// Arguments the rules' `inputSchema` refuses: answered with this tool
+    /// result (JSON text) with `isError: true`, as MCP 2025-11-25 has a
+    /// server answer them (SEP-1303: the model reads the error and can
+    /// correct the call), and audited; never forwarded.
+    Invalid { result: String, record: Value },
     /// A 2026-07-28 request the user must be asked about: answered with
     /// this `input_required` result (JSON text), audited as `asked`.
     Asked { result: String, record: Value },
@@ -60,20 +65,35 @@ impl Session<'_> {
                 record: Some(record),
             };
         }
-        let judged = match self.guard.judge(self.rules, &self.listed, params) {
-            Ok(judged) => judged,
-            Err(error) => {
-                return Step::Refuse {
-                    error,
-                    record: None,
-                };
-            }
-        };
         let arguments = self
             .guard
             .audit_arguments
             .then(|| params.and_then(|p| p.get("arguments")).cloned())
             .flatten();
+        let judged = match self.guard.judge(self.rules, &self.listed, params) {
+            Ok(judged) => judged,
+            Err(error) => {
+                // Arguments the rules' schema refuses (or no tool name):
+                // never forwarded, and audited as such.
+                let mut record = json!({"time": rfc3339(clock.wall), "event": "call",
+                                        "tool": tool, "outcome": "invalid",
+                                        "error": {"code": error.code, "message": error.message}});
+                if let (Some(arguments), Value::Object(map)) = (arguments, &mut record) {
+                    map.insert("arguments".into(), arguments);
+                }
+                if tool.is_none() {
+                    // No tool to have called: a protocol error.
+                    return Step::Refuse {
+                        error,
+                        record: Some(record),
+                    };
+                }
+                return Step::Invalid {
+                    result: tool_error(&error),
+                    record,
+                };
+            }
+        };
         let may_elicit = consent::may_elicit(params, self.session_caps.as_ref());
         match judged.decision {
             Decision::Allow => Step::Forward {
@@ -151,6 +171,17 @@ fn refused(
         error: judged.refusal(why),
         record: Some(judged.record(clock.wall, outcome, None, arguments.as_ref())),
     }
+}
+
+/// A tool result with `isError: true` saying why the arguments were refused
+/// (the validator's findings, when it gave them), as JSON text.
+fn tool_error(error: &RpcError) -> String {
+    let mut text = format!("invalid arguments: {}", error.message);
+    if let Some(data) = &error.data {
+        text.push('\n');
+        text.push_str(&data.to_string());
+    }
+    json!({"content": [{"type": "text", "text": text}], "isError": true}).to_string()
 }
 
 /// The request `text` with its `params` replaced: the new params spliced

@@ -110,6 +110,10 @@ impl Session<'_> {
                 }
                 out.push(Effect::Host(error_response(&id, &error)));
             }
+            Step::Invalid { result, record } => {
+                self.audit(|| record, out);
+                out.push(Effect::Host(result_line(&id, &result)));
+            }
             Step::Asked { result, record } => {
                 self.audit(|| record, out);
                 out.push(Effect::Host(result_line(&id, &result)));
@@ -159,7 +163,14 @@ impl Session<'_> {
         else {
             return false;
         };
-        if let Answer::Resolved { outcome, .. } = &answer {
+        let resolution = match &answer {
+            Answer::Resolved { outcome, .. } => Some(Ok(outcome.resolution())),
+            // A resolution refused (an unknown tool, invalid arguments) is
+            // audited too: one line per resolution the proxy answers.
+            Answer::Refused(error) => Some(Err(error)),
+            Answer::Signature(_) => None,
+        };
+        if let Some(resolution) = resolution {
             let tool = params
                 .and_then(|p| p.get("name"))
                 .and_then(Value::as_str)
@@ -170,7 +181,7 @@ impl Session<'_> {
                 .then(|| params.and_then(|p| p.get("arguments")))
                 .flatten();
             self.audit(
-                || resolve_record(clock.wall, tool, Ok(outcome.resolution()), arguments),
+                || resolve_record(clock.wall, tool, resolution, arguments),
                 out,
             );
         }

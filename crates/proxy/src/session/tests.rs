@@ -248,6 +248,46 @@ fn resolve_is_answered_by_the_proxy_and_audited_once() {
     assert!(!out.iter().any(|e| matches!(e, Effect::Server(_))));
 }
 
+/// A call the rules' schema refuses and a resolution the proxy refuses get
+/// their audit lines too: one line per call and per resolution.
+#[test]
+fn refused_calls_and_resolutions_are_audited() {
+    let rules = rules(Dialect::Extension);
+    let guard = Guard {
+        audit: Some(Audit::sink()),
+        audit_arguments: true,
+        ..Guard::default()
+    };
+    let mut h = Harness::new(&rules, &guard, None);
+    h.initialize(json!({"extensions": {EXTENSION: {}}}));
+    let bad = json!({"jsonrpc": "2.0", "id": "b", "method": "tools/call",
+        "params": {"name": "manage_files", "arguments": {"path": "a", "action": "chmod"}}});
+    let out = h.host(&bad.to_string());
+    assert_eq!(host_lines(&out)[0]["result"]["isError"], true);
+    let records = audits(&out);
+    assert_eq!(records.len(), 1, "{out:?}");
+    assert_eq!(records[0]["event"], "call");
+    assert_eq!(records[0]["tool"], "manage_files");
+    assert_eq!(records[0]["outcome"], "invalid");
+    assert_eq!(records[0]["error"]["code"], -32602);
+    assert_eq!(records[0]["arguments"]["action"], "chmod");
+    assert!(!out.iter().any(|e| matches!(e, Effect::Server(_))));
+    for params in [
+        json!({"name": "manage_files", "arguments": {"path": "a", "action": "chmod"}}),
+        json!({"name": "no_such_tool", "arguments": {}}),
+    ] {
+        let resolve =
+            json!({"jsonrpc": "2.0", "id": 6, "method": "tools/resolve", "params": params});
+        let out = h.host(&resolve.to_string());
+        assert_eq!(host_lines(&out)[0]["error"]["code"], -32602, "{out:?}");
+        let records = audits(&out);
+        assert_eq!(records.len(), 1, "{out:?}");
+        assert_eq!(records[0]["event"], "resolve");
+        assert_eq!(records[0]["tool"], params["name"]);
+        assert_eq!(records[0]["error"]["code"], -32602);
+    }
+}
+
 #[test]
 fn invalid_arguments_and_garbage_are_answered_at_the_proxy() {
     let rules = rules(Dialect::Extension);
@@ -259,6 +299,19 @@ fn invalid_arguments_and_garbage_are_answered_at_the_proxy() {
     let answers = host_lines(&h.host(&bad.to_string()));
     assert_eq!(answers.len(), 1);
     assert_eq!(answers[0]["id"], "b");
+    // A tool execution error the model can read and act on (SEP-1303),
+    // not a protocol error.
+    let result = &answers[0]["result"];
+    assert_eq!(result["isError"], true, "{result}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("invalid arguments: ") && text.contains("chmod"),
+        "{text}"
+    );
+    // A call that names no tool is a protocol error still.
+    let nameless = json!({"jsonrpc": "2.0", "id": "n", "method": "tools/call",
+        "params": {"arguments": {}}});
+    let answers = host_lines(&h.host(&nameless.to_string()));
     assert_eq!(answers[0]["error"]["code"], -32602);
     let answers = host_lines(&h.host("{not json"));
     assert_eq!(answers[0]["error"]["code"], -32700);

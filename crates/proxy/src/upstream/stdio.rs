@@ -33,8 +33,16 @@ pub struct StdioTransport {
 }
 
 impl StdioTransport {
-    /// Starts `command` (program and arguments) with piped stdio.
+    /// Starts `command` (program and arguments) with piped stdio; its stderr
+    /// is kept (the last lines, for messages about it) and not shown.
     pub fn spawn(command: &[OsString]) -> Result<Self, UpstreamError> {
+        Self::spawn_with(command, false)
+    }
+
+    /// [`StdioTransport::spawn`], with the child's stderr also passed on to
+    /// this process's stderr as it comes, byte for byte (`forward`): the
+    /// proxy's host keeps a server's stderr as its log.
+    pub fn spawn_with(command: &[OsString], forward: bool) -> Result<Self, UpstreamError> {
         let line = command_line(command);
         let Some((program, args)) = command.split_first() else {
             return Err(UpstreamError::Protocol("no server command given".into()));
@@ -64,11 +72,20 @@ impl StdioTransport {
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr);
             let mut line = Vec::new();
+            let mut shown = forward.then(tokio::io::stderr);
             loop {
                 line.clear();
                 match lines.read_until(b'\n', &mut line).await {
                     Ok(0) | Err(_) => break,
                     Ok(_) => {
+                        // As the server wrote it, one write per line; a
+                        // stderr that cannot be written stops the passing on,
+                        // never the server.
+                        if let Some(out) = shown.as_mut()
+                            && (out.write_all(&line).await.is_err() || out.flush().await.is_err())
+                        {
+                            shown = None;
+                        }
                         let text = String::from_utf8_lossy(&line);
                         if let Ok(mut tail) = sink.lock() {
                             if tail.len() == STDERR_LINES {
