@@ -226,6 +226,7 @@ impl Session<'_> {
                 deadline: self.timeout.map(|t| clock.now + t),
                 call,
                 consent,
+                progress: super::progress_token(params),
             },
         );
     }
@@ -252,6 +253,9 @@ impl Session<'_> {
                         outcome: "accepted",
                     }),
                     consent: None,
+                    progress: serde_json::from_str::<Value>(&held.text)
+                        .ok()
+                        .and_then(|call| super::progress_token(call.get("params"))),
                 },
             );
             out.push(Effect::Server(held.text));

@@ -110,6 +110,17 @@ struct Pending {
     /// A 2026-07-28 `tools/call` the user accepted: its tool and
     /// arguments, should the server ask a question of its own.
     consent: Option<(String, Value)>,
+    /// The request's `_meta.progressToken` (its `id_key`), if it asked
+    /// for progress: silenced once the host was told the request timed out.
+    progress: Option<String>,
+}
+
+/// The `id_key` of the progress token a request's `params` ask for.
+fn progress_token(params: Option<&Value>) -> Option<String> {
+    params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|meta| meta.get("progressToken"))
+        .map(mcp_resolve_runtime::protocol::id_key)
 }
 
 /// What the audit line of a forwarded `tools/call` needs.
@@ -164,9 +175,12 @@ pub struct Session<'s> {
     pins: PinState,
     /// The static annotations the server listed, by tool.
     listed: HashMap<String, Annotations>,
-    /// Requests the host already got a timeout error for: a late answer is
-    /// dropped (a second response to one id would break JSON-RPC).
-    expired: HashSet<String>,
+    /// Requests the host already got a timeout error for, with their
+    /// progress tokens: a late answer is dropped (a second response to one
+    /// id would break JSON-RPC), and so is their progress.
+    expired: HashMap<String, Option<String>>,
+    /// The progress tokens of requests that timed out.
+    silenced: HashSet<String>,
     /// The capabilities the host declared at `initialize` (legacy sessions).
     session_caps: Option<Value>,
     ended: Option<Ended>,
@@ -198,7 +212,8 @@ impl<'s> Session<'s> {
             list_meta: None,
             pins: PinState::default(),
             listed: HashMap::new(),
-            expired: HashSet::new(),
+            expired: HashMap::new(),
+            silenced: HashSet::new(),
             session_caps: None,
             ended: None,
         }
@@ -421,7 +436,7 @@ impl<'s> Session<'s> {
             out.push(Effect::Log(
                 "the server did not answer the proxy's tools/list in time; the host is told of the change anyway".into(),
             ));
-            self.expired.insert(listing.key());
+            self.expired.insert(listing.key(), None);
             out.push(Effect::Host(listing.into_held()));
         }
     }
@@ -441,9 +456,26 @@ impl<'s> Session<'s> {
             if let Some(call) = &request.call {
                 self.audit_call(call, clock, "timed out", false, out);
             }
-            self.expired.insert(key.clone());
             let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
             let after = self.timeout.unwrap_or_default().as_secs();
+            // The proxy stops waiting, so the server is told (a sender
+            // SHOULD cancel a request it gives up on), and progress for it
+            // no longer reaches the host, which has its answer.
+            out.push(Effect::Server(
+                serde_json::json!({
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {
+                        "requestId": id,
+                        "reason": format!("no answer within {after}s (mcp-resolve proxy --timeout)"),
+                    },
+                })
+                .to_string(),
+            ));
+            if let Some(token) = &request.progress {
+                self.silenced.insert(token.clone());
+            }
+            self.expired.insert(key.clone(), request.progress.clone());
             out.push(Effect::Log(format!(
                 "no answer to `{}` within {after}s",
                 request.method

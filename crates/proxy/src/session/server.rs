@@ -55,7 +55,10 @@ impl Session<'_> {
         }
         let waiting = match key {
             Some(key) => {
-                if self.expired.remove(&key) {
+                if let Some(token) = self.expired.remove(&key) {
+                    if let Some(token) = token {
+                        self.silenced.remove(&token);
+                    }
                     let id = message
                         .id
                         .as_ref()
@@ -70,6 +73,20 @@ impl Session<'_> {
             }
             None => None,
         };
+        // Progress for a request the host was told timed out: it has its
+        // answer, and no more is coming for it.
+        if !self.silenced.is_empty()
+            && message.id.is_none()
+            && message.method.as_deref() == Some("notifications/progress")
+            && let Some(token) = message
+                .params()
+                .as_ref()
+                .and_then(|p| p.get("progressToken"))
+                .map(id_key)
+            && self.silenced.contains(&token)
+        {
+            return;
+        }
         let Some(waiting) = waiting else {
             // Everything else exactly as the server wrote it.
             drop(message);

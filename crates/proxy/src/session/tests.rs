@@ -353,6 +353,58 @@ fn a_request_past_its_timeout_gets_one_error_and_its_late_answer_is_dropped() {
     assert_eq!(h.session.next_deadline(), None);
 }
 
+/// When the proxy gives up on a request, the server is told with
+/// `notifications/cancelled`, and the request's progress stops reaching the
+/// host (which has its answer); other requests' progress goes on.
+#[test]
+fn a_request_given_up_is_cancelled_at_the_server_and_its_progress_stops() {
+    let rules = rules(Dialect::Extension);
+    let guard = Guard::default();
+    let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
+    h.initialize(json!({}));
+    let slow = json!({"jsonrpc": "2.0", "id": "s", "method": "tools/call",
+        "params": {"name": "manage_files", "arguments": {"path": "a", "action": "read"},
+                   "_meta": {"progressToken": 42}}});
+    assert_eq!(h.host(&slow.to_string()).len(), 1);
+    let progress = |token: Value, n: u64| {
+        json!({"jsonrpc": "2.0", "method": "notifications/progress",
+               "params": {"progressToken": token, "progress": n}})
+        .to_string()
+    };
+    // Before the timeout, progress reaches the host.
+    let p1 = progress(json!(42), 1);
+    assert_eq!(h.server(&p1), vec![Effect::Host(p1.clone())]);
+    let out = h.tick(TIMEOUT);
+    let cancelled: Vec<Value> = out
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Server(line) => Some(serde_json::from_str(line).unwrap()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(cancelled.len(), 1, "{out:?}");
+    assert_eq!(cancelled[0]["method"], "notifications/cancelled");
+    assert_eq!(cancelled[0]["params"]["requestId"], "s");
+    assert!(
+        cancelled[0]["params"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("--timeout")
+    );
+    assert_eq!(host_lines(&out)[0]["error"]["code"], -32603);
+    // Its progress is dropped; another request's is not.
+    assert!(h.server(&progress(json!(42), 2)).is_empty());
+    let other = progress(json!("other"), 1);
+    assert_eq!(h.server(&other), vec![Effect::Host(other.clone())]);
+    // The late answer is dropped, and the token is free for a new request.
+    assert!(matches!(
+        &h.server(r#"{"jsonrpc":"2.0","id":"s","result":{}}"#)[..],
+        [Effect::Log(_)]
+    ));
+    let p3 = progress(json!(42), 3);
+    assert_eq!(h.server(&p3), vec![Effect::Host(p3.clone())]);
+}
+
 #[test]
 fn a_legacy_host_is_asked_and_its_answer_decides() {
     let rules = rules(Dialect::Extension);
