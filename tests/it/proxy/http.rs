@@ -243,6 +243,22 @@ fn the_listening_proxy_guards_hosts_origins_and_sessions() {
     let (status, _, _) = http(&addr, "PUT", &[JSON_BODY], "{}");
     assert_eq!(status, 405);
 
+    // A request that names no session and is not a 2026-07-28 one (as the
+    // TypeScript SDK v1 sends after `terminateSession()`) is refused with
+    // 400, as a server refuses it, and no server is started for it.
+    let before = common::processes_with(&marker);
+    let (status, _, body) = http(
+        &addr,
+        "POST",
+        &[JSON, JSON_BODY, ("MCP-Protocol-Version", "2025-11-25")],
+        &list.to_string(),
+    );
+    assert_eq!(status, 400, "{body}");
+    let refused: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(refused["id"], "mine", "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert_eq!(common::processes_with(&marker), before);
+
     // An unknown session is 404; so is a session after its DELETE, whose
     // server is stopped.
     let (status, _, _) = http(

@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 
 use super::SESSION_HEADER;
 use super::hub::{HostSession, Hub, Waiter, progress_token};
+use crate::consent;
 use crate::link::Input;
 use crate::relay::log;
 use crate::upstream::UpstreamError;
@@ -27,6 +28,11 @@ use crate::upstream::UpstreamError;
 /// for a request the answer on this exchange.
 pub(super) async fn post(hub: Arc<Hub>, session_id: Option<String>, request: Request) -> Response {
     let events = accepts_events(request.headers());
+    let header_version = request
+        .headers()
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     let body = match read_body(&hub, request).await {
         Ok(body) => body,
         Err(refusal) => return refusal,
@@ -56,6 +62,26 @@ pub(super) async fn post(hub: Arc<Hub>, session_id: Option<String>, request: Req
     let host_id = message.id.clone();
     let is_request = message.is_request();
     let initialize = is_request && message.method.as_deref() == Some("initialize");
+    // A request that names no session and is not a 2026-07-28 one (whose
+    // `_meta` or header names that version) belongs to a session the host
+    // lost or never opened: a server would refuse it, not serve it
+    // uninitialized (the TypeScript SDK sends exactly this after
+    // `terminateSession()`).
+    if session_id.is_none()
+        && is_request
+        && !initialize
+        && !consent::is_stateless(message.params().as_ref())
+        && header_version
+            .as_deref()
+            .is_none_or(|v| v < STATELESS_VERSION)
+    {
+        return rpc_refusal(
+            StatusCode::BAD_REQUEST,
+            host_id.unwrap_or(Value::Null),
+            RpcError::INVALID_REQUEST,
+            "Bad Request: no session: send initialize first (or a 2026-07-28 request, which names its protocol version in _meta)",
+        );
+    }
     let (session, new_id) = match pick_session(&hub, session_id, initialize, &host_id).await {
         Ok(picked) => picked,
         Err(refusal) => return refusal,
@@ -78,6 +104,9 @@ pub(super) async fn post(hub: Arc<Hub>, session_id: Option<String>, request: Req
     };
     exchange.run(&session, &to_relay, text, &message).await
 }
+
+/// The first protocol version whose requests need no session.
+const STATELESS_VERSION: &str = "2026-07-28";
 
 /// Whether the host accepts an event stream as the answer.
 fn accepts_events(headers: &HeaderMap) -> bool {
