@@ -106,6 +106,28 @@ impl ProxyRules {
         &self.matcher
     }
 
+    /// Whether the rules describe tool `name`.
+    pub fn describes(&self, name: &str) -> bool {
+        self.entries.contains_key(name)
+    }
+
+    /// Whether a server's `initialize` result (`result`) declares that it
+    /// resolves calls itself in the rules' dialect: the extension, or the
+    /// dialect's `experimental` method.
+    pub fn server_resolves(&self, result: &Value) -> bool {
+        let capabilities = result.get("capabilities");
+        match self.dialect {
+            Dialect::Extension => capabilities
+                .and_then(|c| c.get("extensions"))
+                .and_then(|e| e.get(EXTENSION_ID))
+                .is_some(),
+            _ => capabilities
+                .and_then(|c| c.get("experimental"))
+                .and_then(|e| e.get(self.method()))
+                .is_some(),
+        }
+    }
+
     /// The method that resolves a call in this dialect.
     pub fn method(&self) -> &'static str {
         self.dialect.method()

@@ -157,6 +157,18 @@ impl Session<'_> {
         clock: Clock,
         out: &mut Vec<Effect>,
     ) -> bool {
+        // A tool the rules do not describe, of a server that resolves for
+        // itself: its resolution is the server's (the marker it lists is
+        // its own), so the request goes on to it.
+        if self.server_resolves
+            && method == self.rules.method()
+            && params
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .is_some_and(|tool| !self.rules.describes(tool))
+        {
+            return false;
+        }
         let Some(answer) = self
             .rules
             .answer(method, params, self.session_caps.as_ref())

@@ -183,6 +183,9 @@ pub struct Session<'s> {
     silenced: HashSet<String>,
     /// The capabilities the host declared at `initialize` (legacy sessions).
     session_caps: Option<Value>,
+    /// Whether the server declared that it resolves calls itself: the
+    /// resolutions of tools the rules do not describe are then its own.
+    server_resolves: bool,
     ended: Option<Ended>,
 }
 
@@ -215,6 +218,7 @@ impl<'s> Session<'s> {
             expired: HashMap::new(),
             silenced: HashSet::new(),
             session_caps: None,
+            server_resolves: false,
             ended: None,
         }
     }

@@ -159,7 +159,12 @@ impl Session<'_> {
                     out.extend(notes.into_iter().map(Effect::Log));
                 }
             }
-            Pending { rewrite, .. } => self.rules.rewrite(rewrite, &mut value),
+            Pending { rewrite, .. } => {
+                if matches!(rewrite, Rewrite::Capabilities) {
+                    self.server_resolves = self.rules.server_resolves(&value);
+                }
+                self.rules.rewrite(rewrite, &mut value);
+            }
         }
         splice(text, result, &value.to_string())
     }

@@ -405,6 +405,53 @@ fn a_request_given_up_is_cancelled_at_the_server_and_its_progress_stops() {
     assert_eq!(h.server(&p3), vec![Effect::Host(p3.clone())]);
 }
 
+/// In front of a server that resolves calls itself, a resolution of a tool
+/// the rules do not describe is the server's: forwarded, and its answer
+/// passed back; the rules' tools are still answered by the proxy. In front
+/// of one that does not, the proxy answers every resolution.
+#[test]
+fn resolutions_of_tools_the_rules_do_not_describe_go_to_a_resolving_server() {
+    let rules = rules(Dialect::Extension);
+    let guard = Guard::default();
+    for server_resolves in [true, false] {
+        let mut h = Harness::new(&rules, &guard, None);
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25",
+                       "capabilities": {"extensions": {EXTENSION: {}}},
+                       "clientInfo": {"name": "test", "version": "1"}}});
+        h.host(&init.to_string());
+        let extensions = if server_resolves {
+            json!({EXTENSION: {}})
+        } else {
+            json!({})
+        };
+        let answer = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}, "extensions": extensions},
+            "serverInfo": {"name": "s", "version": "1"}}});
+        h.server(&answer.to_string());
+        let theirs = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/resolve",
+            "params": {"name": "copy_file", "arguments": {"from": "a", "to": "b"}}})
+        .to_string();
+        let out = h.host(&theirs);
+        if server_resolves {
+            assert_eq!(out, vec![Effect::Server(theirs.clone())], "{out:?}");
+            let reply = r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","name":"copy_file","annotations":{"readOnlyHint":false}}}"#;
+            assert_eq!(h.server(reply), vec![Effect::Host(reply.into())]);
+        } else {
+            assert_eq!(host_lines(&out)[0]["error"]["code"], -32602, "{out:?}");
+            assert!(!out.iter().any(|e| matches!(e, Effect::Server(_))));
+        }
+        let ours = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/resolve",
+            "params": {"name": "manage_files", "arguments": {"path": "a", "action": "read"}}});
+        let out = h.host(&ours.to_string());
+        assert_eq!(
+            host_lines(&out)[0]["result"]["annotations"]["readOnlyHint"],
+            true
+        );
+        assert!(!out.iter().any(|e| matches!(e, Effect::Server(_))));
+    }
+}
+
 #[test]
 fn a_legacy_host_is_asked_and_its_answer_decides() {
     let rules = rules(Dialect::Extension);
