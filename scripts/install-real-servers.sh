@@ -10,9 +10,8 @@ dir="${1:-target/real-servers}"
 mkdir -p "$dir"
 dir="$(cd "$dir" && pwd)"
 
-sudo_cmd=""; [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo_cmd="sudo"
 if ! command -v npm >/dev/null 2>&1; then
-  $sudo_cmd apt-get update -qq >&2 && $sudo_cmd apt-get install -y -qq nodejs npm >/dev/null
+  "$here/apt-install.sh" nodejs npm >&2
 fi
 
 for project in node node-old; do
@@ -24,7 +23,7 @@ done
 for venv in py py-old; do
   if [ ! -x "$dir/$venv/bin/python" ]; then
     if ! python3 -m venv "$dir/$venv" >&2 2>/dev/null; then
-      $sudo_cmd apt-get update -qq >&2 && $sudo_cmd apt-get install -y -qq python3-venv >/dev/null
+      "$here/apt-install.sh" python3-venv >&2
       rm -rf "${dir:?}/$venv"; python3 -m venv "$dir/$venv" >&2
     fi
   fi

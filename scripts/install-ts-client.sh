@@ -9,9 +9,8 @@ dir="${1:-target/ts-client}"
 mkdir -p "$dir"
 dir="$(cd "$dir" && pwd)"
 
-sudo_cmd=""; [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo_cmd="sudo"
 if ! command -v npm >/dev/null 2>&1; then
-  $sudo_cmd apt-get update -qq >&2 && $sudo_cmd apt-get install -y -qq nodejs npm >/dev/null
+  "$here/apt-install.sh" nodejs npm >&2
 fi
 node_major="$(node -p 'process.versions.node.split(".")[0]')"
 if [ "$node_major" -lt 20 ]; then

@@ -10,8 +10,9 @@
 #   - the pinned real MCP servers in target/real-servers
 #     (scripts/install-real-servers.sh);
 #   - the SARIF 2.1.0 schema in target/sarif (scripts/fetch-sarif-schema.sh);
-#   - Chromium and ChromeDriver from Debian's packages (apt, as root or
-#     through sudo) for the explain page's browser test.
+#   - Chromium and ChromeDriver from Debian's packages (scripts/apt-install.sh:
+#     as root or through sudo, without recommended packages, waiting for a
+#     busy apt lock) for the explain page's browser test.
 #
 # Then `cargo test --workspace --locked` with the variables that point the
 # suites at them, and CI=1 so that a component that is still missing fails
@@ -23,16 +24,9 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null 2>&1; then sudo "$@"; else
-    echo "error: installing $* needs root or sudo" >&2; return 1
-  fi
-}
-
+# Debian packages without recommended ones, waiting for a busy apt lock.
 apt_install() {
-  as_root apt-get update -qq
-  # `env` inside: sudo would drop a variable set in front of it.
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  scripts/apt-install.sh "$@"
 }
 
 # A virtual environment under target/ (python3-venv from apt if missing).

@@ -212,7 +212,8 @@ fn sarif_lists_every_code_as_a_rule_and_exits_like_check() {
 
 #[test]
 fn sarif_paths_with_spaces_and_non_ascii_are_encoded() {
-    let dir = std::env::temp_dir().join(format!("mcp-resolve-sarif-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("mcp-resolve-sarif-{}", std::process::id()));
     let sub = dir.join("règles v2");
     std::fs::create_dir_all(&sub).unwrap();
     let file = sub.join("a#b.yaml");

@@ -9,7 +9,8 @@ fn signature_refuses_rules_with_errors_and_writes_output_files() {
     assert!(o.stdout.is_empty());
     assert!(String::from_utf8_lossy(&o.stderr).contains("error[worst-case]"));
 
-    let dir = std::env::temp_dir().join(format!("mcp-resolve-out-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("mcp-resolve-out-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("sig.json");
     let o = run(&[
@@ -75,7 +76,8 @@ fn help_lists_the_commands() {
 
 #[test]
 fn signature_server_json_writes_the_fingerprint_and_keeps_the_rest() {
-    let dir = std::env::temp_dir().join(format!("mcp-resolve-server-json-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("mcp-resolve-server-json-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("server.json");
@@ -181,7 +183,8 @@ fn sample_workflow_commands_run_as_written() {
     }
     assert!(commands.len() >= 4, "{commands:?}");
 
-    let dir = std::env::temp_dir().join(format!("mcp-resolve-workflow-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("mcp-resolve-workflow-{}", std::process::id()));
     let tmp = dir.join("tmp");
     std::fs::create_dir_all(dir.join("rules")).unwrap();
     std::fs::create_dir_all(&tmp).unwrap();

@@ -189,7 +189,8 @@ fn hostile_rules_files_are_refused_with_a_clear_error() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stdout).contains("alias bombs are refused"));
 
-    let dir = std::env::temp_dir().join(format!("mcp-resolve-big-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("mcp-resolve-big-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let big = dir.join("big.yaml");
     let line = format!("# {}\n", "x".repeat(1000));

@@ -14,8 +14,8 @@ fn completion_scripts_complete_commands_in_a_real_shell() {
             assert!(text.contains(word), "{shell}: no `{word}`");
         }
     }
-    let script =
-        std::env::temp_dir().join(format!("mcp-resolve-completion-{}", std::process::id()));
+    let script = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("mcp-resolve-completion-{}", std::process::id()));
     std::fs::write(&script, run(&["completions", "bash"]).stdout).unwrap();
     let complete = |line: &str| -> Vec<String> {
         let words: Vec<&str> = line.split(' ').collect();
@@ -58,7 +58,8 @@ fn completion_scripts_complete_commands_in_a_real_shell() {
 #[test]
 fn color_follows_the_flag_and_the_stream() {
     let bad = "rules: [";
-    let dir = std::env::temp_dir().join(format!("mcp-resolve-color-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("mcp-resolve-color-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("bad.yaml");
     std::fs::write(&file, bad).unwrap();
@@ -78,7 +79,8 @@ fn color_follows_the_flag_and_the_stream() {
 /// with standard error not a terminal, nothing is written there.
 #[test]
 fn progress_shows_on_a_terminal_only() {
-    let dir = std::env::temp_dir().join(format!("mcp-resolve-progress-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("mcp-resolve-progress-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut rules = String::from("version: 1\nserver: { name: big, version: 1.0.0 }\ntools:\n");
     for i in 0..600 {

@@ -279,7 +279,8 @@ fn expressions_agree_with_cel_python() {
             cases.push(json!({ "expr": cel, "args": args }));
         }
     }
-    let input = std::env::temp_dir().join(format!("mcp-resolve-cel-{}.json", std::process::id()));
+    let input = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("mcp-resolve-cel-{}.json", std::process::id()));
     std::fs::write(
         &input,
         serde_json::to_vec(&json!({ "cases": cases })).unwrap(),

@@ -60,7 +60,8 @@ fn skip(test: &str, needs: &str) {
 
 /// A fresh sandbox directory with `notes.txt`.
 pub fn sandbox(name: &str) -> PathBuf {
-    let root = std::env::temp_dir().join(format!("file-server-{name}-{}", std::process::id()));
+    let root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("file-server-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).expect("create the sandbox");
     std::fs::write(root.join("notes.txt"), "first line").expect("write notes.txt");
