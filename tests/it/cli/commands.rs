@@ -163,6 +163,34 @@ fn signature_server_json_writes_the_fingerprint_and_keeps_the_rest() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// README's rules snippets (the YAML tour and the `.rules` one) check as
+/// pasted: whole files, every argument they test declared.
+#[test]
+fn readme_rules_snippets_check_as_pasted() {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let dir = crate::common::scratch("cli", "readme-snippets");
+    let mut checked = 0;
+    for (fence, ext) in [("```yaml\n", "yaml"), ("```text\n", "rules")] {
+        for block in readme.split(fence).skip(1) {
+            let body = block.split("```").next().unwrap();
+            // Rules files only (a `text` block may be a diagnostic).
+            if !body.starts_with("version") {
+                continue;
+            }
+            let file = dir.join(format!("snippet{checked}.{ext}"));
+            std::fs::write(&file, body).unwrap();
+            let o = run(&["check", "--deny-warnings", file.to_str().unwrap()]);
+            assert!(
+                o.status.success(),
+                "README's {ext} snippet does not check:\n{body}\n{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 2, "the YAML and the .rules snippet");
+}
+
 /// Every `mcp-resolve` command of the sample workflow in docs/ runs as
 /// written (flags exist, outputs parse) on a checkout with the example
 /// server's rules and their committed signature.
