@@ -37,17 +37,30 @@ fn resolve_one(server: &Server, tool: &str, args: &str, dialect: Dialect, explai
             return USAGE;
         }
     };
-    let arguments: Result<Value, RpcError> = serde_json::from_str(&text)
-        .map_err(|e| RpcError::invalid_params(format!("arguments are not valid JSON: {e}")));
-    let result = arguments.and_then(|a| {
-        if explain {
-            explain_steps(&resolver, tool, &a);
+    // Arguments that are not JSON are the command line's mistake, not a
+    // resolution's: a usage error.
+    let arguments: Value = match serde_json::from_str(&text) {
+        Ok(arguments) => arguments,
+        Err(e) => {
+            eprintln!("error: --args is not valid JSON: {e}");
+            return USAGE;
         }
-        resolver.resolve_result(tool, &a, dialect)
-    });
+    };
+    if explain {
+        explain_steps(&resolver, tool, &arguments);
+    }
+    let result: Result<Value, RpcError> = resolver.resolve_result(tool, &arguments, dialect);
     let (value, code) = match result {
         Ok(v) => (v, OK),
-        Err(e) => (e.to_json(), FAILURE),
+        Err(e) => {
+            let names = server.tools.iter().map(|t| t.name.as_str());
+            if !server.tools.iter().any(|t| t.name == tool)
+                && let Some(near) = mcp_resolve::internals::suggest::closest(tool, names)
+            {
+                eprintln!("help: no tool `{tool}`; did you mean `{near}`?");
+            }
+            (e.to_json(), FAILURE)
+        }
     };
     out(&pretty_json(&value));
     code

@@ -163,6 +163,33 @@ fn signature_server_json_writes_the_fingerprint_and_keeps_the_rest() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// An empty file is told apart from a broken one, with how a file begins in
+/// its own syntax.
+#[test]
+fn empty_rules_files_say_so_in_their_own_syntax() {
+    let dir = crate::common::scratch("cli", "empty-files");
+    let yaml = dir.join("empty.yaml");
+    std::fs::write(&yaml, "").unwrap();
+    let o = run(&["check", yaml.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let stderr =
+        String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("the rules file is empty") && stderr.contains("`version: 1`"),
+        "{stderr}"
+    );
+    let rules = dir.join("empty.rules");
+    std::fs::write(&rules, "").unwrap();
+    let o = run(&["check", rules.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let stderr =
+        String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("`version 1`") && stderr.contains("`server NAME version VERSION`"),
+        "{stderr}"
+    );
+}
+
 /// README's rules snippets (the YAML tour and the `.rules` one) check as
 /// pasted: whole files, every argument they test declared.
 #[test]

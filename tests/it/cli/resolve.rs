@@ -102,7 +102,6 @@ fn resolve_errors_are_json_rpc_error_objects() {
             r#"{"path": 1, "action": "read"}"#,
             "invalid arguments",
         ),
-        ("manage_files", "{not json", "not valid JSON"),
         ("no_such_tool", "{}", "unknown tool"),
     ];
     for (tool, args, message) in cases {
@@ -128,6 +127,32 @@ fn resolve_errors_are_json_rpc_error_objects() {
         r#"{"path":"a","action":"nuke"}"#,
     ]);
     assert_eq!(stdout_json(&o)["data"][0]["instancePath"], "/action");
+    // `--args` that is not JSON is a usage error (exit 2), said on stderr.
+    let o = run(&[
+        "resolve",
+        "rules/file-server.yaml",
+        "--tool",
+        "manage_files",
+        "--args",
+        "{not json",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("--args is not valid JSON"), "{stderr}");
+    // A misspelt tool gets the error object, and a suggestion on stderr.
+    let o = run(&[
+        "resolve",
+        "rules/file-server.yaml",
+        "--tool",
+        "manage_filez",
+        "--args",
+        "{}",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout_json(&o)["code"], -32602);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("did you mean `manage_files`?"), "{stderr}");
     // A tool without variants is not resolvable.
     let o = run(&[
         "resolve",

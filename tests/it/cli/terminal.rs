@@ -184,3 +184,31 @@ fn stage_times_go_to_standard_error_when_asked_for() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// A clean `check` says so in one line on a terminal, and prints nothing to
+/// a pipe (where the progress test and every script read it).
+#[test]
+fn a_clean_check_says_so_on_a_terminal_only() {
+    let bin = env!("CARGO_BIN_EXE_mcp-resolve");
+    // The shell keeps the terminal open a moment after the run: `script`
+    // can lose what a child wrote just before the terminal closed.
+    let command = format!("{bin} check rules/file-server.yaml; status=$?; sleep 1; exit $status");
+    let o = std::process::Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .env("TERM", "xterm")
+        .output()
+        .expect("util-linux `script` (a pseudo-terminal for this test)");
+    assert!(o.status.success(), "{o:?}");
+    let terminal = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        terminal.contains("checked 1 server, 1 tool: no problems found"),
+        "{terminal:?}"
+    );
+    let o = run(&["check", "rules/file-server.yaml"]);
+    assert!(o.status.success());
+    assert!(
+        o.stdout.is_empty(),
+        "{:?}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}

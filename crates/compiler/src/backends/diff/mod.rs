@@ -689,10 +689,10 @@ fn compare_tool(o: &ToolSig, n: &ToolSig, changes: &mut Vec<Change>) {
                 let (os, ns) = (o.scopes(a), n.scopes(b));
                 for (direction, scope, verb) in ns
                     .difference(os)
-                    .map(|s| (Direction::Widening, s, "needs"))
+                    .map(|s| (Direction::Widening, s, "need"))
                     .chain(
                         os.difference(ns)
-                            .map(|s| (Direction::Narrowing, s, "no longer needs")),
+                            .map(|s| (Direction::Narrowing, s, "no longer need")),
                     )
                 {
                     let mut d = vd.clone();

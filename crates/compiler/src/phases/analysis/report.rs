@@ -150,7 +150,13 @@ fn too_strict(hints: &HintTable, tool: &Tool, reach: &[Reach], diags: &mut Vec<D
             scopes.into_iter().collect::<Vec<_>>().join(", ")
         ));
     }
-    let at = written.first().map_or(tool.name_loc.0, |s| s.loc.0);
+    // The first hint written stricter than the bound (the one to change);
+    // the first written when only the scopes are too many.
+    let at = written
+        .iter()
+        .find(|s| s.value != tight.get(s.hint))
+        .or(written.first())
+        .map_or(tool.name_loc.0, |s| s.loc.0);
     diags.push(
         Diagnostic::new(
             Code::StaticTooStrict,

@@ -51,7 +51,7 @@ pub fn lower(files: &[RulesFile], diags: &mut Vec<Diagnostic>) -> Vec<Server> {
                 Diagnostic::new(Code::MissingField, "missing field `server` in rules file")
                     .at(Span::new(file.file, 0, 0))
                     .with_help(if servers.is_empty() {
-                        "declare `server: { name: …, version: … }`".to_string()
+                        "declare the server: `server: { name: …, version: … }` in YAML, `server NAME version VERSION` in `.rules`".to_string()
                     } else {
                         "several servers are given; say which one this file belongs to".to_string()
                     }),

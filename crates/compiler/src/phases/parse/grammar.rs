@@ -140,6 +140,20 @@ pub fn syntax_error(
                 && !found.ends_with(found.chars().next().unwrap_or('"'))
             {
                 d = d.with_help("this string is not closed on its line");
+            } else if found.is_empty()
+                && let Some((at, open)) = unclosed(&text.as_bytes()[..pos.min(text.len())])
+            {
+                let close = match open {
+                    b'[' => ']',
+                    b'(' => ')',
+                    _ => '}',
+                };
+                d = d
+                    .with_related(
+                        Span::new(file, map(at), map(at + 1)),
+                        format!("this `{}` is not closed", open as char),
+                    )
+                    .with_help(format!("close it with `{close}`"));
             }
             d
         }
@@ -147,6 +161,34 @@ pub fn syntax_error(
             Diagnostic::new(Code::Syntax, message.clone()).at(span)
         }
     }
+}
+
+/// The offset and byte of the last bracket still open at the end of
+/// `bytes` (strings and `//` comments skipped), if any.
+fn unclosed(bytes: &[u8]) -> Option<(usize, u8)> {
+    let mut open: Vec<(usize, u8)> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'[' | b'(' | b'{' => open.push((i, bytes[i])),
+            b']' | b')' | b'}' => {
+                open.pop();
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'"' | b'\'' | b'`' => {
+                i = skip_quoted(bytes, i);
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    open.pop()
 }
 
 /// What the user sees for a rule that was expected.

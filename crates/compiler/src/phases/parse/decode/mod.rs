@@ -73,6 +73,24 @@ pub fn decode(
         hints: Vec::new(),
         tools: Vec::new(),
     };
+    // A file with nothing in it (or only comments): say so, and how one
+    // begins, rather than that `null` is not a mapping.
+    if matches!(root.value, YValue::Null)
+        && text.lines().all(|l| {
+            let l = l.trim();
+            l.is_empty() || l.starts_with('#') || l == "---" || l == "..."
+        })
+    {
+        d.error(
+            Code::MissingField,
+            "the rules file is empty".to_string(),
+            Span::new(file, 0, 0),
+        )
+        .help = Some(
+            "a rules file begins `version: 1`, then `server: { name: my-server, version: 1.0.0 }` and `tools: [...]`".into(),
+        );
+        return rules;
+    }
     let Some(fields) = d.fields(root, "rules file", TOP_FIELDS) else {
         return rules;
     };
