@@ -278,8 +278,9 @@ pub(crate) enum Command {
         /// The largest message read from the host or the server, in bytes.
         #[arg(long, default_value_t = mcp_resolve_proxy::upstream::MAX_MESSAGE_BYTES, value_name = "BYTES")]
         max_message_bytes: usize,
-        /// Do not compare the rules with the server's tools/list at start
-        /// (which starts the server once more, briefly).
+        /// Do not compare the rules with the server's tools/list (on stdio
+        /// made on the host's first listing; with --listen, by starting the
+        /// server once, briefly, before any host).
         #[arg(long)]
         no_probe: bool,
         /// Connect to a server over streamable HTTP at this URL instead of

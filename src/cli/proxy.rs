@@ -144,6 +144,9 @@ pub(crate) fn main(args: Args) -> u8 {
                 audit_arguments: args.audit_arguments,
                 pin,
             }),
+            // On stdio the rules are compared with the host's own first
+            // listing: the server is started once.
+            compare_listing: args.probe && args.listen.is_none(),
         };
         let runtime = match tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -156,7 +159,8 @@ pub(crate) fn main(args: Args) -> u8 {
             }
         };
         let outcome = runtime.block_on(async {
-            if args.probe {
+            if args.probe && args.listen.is_some() {
+                // Before any host: each session starts a server of its own.
                 let startup = options.timeout.unwrap_or(Duration::from_secs(60));
                 let listed = until_interrupted(probe(&upstream, startup)).await?;
                 for note in compare(&rules, &listed) {

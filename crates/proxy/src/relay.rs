@@ -1,7 +1,6 @@
 //! The relay of one host on stdio to one server: the session loop that the
 //! stdio transport and each HTTP session run (see the crate documentation).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,6 +27,10 @@ pub struct Options {
     pub max_message_bytes: usize,
     /// Argument checks, policy and audit of `tools/call`.
     pub guard: Arc<Guard>,
+    /// Compare the rules with the server's first `tools/list` answer in the
+    /// session, and say on stderr where they disagree (the start-up check
+    /// done on the host's own session: the server is started once).
+    pub compare_listing: bool,
 }
 
 /// Where the proxy's messages for the host go: a line each.
@@ -140,6 +143,7 @@ pub(crate) async fn relay<S: HostSink>(
         max_message_bytes: options.max_message_bytes,
         per_message,
         tokens: random_tokens(),
+        compare_listing: options.compare_listing,
     };
     let mut driver = Driver {
         session: Session::new(rules, guard, config),
@@ -256,40 +260,9 @@ impl Drop for Driver<'_> {
 }
 
 /// What a server's real `tools/list` and the rules disagree on, as lines
-/// for stderr: rules tools the server lacks, server tools the rules do not
-/// describe (passed through, not resolvable), and schemas that differ.
+/// for stderr ([`ProxyRules::compare`]).
 pub fn compare(rules: &ProxyRules, listed: &[Value]) -> Vec<String> {
-    let server = rules.server();
-    let mut notes = Vec::new();
-    let by_name: HashMap<&str, &Value> = listed
-        .iter()
-        .filter_map(|t| Some((t.get("name")?.as_str()?, t)))
-        .collect();
-    for tool in &server.tools {
-        match by_name.get(tool.name.as_str()) {
-            None => notes.push(format!(
-                "the rules describe `{}`, which the server does not list",
-                tool.name
-            )),
-            Some(listed) => {
-                if listed.get("inputSchema") != Some(&tool.input_schema) {
-                    notes.push(format!(
-                        "`{}`: the server's inputSchema differs from the rules' (resolve validates against the rules')",
-                        tool.name
-                    ));
-                }
-            }
-        }
-    }
-    for name in by_name.keys() {
-        if server.tool(name).is_none() {
-            notes.push(format!(
-                "the server lists `{name}`, which the rules do not describe: passed through, not resolvable"
-            ));
-        }
-    }
-    notes.sort();
-    notes
+    rules.compare(listed)
 }
 
 /// Checks a server's real `tools/list` (read at start) against the pinned

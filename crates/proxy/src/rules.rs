@@ -106,6 +106,44 @@ impl ProxyRules {
         &self.matcher
     }
 
+    /// What a server's real `tools/list` (`listed`, its tools) and the
+    /// rules disagree on, as lines for stderr: rules tools the server lacks,
+    /// server tools the rules do not describe (passed through, not
+    /// resolvable), and schemas that differ.
+    pub fn compare(&self, listed: &[Value]) -> Vec<String> {
+        let server = self.server();
+        let mut notes = Vec::new();
+        let by_name: HashMap<&str, &Value> = listed
+            .iter()
+            .filter_map(|t| Some((t.get("name")?.as_str()?, t)))
+            .collect();
+        for tool in &server.tools {
+            match by_name.get(tool.name.as_str()) {
+                None => notes.push(format!(
+                    "the rules describe `{}`, which the server does not list",
+                    tool.name
+                )),
+                Some(listed) => {
+                    if listed.get("inputSchema") != Some(&tool.input_schema) {
+                        notes.push(format!(
+                            "`{}`: the server's inputSchema differs from the rules' (resolve validates against the rules')",
+                            tool.name
+                        ));
+                    }
+                }
+            }
+        }
+        for name in by_name.keys() {
+            if server.tool(name).is_none() {
+                notes.push(format!(
+                    "the server lists `{name}`, which the rules do not describe: passed through, not resolvable"
+                ));
+            }
+        }
+        notes.sort();
+        notes
+    }
+
     /// Whether the rules describe tool `name`.
     pub fn describes(&self, name: &str) -> bool {
         self.entries.contains_key(name)

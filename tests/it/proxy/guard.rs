@@ -502,10 +502,13 @@ fn the_pin_is_checked_against_the_servers_listing_at_start() {
     assert!(output.status.success(), "{output:?}");
     // The fake server lists `manage_files` with another description than
     // these rules (and so the pin) give it.
-    let proxy = Proxy::start(
+    let mut proxy = Proxy::start(
         &["rules/file-server.yaml", "--pin", pin.to_str().unwrap()],
         &["python3", fake_server().to_str().unwrap(), "well"],
     );
+    // Checked on the host's own first listing.
+    proxy.initialize(declaring());
+    proxy.request(1, "tools/list", json!({}));
     let (status, stderr) = proxy.finish();
     assert_eq!(status, 0, "{stderr:?}");
     assert!(

@@ -413,12 +413,20 @@ fn a_real_server_from_npm_behind_the_proxy() {
 #[test]
 fn the_rules_are_compared_with_the_servers_list_at_start() {
     let server = fake_server();
-    let proxy = Proxy::start(
+    let pidfile = common::scratch("proxy", "compare-at-start").join("pid");
+    let mut proxy = Proxy::start(
         &["rules/file-server.yaml"],
-        &["python3", server.to_str().unwrap(), "well"],
+        &[
+            "python3",
+            server.to_str().unwrap(),
+            "well",
+            pidfile.to_str().unwrap(),
+        ],
     );
-    // Nothing is sent: the probe runs before the host is served.
-    std::thread::sleep(Duration::from_millis(100));
+    // The comparison is made on the host's own first listing.
+    proxy.initialize(declaring());
+    let list = proxy.request(1, "tools/list", json!({}));
+    assert!(list["result"]["tools"].is_array(), "{list}");
     let (status, stderr) = proxy.finish();
     assert_eq!(status, 0, "{stderr:?}");
     let text = stderr.join("\n");
@@ -426,6 +434,9 @@ fn the_rules_are_compared_with_the_servers_list_at_start() {
         text.contains("`manage_files`: the server's inputSchema differs"),
         "{text}"
     );
+    // The server was started once: for the host.
+    let starts = std::fs::read_to_string(&pidfile).unwrap();
+    assert_eq!(starts.lines().count(), 1, "{starts:?}");
 }
 
 fn fixture(name: &str) -> String {

@@ -98,6 +98,9 @@ pub struct Config {
     pub per_message: bool,
     /// Where the names of 2026-07-28 question tickets come from.
     pub tokens: Tokens,
+    /// Compare the rules with the server's first `tools/list` answer, and
+    /// log where they disagree.
+    pub compare_listing: bool,
 }
 
 /// A request forwarded to the server and not answered yet.
@@ -183,6 +186,9 @@ pub struct Session<'s> {
     silenced: HashSet<String>,
     /// The capabilities the host declared at `initialize` (legacy sessions).
     session_caps: Option<Value>,
+    /// The rules are still to be compared with the server's listing
+    /// ([`Config::compare_listing`]; done at the first `tools/list` answer).
+    compare_pending: bool,
     /// Whether the server declared that it resolves calls itself: the
     /// resolutions of tools the rules do not describe are then its own.
     server_resolves: bool,
@@ -219,6 +225,7 @@ impl<'s> Session<'s> {
             silenced: HashSet::new(),
             session_caps: None,
             server_resolves: false,
+            compare_pending: config.compare_listing,
             ended: None,
         }
     }

@@ -117,6 +117,16 @@ impl Session<'_> {
         clock: Clock,
         out: &mut Vec<Effect>,
     ) -> Option<String> {
+        if matches!(waiting.rewrite, Rewrite::Tools { .. }) && self.compare_pending {
+            // The start-up comparison, on the host's own first listing.
+            self.compare_pending = false;
+            if let Some(Value::Array(tools)) = serde_json::from_str::<Value>(result)
+                .ok()
+                .and_then(|mut r| r.get_mut("tools").map(Value::take))
+            {
+                out.extend(self.rules.compare(&tools).into_iter().map(Effect::Log));
+            }
+        }
         if let Pending {
             rewrite: Rewrite::Tools { marked },
             consent: None,

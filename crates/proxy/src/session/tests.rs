@@ -57,6 +57,7 @@ fn config(timeout: Option<Duration>) -> Config {
             n += 1;
             format!("ticket{n}")
         }),
+        compare_listing: false,
     }
 }
 
