@@ -162,6 +162,15 @@ impl Session<'_> {
                 remember_listing(&mut self.listed, &value);
                 let raw = self.guard.pin.is_some().then(|| value.clone());
                 self.rules.rewrite(rewrite, &mut value);
+                if let Some(Value::Array(tools)) = value.get_mut("tools") {
+                    for tool in tools.iter_mut() {
+                        if let Some(unmarked) = self.unmarked(&tool.to_string())
+                            && let Ok(unmarked) = serde_json::from_str(&unmarked)
+                        {
+                            *tool = unmarked;
+                        }
+                    }
+                }
                 if let Some(raw) = raw {
                     let mut notes = Vec::new();
                     self.guard
@@ -179,6 +188,33 @@ impl Session<'_> {
         splice(text, result, &value.to_string())
     }
 
+    /// A listed tool (JSON text) the rules do not describe, without the
+    /// resolvable markers it carries, when the server did not declare that
+    /// it resolves calls: the proxy would refuse its resolution, so a host
+    /// must not be told to ask for one. `None` when it stays as it is.
+    fn unmarked(&self, tool: &str) -> Option<String> {
+        // Most tools carry no marker: their text is not parsed.
+        let marked = [
+            "\"resolve\"",
+            "\"dynamicAnnotations\"",
+            mcp_resolve_runtime::EXTENSION_ID,
+        ]
+        .iter()
+        .any(|marker| tool.contains(marker));
+        if self.server_resolves || !marked {
+            return None;
+        }
+        let Ok(Value::Object(map)) = serde_json::from_str::<Value>(tool) else {
+            return None;
+        };
+        let name = map.get("name").and_then(Value::as_str)?;
+        if self.rules.describes(name) {
+            return None;
+        }
+        let unmarked = mcp_resolve_runtime::Dialect::unmark(&map);
+        (unmarked != map).then(|| Value::Object(unmarked).to_string())
+    }
+
     /// A `tools/list` answer without a pin to check: each tool the rules
     /// describe annotated as text (schemas and every other member left as
     /// written, [`ProxyRules::annotate_text`]) and spliced back in; the
@@ -192,6 +228,8 @@ impl Session<'_> {
             remember_listed(&mut self.listed, &members);
             if let Some(new) = self.rules.annotate_members(&members, marked) {
                 annotated.push((tool.get(), new));
+            } else if let Some(unmarked) = self.unmarked(tool.get()) {
+                annotated.push((tool.get(), unmarked));
             }
         }
         if annotated.is_empty() {

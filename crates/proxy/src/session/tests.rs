@@ -442,6 +442,21 @@ fn resolutions_of_tools_the_rules_do_not_describe_go_to_a_resolving_server() {
             assert_eq!(host_lines(&out)[0]["error"]["code"], -32602, "{out:?}");
             assert!(!out.iter().any(|e| matches!(e, Effect::Server(_))));
         }
+        // The server's own marker on a tool the rules do not describe is
+        // listed only when the server resolves it.
+        let list = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
+        h.host(list);
+        let listed = json!({"jsonrpc": "2.0", "id": 3, "result": {"tools": [
+            {"name": "copy_file", "inputSchema": {"type": "object"},
+             "_meta": {EXTENSION: {"resolvable": true}, "other": 1}}]}});
+        let out = h.server(&listed.to_string());
+        let tool = &host_lines(&out)[0]["result"]["tools"][0];
+        assert_eq!(
+            tool["_meta"].get(EXTENSION).is_some(),
+            server_resolves,
+            "{tool}"
+        );
+        assert_eq!(tool["_meta"]["other"], 1, "{tool}");
         let ours = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/resolve",
             "params": {"name": "manage_files", "arguments": {"path": "a", "action": "read"}}});
         let out = h.host(&ours.to_string());
