@@ -252,6 +252,11 @@ pub(crate) enum Command {
         /// Seconds to wait for each answer of a live server.
         #[arg(long, default_value_t = 30, value_name = "SECONDS")]
         timeout: u64,
+        /// The client capabilities declared to a live server (JSON). By
+        /// default a full host's (sampling, elicitation, roots), so a server
+        /// that lists tools by capability lists them all; `{}` for none.
+        #[arg(long, value_name = "JSON")]
+        client_capabilities: Option<String>,
         /// Overwrite the output file if it exists.
         #[arg(long)]
         force: bool,

@@ -30,6 +30,26 @@ pub(crate) struct Options {
     pub(crate) save_list: Option<PathBuf>,
     pub(crate) force: bool,
     pub(crate) timeout: Duration,
+    /// What is declared to a live server at `initialize`.
+    pub(crate) capabilities: Value,
+}
+
+/// `--client-capabilities`: a JSON object, or a full host's by default.
+pub(crate) fn capabilities(given: Option<&str>) -> Result<Value, u8> {
+    let Some(text) = given else {
+        return Ok(mcp_resolve_proxy::upstream::host_capabilities());
+    };
+    match serde_json::from_str::<Value>(text) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(_) => {
+            eprintln!("error: --client-capabilities must be a JSON object");
+            Err(USAGE)
+        }
+        Err(e) => {
+            eprintln!("error: --client-capabilities is not valid JSON: {e}");
+            Err(USAGE)
+        }
+    }
 }
 
 pub(crate) fn run(source: Source, options: Options) -> u8 {
@@ -60,7 +80,11 @@ pub(crate) fn run(source: Source, options: Options) -> u8 {
         }
         Source::Command(command) => {
             let line = command_line(command);
-            match ask(Live::Command(command), options.timeout) {
+            match ask(
+                Live::Command(command),
+                options.timeout,
+                options.capabilities.clone(),
+            ) {
                 Ok((tools, info)) => (tools, format!("`{line}`"), info),
                 Err(e) => {
                     eprintln!("error: importing from `{line}`: {e}");
@@ -68,7 +92,11 @@ pub(crate) fn run(source: Source, options: Options) -> u8 {
                 }
             }
         }
-        Source::Url(url) => match ask(Live::Url(url), options.timeout) {
+        Source::Url(url) => match ask(
+            Live::Url(url),
+            options.timeout,
+            options.capabilities.clone(),
+        ) {
             Ok((tools, info)) => (tools, url.clone(), info),
             Err(e) => {
                 eprintln!("error: importing from {url}: {e}");
@@ -142,7 +170,7 @@ enum Live<'a> {
 }
 
 /// Opens a session with the live server, lists its tools and closes it.
-fn ask(live: Live<'_>, timeout: Duration) -> Result<Listed, UpstreamError> {
+fn ask(live: Live<'_>, timeout: Duration, capabilities: Value) -> Result<Listed, UpstreamError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -152,8 +180,10 @@ fn ask(live: Live<'_>, timeout: Duration) -> Result<Listed, UpstreamError> {
         })?;
     runtime.block_on(until_interrupted(async {
         let mut session = match live {
-            Live::Command(command) => Session::spawn(command, timeout).await?,
-            Live::Url(url) => Session::connect(url, timeout).await?,
+            Live::Command(command) => {
+                Session::spawn_declaring(command, timeout, capabilities).await?
+            }
+            Live::Url(url) => Session::connect_declaring(url, timeout, capabilities).await?,
         };
         let listed = session.list_tools().await;
         for warning in &session.warnings {

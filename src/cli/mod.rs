@@ -177,10 +177,14 @@ fn run(command: Command) -> u8 {
             server_version,
             save_list,
             timeout,
+            client_capabilities,
             force,
             command,
-        } => match import::source(input, url, command) {
-            Ok(source) => import::run(
+        } => match (
+            import::source(input, url, command),
+            import::capabilities(client_capabilities.as_deref()),
+        ) {
+            (Ok(source), Ok(capabilities)) => import::run(
                 source,
                 import::Options {
                     output,
@@ -189,9 +193,10 @@ fn run(command: Command) -> u8 {
                     save_list,
                     force,
                     timeout: std::time::Duration::from_secs(timeout.max(1)),
+                    capabilities,
                 },
             ),
-            Err(code) => code,
+            (Err(code), _) | (_, Err(code)) => code,
         },
         Command::Proxy {
             paths,

@@ -343,10 +343,29 @@ fn live_real_servers_list_what_the_snapshots_hold() {
             "mcp-server-git-2026.1.14.json",
         ),
     ];
-    for (name, args, file) in cases {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    // The snapshots are what a client that declares no capabilities sees.
+    for (name, args, file) in &cases {
+        let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+        args.splice(0..0, ["--client-capabilities", "{}"]);
         assert_eq!(live_import(&dir, name, &args), snapshot(file), "{name}");
     }
+    // By default the import declares what a full host does (sampling,
+    // elicitation, roots), and a server that lists tools by capability
+    // lists them all: server-everything adds three to its 13.
+    let (_, args, file) = &cases[3];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let full = live_import(&dir, "everything-full", &args);
+    let names = |list: &Value| -> Vec<String> {
+        list["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (all, plain) = (names(&full), names(&snapshot(file)));
+    assert_eq!((all.len(), plain.len()), (16, 13), "{all:?}");
+    assert!(plain.iter().all(|n| all.contains(n)), "{all:?} {plain:?}");
 
     // The same server over streamable HTTP lists the same tools.
     let port = {
@@ -369,7 +388,11 @@ fn live_real_servers_list_what_the_snapshots_hold() {
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    let listed = live_import(&dir, "everything-http", &["--url", &url]);
+    let listed = live_import(
+        &dir,
+        "everything-http",
+        &["--client-capabilities", "{}", "--url", &url],
+    );
     let _ = child.kill();
     let _ = child.wait();
     assert_eq!(listed, snapshot("server-everything-2026.8.31.json"));

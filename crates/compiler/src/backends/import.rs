@@ -141,6 +141,19 @@ pub fn import(
                 imported.dropped.push(format!("{tool_name}.{key}"));
             }
         }
+        let discriminated = if safest(tool.get("annotations")) {
+            None
+        } else {
+            discriminator(&tool["inputSchema"])
+        };
+        // A tool whose calls are all alike: what its name's verb usually
+        // means, as a comment over it (a suggestion, never an annotation of
+        // its own).
+        if discriminated.is_none()
+            && let Some(hint) = name_suggestion(tool_name, tool.get("annotations"))
+        {
+            let _ = writeln!(yaml, "  # {}: {hint}", one_line(tool_name));
+        }
         let _ = writeln!(yaml, "  - name: {}", json(&Value::String(tool_name.into())));
         for key in &TOOL_MEMBERS[1..] {
             let value = match (*key, tool.get(*key)) {
@@ -153,11 +166,6 @@ pub fn import(
                 let _ = writeln!(yaml, "    {key}: {}", json(&value));
             }
         }
-        let discriminated = if safest(tool.get("annotations")) {
-            None
-        } else {
-            discriminator(&tool["inputSchema"])
-        };
         if let Some((argument, values)) = discriminated {
             imported.with_variants += 1;
             let _ = writeln!(
@@ -246,6 +254,22 @@ fn discriminator(schema: &Value) -> Option<(String, Vec<String>)> {
         .find_map(|name| string_enum(name).map(|values| (name.to_string(), values)))
 }
 
+/// What a tool's name says it does (its first word: `get_file`,
+/// `list-issues`, `searchRepos`), as a suggestion for a tool that is not
+/// already as safe as that: nothing for a read-only tool named like a read.
+fn name_suggestion(name: &str, annotations: Option<&Value>) -> Option<&'static str> {
+    let first: String = name
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() && !c.is_ascii_uppercase())
+        .collect();
+    let hint = suggestion(if first.is_empty() { name } else { &first })?;
+    let read_only = annotations
+        .and_then(|a| a.get("readOnlyHint"))
+        .and_then(Value::as_bool)
+        == Some(true);
+    (!(read_only && hint.starts_with("reads?"))).then_some(hint)
+}
+
 /// What a verb usually means, as a hint override to consider.
 fn suggestion(value: &str) -> Option<&'static str> {
     let verb = value
@@ -258,7 +282,28 @@ fn suggestion(value: &str) -> Option<&'static str> {
         "count", "stat", "status", "check", "inspect", "download", "export",
     ];
     const ADD: &[&str] = &[
-        "create", "add", "append", "insert", "post", "new", "upload", "comment", "open",
+        "create",
+        "add",
+        "append",
+        "insert",
+        "post",
+        "new",
+        "upload",
+        "comment",
+        "open",
+        "approve",
+        "reject",
+        "request",
+        "submit",
+        "send",
+        "reply",
+        "react",
+        "assign",
+        "invite",
+        "fork",
+        "star",
+        "subscribe",
+        "follow",
     ];
     const CHANGE: &[&str] = &["update", "edit", "set", "patch", "rename", "move", "merge"];
     const DESTROY: &[&str] = &[
@@ -326,5 +371,38 @@ mod tests {
                 .contains("destructiveHint: false")
         );
         assert!(suggestion("frobnicate").is_none());
+    }
+
+    /// A tool is suggested what its name's verb usually means, as a comment
+    /// over it and never as an annotation; not a read to a tool the server
+    /// already lists as read-only. Every value of a review's `event` gets one.
+    #[test]
+    fn tool_names_suggest_hints_as_comments() {
+        let tools = [
+            json!({"name": "get_file_contents", "inputSchema": {"type": "object"}}),
+            json!({"name": "list_issues", "inputSchema": {"type": "object"},
+                   "annotations": {"readOnlyHint": true}}),
+            json!({"name": "searchRepositories", "inputSchema": {"type": "object"}}),
+            json!({"name": "create_pull_request_review", "inputSchema": {"type": "object",
+                   "properties": {"event": {"type": "string",
+                                            "enum": ["APPROVE", "REQUEST_CHANGES", "COMMENT"]}},
+                   "required": ["event"]}}),
+        ];
+        let imported = import(&tools, "s", "1", "test", Syntax::Yaml).unwrap();
+        let text = &imported.text;
+        for line in [
+            "  # get_file_contents: reads? consider `annotations: { readOnlyHint: true }`\n  - name: get_file_contents",
+            "  # searchRepositories: reads?",
+            "      # APPROVE: adds?",
+            "      # REQUEST_CHANGES: adds?",
+            "      # COMMENT: adds?",
+        ] {
+            assert!(text.contains(line), "{line}\n{text}");
+        }
+        assert!(!text.contains("# list_issues"), "{text}");
+        // Suggestions stay comments: the published (empty) annotations hold.
+        let project = crate::load_str("imported.yaml", text);
+        let tool = &project.servers[0].tools[0];
+        assert_eq!(tool.written_annotations.as_deref().map(<[_]>::len), Some(0));
     }
 }

@@ -183,17 +183,40 @@ pub struct Session {
 impl Session {
     /// Starts `command` and opens a session with it over its stdio.
     pub async fn spawn(command: &[OsString], timeout: Duration) -> Result<Self, UpstreamError> {
+        Self::spawn_declaring(command, timeout, host_capabilities()).await
+    }
+
+    /// [`Session::spawn`], declaring `capabilities` at `initialize` instead
+    /// of a full host's ([`host_capabilities`]).
+    pub async fn spawn_declaring(
+        command: &[OsString],
+        timeout: Duration,
+        capabilities: Value,
+    ) -> Result<Self, UpstreamError> {
         let transport = Transport::Stdio(StdioTransport::spawn(command)?);
-        Self::open(transport, timeout).await
+        Self::open(transport, timeout, capabilities).await
     }
 
     /// Opens a session with the streamable HTTP endpoint at `url`.
     pub async fn connect(url: &str, timeout: Duration) -> Result<Self, UpstreamError> {
-        let transport = Transport::Http(HttpTransport::new(url)?);
-        Self::open(transport, timeout).await
+        Self::connect_declaring(url, timeout, host_capabilities()).await
     }
 
-    async fn open(transport: Transport, timeout: Duration) -> Result<Self, UpstreamError> {
+    /// [`Session::connect`], declaring `capabilities` at `initialize`.
+    pub async fn connect_declaring(
+        url: &str,
+        timeout: Duration,
+        capabilities: Value,
+    ) -> Result<Self, UpstreamError> {
+        let transport = Transport::Http(HttpTransport::new(url)?);
+        Self::open(transport, timeout, capabilities).await
+    }
+
+    async fn open(
+        transport: Transport,
+        timeout: Duration,
+        capabilities: Value,
+    ) -> Result<Self, UpstreamError> {
         let mut session = Session {
             transport,
             next_id: 1,
@@ -203,7 +226,7 @@ impl Session {
         };
         let params = json!({
             "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {},
+            "capabilities": capabilities,
             "clientInfo": {"name": "mcp-resolve", "version": env!("CARGO_PKG_VERSION")},
         });
         match session.request("initialize", params).await {
@@ -276,7 +299,9 @@ impl Session {
 
     /// Sends a request and waits (until the session's deadline) for its
     /// result, answering the server's own requests meanwhile (`ping` with
-    /// an empty result, anything else with "method not found").
+    /// an empty result, `roots/list` with no roots, `elicitation/create`
+    /// declined, `sampling/createMessage` refused, anything else with
+    /// "method not found").
     pub async fn request(&mut self, method: &str, params: Value) -> Result<Value, UpstreamError> {
         let id = self.next_id;
         self.next_id += 1;
@@ -306,8 +331,20 @@ impl Session {
             };
             if let Some(request) = message.get("method").and_then(Value::as_str) {
                 if let Some(their_id) = message.get("id") {
-                    let reply = if request == "ping" {
-                        json!({"jsonrpc": "2.0", "id": their_id, "result": {}})
+                    // What a host that declared these would answer and
+                    // this session cannot do otherwise: no roots, no
+                    // sampling, every question declined.
+                    let result = match request {
+                        "ping" => Some(json!({})),
+                        "roots/list" => Some(json!({"roots": []})),
+                        "elicitation/create" => Some(json!({"action": "decline"})),
+                        _ => None,
+                    };
+                    let reply = if let Some(result) = result {
+                        json!({"jsonrpc": "2.0", "id": their_id, "result": result})
+                    } else if request == "sampling/createMessage" {
+                        let error = RpcError::new(-1, "mcp-resolve does not sample", None);
+                        mcp_resolve_runtime::protocol::error_value(their_id, &error)
                     } else {
                         let error = RpcError::new(
                             RpcError::METHOD_NOT_FOUND,
@@ -448,4 +485,12 @@ pub fn command_line(command: &[OsString]) -> String {
         .map(|part| part.to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The capabilities a full host declares at `initialize` (sampling,
+/// elicitation, roots): a server that lists tools by the client's
+/// capabilities lists them all. The session answers what they invite as
+/// well as it can: no roots, no sampling, every question declined.
+pub fn host_capabilities() -> Value {
+    json!({"sampling": {}, "elicitation": {}, "roots": {"listChanged": false}})
 }
