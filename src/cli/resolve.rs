@@ -38,18 +38,25 @@ fn resolve_one(server: &Server, tool: &str, args: &str, dialect: Dialect, explai
         }
     };
     // Arguments that are not JSON are the command line's mistake, not a
-    // resolution's: a usage error.
-    let arguments: Value = match serde_json::from_str(&text) {
-        Ok(arguments) => arguments,
+    // resolution's: a usage error. JSON nested deeper than the reader
+    // follows is refused as a resolution refuses arguments that nest too
+    // deeply (`-32602`).
+    let arguments: Result<Value, RpcError> = match serde_json::from_str(&text) {
+        Ok(arguments) => Ok(arguments),
+        Err(e) if e.to_string().starts_with("recursion limit exceeded") => Err(
+            RpcError::invalid_params(format!("arguments nest too deeply to read: {e}")),
+        ),
         Err(e) => {
             eprintln!("error: --args is not valid JSON: {e}");
             return USAGE;
         }
     };
-    if explain {
-        explain_steps(&resolver, tool, &arguments);
-    }
-    let result: Result<Value, RpcError> = resolver.resolve_result(tool, &arguments, dialect);
+    let result = arguments.and_then(|arguments| {
+        if explain {
+            explain_steps(&resolver, tool, &arguments);
+        }
+        resolver.resolve_result(tool, &arguments, dialect)
+    });
     let (value, code) = match result {
         Ok(v) => (v, OK),
         Err(e) => {
