@@ -13,7 +13,7 @@
 //! and the adapter asks [`Session::next_deadline`] when to tick next, so a
 //! test drives a session with scripted exchanges and a clock of its own.
 //!
-//! Invariants the tests hold (`session/tests.rs`): every host request is answered
+//! Invariants the tests hold (`session/tests/`): every host request is answered
 //! exactly once, with its own id; nothing the server says is duplicated or
 //! lost except what is documented (a late answer to a request that timed
 //! out, a line that is not JSON-RPC); no input panics.
