@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs the TypeScript SDK v2 client of the file server's end-to-end test
-# (examples/file-server/tests/ts_client.rs) under DIR (default
-# target/ts-client), from the lockfile in scripts/ts-client, with Node and npm
+# Installs the TypeScript SDK clients of the end-to-end tests (v2: the file
+# server's, examples/file-server/tests/ts_client.rs, and the proxy's; v1: the
+# proxy's side-by-side host test) under DIR (default target/ts-client), from the lockfile in scripts/ts-client, with Node and npm
 # from apt when missing. Prints DIR.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

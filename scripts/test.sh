@@ -6,7 +6,7 @@
 #   - cel-python in target/cel-venv (the CEL differential test);
 #   - the Python MCP SDK, rfc8785, jsonschema and joserfc in target/mcp-venv
 #     (end-to-end and conformance tests, signing cross-checks);
-#   - the TypeScript SDK v2 in target/ts-client (scripts/install-ts-client.sh);
+#   - the TypeScript SDKs v2 and v1 in target/ts-client (scripts/install-ts-client.sh);
 #   - the pinned real MCP servers in target/real-servers
 #     (scripts/install-real-servers.sh);
 #   - the SARIF 2.1.0 schema in target/sarif (scripts/fetch-sarif-schema.sh);
@@ -52,7 +52,7 @@ target/mcp-venv/bin/python -m pip install -q --disable-pip-version-check \
   "mcp==2.3.0" "rfc8785==0.1.4" "jsonschema==4.26.0" "joserfc==1.8.0"
 export MCP_RESOLVE_MCP_PYTHON="$PWD/target/mcp-venv/bin/python"
 
-echo "== TypeScript SDK v2 (the second real client)"
+echo "== TypeScript SDKs v2 and v1 (the second real client, and the side-by-side host)"
 MCP_RESOLVE_TS_CLIENT="$(scripts/install-ts-client.sh target/ts-client)"
 export MCP_RESOLVE_TS_CLIENT
 

@@ -110,5 +110,75 @@ fn the_typescript_sdk_as_a_host_through_the_proxy() {
     );
 }
 
+/// The TypeScript SDK v1 (`@modelcontextprotocol/sdk`, what most desktop hosts
+/// run) as a plain host, directly and through the proxy side by side, in front
+/// of two real servers: `initialize`, every list, prompts, resources,
+/// completion, logging, ping, calls, progress, cancellation, the server's
+/// own requests (sampling, elicitation, roots) and its stderr are the same,
+/// but for the documented additions (the proxy's capabilities, and the one
+/// hint `rules/real-server-everything.yaml` writes differently).
+#[test]
+fn the_typescript_sdk_v1_host_sees_what_it_sees_directly() {
+    let Some(servers) = common::real_servers("the TypeScript SDK v1 side by side") else {
+        return;
+    };
+    let Some(script) = ts_script("sdk_v1_host.mjs") else {
+        return;
+    };
+    let sdk = script
+        .parent()
+        .unwrap()
+        .join("node_modules/@modelcontextprotocol/sdk");
+    assert!(
+        sdk.is_dir(),
+        "{} is missing (scripts/install-ts-client.sh)",
+        sdk.display()
+    );
+    let root = common::scratch("proxy", "v1-host-root");
+    std::fs::write(root.join("notes.txt"), "first line\n").unwrap();
+    let bin = |name: &str| {
+        servers
+            .join("node/node_modules/.bin")
+            .join(name)
+            .to_str()
+            .unwrap()
+            .to_owned()
+    };
+    let cases = [
+        (
+            "rules/real-server-everything.yaml",
+            r#"{"gzip-file-as-resource": ["destructiveHint"]}"#,
+            vec![bin("mcp-server-everything")],
+            26,
+        ),
+        (
+            "rules/real-server-filesystem.yaml",
+            "{}",
+            vec![
+                bin("mcp-server-filesystem"),
+                root.to_str().unwrap().to_owned(),
+            ],
+            11,
+        ),
+    ];
+    for (rules, allowed, server, comparisons) in cases {
+        let output = std::process::Command::new("node")
+            .arg(&script)
+            .arg(env!("CARGO_BIN_EXE_mcp-resolve"))
+            .arg(rules)
+            .arg(allowed)
+            .args(&server)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        println!("{stdout}");
+        assert!(
+            output.status.success() && stdout.contains(&format!("{comparisons} comparisons agree")),
+            "{rules}: the v1 host saw something else through the proxy:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Streamable HTTP: hosts through `--listen`, servers through `--upstream`.
