@@ -111,7 +111,8 @@ fn the_typescript_sdk_as_a_host_through_the_proxy() {
 }
 
 /// The TypeScript SDK v1 (`@modelcontextprotocol/sdk`, what most desktop hosts
-/// run) as a plain host, directly and through the proxy side by side, in front
+/// run) as a plain host and as one that declares the extension, directly and
+/// through the proxy side by side, in front
 /// of two real servers: `initialize`, every list, prompts, resources,
 /// completion, logging, ping, calls, progress, cancellation, the server's
 /// own requests (sampling, elicitation, roots) and its stderr are the same,
@@ -144,12 +145,14 @@ fn the_typescript_sdk_v1_host_sees_what_it_sees_directly() {
             .unwrap()
             .to_owned()
     };
+    let notes = root.join("notes.txt").to_str().unwrap().to_owned();
     let cases = [
         (
             "rules/real-server-everything.yaml",
             r#"{"gzip-file-as-resource": ["destructiveHint"]}"#,
             vec![bin("mcp-server-everything")],
             26,
+            "{}".to_string(),
         ),
         (
             "rules/real-server-filesystem.yaml",
@@ -159,24 +162,32 @@ fn the_typescript_sdk_v1_host_sees_what_it_sees_directly() {
                 root.to_str().unwrap().to_owned(),
             ],
             11,
+            serde_json::json!({"path": notes, "edits": [], "dryRun": true}).to_string(),
         ),
     ];
-    for (rules, allowed, server, comparisons) in cases {
-        let output = std::process::Command::new("node")
-            .arg(&script)
-            .arg(env!("CARGO_BIN_EXE_mcp-resolve"))
-            .arg(rules)
-            .arg(allowed)
-            .args(&server)
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        println!("{stdout}");
-        assert!(
-            output.status.success() && stdout.contains(&format!("{comparisons} comparisons agree")),
-            "{rules}: the v1 host saw something else through the proxy:\n{stdout}\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+    // A plain host, and one that declares the extension.
+    for declare in ["0", "1"] {
+        for (rules, allowed, server, comparisons, resolve) in &cases {
+            let output = std::process::Command::new("node")
+                .arg(&script)
+                .arg(env!("CARGO_BIN_EXE_mcp-resolve"))
+                .arg(rules)
+                .arg(allowed)
+                .args(server)
+                .env("DECLARE_EXTENSION", declare)
+                .env("RESOLVE_ARGUMENTS", resolve)
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            println!("{stdout}");
+            assert!(
+                output.status.success()
+                    && stdout.contains(&format!("{comparisons} comparisons agree"))
+                    && (declare == "0") != stdout.contains("resolvable through the proxy"),
+                "{rules} (extension declared: {declare}): the v1 host saw something else through the proxy:\n{stdout}\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
     }
 }
 
