@@ -203,7 +203,12 @@ pub(crate) fn main(args: Args) -> u8 {
         match outcome {
             Ok(Ended::HostClosed) => OK,
             Ok(Ended::ServerExited(why)) => {
-                eprintln!("error: {why}; the proxy stops");
+                // The server's last lines on stderr (if any) below.
+                let (first, rest) = match why.split_once('\n') {
+                    Some((first, rest)) => (first, format!("\n{rest}")),
+                    None => (why.as_str(), String::new()),
+                };
+                eprintln!("error: {first}; the proxy stops{rest}");
                 FAILURE
             }
             Err(UpstreamError::Interrupted) => {

@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use mcp_resolve_runtime::RpcError;
-use mcp_resolve_runtime::framing::{Line, read_line_within};
+use mcp_resolve_runtime::framing::{Line, LineBuf};
 use serde::de::IgnoredAny;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use crate::relay::log;
 pub(crate) use crate::session::Input;
 use crate::upstream::http::{Answer, Endpoint, Events, message_headers, next_data};
-use crate::upstream::{StdioTransport, UpstreamError, command_line, excerpt};
+use crate::upstream::{StdioTransport, UpstreamError, command_line, excerpt, stderr_tail};
 use mcp_resolve_runtime::protocol::{Envelope, error_response, id_key};
 
 /// How long the server gets to exit after its stdin closes, and again after
@@ -43,32 +43,54 @@ impl Upstream {
     }
 }
 
-/// Reads `reader` line by line into a channel, each line at most `max`
-/// bytes; the channel closes at the end of the input.
-pub(crate) fn read_lines<R>(reader: R, max: usize) -> mpsc::Receiver<Input>
-where
-    R: tokio::io::AsyncRead + Unpin + Send + 'static,
-{
-    let (tx, rx) = mpsc::channel(64);
-    tokio::spawn(async move {
-        let mut reader = BufReader::with_capacity(64 << 10, reader);
-        let mut buf = Vec::new();
-        loop {
-            buf.clear();
-            let input = match read_line_within(&mut reader, &mut buf, max).await {
-                Ok(Line::Eof) | Err(_) => break,
-                Ok(Line::TooLong) => Input::TooLong,
-                Ok(Line::Complete) => match std::str::from_utf8(&buf) {
+/// A byte stream read straight from the event loop.
+pub(crate) type Stream = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
+
+/// Where one side's messages come from: a byte stream read a line at a
+/// time right where they are awaited (no task and channel in between: a
+/// message costs no hand-off), or a channel that other tasks fill (HTTP).
+/// [`Source::recv`] is cancel-safe either way.
+pub(crate) enum Source {
+    Stream {
+        input: BufReader<Stream>,
+        lines: LineBuf,
+        ended: bool,
+    },
+    Channel(mpsc::Receiver<Input>),
+}
+
+impl Source {
+    /// `reader` line by line, each line at most `max` bytes.
+    pub(crate) fn lines(reader: Stream, max: usize) -> Source {
+        Source::Stream {
+            input: BufReader::with_capacity(64 << 10, reader),
+            lines: LineBuf::new(max),
+            ended: false,
+        }
+    }
+
+    /// The next message; `None` at the end of the input, and after it.
+    pub(crate) async fn recv(&mut self) -> Option<Input> {
+        match self {
+            Source::Channel(channel) => channel.recv().await,
+            Source::Stream { ended: true, .. } => None,
+            Source::Stream {
+                input,
+                lines,
+                ended,
+            } => match lines.next(input).await {
+                Ok(Line::Eof) | Err(_) => {
+                    *ended = true;
+                    None
+                }
+                Ok(Line::TooLong) => Some(Input::TooLong),
+                Ok(Line::Complete) => Some(match std::str::from_utf8(lines.line()) {
                     Ok(text) => Input::Line(text.trim_end_matches(['\n', '\r']).to_string()),
                     Err(_) => Input::NotUtf8,
-                },
-            };
-            if tx.send(input).await.is_err() {
-                break;
-            }
+                }),
+            },
         }
-    });
-    rx
+    }
 }
 
 /// Writes `text` and a newline, and flushes.
@@ -87,7 +109,7 @@ pub(crate) async fn write_line<W: AsyncWrite + Unpin>(
 /// The server, open.
 pub(crate) struct Link {
     /// What the server sent, a message a line.
-    pub(crate) from: mpsc::Receiver<Input>,
+    pub(crate) from: Source,
     to: To,
     end: End,
 }
@@ -121,7 +143,7 @@ impl Link {
                     ));
                 };
                 Ok(Link {
-                    from: read_lines(stdout, max),
+                    from: Source::lines(Box::new(stdout), max),
                     to: To::Stdio(stdin),
                     end: End::Child(Box::new(child), command_line(command)),
                 })
@@ -135,7 +157,7 @@ impl Link {
                 let (inbox, from) = mpsc::channel(64);
                 tokio::spawn(pump(endpoint.clone(), outbox, inbox));
                 Ok(Link {
-                    from,
+                    from: Source::Channel(from),
                     to: To::Http(to),
                     end: End::Http(endpoint),
                 })
@@ -155,7 +177,7 @@ impl Link {
     }
 
     /// Why the server's side ended (its exit status, or that its output
-    /// closed), with its last line on stderr.
+    /// closed), with its last lines on stderr.
     pub(crate) async fn ended(&mut self) -> String {
         match &mut self.end {
             End::Child(child, command) => {
@@ -163,11 +185,14 @@ impl Link {
                     .wait_exit(GRACE)
                     .await
                     .unwrap_or_else(|| "its stdout closed".into());
-                let mut why = format!("the server `{command}` exited ({status})");
-                if let Some(last) = child.stderr().last() {
-                    why.push_str(&format!("; its last line on stderr: {last}"));
-                }
-                why
+                // The last lines, not the last line: a crashed Node server's
+                // last line is its version, the error is above it.
+                let lines = child.stderr();
+                let last = &lines[lines.len().saturating_sub(8)..];
+                format!(
+                    "the server `{command}` exited ({status}){}",
+                    stderr_tail(last)
+                )
             }
             End::Http(endpoint) => format!("the server at {} went away", endpoint.url()),
         }

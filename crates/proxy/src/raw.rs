@@ -37,15 +37,32 @@ impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
             }
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Members<'a>, M::Error> {
                 let mut members: Vec<(Cow<'a, str>, &'a RawValue)> = Vec::new();
-                // Where each key stands: a repeated key is found at once,
-                // however many members a hostile object has.
-                let mut at: HashMap<Cow<'a, str>, usize> = HashMap::new();
+                // Where each key stands, once an object is large enough
+                // for a search to cost: a repeated key is found at once,
+                // however many members a hostile object has; a tool's
+                // handful of members is searched in place.
+                let mut at: Option<HashMap<Cow<'a, str>, usize>> = None;
                 while let Some(key) = map.next_key::<Key<'de>>()? {
                     let value: &'de RawValue = map.next_value()?;
-                    match at.get(&key.0).and_then(|&i| members.get_mut(i)) {
-                        Some(member) => member.1 = value,
+                    let found = match &at {
+                        Some(at) => at.get(&key.0).copied(),
+                        None => members.iter().position(|(k, _)| *k == key.0),
+                    };
+                    match found {
+                        Some(i) => members[i].1 = value,
                         None => {
-                            at.insert(key.0.clone(), members.len());
+                            if let Some(at) = &mut at {
+                                at.insert(key.0.clone(), members.len());
+                            } else if members.len() == SEARCHED {
+                                at = Some(
+                                    members
+                                        .iter()
+                                        .enumerate()
+                                        .map(|(i, (k, _))| (k.clone(), i))
+                                        .chain([(key.0.clone(), members.len())])
+                                        .collect(),
+                                );
+                            }
                             members.push((key.0, value));
                         }
                     }
@@ -56,6 +73,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
         deserializer.deserialize_map(Object(std::marker::PhantomData))
     }
 }
+
+/// How many members an object's keys are searched among before they are
+/// indexed.
+const SEARCHED: usize = 16;
 
 /// A key, borrowed from the text when it has no escapes.
 struct Key<'a>(Cow<'a, str>);

@@ -6,12 +6,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::io::AsyncWrite;
-use tokio::sync::mpsc;
 
 use crate::consent::random_tokens;
 use crate::guard::Guard;
 pub use crate::link::Upstream;
-use crate::link::{GRACE, Link, read_lines, write_line};
+use crate::link::{GRACE, Link, Source, write_line};
 pub use crate::rules::{ProxyRules, Rewrite};
 pub use crate::session::Ended;
 use crate::session::{Clock, Config, Effect, Input, Session};
@@ -120,7 +119,7 @@ where
     W: AsyncWrite + Unpin,
 {
     let link = Link::open(upstream, options.max_message_bytes, false)?;
-    let from_host = read_lines(host_in, options.max_message_bytes);
+    let from_host = Source::lines(Box::new(host_in), options.max_message_bytes);
     relay(rules, options, link, from_host, &mut Lines(host_out), false).await
 }
 
@@ -133,7 +132,7 @@ pub(crate) async fn relay<S: HostSink>(
     rules: &ProxyRules,
     options: &Options,
     mut link: Link,
-    mut from_host: mpsc::Receiver<Input>,
+    mut from_host: Source,
     host: &mut S,
     per_message: bool,
 ) -> Result<Ended, UpstreamError> {

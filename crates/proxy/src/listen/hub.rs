@@ -217,7 +217,7 @@ impl Hub {
                 &hub.rules,
                 &hub.options,
                 link,
-                from_host,
+                crate::link::Source::Channel(from_host),
                 &mut router,
                 stateless,
             )

@@ -94,7 +94,7 @@ pub enum UpstreamError {
     },
 }
 
-fn stderr_tail(lines: &[String]) -> String {
+pub(crate) fn stderr_tail(lines: &[String]) -> String {
     if lines.is_empty() {
         return String::new();
     }

@@ -201,37 +201,92 @@ pub async fn read_line_within<R: AsyncBufReadExt + Unpin>(
     buf: &mut Vec<u8>,
     max: usize,
 ) -> std::io::Result<Line> {
-    let mut too_long = false;
-    loop {
-        let chunk = input.fill_buf().await?;
-        if chunk.is_empty() {
-            return Ok(if too_long {
-                Line::TooLong
-            } else if buf.is_empty() {
-                Line::Eof
-            } else {
-                Line::Complete
-            });
+    let mut lines = LineBuf {
+        buf: std::mem::take(buf),
+        too_long: false,
+        max,
+        taken: false,
+    };
+    let line = lines.next(input).await;
+    *buf = lines.buf;
+    line
+}
+
+/// A bounded line reader whose state lives between calls: [`LineBuf::next`]
+/// is cancel-safe, so it can be one branch of a `select!` that reads
+/// straight from a pipe (no task and channel in between): a read cancelled
+/// half-way loses nothing.
+#[derive(Debug)]
+pub struct LineBuf {
+    buf: Vec<u8>,
+    too_long: bool,
+    max: usize,
+    /// The last line was returned: the next call starts a new one.
+    taken: bool,
+}
+
+impl LineBuf {
+    /// Lines of at most `max` bytes.
+    pub fn new(max: usize) -> Self {
+        LineBuf {
+            buf: Vec::new(),
+            too_long: false,
+            max,
+            taken: false,
         }
-        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (i + 1, true),
-            None => (chunk.len(), false),
-        };
-        if !too_long {
-            if buf.len() + take > max {
-                too_long = true;
-                buf.clear();
-            } else {
-                buf.extend_from_slice(&chunk[..take]);
+    }
+
+    /// The line [`LineBuf::next`] last returned as [`Line::Complete`], with
+    /// its newline if it had one.
+    pub fn line(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// Reads the next line from `input`, at most `max` bytes; a longer line
+    /// is read to its end and discarded. Cancel-safe, when `input`'s
+    /// `fill_buf` is (tokio's `BufReader`'s is).
+    pub async fn next<R: AsyncBufReadExt + Unpin>(
+        &mut self,
+        input: &mut R,
+    ) -> std::io::Result<Line> {
+        if self.taken {
+            self.buf.clear();
+            self.too_long = false;
+            self.taken = false;
+        }
+        loop {
+            let chunk = input.fill_buf().await?;
+            if chunk.is_empty() {
+                self.taken = true;
+                return Ok(if self.too_long {
+                    Line::TooLong
+                } else if self.buf.is_empty() {
+                    Line::Eof
+                } else {
+                    Line::Complete
+                });
             }
-        }
-        input.consume(take);
-        if done {
-            return Ok(if too_long {
-                Line::TooLong
-            } else {
-                Line::Complete
-            });
+            let (take, done) = match memchr::memchr(b'\n', chunk) {
+                Some(i) => (i + 1, true),
+                None => (chunk.len(), false),
+            };
+            if !self.too_long {
+                if self.buf.len() + take > self.max {
+                    self.too_long = true;
+                    self.buf.clear();
+                } else {
+                    self.buf.extend_from_slice(&chunk[..take]);
+                }
+            }
+            input.consume(take);
+            if done {
+                self.taken = true;
+                return Ok(if self.too_long {
+                    Line::TooLong
+                } else {
+                    Line::Complete
+                });
+            }
         }
     }
 }
