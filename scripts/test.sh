@@ -7,6 +7,8 @@
 #   - the Python MCP SDK, rfc8785, jsonschema and joserfc in target/mcp-venv
 #     (end-to-end and conformance tests, signing cross-checks);
 #   - the TypeScript SDKs v2 and v1 in target/ts-client (scripts/install-ts-client.sh);
+#   - the official MCP conformance suite and the Node 22 it needs in
+#     target/official-conformance (scripts/install-official-conformance.sh);
 #   - the pinned real MCP servers in target/real-servers
 #     (scripts/install-real-servers.sh);
 #   - the SARIF 2.1.0 schema in target/sarif (scripts/fetch-sarif-schema.sh);
@@ -55,6 +57,10 @@ export MCP_RESOLVE_MCP_PYTHON="$PWD/target/mcp-venv/bin/python"
 echo "== TypeScript SDKs v2 and v1 (the second real client, and the side-by-side host)"
 MCP_RESOLVE_TS_CLIENT="$(scripts/install-ts-client.sh target/ts-client)"
 export MCP_RESOLVE_TS_CLIENT
+
+echo "== the official MCP conformance suite (and Node 22, under target/)"
+MCP_RESOLVE_OFFICIAL_CONFORMANCE="$(scripts/install-official-conformance.sh target/official-conformance)"
+export MCP_RESOLVE_OFFICIAL_CONFORMANCE
 
 echo "== real MCP servers (npm and PyPI, pinned) for the live import test"
 MCP_RESOLVE_REAL_SERVERS="$(scripts/install-real-servers.sh target/real-servers)"

@@ -21,6 +21,10 @@ pub const COMPONENTS: &[(&str, &str)] = &[
         "the TypeScript SDK (the second real client)",
     ),
     (
+        "MCP_RESOLVE_OFFICIAL_CONFORMANCE",
+        "the official MCP conformance suite and Node 22 (the proxy scored against a direct connection)",
+    ),
+    (
         "MCP_RESOLVE_REAL_SERVERS",
         "the real MCP servers from npm and PyPI (live import)",
     ),

@@ -117,6 +117,21 @@ pub fn processes_with(marker: &str) -> usize {
     pids_with(marker).len()
 }
 
+/// How many processes [`processes_with`] `marker` are still there after
+/// waiting up to ten seconds for them to go: a server the proxy stopped
+/// (`SIGKILL` included) leaves the process table a moment later, on a
+/// loaded machine a long moment; one it left behind stays.
+pub fn outlived(marker: &str) -> usize {
+    let start = std::time::Instant::now();
+    loop {
+        let left = processes_with(marker);
+        if left == 0 || start.elapsed() > std::time::Duration::from_secs(10) {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// Kills (`SIGKILL`) the processes [`pids_with`] finds; how many.
 pub fn kill_processes_with(marker: &str) -> usize {
     pids_with(marker)

@@ -440,7 +440,7 @@ fn eight_stdio_hosts_through_the_proxy_get_every_answer_right() {
     let setup = Arc::new(setup);
     stdio_run(&setup, false, server_command);
     stdio_run(&setup, true, proxy_command);
-    assert_eq!(common::processes_with(&setup.marker()), 0);
+    assert_eq!(common::outlived(&setup.marker()), 0, "an orphan");
 }
 
 #[test]
@@ -508,7 +508,7 @@ fn a_server_killed_under_stdio_load_fails_what_is_pending_and_the_proxy_exits() 
     eprintln!(
         "killed {killed} servers under load: {pending_failed} pending requests answered with an error"
     );
-    assert_eq!(common::processes_with(&setup.marker()), 0, "an orphan");
+    assert_eq!(common::outlived(&setup.marker()), 0, "an orphan");
 }
 
 // ---------------------------------------------------------------------------
@@ -668,7 +668,7 @@ fn eight_http_hosts_through_the_listening_proxy_get_every_answer_right() {
     assert_eq!(tally.requests(), n * HOSTS);
     assert_flat(memory, 1);
     assert_eq!(proxy.stop().0, 0);
-    assert_eq!(common::processes_with(&setup.marker()), 0, "an orphan");
+    assert_eq!(common::outlived(&setup.marker()), 0, "an orphan");
 }
 
 #[test]
@@ -742,5 +742,5 @@ fn servers_killed_under_http_load_fail_what_is_pending_and_the_proxy_goes_on() {
     });
     check(Kind::Call, 0, &answer.unwrap()).unwrap();
     assert_eq!(proxy.stop().0, 0);
-    assert_eq!(common::processes_with(&setup.marker()), 0, "an orphan");
+    assert_eq!(common::outlived(&setup.marker()), 0, "an orphan");
 }

@@ -82,12 +82,7 @@ fn the_conformance_suite_passes_over_http_through_the_listening_proxy() {
         "{stderr:?}"
     );
     // No server outlives the proxy.
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(
-        common::processes_with(&marker),
-        0,
-        "a server outlived the proxy"
-    );
+    assert_eq!(common::outlived(&marker), 0, "a server outlived the proxy");
 }
 
 #[test]
@@ -298,12 +293,7 @@ fn the_listening_proxy_guards_hosts_origins_and_sessions() {
     // SIGTERM ends every session and stops every server.
     let (status, stderr) = proxy.stop();
     assert_eq!(status, 0, "{stderr:?}");
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(
-        common::processes_with(&marker),
-        0,
-        "a server outlived the proxy"
-    );
+    assert_eq!(common::outlived(&marker), 0, "a server outlived the proxy");
 }
 
 #[test]

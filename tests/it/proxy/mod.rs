@@ -499,3 +499,4 @@ mod example;
 mod guard;
 mod hosts;
 mod http;
+mod official;
