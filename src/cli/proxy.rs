@@ -89,9 +89,9 @@ fn load_policy(path: &Path, server: &mcp_resolve::ir::Server) -> Result<Policy, 
 }
 
 pub(crate) fn main(args: Args) -> u8 {
-    let upstream = match (args.upstream, args.command.is_empty()) {
+    let upstream = match (args.upstream.clone(), args.command.is_empty()) {
         (Some(url), true) => Upstream::Url(url),
-        (None, false) => Upstream::Command(args.command),
+        (None, false) => Upstream::Command(args.command.clone()),
         _ => {
             eprintln!(
                 "error: give the server's command after `--` (mcp-resolve proxy RULES -- COMMAND ARGS…) or its URL (--upstream URL)"
@@ -109,41 +109,14 @@ pub(crate) fn main(args: Args) -> u8 {
                 return FAILURE;
             }
         };
-        let pin = match args.pin.as_deref().map(|p| {
-            load_pin(
-                p,
-                args.pin_key.as_deref(),
-                args.pin_baseline.as_deref(),
-                server,
-            )
-        }) {
-            Some(Err(code)) => return code,
-            Some(Ok(pin)) => Some(pin),
-            None => None,
-        };
-        let policy = match args.policy.as_deref().map(|p| load_policy(p, server)) {
-            Some(Err(code)) => return code,
-            Some(Ok(policy)) => Some(policy),
-            None => None,
-        };
-        let audit = match args.audit.as_deref().map(Audit::open) {
-            Some(Err(e)) => {
-                eprintln!("error: cannot open the audit log: {e}");
-                return USAGE;
-            }
-            Some(Ok(audit)) => Some(audit),
-            None => None,
+        let guard = match guard(&args, server) {
+            Ok(guard) => guard,
+            Err(code) => return code,
         };
         let options = Options {
             timeout: (args.timeout > 0).then(|| Duration::from_secs(args.timeout)),
             max_message_bytes: args.max_message_bytes,
-            guard: Arc::new(Guard {
-                policy,
-                ask_timeout: args.ask_timeout,
-                audit,
-                audit_arguments: args.audit_arguments,
-                pin,
-            }),
+            guard: Arc::new(guard),
             // On stdio the rules are compared with the host's own first
             // listing: the server is started once.
             compare_listing: args.probe && args.listen.is_none(),
@@ -158,67 +131,110 @@ pub(crate) fn main(args: Args) -> u8 {
                 return FAILURE;
             }
         };
-        let outcome = runtime.block_on(async {
-            if args.probe && args.listen.is_some() {
-                // Before any host: each session starts a server of its own.
-                let startup = options.timeout.unwrap_or(Duration::from_secs(60));
-                let listed = until_interrupted(probe(&upstream, startup)).await?;
-                for note in compare(&rules, &listed) {
-                    eprintln!("mcp-resolve proxy: {note}");
-                }
-                check_pin(&rules, &options.guard, &listed);
-            }
-            match args.listen {
-                None => {
-                    let (host_in, host_out) = host_stdio();
-                    until_interrupted(run(&rules, &options, &upstream, host_in, host_out)).await
-                }
-                Some(listen) => {
-                    let listener =
-                        tokio::net::TcpListener::bind(listen.addr)
-                            .await
-                            .map_err(|source| UpstreamError::Io {
-                                context: format!("cannot listen on {}", listen.addr),
-                                source,
-                            })?;
-                    let bound = listener.local_addr().unwrap_or(listen.addr);
-                    eprintln!(
-                        "mcp-resolve proxy: serving http://{bound}/mcp for the server {}",
-                        upstream.describe()
-                    );
-                    serve(
-                        Arc::new(rules),
-                        options,
-                        upstream,
-                        listen,
-                        listener,
-                        interrupted(),
-                    )
-                    .await?;
-                    eprintln!("mcp-resolve proxy: stopped; every session's server was stopped");
-                    Ok(Ended::HostClosed)
-                }
-            }
-        });
-        match outcome {
-            Ok(Ended::HostClosed) => OK,
-            Ok(Ended::ServerExited(why)) => {
-                // The server's last lines on stderr (if any) below.
-                let (first, rest) = match why.split_once('\n') {
-                    Some((first, rest)) => (first, format!("\n{rest}")),
-                    None => (why.as_str(), String::new()),
-                };
-                eprintln!("error: {first}; the proxy stops{rest}");
-                FAILURE
-            }
-            Err(UpstreamError::Interrupted) => {
-                eprintln!("mcp-resolve proxy: interrupted; the server was stopped");
-                FAILURE
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                FAILURE
-            }
-        }
+        let listen = args.listen.clone();
+        exit_code(runtime.block_on(proxy(rules, options, upstream.clone(), args.probe, listen)))
     })
+}
+
+/// The guard of `tools/call` the options ask for: pin, policy, audit.
+fn guard(args: &Args, server: &mcp_resolve::ir::Server) -> Result<Guard, u8> {
+    let pin = match args.pin.as_deref() {
+        Some(p) => Some(load_pin(
+            p,
+            args.pin_key.as_deref(),
+            args.pin_baseline.as_deref(),
+            server,
+        )?),
+        None => None,
+    };
+    let policy = match args.policy.as_deref() {
+        Some(p) => Some(load_policy(p, server)?),
+        None => None,
+    };
+    let audit = match args.audit.as_deref().map(Audit::open) {
+        Some(Err(e)) => {
+            eprintln!("error: cannot open the audit log: {e}");
+            return Err(USAGE);
+        }
+        Some(Ok(audit)) => Some(audit),
+        None => None,
+    };
+    Ok(Guard {
+        policy,
+        ask_timeout: args.ask_timeout,
+        audit,
+        audit_arguments: args.audit_arguments,
+        pin,
+    })
+}
+
+/// The proxy itself, until the host or the server ends it (on stdio) or
+/// it is interrupted (over HTTP); `probe`: with `--listen`, list the
+/// server's tools before any host comes and compare them with the rules.
+async fn proxy(
+    rules: ProxyRules,
+    options: Options,
+    upstream: Upstream,
+    probe: bool,
+    listen: Option<ListenOptions>,
+) -> Result<Ended, UpstreamError> {
+    if probe && listen.is_some() {
+        // Before any host: each session starts a server of its own.
+        let startup = options.timeout.unwrap_or(Duration::from_secs(60));
+        let listed = until_interrupted(self::probe(&upstream, startup)).await?;
+        for note in compare(&rules, &listed) {
+            eprintln!("mcp-resolve proxy: {note}");
+        }
+        check_pin(&rules, &options.guard, &listed);
+    }
+    let Some(listen) = listen else {
+        let (host_in, host_out) = host_stdio();
+        return until_interrupted(run(&rules, &options, &upstream, host_in, host_out)).await;
+    };
+    let listener = tokio::net::TcpListener::bind(listen.addr)
+        .await
+        .map_err(|source| UpstreamError::Io {
+            context: format!("cannot listen on {}", listen.addr),
+            source,
+        })?;
+    let bound = listener.local_addr().unwrap_or(listen.addr);
+    eprintln!(
+        "mcp-resolve proxy: serving http://{bound}/mcp for the server {}",
+        upstream.describe()
+    );
+    serve(
+        Arc::new(rules),
+        options,
+        upstream,
+        listen,
+        listener,
+        interrupted(),
+    )
+    .await?;
+    eprintln!("mcp-resolve proxy: stopped; every session's server was stopped");
+    Ok(Ended::HostClosed)
+}
+
+/// The exit code for how the proxy ended, with what it says on stderr.
+fn exit_code(outcome: Result<Ended, UpstreamError>) -> u8 {
+    match outcome {
+        Ok(Ended::HostClosed) => OK,
+        Ok(Ended::ServerExited(why)) => {
+            // The server's last lines on stderr (if any) below.
+            let (first, rest) = match why.split_once('\n') {
+                Some((first, rest)) => (first, format!("\n{rest}")),
+                None => (why.as_str(), String::new()),
+            };
+            eprintln!("error: {first}; the proxy stops{rest}");
+            FAILURE
+        }
+        Err(UpstreamError::Interrupted) => {
+            eprintln!("mcp-resolve proxy: interrupted; the server was stopped");
+            FAILURE
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            FAILURE
+        }
+    }
 }

@@ -116,77 +116,7 @@ pub fn import(
         "tools:\n"
     });
     for (index, tool) in tools.iter().enumerate() {
-        let Some(tool) = tool.as_object() else {
-            return Err(ImportError::BadTool {
-                index,
-                message: "not an object".into(),
-            });
-        };
-        let Some(tool_name) = tool.get("name").and_then(Value::as_str) else {
-            return Err(ImportError::BadTool {
-                index,
-                message: "no string `name`".into(),
-            });
-        };
-        if !tool.get("inputSchema").is_some_and(Value::is_object) {
-            return Err(ImportError::BadTool {
-                index,
-                message: format!("`{tool_name}` has no object `inputSchema`"),
-            });
-        }
-        // A resolvable marker is the dialect's, not the tool's.
-        let tool = Dialect::unmark(tool);
-        for key in tool.keys() {
-            if !TOOL_MEMBERS.contains(&key.as_str()) {
-                imported.dropped.push(format!("{tool_name}.{key}"));
-            }
-        }
-        let discriminated = if safest(tool.get("annotations")) {
-            None
-        } else {
-            discriminator(&tool["inputSchema"])
-        };
-        // A tool whose calls are all alike: what its name's verb usually
-        // means, as a comment over it (a suggestion, never an annotation of
-        // its own).
-        if discriminated.is_none()
-            && let Some(hint) = name_suggestion(tool_name, tool.get("annotations"))
-        {
-            let _ = writeln!(yaml, "  # {}: {hint}", one_line(tool_name));
-        }
-        let _ = writeln!(yaml, "  - name: {}", json(&Value::String(tool_name.into())));
-        for key in &TOOL_MEMBERS[1..] {
-            let value = match (*key, tool.get(*key)) {
-                // The static set is what the server publishes: MCP's defaults
-                // when it publishes none.
-                ("annotations", None) => Some(Value::Object(Map::new())),
-                (_, value) => value.cloned(),
-            };
-            if let Some(value) = value {
-                let _ = writeln!(yaml, "    {key}: {}", json(&value));
-            }
-        }
-        if let Some((argument, values)) = discriminated {
-            imported.with_variants += 1;
-            let _ = writeln!(
-                yaml,
-                "    # One variant per `{argument}`; each keeps the tool's annotations (safe)."
-            );
-            yaml.push_str("    # Override the hints each call really has, as suggested.\n");
-            yaml.push_str("    variants:\n");
-            for value in values {
-                if let Some(hint) = suggestion(&value) {
-                    let _ = writeln!(yaml, "      # {}: {hint}", one_line(&value));
-                }
-                let when = serde_json::json!({ argument.clone(): value });
-                let _ = writeln!(
-                    yaml,
-                    "      - name: {}\n        when: {}",
-                    json(&Value::String(value.clone())),
-                    json(&when)
-                );
-            }
-        }
+        write_tool(&mut yaml, &mut imported, index, tool)?;
     }
     let path = match syntax {
         Syntax::Yaml => "imported.yaml",
@@ -205,6 +135,98 @@ pub fn import(
             }
         })?;
     Ok(imported)
+}
+
+/// Writes the rules of one listed tool (`index` in the list) into `yaml`:
+/// its members as the server lists them, a suggestion from its name, and a
+/// variant per value of the argument that discriminates its calls.
+fn write_tool(
+    yaml: &mut String,
+    imported: &mut Imported,
+    index: usize,
+    tool: &Value,
+) -> Result<(), ImportError> {
+    let Some(tool) = tool.as_object() else {
+        return Err(ImportError::BadTool {
+            index,
+            message: "not an object".into(),
+        });
+    };
+    let Some(tool_name) = tool.get("name").and_then(Value::as_str) else {
+        return Err(ImportError::BadTool {
+            index,
+            message: "no string `name`".into(),
+        });
+    };
+    if !tool.get("inputSchema").is_some_and(Value::is_object) {
+        return Err(ImportError::BadTool {
+            index,
+            message: format!("`{tool_name}` has no object `inputSchema`"),
+        });
+    }
+    // A resolvable marker is the dialect's, not the tool's.
+    let tool = Dialect::unmark(tool);
+    for key in tool.keys() {
+        if !TOOL_MEMBERS.contains(&key.as_str()) {
+            imported.dropped.push(format!("{tool_name}.{key}"));
+        }
+    }
+    let discriminated = if safest(tool.get("annotations")) {
+        None
+    } else {
+        discriminator(&tool["inputSchema"])
+    };
+    // A tool whose calls are all alike: what its name's verb usually
+    // means, as a comment over it (a suggestion, never an annotation of
+    // its own).
+    if discriminated.is_none()
+        && let Some(hint) = name_suggestion(tool_name, tool.get("annotations"))
+    {
+        let _ = writeln!(yaml, "  # {}: {hint}", one_line(tool_name));
+    }
+    let _ = writeln!(yaml, "  - name: {}", json(&Value::String(tool_name.into())));
+    for key in &TOOL_MEMBERS[1..] {
+        let value = match (*key, tool.get(*key)) {
+            // The static set is what the server publishes: MCP's defaults
+            // when it publishes none.
+            ("annotations", None) => Some(Value::Object(Map::new())),
+            (_, value) => value.cloned(),
+        };
+        if let Some(value) = value {
+            let _ = writeln!(yaml, "    {key}: {}", json(&value));
+        }
+    }
+    write_variants(yaml, imported, discriminated);
+    Ok(())
+}
+/// One variant per value of the discriminating `argument`, each with its
+/// suggestion as a comment.
+fn write_variants(
+    yaml: &mut String,
+    imported: &mut Imported,
+    discriminated: Option<(String, Vec<String>)>,
+) {
+    if let Some((argument, values)) = discriminated {
+        imported.with_variants += 1;
+        let _ = writeln!(
+            yaml,
+            "    # One variant per `{argument}`; each keeps the tool's annotations (safe)."
+        );
+        yaml.push_str("    # Override the hints each call really has, as suggested.\n");
+        yaml.push_str("    variants:\n");
+        for value in values {
+            if let Some(hint) = suggestion(&value) {
+                let _ = writeln!(yaml, "      # {}: {hint}", one_line(&value));
+            }
+            let when = serde_json::json!({ argument.clone(): value });
+            let _ = writeln!(
+                yaml,
+                "      - name: {}\n        when: {}",
+                json(&Value::String(value.clone())),
+                json(&when)
+            );
+        }
+    }
 }
 
 /// JSON text, which YAML reads as flow style; `fmt` makes it canonical.

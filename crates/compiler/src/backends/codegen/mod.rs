@@ -129,31 +129,142 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
     // A few names are found fastest by a `match` (a length check, then a
     // compare, per name); beyond that the perfect hash keeps dispatch flat.
     let linear = names.len() <= LINEAR_DISPATCH_MAX;
-
-    let version = Literal::u32_unsuffixed(CODEGEN_VERSION);
-    let server_name = &server.name;
-    let server_version = &server.version;
-    let tool_count = Literal::usize_unsuffixed(names.len());
-    let signature_parts = text_literal_parts(signature_parts);
-
     let Dispatch { order, slot_fn } = dispatch(&names, &table, linear, &rt);
-    let [resolve_body, resolve_validated_body] = if linear {
-        direct_dispatch(server, &rt)
-    } else {
-        [
-            quote!(#rt::resolve_in(&TOOLS, slot(name), name, arguments)),
-            quote!(#rt::resolve_validated_in(&TOOLS, slot(name), name, arguments)),
-        ]
-    };
-    // A few tools' dispatch is small enough to inline into the caller,
-    // which can then keep the outcome in registers and fold what it reads
-    // from it.
-    let inline = if linear {
-        quote!(#[inline])
-    } else {
-        TokenStream::new()
-    };
-    let shared = |signature_lit: TokenStream, list_body: TokenStream, list_static: TokenStream| {
+    let head = Head::new(server, &fingerprint, linear, slot_fn, &rt);
+
+    // The shared items, then each resolvable tool's items, written on the
+    // machine's cores; last, the table of tools. No syntax tree of the whole
+    // file is ever held, nor the file as one string.
+    let mut parts = vec![header(server, &fingerprint, &options.sources)];
+    parts.extend(head.parts(server, options.jobs, text_literal_parts(signature_parts))?);
+    parts.extend(tool_parts(server, linear, &rt_text, options.jobs));
+    if !linear {
+        parts.push(tools_table(server, &order, &rt)?);
+    }
+    Ok(parts)
+}
+
+/// What the shared items of a generated file are made of.
+struct Head<'a> {
+    rt: &'a TokenStream,
+    linear: bool,
+    version: Literal,
+    server_name: &'a str,
+    server_version: &'a str,
+    fingerprint: &'a str,
+    names: Vec<&'a str>,
+    tool_count: Literal,
+    resolve_body: TokenStream,
+    resolve_validated_body: TokenStream,
+    /// `#[inline]` on the entry points of a few tools' dispatch, which is
+    /// small enough to inline into the caller (which can then keep the
+    /// outcome in registers and fold what it reads from it).
+    inline: TokenStream,
+    slot_fn: TokenStream,
+}
+
+impl<'a> Head<'a> {
+    fn new(
+        server: &'a Server,
+        fingerprint: &'a str,
+        linear: bool,
+        slot_fn: TokenStream,
+        rt: &'a TokenStream,
+    ) -> Head<'a> {
+        let [resolve_body, resolve_validated_body] = if linear {
+            direct_dispatch(server, rt)
+        } else {
+            [
+                quote!(#rt::resolve_in(&TOOLS, slot(name), name, arguments)),
+                quote!(#rt::resolve_validated_in(&TOOLS, slot(name), name, arguments)),
+            ]
+        };
+        let names: Vec<&str> = server.tools.iter().map(|t| t.name.as_str()).collect();
+        Head {
+            rt,
+            linear,
+            version: Literal::u32_unsuffixed(CODEGEN_VERSION),
+            server_name: &server.name,
+            server_version: &server.version,
+            fingerprint,
+            tool_count: Literal::usize_unsuffixed(names.len()),
+            names,
+            resolve_body,
+            resolve_validated_body,
+            inline: if linear {
+                quote!(#[inline])
+            } else {
+                TokenStream::new()
+            },
+            slot_fn,
+        }
+    }
+
+    /// The shared items, printed with the signature's literal (and, for a
+    /// few tools, the `tools/list` literals) written in.
+    fn parts(
+        &self,
+        server: &Server,
+        jobs: usize,
+        signature: Vec<String>,
+    ) -> Result<Vec<String>, CodegenError> {
+        let rt = self.rt;
+        if self.linear {
+            // A few tools' lists are literals: nothing to build on first use.
+            let [ext, sep, ann] = tools_list_parts(server, jobs).map(text_literal_parts);
+            print_with_literals(
+                "mcp-resolve placeholder s.",
+                [signature, ext, sep, ann],
+                |[signature, ext, sep, ann]| {
+                    let body = quote! {
+                        match dialect {
+                            #rt::Dialect::Extension => #ext,
+                            #rt::Dialect::Sep1862 => #sep,
+                            #rt::Dialect::Annotations => #ann,
+                        }
+                    };
+                    self.items(signature, body, TokenStream::new())
+                },
+            )
+        } else {
+            // Built from each tool's literal (its entry) on first use.
+            let data = (0..self.names.len()).map(|i| format_ident!("DATA_{}", i));
+            let list_static = quote! {
+                /// The `tools/list` results, built from each tool's literal.
+                static TOOLS_LIST: #rt::listing::ToolsList = #rt::listing::ToolsList::new(&[#(#data),*]);
+            };
+            print_with_literals("mcp-resolve placeholder s.", [signature], |[signature]| {
+                self.items(
+                    signature,
+                    quote!(TOOLS_LIST.get(dialect)),
+                    list_static.clone(),
+                )
+            })
+        }
+    }
+
+    /// The shared items: constants, `tools_list_json`, the entry points,
+    /// `RULES` and the slot function.
+    fn items(
+        &self,
+        signature_lit: TokenStream,
+        list_body: TokenStream,
+        list_static: TokenStream,
+    ) -> TokenStream {
+        let Head {
+            rt,
+            version,
+            server_name,
+            server_version,
+            fingerprint,
+            names,
+            tool_count,
+            resolve_body,
+            resolve_validated_body,
+            inline,
+            slot_fn,
+            ..
+        } = self;
         quote! {
         const _: () = ::core::assert!(
             #rt::CODEGEN_VERSION == #version,
@@ -242,43 +353,13 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
 
         #slot_fn
         }
-    };
+    }
+}
 
-    // The shared items, then each resolvable tool's items, written on the
-    // machine's cores; last, the table of tools. No syntax tree of the whole
-    // file is ever held, nor the file as one string.
-    let mut parts = vec![header(server, &fingerprint, &options.sources)];
-    parts.extend(if linear {
-        // A few tools' lists are literals: nothing to build on first use.
-        let [ext, sep, ann] = tools_list_parts(server, options.jobs).map(text_literal_parts);
-        print_with_literals(
-            "mcp-resolve placeholder s.",
-            [signature_parts, ext, sep, ann],
-            |[signature, ext, sep, ann]| {
-                let body = quote! {
-                    match dialect {
-                        #rt::Dialect::Extension => #ext,
-                        #rt::Dialect::Sep1862 => #sep,
-                        #rt::Dialect::Annotations => #ann,
-                    }
-                };
-                shared(signature, body, TokenStream::new())
-            },
-        )?
-    } else {
-        // Built from each tool's literal (its entry) on first use.
-        let data = (0..names.len()).map(|i| format_ident!("DATA_{}", i));
-        let list_static = quote! {
-            /// The `tools/list` results, built from each tool's literal.
-            static TOOLS_LIST: #rt::listing::ToolsList = #rt::listing::ToolsList::new(&[#(#data),*]);
-        };
-        print_with_literals(
-            "mcp-resolve placeholder s.",
-            [signature_parts],
-            |[signature]| shared(signature, quote!(TOOLS_LIST.get(dialect)), list_static.clone()),
-        )?
-    });
-    let threads = crate::par::threads(options.jobs);
+/// Each tool's items, written on the machine's cores: a few tools' when
+/// they are resolvable (`linear`), every tool's literal otherwise.
+fn tool_parts(server: &Server, linear: bool, rt_text: &str, jobs: usize) -> Vec<String> {
+    let threads = crate::par::threads(jobs);
     let printed = crate::par::map(
         &server.tools,
         threads,
@@ -286,21 +367,24 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
         |i, tool| {
             if linear {
                 tool.resolvable.then(|| {
-                    let literals = tool_literals(server, tool, &rt_text);
-                    tool_items(tool, i, &rt_text, literals)
+                    let literals = tool_literals(server, tool, rt_text);
+                    tool_items(tool, i, rt_text, literals)
                 })
             } else {
-                Some(table_tool_items(server, tool, i, &rt_text))
+                Some(table_tool_items(server, tool, i, rt_text))
             }
         },
     );
-    for result in printed {
-        if let Some(text) = result.unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
-            parts.push(text);
-        }
-    }
+    printed
+        .into_iter()
+        .filter_map(|result| result.unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        .collect()
+}
+
+/// The table of tools in their slots (`order`), past a few tools.
+fn tools_table(server: &Server, order: &[usize], rt: &TokenStream) -> Result<String, CodegenError> {
     let mut entries = Vec::with_capacity(order.len());
-    for &i in &order {
+    for &i in order {
         let Some(tool) = server.tools.get(i) else {
             return Err(CodegenError::MissingTool);
         };
@@ -311,14 +395,12 @@ pub fn generate_parts(server: &Server, options: &Options) -> Result<Vec<String>,
             quote!(::core::option::Option::None)
         });
     }
-    if !linear {
-        parts.push(print_items(quote! {
-            /// Each tool in its slot (see `slot`); `None` for a tool that is not
-            /// resolvable.
-            static TOOLS: [::core::option::Option<&#rt::GeneratedTool>; #tool_count] = [#(#entries),*];
-        })?);
-    }
-    Ok(parts)
+    let tool_count = Literal::usize_unsuffixed(server.tools.len());
+    print_items(quote! {
+        /// Each tool in its slot (see `slot`); `None` for a tool that is not
+        /// resolvable.
+        static TOOLS: [::core::option::Option<&#rt::GeneratedTool>; #tool_count] = [#(#entries),*];
+    })
 }
 
 /// The bodies of `resolve` and `resolve_validated` for a few tools: a
