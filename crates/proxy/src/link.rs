@@ -84,23 +84,32 @@ impl Source {
                     None
                 }
                 Ok(Line::TooLong) => Some(Input::TooLong),
-                Ok(Line::Complete) => Some(match std::str::from_utf8(lines.line()) {
-                    Ok(text) => Input::Line(text.trim_end_matches(['\n', '\r']).to_string()),
-                    Err(_) => Input::NotUtf8,
-                }),
+                Ok(Line::Complete) => {
+                    // The line's own buffer becomes the message (no copy);
+                    // the newline it drops leaves room for the one it gets
+                    // when it is written on.
+                    let mut line = lines.take_line();
+                    while line.last().is_some_and(|b| matches!(b, b'\n' | b'\r')) {
+                        line.pop();
+                    }
+                    Some(match String::from_utf8(line) {
+                        Ok(text) => Input::Line(text),
+                        Err(_) => Input::NotUtf8,
+                    })
+                }
             },
         }
     }
 }
 
-/// Writes `text` and a newline, and flushes.
+/// Writes `text` and a newline, and flushes: one write, in `text`'s own
+/// buffer when it has room for the newline (a line the proxy read, passed
+/// on as it was).
 pub(crate) async fn write_line<W: AsyncWrite + Unpin>(
     out: &mut W,
-    text: &str,
+    text: String,
 ) -> std::io::Result<()> {
-    // One write per message: a line and its newline together.
-    let mut line = Vec::with_capacity(text.len() + 1);
-    line.extend_from_slice(text.as_bytes());
+    let mut line = text.into_bytes();
     line.push(b'\n');
     out.write_all(&line).await?;
     out.flush().await
@@ -166,11 +175,11 @@ impl Link {
     }
 
     /// Sends one message (a line of JSON) to the server.
-    pub(crate) async fn send(&mut self, text: &str) -> Result<(), String> {
+    pub(crate) async fn send(&mut self, text: String) -> Result<(), String> {
         match &mut self.to {
             To::Stdio(stdin) => write_line(stdin, text).await.map_err(|e| e.to_string()),
             To::Http(to) => to
-                .send(text.to_string())
+                .send(text)
                 .await
                 .map_err(|_| "the HTTP link is closed".to_string()),
         }

@@ -130,6 +130,89 @@ pub(crate) fn tools_of(result: &str) -> Option<Vec<&RawValue>> {
     serde_json::from_str::<Tools<'_>>(result).ok()?.0
 }
 
+/// The items of the `tools` member of a JSON object (a `tools/list`
+/// result), each as its text and its members. Where every item is an
+/// object whose text can be found from its members (the common case), this
+/// is one pass over the result; otherwise [`tools_of`] and
+/// [`Members::of`] per item (non-objects have no members).
+pub(crate) fn listed_tools(result: &str) -> Option<Vec<(&str, Option<Members<'_>>)>> {
+    if let Some(tools) = tools_in_one_pass(result) {
+        return Some(tools);
+    }
+    Some(
+        tools_of(result)?
+            .into_iter()
+            .map(|tool| (tool.get(), Members::of(tool.get())))
+            .collect(),
+    )
+}
+
+/// [`listed_tools`] in one pass: the tools read as members, and each
+/// tool's text found around them (`{`, then whitespace, before its first
+/// key; whitespace, then `}`, after its last value). `None` when an item is
+/// not an object, or is one whose text cannot be found that way (an empty
+/// object, a first key with escapes).
+fn tools_in_one_pass(result: &str) -> Option<Vec<(&str, Option<Members<'_>>)>> {
+    struct Tools<'a>(Option<Vec<Members<'a>>>);
+    impl<'de: 'a, 'a> Deserialize<'de> for Tools<'a> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Object<'a>(std::marker::PhantomData<&'a ()>);
+            impl<'de: 'a, 'a> Visitor<'de> for Object<'a> {
+                type Value = Tools<'a>;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Tools<'a>, M::Error> {
+                    let mut tools = None;
+                    while let Some(key) = map.next_key::<Key<'de>>()? {
+                        if key.0 == "tools" {
+                            tools = map.next_value::<Option<Vec<Members<'de>>>>()?;
+                        } else {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                    Ok(Tools(tools))
+                }
+            }
+            deserializer.deserialize_map(Object(std::marker::PhantomData))
+        }
+    }
+    let tools = serde_json::from_str::<Tools<'_>>(result).ok()?.0?;
+    tools
+        .into_iter()
+        .map(|members| Some((object_text(result, &members)?, Some(members))))
+        .collect()
+}
+
+/// The text in `outer` of the object whose members are `members`.
+fn object_text<'a>(outer: &'a str, members: &Members<'a>) -> Option<&'a str> {
+    let base = outer.as_ptr() as usize;
+    let Cow::Borrowed(first) = &members.0.first()?.0 else {
+        return None;
+    };
+    let key = (first.as_ptr() as usize).checked_sub(base)?;
+    // The value written last ends last (a repeated key keeps its first
+    // place and its last value).
+    let end = members
+        .0
+        .iter()
+        .map(|(_, v)| (v.get().as_ptr() as usize + v.get().len()).checked_sub(base))
+        .max()??;
+    let bytes = outer.as_bytes();
+    let before = bytes.get(..key.checked_sub(1)?)?;
+    let open = before.iter().rposition(|b| !is_space(*b))?;
+    let after = bytes.get(end..)?;
+    let close = end + after.iter().position(|b| !is_space(*b))?;
+    (bytes.get(key - 1) == Some(&b'"') && before[open] == b'{' && bytes[close] == b'}')
+        .then(|| outer.get(open..=close))
+        .flatten()
+}
+
+/// JSON's whitespace.
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
 /// An array's items as written (anything else is an error).
 struct RawItems<'a>(Vec<&'a RawValue>);
 
@@ -157,8 +240,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawItems<'a> {
 /// itself, in the order they are written; `None` when one is not.
 pub(crate) fn splice_all(text: &str, parts: &[(&str, String)]) -> Option<String> {
     let base = text.as_ptr() as usize;
+    // One byte more: the newline the line gets when it is written.
     let mut out =
-        String::with_capacity(text.len() + parts.iter().map(|(_, w)| w.len()).sum::<usize>());
+        String::with_capacity(text.len() + parts.iter().map(|(_, w)| w.len()).sum::<usize>() + 1);
     let mut at = 0;
     for (part, with) in parts {
         let start = (part.as_ptr() as usize).checked_sub(base)?;
@@ -216,6 +300,24 @@ mod tests {
             &[(list[0].get(), "A".into()), (list[2].get(), "C".into())],
         );
         assert_eq!(replaced.unwrap(), r#"{"tools": [ A , 2,C], "tools2": 1}"#);
+        // Read in one pass or in two, the tools are the same texts.
+        for result in [
+            r#"{"tools": [ {"a":1} , 2,"x"], "tools2": 1}"#,
+            r#"{"x": {"tools": []}, "tools":[{ "name" : "a", "s": {"}": "{"} } ,{"b":[1,{}] ,"b":"2"	}]}"#,
+            r#"{"tools": [{"n\u0061me": "a"}, {}]}"#,
+            "{\"tools\": [\n  {\n \"name\": \"a\"\r\n }\n]}",
+            r#"{"tools": null}"#,
+        ] {
+            let two: Option<Vec<&str>> =
+                tools_of(result).map(|t| t.iter().map(|r| r.get()).collect());
+            let one: Option<Vec<&str>> =
+                listed_tools(result).map(|t| t.iter().map(|(text, _)| *text).collect());
+            assert_eq!(one, two, "{result}");
+        }
+        assert!(
+            tools_in_one_pass(r#"{"tools":[{ "name" : "a", "s": 1 } ,{"b":[1,{}] ,"b":"2"	}]}"#)
+                .is_some()
+        );
         assert_eq!(splice_all(result, &[]).unwrap(), result);
         assert_eq!(
             object(&[("k\"", "1"), ("v", r#"{"a":[]}"#)]),

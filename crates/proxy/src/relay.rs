@@ -43,7 +43,7 @@ struct Lines<W>(W);
 
 impl<W: AsyncWrite + Unpin> HostSink for Lines<W> {
     async fn deliver(&mut self, line: String) -> std::io::Result<()> {
-        write_line(&mut self.0, &line).await
+        write_line(&mut self.0, line).await
     }
 }
 
@@ -228,7 +228,7 @@ impl Driver<'_> {
                     }
                 }
                 Effect::Server(line) => {
-                    if let Err(e) = link.send(&line).await {
+                    if let Err(e) = link.send(line).await {
                         log(&format!("cannot write to the server: {e}"));
                     }
                 }

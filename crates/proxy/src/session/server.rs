@@ -221,15 +221,15 @@ impl Session<'_> {
     /// listed static annotations remembered. `None` when nothing changes.
     fn annotated_list(&mut self, text: &str, result: &str, marked: bool) -> Option<String> {
         let mut annotated = Vec::new();
-        for tool in raw::tools_of(result)? {
-            let Some(members) = Members::of(tool.get()) else {
+        for (tool, members) in raw::listed_tools(result)? {
+            let Some(members) = members else {
                 continue;
             };
             remember_listed(&mut self.listed, &members);
             if let Some(new) = self.rules.annotate_members(&members, marked) {
-                annotated.push((tool.get(), new));
-            } else if let Some(unmarked) = self.unmarked(tool.get()) {
-                annotated.push((tool.get(), unmarked));
+                annotated.push((tool, new));
+            } else if let Some(unmarked) = self.unmarked(tool) {
+                annotated.push((tool, unmarked));
             }
         }
         if annotated.is_empty() {

@@ -242,6 +242,12 @@ impl LineBuf {
         &self.buf
     }
 
+    /// [`LineBuf::line`], taken out (no copy): the next line is read into a
+    /// buffer of its own.
+    pub fn take_line(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.buf)
+    }
+
     /// Reads the next line from `input`, at most `max` bytes; a longer line
     /// is read to its end and discarded. Cancel-safe, when `input`'s
     /// `fill_buf` is (tokio's `BufReader`'s is).

@@ -181,7 +181,8 @@ pub fn splice(text: &str, part: &str, with: &str) -> Option<String> {
     let start = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
     let end = start.checked_add(part.len())?;
     let (before, after) = (text.get(..start)?, text.get(end..)?);
-    let mut out = String::with_capacity(before.len() + with.len() + after.len());
+    // One byte more: room for the newline a line-delimited transport adds.
+    let mut out = String::with_capacity(before.len() + with.len() + after.len() + 1);
     out.push_str(before);
     out.push_str(with);
     out.push_str(after);
