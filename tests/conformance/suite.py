@@ -49,6 +49,7 @@ import json
 import queue
 import subprocess
 import sys
+import tempfile
 import threading
 import traceback
 import urllib.error
@@ -96,8 +97,10 @@ class StdioSession:
     """One server process; messages are lines."""
 
     def __init__(self, command: list[str]):
+        # Its stderr is kept (not shown) for the message of a failure.
+        self.stderr = tempfile.TemporaryFile()
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL)
+                                        stderr=self.stderr)
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.next_id = 1
@@ -107,6 +110,10 @@ class StdioSession:
         for line in self.process.stdout:
             self.lines.put(line)
         self.lines.put(None)
+
+    def stderr_text(self) -> str:
+        self.stderr.seek(0)
+        return self.stderr.read()[-2000:].decode(errors="replace")
 
     def send(self, data: bytes) -> None:
         assert self.process.stdin is not None
@@ -118,7 +125,9 @@ class StdioSession:
             try:
                 line = self.lines.get(timeout=TIMEOUT)
             except queue.Empty:
-                raise Failure(f"no answer within {TIMEOUT} s") from None
+                raise Failure(f"no answer within {TIMEOUT} s (the process is "
+                              f"{'running' if self.process.poll() is None else 'gone'}; "
+                              f"its stderr so far: {self.stderr_text()!r})") from None
             if line is None:
                 raise Failure(f"the server closed its output (exit {self.process.poll()})")
             try:
@@ -130,7 +139,10 @@ class StdioSession:
 
     def exchange(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> dict[str, Any]:
         self.send(json.dumps(message).encode())
-        return self.receive(lambda m: m.get("id") == message["id"] and "method" not in m)
+        try:
+            return self.receive(lambda m: m.get("id") == message["id"] and "method" not in m)
+        except Failure as e:
+            raise Failure(f"{message.get('method')}: {e}") from None
 
     def raw(self, data: bytes) -> tuple[int | None, dict[str, Any]]:
         """Sends bytes that are not a well-formed request; the answer with `id: null`
