@@ -210,6 +210,9 @@ impl Link {
     /// Stops the server: a child's stdin is closed and its process group
     /// stopped; an HTTP session is deleted.
     pub(crate) async fn close(self) -> Result<(), UpstreamError> {
+        // Nothing more is read: the server's own stream may end with the
+        // session, and says nothing then.
+        drop(self.from);
         drop(self.to);
         match self.end {
             End::Child(child, _) => child.close(GRACE).await,
@@ -426,6 +429,9 @@ impl Exchange {
                     }
                 }
                 Ok(None) => return true,
+                // A stream broken after its answer (the server ending the
+                // connection, a session deleted) lost nothing.
+                Err(_) if self.answered || self.inbox.is_closed() => return true,
                 Err(e) => {
                     log(&e.to_string());
                     return true;
@@ -456,6 +462,8 @@ async fn listen(endpoint: Endpoint, inbox: mpsc::Sender<Input>) {
                 }
             }
             Ok(None) => return,
+            // A stream the server ends as the session is deleted is no news.
+            Err(_) if inbox.is_closed() || !endpoint.has_session() => return,
             Err(e) => {
                 log(&e.to_string());
                 return;
