@@ -5,6 +5,8 @@
 //! - [`jcs`]: RFC 8785 canonical JSON;
 //! - [`jws`] (feature `jws`, on by default): publishers' detached JWS
 //!   signatures over a signature document, Ed25519 and P-256 keys as JWKs;
+//! - [`declarations`] (feature `jws`): SEP-3140 signed capability
+//!   declarations — `contentHash`, `trust` labels, the signed manifest;
 //! - host verification: [`Signature`], [`verify_tools_list`] and
 //!   [`verify_resolution`] check a server's `tools/list` and resolution
 //!   results against the document it published;
@@ -52,6 +54,8 @@
 //! ```
 #![deny(missing_docs)]
 
+#[cfg(feature = "jws")]
+pub mod declarations;
 mod host;
 pub mod jcs;
 #[cfg(feature = "jws")]

@@ -1,0 +1,683 @@
+//! SEP-3140 signed capability declarations (draft): a declaration's
+//! `contentHash`, the `trust` labels, and the signed capability manifest
+//! (`{manifest, signature}`: a detached JWS over the manifest's RFC 8785
+//! text) with its checks.
+//!
+//! - [`content_hash`]: `sha256-<base64url>` of the RFC 8785 text of a
+//!   declaration without its `contentHash`;
+//! - [`Trust`]: the closed label vocabularies; a value a reader does not
+//!   know reads as the most restrictive one;
+//! - [`Manifest`]: built, signed ([`Manifest::sign`]) and verified
+//!   ([`verify`]: the JWS by `kid`, `server`, `issuedAt`/`expiresAt`,
+//!   duplicate names, the size limit); [`Manifest::check_tools`] recomputes
+//!   every listed tool's hash against the manifest.
+//!
+//! ```
+//! use mcp_resolve_host::declarations::{Manifest, content_hash, verify};
+//! use mcp_resolve_host::jws::{Algorithm, PrivateKey};
+//! use serde_json::json;
+//!
+//! let tool = json!({"name": "read", "inputSchema": {"type": "object"}, "version": "1"});
+//! let hash = content_hash(tool.as_object().unwrap());
+//! assert!(hash.starts_with("sha256-"));
+//!
+//! let mut manifest = Manifest::new("https://mcp.example.com/mcp", 1_800_000_000, 86_400);
+//! manifest.add_tool(tool.as_object().unwrap())?;
+//! let key = PrivateKey::generate(Algorithm::Ed25519)?;
+//! let signed = manifest.sign(&key);
+//! let keys = [key.public().clone()];
+//! let read = verify(&signed, &keys, "https://mcp.example.com/mcp", 1_800_000_100)?;
+//! assert!(read.check_tools(&[tool]).is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::BTreeSet;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::jcs;
+use crate::jws::{JwsError, PrivateKey, PublicKey, verify_detached};
+
+/// The member of a declaration that carries its hash.
+pub const CONTENT_HASH: &str = "contentHash";
+
+/// The largest manifest document [`verify`] reads (its JSON text).
+pub const MAX_MANIFEST_BYTES: usize = 16 << 20;
+
+/// The spec version a manifest written here names.
+pub const SPEC_VERSION: &str = "2025-11-25";
+
+/// `sha256-<base64url>` of the RFC 8785 text of `declaration` without its
+/// `contentHash` member.
+pub fn content_hash(declaration: &Map<String, Value>) -> String {
+    let text = jcs::canonical_members(declaration.iter().filter(|(k, _)| *k != CONTENT_HASH));
+    format!("sha256-{}", B64.encode(Sha256::digest(text.as_bytes())))
+}
+
+/// What a tool does to data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Effect {
+    /// It changes nothing.
+    ReadOnly,
+    /// It writes, and destroys nothing.
+    WritesData,
+    /// It may destroy (delete, overwrite).
+    Destructive,
+}
+
+/// Where a tool's data may go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Egress {
+    /// Nowhere outside the server.
+    None,
+    /// Within the operator's own systems.
+    Internal,
+    /// To the open world.
+    External,
+}
+
+/// How sensitive the data a tool touches is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DataSensitivity {
+    /// Public.
+    Public,
+    /// Internal.
+    Internal,
+    /// Confidential.
+    Confidential,
+    /// Secret.
+    Secret,
+}
+
+/// A tool's `trust` labels: closed vocabularies, each value a reader does
+/// not know read as the most restrictive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Trust {
+    /// What it does to data.
+    pub effect: Effect,
+    /// Where data may go.
+    pub egress: Egress,
+    /// How sensitive the data is.
+    pub data_sensitivity: DataSensitivity,
+    /// Whether its effect can be undone.
+    pub reversible: bool,
+    /// Whether calling it twice is calling it once.
+    pub idempotent: bool,
+}
+
+impl Trust {
+    /// The most restrictive labels: what an unlabelled tool is taken for.
+    pub const MOST_RESTRICTIVE: Trust = Trust {
+        effect: Effect::Destructive,
+        egress: Egress::External,
+        data_sensitivity: DataSensitivity::Secret,
+        reversible: false,
+        idempotent: false,
+    };
+
+    /// The labels MCP annotations imply (`annotations`: a tool's, MCP's
+    /// defaults for missing hints): `effect` from `readOnlyHint` and
+    /// `destructiveHint`, `egress` from `openWorldHint` (`internal` where
+    /// `internal` says so, for a tool that reaches the world), `idempotent`
+    /// from `idempotentHint` (a read is idempotent). `sensitivity` and
+    /// `reversible`, which no hint carries, are the most restrictive when
+    /// not given.
+    pub fn from_annotations(
+        annotations: &Map<String, Value>,
+        internal: bool,
+        sensitivity: Option<DataSensitivity>,
+        reversible: Option<bool>,
+    ) -> Trust {
+        let hint = |name: &str, default: bool| {
+            annotations
+                .get(name)
+                .and_then(Value::as_bool)
+                .unwrap_or(default)
+        };
+        let read_only = hint("readOnlyHint", false);
+        let effect = if read_only {
+            Effect::ReadOnly
+        } else if hint("destructiveHint", true) {
+            Effect::Destructive
+        } else {
+            Effect::WritesData
+        };
+        let egress = match (hint("openWorldHint", true), internal) {
+            (false, _) => Egress::None,
+            (true, true) => Egress::Internal,
+            (true, false) => Egress::External,
+        };
+        Trust {
+            effect,
+            egress,
+            data_sensitivity: sensitivity.unwrap_or(DataSensitivity::Secret),
+            reversible: reversible.unwrap_or(read_only),
+            idempotent: read_only || hint("idempotentHint", false),
+        }
+    }
+
+    /// Reads a `trust` block as a verifier must: each member it does not
+    /// know, or that is missing, is the most restrictive value.
+    pub fn read(value: &Value) -> Trust {
+        fn member<T: serde::de::DeserializeOwned>(value: &Value, key: &str, most: T) -> T {
+            value
+                .get(key)
+                .and_then(|v| serde_json::from_value(v.clone()).ok())
+                .unwrap_or(most)
+        }
+        let most = Trust::MOST_RESTRICTIVE;
+        Trust {
+            effect: member(value, "effect", most.effect),
+            egress: member(value, "egress", most.egress),
+            data_sensitivity: member(value, "dataSensitivity", most.data_sensitivity),
+            reversible: member(value, "reversible", most.reversible),
+            idempotent: member(value, "idempotent", most.idempotent),
+        }
+    }
+
+    /// The `trust` block.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// One declaration in a manifest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Entry {
+    /// The declaration's name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// Its [`content_hash`].
+    pub content_hash: String,
+}
+
+/// A capability manifest: every declaration of a server at one time.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Manifest {
+    /// The server's canonical URI (RFC 8707): the audience.
+    pub server: String,
+    /// The publisher document's URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publisher: Option<String>,
+    /// The MCP version the declarations follow.
+    pub spec_version: String,
+    /// When it was issued (RFC 3339).
+    pub issued_at: String,
+    /// When it expires (RFC 3339).
+    pub expires_at: String,
+    /// A random value, against replay.
+    pub nonce: String,
+    /// The tools.
+    #[serde(default)]
+    pub tools: Vec<Entry>,
+    /// The prompts.
+    #[serde(default)]
+    pub prompts: Vec<Entry>,
+    /// The resources.
+    #[serde(default)]
+    pub resources: Vec<Entry>,
+}
+
+/// Why a manifest, or a declaration in it, was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ManifestError {
+    /// Not a manifest document.
+    #[error("not a signed capability manifest: {0}")]
+    Malformed(String),
+    /// Over [`MAX_MANIFEST_BYTES`].
+    #[error("the manifest is {0} bytes, over the limit of {MAX_MANIFEST_BYTES}")]
+    TooLarge(usize),
+    /// The signature does not verify.
+    #[error(transparent)]
+    Signature(#[from] JwsError),
+    /// Issued for another server.
+    #[error("the manifest is for the server `{found}`, not `{expected}`")]
+    WrongServer {
+        /// The server this client speaks to.
+        expected: String,
+        /// The manifest's.
+        found: String,
+    },
+    /// Not yet valid.
+    #[error("the manifest is not valid before {0}")]
+    NotYetValid(String),
+    /// Expired.
+    #[error("the manifest expired at {0}")]
+    Expired(String),
+    /// A name listed twice.
+    #[error("the manifest lists the {kind} `{name}` twice")]
+    Duplicate {
+        /// `tool`, `prompt` or `resource`.
+        kind: &'static str,
+        /// The name.
+        name: String,
+    },
+}
+
+/// A declaration that does not match its manifest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The declaration's name (empty when it has none).
+    pub name: String,
+    /// Why.
+    pub why: String,
+}
+
+impl Manifest {
+    /// An empty manifest for `server`, issued at `now` (seconds since the
+    /// epoch) and valid for `valid_for` seconds, with a random nonce.
+    pub fn new(server: &str, now: u64, valid_for: u64) -> Manifest {
+        Manifest {
+            server: server.to_owned(),
+            publisher: None,
+            spec_version: SPEC_VERSION.to_owned(),
+            issued_at: seconds_rfc3339(now),
+            expires_at: seconds_rfc3339(now.saturating_add(valid_for)),
+            nonce: nonce(),
+            tools: Vec::new(),
+            prompts: Vec::new(),
+            resources: Vec::new(),
+        }
+    }
+
+    /// Lists `tool` (a declaration with `name` and `version`) by its hash.
+    pub fn add_tool(&mut self, tool: &Map<String, Value>) -> Result<(), ManifestError> {
+        let text = |key: &str| {
+            tool.get(key).and_then(Value::as_str).ok_or_else(|| {
+                ManifestError::Malformed(format!("a declaration has no string `{key}`"))
+            })
+        };
+        let (name, version) = (text("name")?, text("version")?);
+        if self.tools.iter().any(|e| e.name == name) {
+            return Err(ManifestError::Duplicate {
+                kind: "tool",
+                name: name.to_owned(),
+            });
+        }
+        self.tools.push(Entry {
+            name: name.to_owned(),
+            version: version.to_owned(),
+            content_hash: content_hash(tool),
+        });
+        Ok(())
+    }
+
+    /// The manifest's RFC 8785 text: what its signature covers.
+    pub fn canonical(&self) -> String {
+        jcs::canonical(&serde_json::to_value(self).unwrap_or(Value::Null))
+    }
+
+    /// `{manifest, signature}`: signed with `key`, a detached JWS over
+    /// [`Manifest::canonical`] (Ed25519 named `EdDSA`).
+    pub fn sign(&self, key: &PrivateKey) -> Value {
+        let signature = key.sign_detached_jose(self.canonical().as_bytes());
+        json!({"manifest": self, "signature": signature})
+    }
+
+    /// Every tool of `tools` (a `tools/list` result's, as served) that
+    /// does not match this manifest: not listed in it, another version, or
+    /// a hash that is not the one recomputed from what was served.
+    pub fn check_tools(&self, tools: &[Value]) -> Vec<Mismatch> {
+        let mut out = Vec::new();
+        for tool in tools {
+            let Some(tool) = tool.as_object() else {
+                out.push(Mismatch {
+                    name: String::new(),
+                    why: "a listed tool is not an object".into(),
+                });
+                continue;
+            };
+            let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
+            let mismatch = |why: String| Mismatch {
+                name: name.to_owned(),
+                why,
+            };
+            let Some(entry) = self.tools.iter().find(|e| e.name == name) else {
+                out.push(mismatch("the manifest does not list it".into()));
+                continue;
+            };
+            let hash = content_hash(tool);
+            let declared = tool.get(CONTENT_HASH).and_then(Value::as_str);
+            if hash != entry.content_hash {
+                out.push(mismatch(format!(
+                    "its content hashes to {hash}, the manifest says {}",
+                    entry.content_hash
+                )));
+            } else if declared.is_some_and(|d| d != hash) {
+                out.push(mismatch(format!(
+                    "its `contentHash` says {}, its content hashes to {hash}",
+                    declared.unwrap_or_default()
+                )));
+            } else if tool.get("version").and_then(Value::as_str) != Some(&entry.version) {
+                out.push(mismatch(format!(
+                    "its version is not the manifest's {}",
+                    entry.version
+                )));
+            }
+        }
+        out
+    }
+}
+
+/// Verifies a signed manifest document (`{manifest, signature}`) for
+/// `server` at `now` (seconds since the epoch) with `keys` (matched by
+/// `kid`): the signature, the audience, the validity window, and that no
+/// name is listed twice. The manifest it holds, when every check passes.
+pub fn verify(
+    document: &Value,
+    keys: &[PublicKey],
+    server: &str,
+    now: u64,
+) -> Result<Manifest, ManifestError> {
+    let size = document.to_string().len();
+    if size > MAX_MANIFEST_BYTES {
+        return Err(ManifestError::TooLarge(size));
+    }
+    let malformed = |why: String| ManifestError::Malformed(why);
+    let raw = document
+        .get("manifest")
+        .ok_or_else(|| malformed("no `manifest` member".into()))?;
+    let signature = document
+        .get("signature")
+        .and_then(Value::as_str)
+        .ok_or_else(|| malformed("no string `signature` member".into()))?;
+    // The signature covers the manifest as sent, canonicalized: members
+    // this reader does not model are covered too.
+    verify_detached(signature, jcs::canonical(raw).as_bytes(), keys)?;
+    let manifest: Manifest =
+        serde_json::from_value(raw.clone()).map_err(|e| malformed(e.to_string()))?;
+    if manifest.server != server {
+        return Err(ManifestError::WrongServer {
+            expected: server.to_owned(),
+            found: manifest.server,
+        });
+    }
+    let time = |text: &str| {
+        parse_rfc3339(text).ok_or_else(|| malformed(format!("`{text}` is not an RFC 3339 time")))
+    };
+    if time(&manifest.issued_at)? > now.saturating_add(CLOCK_SKEW) {
+        return Err(ManifestError::NotYetValid(manifest.issued_at));
+    }
+    if time(&manifest.expires_at)? <= now {
+        return Err(ManifestError::Expired(manifest.expires_at));
+    }
+    for (kind, entries) in [
+        ("tool", &manifest.tools),
+        ("prompt", &manifest.prompts),
+        ("resource", &manifest.resources),
+    ] {
+        let mut seen = BTreeSet::new();
+        for entry in entries {
+            if !seen.insert(entry.name.as_str()) {
+                return Err(ManifestError::Duplicate {
+                    kind,
+                    name: entry.name.clone(),
+                });
+            }
+        }
+    }
+    Ok(manifest)
+}
+
+/// How far a manifest's `issuedAt` may lie ahead of the verifier's clock.
+const CLOCK_SKEW: u64 = 300;
+
+/// A random nonce: 16 bytes, base64url.
+fn nonce() -> String {
+    let mut bytes = [0u8; 16];
+    // The nonce only bounds replay with the times and the audience; a
+    // failing random source still leaves a manifest that verifies.
+    let _ = getrandom::fill(&mut bytes);
+    B64.encode(bytes)
+}
+
+/// `seconds` since the epoch as RFC 3339 UTC, whole seconds.
+fn seconds_rfc3339(seconds: u64) -> String {
+    let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds);
+    let text = crate::time::rfc3339(time);
+    // `…:SS.mmmZ` → `…:SSZ`.
+    match text.split_once('.') {
+        Some((whole, _)) => format!("{whole}Z"),
+        None => text,
+    }
+}
+
+/// Seconds since the epoch of an RFC 3339 time (`Z` or a `±HH:MM` offset,
+/// fractions of a second dropped); `None` when it is not one.
+pub fn parse_rfc3339(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    let num = |from: usize, len: usize| -> Option<i64> {
+        let part = text.get(from..from + len)?;
+        part.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| part.parse().ok())?
+    };
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') {
+        return None;
+    }
+    if b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (year, month, day) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
+    let (hour, minute, second) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
+    if !(1..=12).contains(&month) || day < 1 || day > days_in(year, month) {
+        return None;
+    }
+    if hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let mut at = 19;
+    if b.get(at) == Some(&b'.') {
+        at += 1;
+        let digits = b[at..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if digits == 0 {
+            return None;
+        }
+        at += digits;
+    }
+    let offset = match b.get(at..)? {
+        [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
+            let (h, m) = (num(at + 1, 2)?, num(at + 4, 2)?);
+            if h > 23 || m > 59 {
+                return None;
+            }
+            let minutes = h * 60 + m;
+            if *sign == b'+' { minutes } else { -minutes }
+        }
+        _ => return None,
+    };
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offset * 60;
+    u64::try_from(seconds).ok()
+}
+
+fn days_in(year: i64, month: i64) -> i64 {
+    match month {
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jws::Algorithm;
+
+    fn tool(name: &str) -> Value {
+        json!({"name": name, "inputSchema": {"type": "object"}, "version": "1",
+               "annotations": {"readOnlyHint": true}})
+    }
+
+    #[test]
+    fn times_read_back_what_is_written() {
+        for seconds in [0, 951_782_400, 1_800_000_000, 4_102_444_800] {
+            assert_eq!(parse_rfc3339(&seconds_rfc3339(seconds)), Some(seconds));
+        }
+        assert_eq!(parse_rfc3339("2026-07-27T12:00:00Z"), Some(1_785_153_600));
+        assert_eq!(
+            parse_rfc3339("2026-07-27T14:00:00.5+02:00"),
+            Some(1_785_153_600)
+        );
+        for bad in [
+            "2026-07-27 12:00:00Z",
+            "2026-02-30T00:00:00Z",
+            "2026-07-27T12:00:00",
+            "2026-07-27T24:00:00Z",
+            "2026-07-27T12:00:00.Z",
+            "2026-07-27T12:00:00+2:00",
+            "",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_hash_leaves_out_only_itself() {
+        let mut t = tool("a").as_object().unwrap().clone();
+        let hash = content_hash(&t);
+        t.insert(CONTENT_HASH.into(), json!(hash.clone()));
+        assert_eq!(content_hash(&t), hash);
+        t.insert("description".into(), json!("x"));
+        assert_ne!(content_hash(&t), hash);
+        // Key order and number spelling do not matter (RFC 8785).
+        let a: Value = serde_json::from_str(r#"{"b": 1.0, "a": [1e2]}"#).unwrap();
+        let b: Value = serde_json::from_str(r#"{"a": [100], "b": 1}"#).unwrap();
+        assert_eq!(
+            content_hash(a.as_object().unwrap()),
+            content_hash(b.as_object().unwrap())
+        );
+    }
+
+    #[test]
+    fn labels_follow_the_annotations_and_unknown_values_restrict() {
+        let labels = |a: Value| Trust::from_annotations(a.as_object().unwrap(), false, None, None);
+        let read = labels(json!({"readOnlyHint": true, "openWorldHint": false}));
+        assert_eq!((read.effect, read.egress), (Effect::ReadOnly, Egress::None));
+        assert!(read.idempotent && read.reversible);
+        assert_eq!(read.data_sensitivity, DataSensitivity::Secret);
+        // MCP's defaults: destructive, open world.
+        assert_eq!(labels(json!({})), Trust::MOST_RESTRICTIVE);
+        let write = labels(json!({"destructiveHint": false, "idempotentHint": true}));
+        assert_eq!((write.effect, write.idempotent), (Effect::WritesData, true));
+        let internal =
+            Trust::from_annotations(&Map::new(), true, Some(DataSensitivity::Public), Some(true));
+        assert_eq!(internal.egress, Egress::Internal);
+        assert_eq!(Trust::read(&read.to_value()), read);
+        let odd = json!({"effect": "read-mostly", "egress": "none", "reversible": "yes"});
+        let read_back = Trust::read(&odd);
+        assert_eq!(read_back.effect, Effect::Destructive);
+        assert_eq!(read_back.egress, Egress::None);
+        assert!(!read_back.reversible);
+        assert_eq!(
+            serde_json::to_value(read).unwrap(),
+            json!({"effect": "read-only", "egress": "none", "dataSensitivity": "secret",
+                   "reversible": true, "idempotent": true})
+        );
+    }
+
+    #[test]
+    fn a_signed_manifest_verifies_and_every_tampering_is_refused() {
+        let server = "https://mcp.example.com/mcp";
+        let now = 1_800_000_000;
+        let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
+        let keys = [key.public().clone()];
+        let mut manifest = Manifest::new(server, now, 3_600);
+        manifest.publisher = Some("https://publisher.example/mcp-publisher.json".into());
+        let tools = [tool("a"), tool("b")];
+        for t in &tools {
+            manifest.add_tool(t.as_object().unwrap()).unwrap();
+        }
+        assert!(matches!(
+            manifest.add_tool(tools[0].as_object().unwrap()),
+            Err(ManifestError::Duplicate { .. })
+        ));
+        let signed = manifest.sign(&key);
+        // The header names Ed25519 `EdDSA`, as JOSE libraries and the SEP do.
+        let header = signed["signature"]
+            .as_str()
+            .unwrap()
+            .split('.')
+            .next()
+            .unwrap();
+        let header: Value = serde_json::from_slice(&B64.decode(header).unwrap()).unwrap();
+        assert_eq!(header["alg"], "EdDSA");
+        let read = verify(&signed, &keys, server, now + 10).unwrap();
+        assert_eq!(read, manifest);
+        assert!(read.check_tools(&tools).is_empty());
+
+        let refused =
+            |doc: &Value, server: &str, at: u64| verify(doc, &keys, server, at).unwrap_err();
+        assert!(matches!(
+            refused(&signed, "https://other/mcp", now),
+            ManifestError::WrongServer { .. }
+        ));
+        assert!(matches!(
+            refused(&signed, server, now + 3_600),
+            ManifestError::Expired(_)
+        ));
+        assert!(matches!(
+            refused(&signed, server, now - 301),
+            ManifestError::NotYetValid(_)
+        ));
+        let mut tampered = signed.clone();
+        tampered["manifest"]["tools"][0]["version"] = json!("2");
+        assert!(matches!(
+            refused(&tampered, server, now),
+            ManifestError::Signature(JwsError::BadSignature(_))
+        ));
+        let other = PrivateKey::generate(Algorithm::Ed25519).unwrap();
+        assert!(matches!(
+            verify(&signed, &[other.public().clone()], server, now),
+            Err(ManifestError::Signature(JwsError::UnknownKey(_)))
+        ));
+        let mut unsigned = signed.clone();
+        unsigned["signature"] = json!("eyJhbGciOiJub25lIn0..");
+        assert!(matches!(
+            refused(&unsigned, server, now),
+            ManifestError::Signature(JwsError::AlgNone)
+        ));
+        assert!(matches!(
+            refused(&json!({"manifest": {}}), server, now),
+            ManifestError::Malformed(_)
+        ));
+
+        // Names listed twice, signed: refused after the signature.
+        let mut twice = manifest.clone();
+        twice.tools.push(twice.tools[0].clone());
+        assert!(matches!(
+            refused(&twice.sign(&key), server, now),
+            ManifestError::Duplicate { kind: "tool", .. }
+        ));
+
+        // A served tool that changed, or is not listed, or claims another hash.
+        let mut changed = tools.to_vec();
+        changed[0]["description"] = json!("now it deletes");
+        changed[1]["contentHash"] = json!("sha256-AAAA");
+        let extra = tool("c");
+        changed.push(extra);
+        let mismatches = read.check_tools(&changed);
+        let names: Vec<&str> = mismatches.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"], "{mismatches:?}");
+    }
+}
