@@ -120,6 +120,44 @@ pub(crate) enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Write a SEP-3140 signed capability manifest of one server's tools
+    /// (`{manifest, signature}`, what `declarations/manifest` answers) and,
+    /// with `--declarations`, the tools as the server must list them (each
+    /// with `trust`, `version` and `contentHash`).
+    Manifest {
+        /// Rules files, or directories of them (one server).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The server's canonical URI (RFC 8707): the manifest's audience.
+        #[arg(long, value_name = "URI")]
+        server: String,
+        /// The publisher document's URL.
+        #[arg(long, value_name = "URL")]
+        publisher: Option<String>,
+        /// The manifest written last time: a tool keeps its version while
+        /// it is unchanged, and gets the next one when it changed.
+        #[arg(long, value_name = "FILE")]
+        previous: Option<PathBuf>,
+        /// How long the manifest is valid: a number and `s`, `m`, `h` or `d`.
+        #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_duration)]
+        expires: u64,
+        /// The private key that signs (PKCS#8 PEM, from `keygen`).
+        #[arg(long, value_name = "KEY.pem")]
+        sign: PathBuf,
+        /// Write the manifest to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Write the declarations (a `tools/list` result) to this file.
+        #[arg(long, value_name = "FILE")]
+        declarations: Option<PathBuf>,
+        /// The dialect whose `tools/list` form the declarations take.
+        #[arg(long, default_value = "extension", value_parser = parse_dialect)]
+        dialect: Dialect,
+        /// The form listed to a host that declares the tool-resolution
+        /// extension: resolvable markers, each variant's labels with them.
+        #[arg(long)]
+        marked: bool,
+    },
     /// Verify a signature document: its fingerprint, and a publisher's
     /// signature from one of the keys given.
     Verify {
@@ -458,6 +496,29 @@ pub(crate) enum SyntaxArg {
 pub(crate) fn parse_dialect(s: &str) -> Result<Dialect, String> {
     s.parse()
         .map_err(|e: mcp_resolve_runtime::UnknownDialect| e.to_string())
+}
+
+/// A duration: a whole number and `s`, `m`, `h` or `d`; in seconds.
+pub(crate) fn parse_duration(s: &str) -> Result<u64, String> {
+    let unit = match s.chars().last() {
+        Some('s') => 1,
+        Some('m') => 60,
+        Some('h') => 3_600,
+        Some('d') => 86_400,
+        _ => {
+            return Err(format!(
+                "`{s}` is not a duration: a number and s, m, h or d (30d)"
+            ));
+        }
+    };
+    let number: u64 = s[..s.len() - 1]
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration: a number and s, m, h or d (30d)"))?;
+    match number.checked_mul(unit) {
+        Some(0) => Err("a manifest valid for no time at all is expired at once".into()),
+        Some(seconds) => Ok(seconds),
+        None => Err(format!("`{s}` is too long")),
+    }
 }
 
 /// `--listen`'s address: `HOST:PORT`, or a port alone (loopback).

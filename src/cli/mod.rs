@@ -20,6 +20,7 @@ mod fmt;
 mod generate;
 mod import;
 mod keys;
+mod manifest;
 mod progress;
 mod proxy;
 mod resolve;
@@ -133,6 +134,29 @@ fn run(command: Command) -> u8 {
             }
         },
         Command::Keygen { output, alg, force } => keys::keygen(&output, alg.into(), force),
+        Command::Manifest {
+            paths,
+            server,
+            publisher,
+            previous,
+            expires,
+            sign,
+            output,
+            declarations,
+            dialect,
+            marked,
+        } => manifest::run(&manifest::Args {
+            paths,
+            server,
+            publisher,
+            previous,
+            expires,
+            sign,
+            output,
+            declarations,
+            dialect,
+            marked,
+        }),
         Command::Verify {
             document,
             jws,

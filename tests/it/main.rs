@@ -19,6 +19,7 @@ mod import;
 mod import_live;
 mod load;
 mod malformed;
+mod manifest;
 mod proxy;
 mod real_servers;
 mod sarif;

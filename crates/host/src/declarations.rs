@@ -8,7 +8,8 @@
 //! - [`Trust`]: the closed label vocabularies; a value a reader does not
 //!   know reads as the most restrictive one;
 //! - [`Manifest`]: built, signed ([`Manifest::sign`]) and verified
-//!   ([`verify`]: the JWS by `kid`, `server`, `issuedAt`/`expiresAt`,
+//!   ([`verify`]: the JWS by `kid` — Ed25519 named `Ed25519` or `EdDSA` —,
+//!   `server`, `issuedAt`/`expiresAt`,
 //!   duplicate names, the size limit); [`Manifest::check_tools`] recomputes
 //!   every listed tool's hash against the manifest.
 //!
@@ -39,8 +40,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use mcp_resolve_runtime::{Dialect, EXTENSION_ID};
+
 use crate::jcs;
 use crate::jws::{JwsError, PrivateKey, PublicKey, verify_detached};
+use crate::signature::SignatureDocument;
 
 /// The member of a declaration that carries its hash.
 pub const CONTENT_HASH: &str = "contentHash";
@@ -276,7 +280,8 @@ pub struct Mismatch {
 
 impl Manifest {
     /// An empty manifest for `server`, issued at `now` (seconds since the
-    /// epoch) and valid for `valid_for` seconds, with a random nonce.
+    /// epoch) and valid for `valid_for` seconds. Its nonce is set when it
+    /// is signed ([`Manifest::sign`]).
     pub fn new(server: &str, now: u64, valid_for: u64) -> Manifest {
         Manifest {
             server: server.to_owned(),
@@ -284,7 +289,7 @@ impl Manifest {
             spec_version: SPEC_VERSION.to_owned(),
             issued_at: seconds_rfc3339(now),
             expires_at: seconds_rfc3339(now.saturating_add(valid_for)),
-            nonce: nonce(),
+            nonce: String::new(),
             tools: Vec::new(),
             prompts: Vec::new(),
             resources: Vec::new(),
@@ -319,10 +324,22 @@ impl Manifest {
     }
 
     /// `{manifest, signature}`: signed with `key`, a detached JWS over
-    /// [`Manifest::canonical`] (Ed25519 named `EdDSA`).
+    /// [`Manifest::canonical`] whose header is `alg` and `kid`. Ed25519 is
+    /// named `Ed25519` (RFC 9864, the name the key's JWK carries; the
+    /// SEP's examples write RFC 8037's `EdDSA`, which RFC 9864 deprecates
+    /// and which a verifier that holds the key to its JWK's `alg` refuses). A manifest without
+    /// a nonce gets one derived from everything else in it (SHA-256,
+    /// 16 bytes, base64url): distinct for every content and issuing time,
+    /// and the same document, byte for byte, when both are the same (with
+    /// `SOURCE_DATE_EPOCH`, a reproducible release).
     pub fn sign(&self, key: &PrivateKey) -> Value {
-        let signature = key.sign_detached_jose(self.canonical().as_bytes());
-        json!({"manifest": self, "signature": signature})
+        let mut manifest = self.clone();
+        if manifest.nonce.is_empty() {
+            let digest = Sha256::digest(manifest.canonical().as_bytes());
+            manifest.nonce = B64.encode(&digest[..16]);
+        }
+        let signature = key.sign_detached_minimal(manifest.canonical().as_bytes());
+        json!({"manifest": manifest, "signature": signature})
     }
 
     /// Every tool of `tools` (a `tools/list` result's, as served) that
@@ -368,6 +385,109 @@ impl Manifest {
         }
         out
     }
+}
+
+/// What a tool's labels take from beyond MCP's hints (the default: nothing,
+/// the most restrictive values).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Labelling {
+    /// Its open world is the operator's own: `egress: internal`.
+    pub internal: bool,
+    /// Its `dataSensitivity`.
+    pub sensitivity: Option<DataSensitivity>,
+    /// Whether its effect can be undone.
+    pub reversible: Option<bool>,
+}
+
+/// How declarations are listed: the tool-resolution dialect's `tools/list`
+/// form, with the resolvable marker (for a host that declares the
+/// extension: each variant's labels ride with it) or without.
+#[derive(Clone, Copy, Debug)]
+pub struct Form {
+    /// The dialect.
+    pub dialect: Dialect,
+    /// Whether resolvable tools carry the dialect's marker.
+    pub marked: bool,
+}
+
+/// The SEP-3140 declarations of `doc`'s tools in `form`, each listed in
+/// `manifest`: a tool's `tools/list` entry with `trust` (from its static,
+/// worst-case annotations, [`Trust::from_annotations`], with what `labels`
+/// says of the tool beyond them),
+/// then `version`, then `contentHash`. Marked, a resolvable tool also
+/// carries each variant's labels under the extension's `_meta`
+/// (`variants: [{name, trust}]`), covered by the hash as the rest is.
+///
+/// `version`: `1` for a tool `previous` does not list; for one it does,
+/// its version there when the tool is unchanged (its hash with that
+/// version is the one `previous` lists), the next number when it changed.
+pub fn declare_tools(
+    doc: &SignatureDocument,
+    form: Form,
+    labels: &dyn Fn(&str) -> Labelling,
+    previous: Option<&Manifest>,
+    manifest: &mut Manifest,
+) -> Result<Vec<Value>, ManifestError> {
+    let mut declarations = Vec::with_capacity(doc.tools.len());
+    for tool in &doc.tools {
+        let Value::Object(mut entry) = tool.list_entry(form.dialect) else {
+            continue;
+        };
+        if !form.marked {
+            entry = Dialect::unmark(&entry);
+        }
+        let Labelling {
+            internal,
+            sensitivity,
+            reversible,
+        } = labels(&tool.name);
+        let trust = |annotations: &Value| {
+            let empty = Map::new();
+            let hints = annotations.as_object().unwrap_or(&empty);
+            Trust::from_annotations(hints, internal, sensitivity, reversible).to_value()
+        };
+        entry.insert("trust".into(), trust(&tool.annotations.core_json()));
+        if form.marked && tool.is_resolvable() {
+            let variants: Vec<Value> = tool
+                .variants()
+                .iter()
+                .map(|v| json!({"name": v.name, "trust": trust(&v.annotations.core_json())}))
+                .collect();
+            if let Some(Value::Object(meta)) = entry.get_mut("_meta")
+                && let Some(Value::Object(ours)) = meta.get_mut(EXTENSION_ID)
+            {
+                ours.insert("variants".into(), Value::Array(variants));
+            }
+        }
+        let version = version_of(&mut entry, &tool.name, previous)?;
+        entry.insert("version".into(), Value::String(version));
+        manifest.add_tool(&entry)?;
+        entry.insert(CONTENT_HASH.into(), Value::String(content_hash(&entry)));
+        declarations.push(Value::Object(entry));
+    }
+    Ok(declarations)
+}
+
+/// The version `declaration` (of tool `name`) gets against `previous`.
+fn version_of(
+    declaration: &mut Map<String, Value>,
+    name: &str,
+    previous: Option<&Manifest>,
+) -> Result<String, ManifestError> {
+    let Some(entry) = previous.and_then(|m| m.tools.iter().find(|e| e.name == name)) else {
+        return Ok("1".into());
+    };
+    declaration.insert("version".into(), Value::String(entry.version.clone()));
+    if content_hash(declaration) == entry.content_hash {
+        return Ok(entry.version.clone());
+    }
+    let number: u64 = entry.version.parse().map_err(|_| {
+        ManifestError::Malformed(format!(
+            "the previous manifest gives `{name}` the version `{}`, not a number to count on from",
+            entry.version
+        ))
+    })?;
+    Ok(number.saturating_add(1).to_string())
 }
 
 /// Verifies a signed manifest document (`{manifest, signature}`) for
@@ -432,15 +552,6 @@ pub fn verify(
 
 /// How far a manifest's `issuedAt` may lie ahead of the verifier's clock.
 const CLOCK_SKEW: u64 = 300;
-
-/// A random nonce: 16 bytes, base64url.
-fn nonce() -> String {
-    let mut bytes = [0u8; 16];
-    // The nonce only bounds replay with the times and the audience; a
-    // failing random source still leaves a manifest that verifies.
-    let _ = getrandom::fill(&mut bytes);
-    B64.encode(bytes)
-}
 
 /// `seconds` since the epoch as RFC 3339 UTC, whole seconds.
 fn seconds_rfc3339(seconds: u64) -> String {
@@ -613,7 +724,7 @@ mod tests {
             Err(ManifestError::Duplicate { .. })
         ));
         let signed = manifest.sign(&key);
-        // The header names Ed25519 `EdDSA`, as JOSE libraries and the SEP do.
+        // The header is `alg` (the name the key's JWK carries) and `kid`.
         let header = signed["signature"]
             .as_str()
             .unwrap()
@@ -621,9 +732,18 @@ mod tests {
             .next()
             .unwrap();
         let header: Value = serde_json::from_slice(&B64.decode(header).unwrap()).unwrap();
-        assert_eq!(header["alg"], "EdDSA");
+        assert_eq!(header, json!({"alg": "Ed25519", "kid": key.public().kid()}));
         let read = verify(&signed, &keys, server, now + 10).unwrap();
-        assert_eq!(read, manifest);
+        assert_eq!(read.nonce.len(), 22);
+        assert_eq!(
+            Manifest {
+                nonce: String::new(),
+                ..read.clone()
+            },
+            manifest
+        );
+        // The same manifest, signed again: the same document, byte for byte.
+        assert_eq!(manifest.sign(&key), signed);
         assert!(read.check_tools(&tools).is_empty());
 
         let refused =
@@ -679,5 +799,74 @@ mod tests {
         let mismatches = read.check_tools(&changed);
         let names: Vec<&str> = mismatches.iter().map(|m| m.name.as_str()).collect();
         assert_eq!(names, ["a", "b", "c"], "{mismatches:?}");
+    }
+
+    fn document(description: &str) -> SignatureDocument {
+        SignatureDocument::from_value(&json!({"tools": [
+            {"name": "manage", "description": description,
+             "inputSchema": {"type": "object", "properties": {"action": {"enum": ["read", "delete"]}}},
+             "annotations": {"readOnlyHint": false, "destructiveHint": true,
+                             "idempotentHint": false, "openWorldHint": false},
+             "resolvedVariants": [{"name": "read",
+                "when": {"argumentPatterns": {"action": {"const": "read"}}},
+                "annotations": {"readOnlyHint": true, "destructiveHint": false,
+                                "idempotentHint": true, "openWorldHint": false}}]},
+            {"name": "fetch", "inputSchema": {"type": "object"},
+             "annotations": {"readOnlyHint": true, "openWorldHint": true}}
+        ]}))
+        .unwrap()
+    }
+
+    #[test]
+    fn declarations_carry_labels_versions_and_hashes() {
+        let server = "https://mcp.example.com/mcp";
+        let plain = Form {
+            dialect: Dialect::Extension,
+            marked: false,
+        };
+        let marked = Form {
+            dialect: Dialect::Extension,
+            marked: true,
+        };
+        let none = |_: &str| Labelling::default();
+        let declare = |doc: &SignatureDocument, form: Form, previous: Option<&Manifest>| {
+            let mut manifest = Manifest::new(server, 1_800_000_000, 60);
+            let tools = declare_tools(doc, form, &none, previous, &mut manifest).unwrap();
+            (tools, manifest)
+        };
+        let (tools, first) = declare(&document("Reads or deletes."), plain, None);
+        assert!(first.check_tools(&tools).is_empty());
+        assert_eq!(tools[0]["trust"]["effect"], "destructive");
+        assert_eq!(tools[0]["trust"]["egress"], "none");
+        assert_eq!(tools[1]["trust"]["effect"], "read-only");
+        assert_eq!(tools[1]["trust"]["egress"], "external");
+        assert!(tools[0].get("_meta").is_none(), "unmarked: {}", tools[0]);
+        assert_eq!(
+            tools
+                .iter()
+                .map(|t| t["version"].as_str().unwrap())
+                .collect::<Vec<_>>(),
+            ["1", "1"]
+        );
+        // Unchanged: the same versions and hashes. Changed: the next version.
+        let (again, same) = declare(&document("Reads or deletes."), plain, Some(&first));
+        assert_eq!(again, tools);
+        assert_eq!(same.tools, first.tools);
+        let (changed, _) = declare(&document("Now it also wipes."), plain, Some(&first));
+        assert_eq!(changed[0]["version"], "2");
+        assert_eq!(changed[1]["version"], "1");
+        let mut odd = first.clone();
+        odd.tools[0].version = "v1".into();
+        let mut manifest = Manifest::new(server, 1_800_000_000, 60);
+        let refused = declare_tools(&document("x"), plain, &none, Some(&odd), &mut manifest);
+        assert!(matches!(refused, Err(ManifestError::Malformed(_))));
+        // Marked: each variant's labels under the extension's `_meta`.
+        let (tools, manifest) = declare(&document("Reads or deletes."), marked, None);
+        let ours = &tools[0]["_meta"][EXTENSION_ID];
+        assert_eq!(ours["resolvable"], true);
+        assert_eq!(ours["variants"][0]["name"], "read");
+        assert_eq!(ours["variants"][0]["trust"]["effect"], "read-only");
+        assert!(manifest.check_tools(&tools).is_empty());
+        assert_ne!(manifest.tools[0].content_hash, first.tools[0].content_hash);
     }
 }

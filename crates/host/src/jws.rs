@@ -356,15 +356,11 @@ impl PrivateKey {
     }
 
     /// A detached compact JWS over `payload` whose protected header has
-    /// only `alg` and `kid`, an Ed25519 key's algorithm named `EdDSA` (RFC
-    /// 8037: the name most JOSE libraries know, and SEP-3140's examples
-    /// write).
-    pub fn sign_detached_jose(&self, payload: &[u8]) -> String {
-        let alg = match self.public.algorithm() {
-            Algorithm::Ed25519 => "EdDSA",
-            Algorithm::ES256 => "ES256",
-        };
-        self.sign_with_header(payload, &json!({"alg": alg, "kid": self.public.kid}))
+    /// only `alg` and `kid` (no signing time: the payload carries its own
+    /// times, as a SEP-3140 manifest does).
+    pub fn sign_detached_minimal(&self, payload: &[u8]) -> String {
+        let header = json!({"alg": self.public.algorithm().name(), "kid": self.public.kid});
+        self.sign_with_header(payload, &header)
     }
 
     fn sign_with_header(&self, payload: &[u8], header: &Value) -> String {

@@ -1,0 +1,161 @@
+//! SEP-3140 signed capability manifests end to end: `mcp-resolve manifest`,
+//! cross-checked with an independent JOSE implementation (joserfc) and an
+//! independent RFC 8785 canonicaliser (rfc8785); versions carried with
+//! `--previous`; reproducible output; clear refusals.
+
+use crate::common;
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::Value;
+
+const RULES: &str = "rules/real-server-filesystem.yaml";
+const SERVER: &str = "https://files.example/mcp";
+
+fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
+    common::bin()
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A new Ed25519 key in `dir`; the path of its PEM.
+fn key(dir: &Path) -> String {
+    let name = dir.join("key").to_str().unwrap().to_owned();
+    let made = run(&["keygen", "-o", &name], &[]);
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    format!("{name}.pem")
+}
+
+#[test]
+fn manifests_cross_check_with_independent_jose_and_jcs_implementations() {
+    let Some(python) = common::mcp_python("the manifest cross-check (joserfc, rfc8785)") else {
+        return;
+    };
+    let dir = common::scratch("manifest", "cross");
+    let out = std::process::Command::new(python)
+        .arg("tests/fixtures/manifest_cross.py")
+        .arg(env!("CARGO_BIN_EXE_mcp-resolve"))
+        .arg(RULES)
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    println!("{stdout}");
+    assert!(
+        out.status.success() && stdout.contains("ok every manifest cross-check"),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    assert!(stdout.contains("14 hashes match"), "{stdout}");
+}
+
+#[test]
+fn a_manifest_is_reproducible_and_versions_follow_changes() {
+    let dir = common::scratch("manifest", "versions");
+    let pem = key(&dir);
+    let epoch = [("SOURCE_DATE_EPOCH", "1800000000")];
+    let first = run(
+        &["manifest", RULES, "--server", SERVER, "--sign", &pem],
+        &epoch,
+    );
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let again = run(
+        &["manifest", RULES, "--server", SERVER, "--sign", &pem],
+        &epoch,
+    );
+    assert_eq!(
+        first.stdout, again.stdout,
+        "the same inputs, another document"
+    );
+    let document: Value = serde_json::from_slice(&first.stdout).unwrap();
+    assert_eq!(document["manifest"]["issuedAt"], "2027-01-15T08:00:00Z");
+    assert_eq!(document["manifest"]["expiresAt"], "2027-02-14T08:00:00Z");
+    let previous = dir.join("previous.json");
+    std::fs::write(&previous, &first.stdout).unwrap();
+
+    // One tool's description changes: its version moves on, no other's.
+    let changed_rules = dir.join("rules.yaml");
+    let original = std::fs::read_to_string(RULES).unwrap();
+    let edited = original.replacen("description: \"", "description: \"Changed. ", 1);
+    assert_ne!(edited, original);
+    std::fs::write(&changed_rules, edited).unwrap();
+    let next = run(
+        &[
+            "manifest",
+            changed_rules.to_str().unwrap(),
+            "--server",
+            SERVER,
+            "--sign",
+            &pem,
+            "--previous",
+            previous.to_str().unwrap(),
+        ],
+        &epoch,
+    );
+    assert!(next.status.success(), "{}", text(&next.stderr));
+    let next: Value = serde_json::from_slice(&next.stdout).unwrap();
+    let versions: Vec<&str> = next["manifest"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        versions.iter().filter(|v| **v == "2").count(),
+        1,
+        "{versions:?}"
+    );
+    assert_eq!(
+        versions.iter().filter(|v| **v == "1").count(),
+        13,
+        "{versions:?}"
+    );
+}
+
+#[test]
+fn bad_manifest_requests_are_refused_clearly() {
+    let dir = common::scratch("manifest", "refused");
+    let pem = key(&dir);
+    let not_manifest = dir.join("not.json");
+    std::fs::write(&not_manifest, r#"{"tools": []}"#).unwrap();
+    let not_json = dir.join("garbage.json");
+    std::fs::write(&not_json, "{").unwrap();
+    let cases: [(Vec<&str>, &str); 6] = [
+        (vec!["--expires", "10x"], "not a duration"),
+        (vec!["--expires", "0d"], "expired at once"),
+        (
+            vec!["--previous", not_manifest.to_str().unwrap()],
+            "not a signed capability manifest",
+        ),
+        (
+            vec!["--previous", not_json.to_str().unwrap()],
+            "is not JSON",
+        ),
+        (vec!["--sign", "no/such/key.pem"], "no/such/key.pem"),
+        (vec!["--server"], "a value is required"),
+    ];
+    for (extra, said) in cases {
+        let mut args = vec!["manifest", RULES, "--server", SERVER];
+        if extra[0] != "--sign" {
+            args.extend(["--sign", pem.as_str()]);
+        }
+        args.extend(extra.iter().copied());
+        let out = run(&args, &[]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(said), "{extra:?}: {err}");
+    }
+    // Rules of several servers: the manifest is one server's.
+    let out = run(
+        &["manifest", "rules/", "--server", SERVER, "--sign", &pem],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
