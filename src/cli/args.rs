@@ -158,6 +158,23 @@ pub(crate) enum Command {
         #[arg(long)]
         marked: bool,
     },
+    /// Verify a SEP-3140 signed capability manifest: its signature by
+    /// `kid` with the keys given, its audience, its validity window, and
+    /// (with `--declarations`) every listed tool's `contentHash`.
+    VerifyManifest {
+        /// The manifest document (`{manifest, signature}`).
+        manifest: PathBuf,
+        /// The publisher's keys: a JWK or a JWKS file; repeat for several.
+        #[arg(long, value_name = "JWKS", required = true)]
+        jwks: Vec<PathBuf>,
+        /// The server's canonical URI the manifest must be for.
+        #[arg(long, value_name = "URI")]
+        server: String,
+        /// The tools as the server lists them (a `tools/list` result, or a
+        /// JSON-RPC response holding one), checked against the manifest.
+        #[arg(long, value_name = "FILE")]
+        declarations: Option<PathBuf>,
+    },
     /// Verify a signature document: its fingerprint, and a publisher's
     /// signature from one of the keys given.
     Verify {

@@ -4,11 +4,13 @@
 use std::path::PathBuf;
 
 use mcp_resolve::emit::signature::signature_document;
-use mcp_resolve_host::declarations::{Form, Labelling, Manifest, declare_tools};
+use mcp_resolve_host::declarations::{
+    Form, Labelling, Manifest, declare_tools, verify as verify_manifest,
+};
 use mcp_resolve_runtime::Dialect;
 use serde_json::{Value, json};
 
-use super::keys::private_keys;
+use super::keys::{private_keys, public_keys};
 use super::{FAILURE, OK, USAGE, read_json, with_server, write_output};
 
 /// The command line's choices.
@@ -83,4 +85,61 @@ fn pretty(value: &Value) -> String {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
     text.push('\n');
     text
+}
+
+/// `verify-manifest`: exit 0 when the manifest verifies (and every listed
+/// tool matches it), 1 when it does not, 2 for files that cannot be read.
+pub(crate) fn verify(
+    path: &std::path::Path,
+    jwks: &[PathBuf],
+    server: &str,
+    declarations: Option<&std::path::Path>,
+) -> u8 {
+    let paths: Vec<&std::path::Path> = jwks.iter().map(PathBuf::as_path).collect();
+    let keys = match public_keys(&paths) {
+        Ok(keys) => keys,
+        Err(code) => return code,
+    };
+    let document = match read_json(path) {
+        Ok(document) => document,
+        Err(code) => return code,
+    };
+    let tools = match declarations.map(read_json) {
+        Some(Err(code)) => return code,
+        Some(Ok(listed)) => match mcp_resolve::import::tools_of(&listed) {
+            Ok(tools) => Some(tools.to_vec()),
+            Err(e) => {
+                eprintln!("error: {}: {e}", declarations.unwrap_or(path).display());
+                return USAGE;
+            }
+        },
+        None => None,
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let manifest = match verify_manifest(&document, &keys, server, now) {
+        Ok(manifest) => manifest,
+        Err(e) => {
+            eprintln!("error: {}: {e}", path.display());
+            return FAILURE;
+        }
+    };
+    if let Some(tools) = tools {
+        let mismatches = manifest.check_tools(&tools);
+        for mismatch in &mismatches {
+            eprintln!("error: tool `{}`: {}", mismatch.name, mismatch.why);
+        }
+        if !mismatches.is_empty() {
+            return FAILURE;
+        }
+    }
+    println!(
+        "{}: {} tools, for {}, valid until {}",
+        path.display(),
+        manifest.tools.len(),
+        manifest.server,
+        manifest.expires_at
+    );
+    OK
 }

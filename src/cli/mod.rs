@@ -157,6 +157,12 @@ fn run(command: Command) -> u8 {
             dialect,
             marked,
         }),
+        Command::VerifyManifest {
+            manifest,
+            jwks,
+            server,
+            declarations,
+        } => manifest::verify(&manifest, &jwks, &server, declarations.as_deref()),
         Command::Verify {
             document,
             jws,
