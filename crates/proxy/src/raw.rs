@@ -6,8 +6,8 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
-use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 /// An object's members as written: each key and its raw value, in order; a
@@ -254,21 +254,6 @@ pub(crate) fn splice_all(text: &str, parts: &[(&str, String)]) -> Option<String>
     Some(out)
 }
 
-/// Writes an object from members whose values are JSON text.
-pub(crate) fn object<K: AsRef<str> + Serialize, V: AsRef<str>>(members: &[(K, V)]) -> String {
-    let mut out = String::from("{");
-    for (i, (key, value)) in members.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(&serde_json::to_string(key).unwrap_or_default());
-        out.push(':');
-        out.push_str(value.as_ref());
-    }
-    out.push('}');
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,9 +304,5 @@ mod tests {
                 .is_some()
         );
         assert_eq!(splice_all(result, &[]).unwrap(), result);
-        assert_eq!(
-            object(&[("k\"", "1"), ("v", r#"{"a":[]}"#)]),
-            r#"{"k\"":1,"v":{"a":[]}}"#
-        );
     }
 }

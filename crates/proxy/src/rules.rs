@@ -15,7 +15,7 @@ use mcp_resolve::emit::signature::signature;
 use mcp_resolve::ir::Server;
 use mcp_resolve::resolve::ResolverError;
 
-use crate::raw::{self, Members};
+use crate::raw::Members;
 
 pub use mcp_resolve_runtime::protocol::SIGNATURE_METHOD;
 
@@ -222,24 +222,38 @@ impl ProxyRules {
     /// as written; `None` when the rules do not describe it.
     #[cfg(test)]
     pub(crate) fn annotate_text(&self, tool: &str, marked: bool) -> Option<String> {
-        self.annotate_members(&Members::of(tool)?, marked)
+        let edits = self.annotate_members(tool, &Members::of(tool)?, marked)?;
+        crate::raw::splice_all(tool, &edits)
     }
 
-    /// [`ProxyRules::annotate_text`] of a tool whose members are read.
-    pub(crate) fn annotate_members(&self, members: &Members<'_>, marked: bool) -> Option<String> {
+    /// [`ProxyRules::annotate_text`] as edits of the tool's text (`tool`,
+    /// whose members are `members`): each a slice of `tool` and what
+    /// replaces it — a member's value, or an empty slice before the closing
+    /// brace where a member is added — in the order they stand. Every byte
+    /// not edited stays as the server wrote it.
+    pub(crate) fn annotate_members<'t>(
+        &self,
+        tool: &'t str,
+        members: &Members<'t>,
+        marked: bool,
+    ) -> Option<Vec<(&'t str, String)>> {
         let name: Cow<'_, str> = serde_json::from_str(members.get("name")?.get()).ok()?;
         let entry = self.entries.get(name.as_ref())?;
-        let mut out: Vec<(Cow<'_, str>, Cow<'_, str>)> = members
-            .0
-            .iter()
-            .map(|(k, v)| (k.clone(), Cow::Borrowed(v.get())))
-            .collect();
+        let end = tool.len().checked_sub(1)?;
+        if tool.as_bytes().get(end) != Some(&b'}') {
+            return None;
+        }
+        let mut edits = Edits {
+            members,
+            close: tool.get(end..end)?,
+            edits: Vec::new(),
+        };
         if let Some(Value::Object(annotations)) = entry.get("annotations") {
-            let mut listed = object_member(&out, "annotations");
+            let mut listed = edits.object("annotations");
             for (hint, value) in annotations {
                 listed.insert(hint.clone(), value.clone());
             }
-            set_member(&mut out, "annotations", Value::Object(listed).to_string());
+            edits.set("annotations", Value::Object(listed).to_string());
         }
         if marked {
             for (key, value) in entry {
@@ -248,18 +262,21 @@ impl ProxyRules {
                     | "annotations" | "icons" => {}
                     "_meta" => {
                         if let Value::Object(meta) = value {
-                            let mut listed = object_member(&out, "_meta");
+                            let mut listed = edits.object("_meta");
                             for (k, v) in meta {
                                 listed.insert(k.clone(), v.clone());
                             }
-                            set_member(&mut out, "_meta", Value::Object(listed).to_string());
+                            edits.set("_meta", Value::Object(listed).to_string());
                         }
                     }
-                    _ => set_member(&mut out, key, value.to_string()),
+                    _ => edits.set(key, value.to_string()),
                 }
             }
         }
-        Some(raw::object(&out))
+        let mut edits = edits.edits;
+        // In text order; members added, at one place, in the order set.
+        edits.sort_by_key(|(part, _)| part.as_ptr() as usize);
+        Some(edits)
     }
 
     /// One listed tool: the rules' annotations over the server's (hints the
@@ -385,26 +402,37 @@ fn object_at<'m>(map: &'m mut Map<String, Value>, key: &str) -> Option<&'m mut M
         .as_object_mut()
 }
 
-/// The object member `key` of `members` (JSON text), parsed; an empty
-/// object when absent or not an object (as [`object_at`] makes it).
-fn object_member(members: &[(Cow<'_, str>, Cow<'_, str>)], key: &str) -> Map<String, Value> {
-    members
-        .iter()
-        .find(|(k, _)| k == key)
-        .and_then(|(_, v)| serde_json::from_str::<Value>(v).ok())
-        .and_then(|v| match v {
-            Value::Object(map) => Some(map),
-            _ => None,
-        })
-        .unwrap_or_default()
+/// Edits of one tool's text (see [`ProxyRules::annotate_members`]).
+struct Edits<'t, 'm> {
+    members: &'m Members<'t>,
+    /// Where members are added: an empty slice before the closing brace.
+    close: &'t str,
+    edits: Vec<(&'t str, String)>,
 }
 
-/// Sets member `key` to the JSON text `value`: in its place when present,
-/// last otherwise (as inserting into a parsed object does).
-fn set_member<'m>(members: &mut Vec<(Cow<'m, str>, Cow<'m, str>)>, key: &str, value: String) {
-    match members.iter_mut().find(|(k, _)| k == key) {
-        Some(member) => member.1 = Cow::Owned(value),
-        None => members.push((Cow::Owned(key.to_string()), Cow::Owned(value))),
+impl<'t> Edits<'t, '_> {
+    /// Member `key` as an object (empty when missing or not an object).
+    fn object(&self, key: &str) -> Map<String, Value> {
+        match self
+            .members
+            .get(key)
+            .and_then(|v| serde_json::from_str::<Value>(v.get()).ok())
+        {
+            Some(Value::Object(map)) => map,
+            _ => Map::new(),
+        }
+    }
+
+    /// Sets member `key` to the JSON text `value`: in its place when
+    /// present, last otherwise (as inserting into a parsed object does).
+    fn set(&mut self, key: &str, value: String) {
+        match self.members.get(key) {
+            Some(raw) => self.edits.push((raw.get(), value)),
+            None => {
+                let key = serde_json::to_string(key).unwrap_or_default();
+                self.edits.push((self.close, format!(",{key}:{value}")));
+            }
+        }
     }
 }
 

@@ -226,8 +226,8 @@ impl Session<'_> {
                 continue;
             };
             remember_listed(&mut self.listed, &members);
-            if let Some(new) = self.rules.annotate_members(&members, marked) {
-                annotated.push((tool, new));
+            if let Some(edits) = self.rules.annotate_members(tool, &members, marked) {
+                annotated.extend(edits);
             } else if let Some(unmarked) = self.unmarked(tool) {
                 annotated.push((tool, unmarked));
             }
