@@ -124,40 +124,7 @@ pub(crate) enum Command {
     /// (`{manifest, signature}`, what `declarations/manifest` answers) and,
     /// with `--declarations`, the tools as the server must list them (each
     /// with `trust`, `version` and `contentHash`).
-    Manifest {
-        /// Rules files, or directories of them (one server).
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// The server's canonical URI (RFC 8707): the manifest's audience.
-        #[arg(long, value_name = "URI")]
-        server: String,
-        /// The publisher document's URL.
-        #[arg(long, value_name = "URL")]
-        publisher: Option<String>,
-        /// The manifest written last time: a tool keeps its version while
-        /// it is unchanged, and gets the next one when it changed.
-        #[arg(long, value_name = "FILE")]
-        previous: Option<PathBuf>,
-        /// How long the manifest is valid: a number and `s`, `m`, `h` or `d`.
-        #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_duration)]
-        expires: u64,
-        /// The private key that signs (PKCS#8 PEM, from `keygen`).
-        #[arg(long, value_name = "KEY.pem")]
-        sign: PathBuf,
-        /// Write the manifest to this file instead of standard output.
-        #[arg(short, long)]
-        output: Option<PathBuf>,
-        /// Write the declarations (a `tools/list` result) to this file.
-        #[arg(long, value_name = "FILE")]
-        declarations: Option<PathBuf>,
-        /// The dialect whose `tools/list` form the declarations take.
-        #[arg(long, default_value = "extension", value_parser = parse_dialect)]
-        dialect: Dialect,
-        /// The form listed to a host that declares the tool-resolution
-        /// extension: resolvable markers, each variant's labels with them.
-        #[arg(long)]
-        marked: bool,
-    },
+    Manifest(ManifestArgs),
     /// Verify a SEP-3140 signed capability manifest: its signature by
     /// `kid` with the keys given, its audience, its validity window, and
     /// (with `--declarations`) every listed tool's `contentHash`.
@@ -513,6 +480,43 @@ pub(crate) enum SyntaxArg {
 pub(crate) fn parse_dialect(s: &str) -> Result<Dialect, String> {
     s.parse()
         .map_err(|e: mcp_resolve_runtime::UnknownDialect| e.to_string())
+}
+
+/// `manifest`'s arguments.
+#[derive(clap::Args)]
+pub(crate) struct ManifestArgs {
+    /// Rules files, or directories of them (one server).
+    #[arg(required = true)]
+    pub(crate) paths: Vec<PathBuf>,
+    /// The server's canonical URI (RFC 8707): the manifest's audience.
+    #[arg(long, value_name = "URI")]
+    pub(crate) server: String,
+    /// The publisher document's URL.
+    #[arg(long, value_name = "URL")]
+    pub(crate) publisher: Option<String>,
+    /// The manifest written last time: a tool keeps its version while
+    /// it is unchanged, and gets the next one when it changed.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) previous: Option<PathBuf>,
+    /// How long the manifest is valid: a number and `s`, `m`, `h` or `d`.
+    #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_duration)]
+    pub(crate) expires: u64,
+    /// The private key that signs (PKCS#8 PEM, from `keygen`).
+    #[arg(long, value_name = "KEY.pem")]
+    pub(crate) sign: PathBuf,
+    /// Write the manifest to this file instead of standard output.
+    #[arg(short, long)]
+    pub(crate) output: Option<PathBuf>,
+    /// Write the declarations (a `tools/list` result) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) declarations: Option<PathBuf>,
+    /// The dialect whose `tools/list` form the declarations take.
+    #[arg(long, default_value = "extension", value_parser = parse_dialect)]
+    pub(crate) dialect: Dialect,
+    /// The form listed to a host that declares the tool-resolution
+    /// extension: resolvable markers, each variant's labels with them.
+    #[arg(long)]
+    pub(crate) marked: bool,
 }
 
 /// A duration: a whole number and `s`, `m`, `h` or `d`; in seconds.

@@ -7,25 +7,12 @@ use mcp_resolve::emit::signature::signature_document;
 use mcp_resolve_host::declarations::{
     Form, Labelling, Manifest, declare_tools, verify as verify_manifest,
 };
-use mcp_resolve_runtime::Dialect;
 use serde_json::{Value, json};
 
 use super::keys::{private_keys, public_keys};
 use super::{FAILURE, OK, USAGE, read_json, with_server, write_output};
 
-/// The command line's choices.
-pub(crate) struct Args {
-    pub(crate) paths: Vec<PathBuf>,
-    pub(crate) server: String,
-    pub(crate) publisher: Option<String>,
-    pub(crate) previous: Option<PathBuf>,
-    pub(crate) expires: u64,
-    pub(crate) sign: PathBuf,
-    pub(crate) output: Option<PathBuf>,
-    pub(crate) declarations: Option<PathBuf>,
-    pub(crate) dialect: Dialect,
-    pub(crate) marked: bool,
-}
+use super::args::ManifestArgs as Args;
 
 pub(crate) fn run(args: &Args) -> u8 {
     let key = match private_keys(std::slice::from_ref(&args.sign)) {

@@ -100,23 +100,24 @@ impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
     }
 }
 
-/// The items of the `tools` member of a JSON object (a `tools/list`
-/// result) as written, read in one pass over the object.
-pub(crate) fn tools_of(result: &str) -> Option<Vec<&RawValue>> {
-    struct Tools<'a>(Option<Vec<&'a RawValue>>);
-    impl<'de: 'a, 'a> Deserialize<'de> for Tools<'a> {
+/// The `tools` member of a JSON object (a `tools/list` result) read as
+/// `T`, in one pass over the object; `None` when it is missing, `null`, or
+/// not a `T`.
+fn tools_member<'a, T: Deserialize<'a>>(result: &'a str) -> Option<T> {
+    struct Tools<T>(Option<T>);
+    impl<'de, T: Deserialize<'de>> Deserialize<'de> for Tools<T> {
         fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            struct Object<'a>(std::marker::PhantomData<&'a ()>);
-            impl<'de: 'a, 'a> Visitor<'de> for Object<'a> {
-                type Value = Tools<'a>;
+            struct Object<T>(std::marker::PhantomData<T>);
+            impl<'de, T: Deserialize<'de>> Visitor<'de> for Object<T> {
+                type Value = Tools<T>;
                 fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                     f.write_str("an object")
                 }
-                fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Tools<'a>, M::Error> {
+                fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Tools<T>, M::Error> {
                     let mut tools = None;
                     while let Some(key) = map.next_key::<Key<'de>>()? {
                         if key.0 == "tools" {
-                            tools = map.next_value::<Option<RawItems<'de>>>()?.map(|i| i.0);
+                            tools = map.next_value::<Option<T>>()?;
                         } else {
                             map.next_value::<serde::de::IgnoredAny>()?;
                         }
@@ -127,7 +128,13 @@ pub(crate) fn tools_of(result: &str) -> Option<Vec<&RawValue>> {
             deserializer.deserialize_map(Object(std::marker::PhantomData))
         }
     }
-    serde_json::from_str::<Tools<'_>>(result).ok()?.0
+    serde_json::from_str::<Tools<T>>(result).ok()?.0
+}
+
+/// The items of the `tools` member of a JSON object (a `tools/list`
+/// result) as written, read in one pass over the object.
+pub(crate) fn tools_of(result: &str) -> Option<Vec<&RawValue>> {
+    tools_member::<RawItems<'_>>(result).map(|items| items.0)
 }
 
 /// The items of the `tools` member of a JSON object (a `tools/list`
@@ -153,31 +160,7 @@ pub(crate) fn listed_tools(result: &str) -> Option<Vec<(&str, Option<Members<'_>
 /// not an object, or is one whose text cannot be found that way (an empty
 /// object, a first key with escapes).
 fn tools_in_one_pass(result: &str) -> Option<Vec<(&str, Option<Members<'_>>)>> {
-    struct Tools<'a>(Option<Vec<Members<'a>>>);
-    impl<'de: 'a, 'a> Deserialize<'de> for Tools<'a> {
-        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            struct Object<'a>(std::marker::PhantomData<&'a ()>);
-            impl<'de: 'a, 'a> Visitor<'de> for Object<'a> {
-                type Value = Tools<'a>;
-                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                    f.write_str("an object")
-                }
-                fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Tools<'a>, M::Error> {
-                    let mut tools = None;
-                    while let Some(key) = map.next_key::<Key<'de>>()? {
-                        if key.0 == "tools" {
-                            tools = map.next_value::<Option<Vec<Members<'de>>>>()?;
-                        } else {
-                            map.next_value::<serde::de::IgnoredAny>()?;
-                        }
-                    }
-                    Ok(Tools(tools))
-                }
-            }
-            deserializer.deserialize_map(Object(std::marker::PhantomData))
-        }
-    }
-    let tools = serde_json::from_str::<Tools<'_>>(result).ok()?.0?;
+    let tools = tools_member::<Vec<Members<'_>>>(result)?;
     tools
         .into_iter()
         .map(|members| Some((object_text(result, &members)?, Some(members))))
