@@ -219,6 +219,17 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawItems<'a> {
     }
 }
 
+/// A member's raw value parsed as an object; `None` when it is missing or
+/// not an object.
+pub(crate) fn object_of(
+    value: Option<&RawValue>,
+) -> Option<serde_json::Map<String, serde_json::Value>> {
+    match serde_json::from_str(value?.get()) {
+        Ok(serde_json::Value::Object(map)) => Some(map),
+        _ => None,
+    }
+}
+
 /// `text` with each `(part, with)` replaced, every part a slice of `text`
 /// itself, in the order they are written; `None` when one is not.
 pub(crate) fn splice_all(text: &str, parts: &[(&str, String)]) -> Option<String> {

@@ -222,12 +222,15 @@ impl ProxyRules {
     /// as written; `None` when the rules do not describe it.
     #[cfg(test)]
     pub(crate) fn annotate_text(&self, tool: &str, marked: bool) -> Option<String> {
-        let edits = self.annotate_members(tool, &Members::of(tool)?, marked)?;
+        let members = Members::of(tool)?;
+        let listed = crate::raw::object_of(members.get("annotations"));
+        let edits = self.annotate_members(tool, &members, listed, marked)?;
         crate::raw::splice_all(tool, &edits)
     }
 
     /// [`ProxyRules::annotate_text`] as edits of the tool's text (`tool`,
-    /// whose members are `members`): each a slice of `tool` and what
+    /// whose members are `members`, its `annotations` parsed as `listed`
+    /// when they are an object): each a slice of `tool` and what
     /// replaces it — a member's value, or an empty slice before the closing
     /// brace where a member is added — in the order they stand. Every byte
     /// not edited stays as the server wrote it.
@@ -235,6 +238,7 @@ impl ProxyRules {
         &self,
         tool: &'t str,
         members: &Members<'t>,
+        listed: Option<Map<String, Value>>,
         marked: bool,
     ) -> Option<Vec<(&'t str, String)>> {
         let name: Cow<'_, str> = serde_json::from_str(members.get("name")?.get()).ok()?;
@@ -249,7 +253,7 @@ impl ProxyRules {
             edits: Vec::new(),
         };
         if let Some(Value::Object(annotations)) = entry.get("annotations") {
-            let mut listed = edits.object("annotations");
+            let mut listed = listed.unwrap_or_default();
             for (hint, value) in annotations {
                 listed.insert(hint.clone(), value.clone());
             }

@@ -184,8 +184,10 @@ impl Annotations {
             .collect()
     }
 
-    /// Reads a `ToolAnnotations` object (see the type's documentation).
-    fn from_map(map: &Map<String, Value>) -> Result<Annotations, String> {
+    /// Reads a `ToolAnnotations` object (see the type's documentation), as
+    /// deserializing one does: for a reader that has the object parsed
+    /// already.
+    pub fn from_map(map: &Map<String, Value>) -> Result<Annotations, String> {
         let mut out = Annotations::defaults();
         let mut extra = Vec::new();
         for (hint, value) in map {

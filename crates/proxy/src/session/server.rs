@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use mcp_resolve_runtime::Annotations;
 
@@ -225,8 +225,10 @@ impl Session<'_> {
             let Some(members) = members else {
                 continue;
             };
-            remember_listed(&mut self.listed, &members);
-            if let Some(edits) = self.rules.annotate_members(tool, &members, marked) {
+            // The listed annotations, parsed once for both uses.
+            let listed = raw::object_of(members.get("annotations"));
+            remember_listed(&mut self.listed, &members, listed.as_ref());
+            if let Some(edits) = self.rules.annotate_members(tool, &members, listed, marked) {
                 annotated.extend(edits);
             } else if let Some(unmarked) = self.unmarked(tool) {
                 annotated.push((tool, unmarked));
@@ -323,17 +325,21 @@ fn remember_listing(listed: &mut HashMap<String, Annotations>, result: &Value) {
     }
 }
 
-/// [`remember_listing`] of one tool as written (its members read).
-fn remember_listed(listed: &mut HashMap<String, Annotations>, tool: &Members<'_>) {
+/// [`remember_listing`] of one tool as written (its members read; its
+/// annotations parsed, when they are an object).
+fn remember_listed(
+    listed: &mut HashMap<String, Annotations>,
+    tool: &Members<'_>,
+    annotations: Option<&Map<String, Value>>,
+) {
     let Some(name) = tool
         .get("name")
         .and_then(|n| serde_json::from_str::<Cow<'_, str>>(n.get()).ok())
     else {
         return;
     };
-    let annotations = tool
-        .get("annotations")
-        .and_then(|a| serde_json::from_str(a.get()).ok())
+    let annotations = annotations
+        .and_then(|a| Annotations::from_map(a).ok())
         .unwrap_or_else(Annotations::defaults);
     listed.insert(name.into_owned(), annotations);
 }
