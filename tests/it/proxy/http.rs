@@ -71,9 +71,13 @@ fn the_conformance_suite_passes_over_http_through_the_listening_proxy() {
     );
     // Requests that name no session (2026-07-28) and `initialize` sessions,
     // each with a server of its own, ended by the suite's DELETE.
-    suite(&python, &[], &["--http", &proxy.url]);
-    suite(&python, &["--legacy"], &["--http", &proxy.url]);
+    let url = proxy.url.clone();
+    let failed = suite_result(&python, &[], &["--http", &url])
+        .and_then(|()| suite_result(&python, &["--legacy"], &["--http", &url]));
     let (status, stderr) = proxy.stop();
+    if let Err(failed) = failed {
+        panic!("{failed}\nthe proxy's stderr:\n{}", stderr.join("\n"));
+    }
     assert_eq!(status, 0, "{stderr:?}");
     assert!(
         stderr

@@ -451,6 +451,14 @@ fn fixture(name: &str) -> String {
 /// Runs the conformance suite (`tests/conformance/suite.py`) with
 /// `target` (`--stdio -- COMMAND…` or `--http URL`); every case must pass.
 fn suite(python: &str, mode: &[&str], target: &[&str]) {
+    if let Err(failed) = suite_result(python, mode, target) {
+        panic!("{failed}");
+    }
+}
+
+/// [`suite`], its failure as a message (for a caller that adds what it
+/// knows, such as a listening proxy's stderr).
+fn suite_result(python: &str, mode: &[&str], target: &[&str]) -> Result<(), String> {
     let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/suite.py");
     let output = std::process::Command::new(python)
         .arg(suite)
@@ -460,11 +468,13 @@ fn suite(python: &str, mode: &[&str], target: &[&str]) {
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     println!("{stdout}");
-    assert!(
-        output.status.success() && stdout.contains("12 of 12 cases passed"),
+    if output.status.success() && stdout.contains("12 of 12 cases passed") {
+        return Ok(());
+    }
+    Err(format!(
         "the conformance suite failed through the proxy ({mode:?}, {target:?}):\n{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
-    );
+    ))
 }
 
 /// A copy of fixture `name` where Node finds the TypeScript SDK
