@@ -168,6 +168,29 @@ pub struct Listening {
     pub stderr: mpsc::Receiver<String>,
 }
 
+impl Drop for Listening {
+    /// A proxy a failing test did not stop is stopped here, as `stop` does
+    /// (`SIGTERM`, so it stops its servers), then killed: it never outlives
+    /// the test.
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_some() {
+            return;
+        }
+        if let Some(pid) = rustix::process::Pid::from_raw(self.child.id() as i32) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_secs(20) {
+            if self.child.try_wait().ok().flatten().is_some() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 impl Listening {
     /// `mcp-resolve proxy ARGS --no-probe --listen 127.0.0.1:0 [-- SERVER]`.
     pub fn start(args: &[&str], server: &[&str]) -> Listening {

@@ -317,10 +317,15 @@ impl Hub {
             .lock()
             .map(|mut r| r.drain(..).collect())
             .unwrap_or_default();
-        for task in relays {
-            // The relay closes its server within its grace periods.
-            let _ = tokio::time::timeout(crate::link::GRACE * 3, task).await;
-        }
+        // Each relay closes its server within its grace periods; they are
+        // waited for together, so shutdown takes one such wait, not one per
+        // session. A server still there after it is killed with its process
+        // group when the proxy exits.
+        let _ = tokio::time::timeout(
+            crate::link::GRACE * 3,
+            futures_util::future::join_all(relays),
+        )
+        .await;
     }
 }
 
