@@ -4,9 +4,7 @@
 use std::path::PathBuf;
 
 use mcp_resolve::emit::signature::signature_document;
-use mcp_resolve_host::declarations::{
-    Form, Labelling, Manifest, declare_tools, verify as verify_manifest,
-};
+use mcp_resolve_host::declarations::{Form, Manifest, declare_tools, verify as verify_manifest};
 use serde_json::{Value, json};
 
 use super::keys::{private_keys, public_keys};
@@ -33,10 +31,7 @@ pub(crate) fn run(args: &Args) -> u8 {
             dialect: args.dialect,
             marked: args.marked,
         };
-        // The rules do not label beyond MCP's hints yet: the most
-        // restrictive sensitivity and reversibility.
-        let labels = |_: &str| Labelling::default();
-        let tools = match declare_tools(&doc, form, &labels, previous.as_ref(), &mut manifest) {
+        let tools = match declare_tools(&doc, form, previous.as_ref(), &mut manifest) {
             Ok(tools) => tools,
             Err(e) => {
                 eprintln!("error: {e}");

@@ -78,6 +78,12 @@ pub struct SignatureTool {
     /// condition); `None` for a tool that is not resolvable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved_variants: Option<Vec<VariantEntry>>,
+    /// The SEP-3140 labels the rules give beyond what the hints say
+    /// (`dataSensitivity`, `reversible`, `egress`), when they give any:
+    /// not part of the tool as listed, read when its declaration is made
+    /// ([`crate::declarations`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<Map<String, Value>>,
     /// Every other member of the tool object, verbatim.
     #[serde(flatten)]
     pub other: Map<String, Value>,

@@ -75,6 +75,41 @@ struct Tool {
     /// Metadata, listed verbatim.
     #[serde(rename = "_meta")]
     meta: Option<serde_json::Map<String, Value>>,
+    /// SEP-3140 trust labels no hint carries, for the tool's signed
+    /// declaration (`mcp-resolve manifest`, the proxy's `--sign-key`).
+    trust: Option<TrustLabels>,
+}
+
+/// The SEP-3140 labels a tool's hints do not give (`effect`, `idempotent`
+/// and the rest of `egress` come from its annotations). An absent label is
+/// the most restrictive.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct TrustLabels {
+    /// How sensitive the data it handles is.
+    data_sensitivity: Option<DataSensitivity>,
+    /// Whether its effect can be undone.
+    reversible: Option<bool>,
+    /// Where data goes when it reaches the world (`openWorldHint`).
+    egress: Option<Egress>,
+}
+
+/// `trust.dataSensitivity`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum DataSensitivity {
+    Public,
+    Internal,
+    Confidential,
+    Secret,
+}
+
+/// `trust.egress`: the operator's own network, or anywhere.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Egress {
+    Internal,
+    External,
 }
 
 /// A tool's static annotations: boolean hints, and a display `title`.

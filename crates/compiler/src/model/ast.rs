@@ -98,6 +98,9 @@ pub struct ToolDecl {
     pub execution: Option<Spanned<serde_json::Value>>,
     /// `_meta:`, verbatim.
     pub meta: Option<Spanned<serde_json::Value>>,
+    /// `trust:`: the SEP-3140 labels no hint carries (`dataSensitivity`,
+    /// `reversible`, `egress: internal`), checked, verbatim.
+    pub trust: Option<Spanned<serde_json::Value>>,
     /// Static `requiredScopes:`; `None` when omitted.
     pub required_scopes: Option<Vec<Spanned<String>>>,
     /// `variants:`; `None` for a plain static tool.

@@ -72,6 +72,8 @@ pub struct Tool {
     /// The other members of MCP's `Tool` a rules file carries verbatim
     /// (`icons`, `execution`, `_meta`), by wire name.
     pub members: Map<String, Value>,
+    /// `trust`: the SEP-3140 labels the rules give beyond the hints.
+    pub trust: Option<Map<String, Value>>,
     /// The static hints as written (`None`: derived).
     pub written_annotations: Option<Vec<Setting>>,
     /// The static scopes (written, or the union of the variants').
@@ -101,6 +103,7 @@ impl Tool {
             },
             required_scopes: self.required_scopes.clone(),
             resolved_variants: self.resolvable.then(Vec::new),
+            trust: self.trust.clone(),
             other: self.members.clone(),
         }
     }

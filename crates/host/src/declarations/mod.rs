@@ -44,7 +44,7 @@ use mcp_resolve_runtime::{Dialect, EXTENSION_ID};
 
 use crate::jcs;
 use crate::jws::{JwsError, PrivateKey, PublicKey, verify_detached};
-use crate::signature::SignatureDocument;
+use crate::signature::{SignatureDocument, SignatureTool};
 
 /// The member of a declaration that carries its hash.
 pub const CONTENT_HASH: &str = "contentHash";
@@ -389,7 +389,7 @@ impl Manifest {
 
 /// What a tool's labels take from beyond MCP's hints (the default: nothing,
 /// the most restrictive values).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Labelling {
     /// Its open world is the operator's own: `egress: internal`.
     pub internal: bool,
@@ -397,6 +397,32 @@ pub struct Labelling {
     pub sensitivity: Option<DataSensitivity>,
     /// Whether its effect can be undone.
     pub reversible: Option<bool>,
+}
+
+impl Labelling {
+    /// What a tool's rules say (its signature's `trust`: `dataSensitivity`,
+    /// `reversible`, `egress`); a value outside the vocabularies is left
+    /// out, so it reads as the most restrictive.
+    pub fn of(tool: &SignatureTool) -> Labelling {
+        let Some(trust) = &tool.trust else {
+            return Labelling::default();
+        };
+        Labelling {
+            internal: trust.get("egress").and_then(Value::as_str) == Some("internal"),
+            sensitivity: trust
+                .get("dataSensitivity")
+                .and_then(|v| serde_json::from_value(v.clone()).ok()),
+            reversible: trust.get("reversible").and_then(Value::as_bool),
+        }
+    }
+
+    /// The labels of a tool (or variant) with `annotations` (a map of
+    /// hints; MCP's defaults for missing ones).
+    pub fn trust(&self, annotations: &Value) -> Trust {
+        let empty = Map::new();
+        let hints = annotations.as_object().unwrap_or(&empty);
+        Trust::from_annotations(hints, self.internal, self.sensitivity, self.reversible)
+    }
 }
 
 /// How declarations are listed: the tool-resolution dialect's `tools/list`
@@ -412,8 +438,8 @@ pub struct Form {
 
 /// The SEP-3140 declarations of `doc`'s tools in `form`, each listed in
 /// `manifest`: a tool's `tools/list` entry with `trust` (from its static,
-/// worst-case annotations, [`Trust::from_annotations`], with what `labels`
-/// says of the tool beyond them),
+/// worst-case annotations, [`Trust::from_annotations`], with what its rules
+/// say beyond them, [`Labelling::of`]),
 /// then `version`, then `contentHash`. Marked, a resolvable tool also
 /// carries each variant's labels under the extension's `_meta`
 /// (`variants: [{name, trust}]`), covered by the hash as the rest is.
@@ -424,7 +450,6 @@ pub struct Form {
 pub fn declare_tools(
     doc: &SignatureDocument,
     form: Form,
-    labels: &dyn Fn(&str) -> Labelling,
     previous: Option<&Manifest>,
     manifest: &mut Manifest,
 ) -> Result<Vec<Value>, ManifestError> {
@@ -436,34 +461,61 @@ pub fn declare_tools(
         if !form.marked {
             entry = Dialect::unmark(&entry);
         }
-        let Labelling {
-            internal,
-            sensitivity,
-            reversible,
-        } = labels(&tool.name);
-        let trust = |annotations: &Value| {
-            let empty = Map::new();
-            let hints = annotations.as_object().unwrap_or(&empty);
-            Trust::from_annotations(hints, internal, sensitivity, reversible).to_value()
-        };
-        entry.insert("trust".into(), trust(&tool.annotations.core_json()));
-        if form.marked && tool.is_resolvable() {
-            let variants: Vec<Value> = tool
-                .variants()
-                .iter()
-                .map(|v| json!({"name": v.name, "trust": trust(&v.annotations.core_json())}))
-                .collect();
-            if let Some(Value::Object(meta)) = entry.get_mut("_meta")
-                && let Some(Value::Object(ours)) = meta.get_mut(EXTENSION_ID)
-            {
-                ours.insert("variants".into(), Value::Array(variants));
-            }
-        }
-        let version = version_of(&mut entry, &tool.name, previous)?;
-        entry.insert("version".into(), Value::String(version));
-        manifest.add_tool(&entry)?;
-        entry.insert(CONTENT_HASH.into(), Value::String(content_hash(&entry)));
+        label(&mut entry, tool, form.marked);
         declarations.push(Value::Object(entry));
+    }
+    seal(declarations, previous, manifest)
+}
+
+/// Adds a listed tool's `trust` labels to `entry` (its `tools/list`
+/// entry): from the static annotations `entry` lists and what `tool`'s
+/// rules say beyond them. Marked (`marked`, and the tool resolvable), each
+/// variant's labels also go under the extension's `_meta`
+/// (`variants: [{name, trust}]`).
+pub fn label(entry: &mut Map<String, Value>, tool: &SignatureTool, marked: bool) {
+    let labelling = Labelling::of(tool);
+    let listed = entry.get("annotations").cloned().unwrap_or(Value::Null);
+    entry.insert("trust".into(), labelling.trust(&listed).to_value());
+    if marked && tool.is_resolvable() {
+        let mut seen = BTreeSet::new();
+        let variants: Vec<Value> = tool
+            .variants()
+            .iter()
+            .filter(|v| seen.insert(v.name.as_str()))
+            .map(|v| {
+                let trust = labelling.trust(&v.annotations.core_json()).to_value();
+                json!({"name": v.name, "trust": trust})
+            })
+            .collect();
+        if let Some(Value::Object(meta)) = entry.get_mut("_meta")
+            && let Some(Value::Object(ours)) = meta.get_mut(EXTENSION_ID)
+        {
+            ours.insert("variants".into(), Value::Array(variants));
+        }
+    }
+}
+
+/// Gives each declaration (a tool with its `trust`) its `version` (against
+/// `previous`) and `contentHash`, and lists it in `manifest`.
+pub fn seal(
+    mut declarations: Vec<Value>,
+    previous: Option<&Manifest>,
+    manifest: &mut Manifest,
+) -> Result<Vec<Value>, ManifestError> {
+    for declaration in &mut declarations {
+        let Value::Object(entry) = declaration else {
+            continue;
+        };
+        let name = entry
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let version = version_of(entry, &name, previous)?;
+        entry.insert("version".into(), Value::String(version));
+        manifest.add_tool(entry)?;
+        let hash = content_hash(entry);
+        entry.insert(CONTENT_HASH.into(), Value::String(hash));
     }
     Ok(declarations)
 }

@@ -177,6 +177,10 @@ fn document(description: &str) -> SignatureDocument {
          "resolvedVariants": [{"name": "read",
             "when": {"argumentPatterns": {"action": {"const": "read"}}},
             "annotations": {"readOnlyHint": true, "destructiveHint": false,
+                            "idempotentHint": true, "openWorldHint": false}},
+           {"name": "read",
+            "when": {"argumentPatterns": {"action": {"enum": ["read"]}}},
+            "annotations": {"readOnlyHint": true, "destructiveHint": false,
                             "idempotentHint": true, "openWorldHint": false}}]},
         {"name": "fetch", "inputSchema": {"type": "object"},
          "annotations": {"readOnlyHint": true, "openWorldHint": true}}
@@ -195,10 +199,9 @@ fn declarations_carry_labels_versions_and_hashes() {
         dialect: Dialect::Extension,
         marked: true,
     };
-    let none = |_: &str| Labelling::default();
     let declare = |doc: &SignatureDocument, form: Form, previous: Option<&Manifest>| {
         let mut manifest = Manifest::new(server, 1_800_000_000, 60);
-        let tools = declare_tools(doc, form, &none, previous, &mut manifest).unwrap();
+        let tools = declare_tools(doc, form, previous, &mut manifest).unwrap();
         (tools, manifest)
     };
     let (tools, first) = declare(&document("Reads or deletes."), plain, None);
@@ -225,7 +228,7 @@ fn declarations_carry_labels_versions_and_hashes() {
     let mut odd = first.clone();
     odd.tools[0].version = "v1".into();
     let mut manifest = Manifest::new(server, 1_800_000_000, 60);
-    let refused = declare_tools(&document("x"), plain, &none, Some(&odd), &mut manifest);
+    let refused = declare_tools(&document("x"), plain, Some(&odd), &mut manifest);
     assert!(matches!(refused, Err(ManifestError::Malformed(_))));
     // Marked: each variant's labels under the extension's `_meta`.
     let (tools, manifest) = declare(&document("Reads or deletes."), marked, None);
@@ -235,4 +238,53 @@ fn declarations_carry_labels_versions_and_hashes() {
     assert_eq!(ours["variants"][0]["trust"]["effect"], "read-only");
     assert!(manifest.check_tools(&tools).is_empty());
     assert_ne!(manifest.tools[0].content_hash, first.tools[0].content_hash);
+}
+
+#[test]
+fn the_rules_trust_labels_narrow_what_the_hints_leave_most_restrictive() {
+    let mut doc = document("Reads or deletes.");
+    doc.tools[1].trust = Some(
+        json!({"dataSensitivity": "internal", "egress": "internal"})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    assert_eq!(Labelling::of(&doc.tools[0]), Labelling::default());
+    let labelling = Labelling::of(&doc.tools[1]);
+    assert!(labelling.internal);
+    assert_eq!(labelling.sensitivity, Some(DataSensitivity::Internal));
+    assert_eq!(labelling.reversible, None);
+    let mut manifest = Manifest::new("https://mcp.example.com/mcp", 1_800_000_000, 60);
+    let form = Form {
+        dialect: Dialect::Extension,
+        marked: true,
+    };
+    let tools = declare_tools(&doc, form, None, &mut manifest).unwrap();
+    let trust = &tools[1]["trust"];
+    assert_eq!(trust["dataSensitivity"], "internal");
+    assert_eq!(trust["egress"], "internal");
+    // A read is reversible unless the rules say otherwise.
+    assert_eq!(trust["reversible"], true);
+    // A closed world has no egress, whatever the rules say of it.
+    assert_eq!(tools[0]["trust"]["egress"], "none");
+    assert_eq!(tools[0]["trust"]["dataSensitivity"], "secret");
+    // A variant's labels: its own hints, the tool's other labels.
+    let variants = &tools[0]["_meta"][EXTENSION_ID]["variants"];
+    let names: Vec<&str> = variants
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    let mut unique = names.clone();
+    unique.dedup();
+    assert_eq!(names, unique, "one entry per variant: {variants}");
+    // A value outside the vocabularies is left out: most restrictive.
+    doc.tools[1].trust = Some(
+        json!({"dataSensitivity": "top"})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    assert_eq!(Labelling::of(&doc.tools[1]).sensitivity, None);
 }

@@ -131,6 +131,7 @@ fn tool(out: &mut Out<'_>, t: &ToolDecl) {
         ("icons", &t.icons),
         ("execution", &t.execution),
         ("_meta", &t.meta),
+        ("trust", &t.trust),
     ] {
         if let Some(m) = member {
             json_member(out, key, m);

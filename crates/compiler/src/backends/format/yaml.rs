@@ -316,6 +316,7 @@ fn tool(out: &mut Out<'_>, t: &ToolDecl) {
         ("icons", &t.icons),
         ("execution", &t.execution),
         ("_meta", &t.meta),
+        ("trust", &t.trust),
     ] {
         if let Some(m) = member {
             out.comments_before(4, m.span.start);

@@ -249,6 +249,10 @@ fn lower_tool(
         .into_iter()
         .filter_map(|(k, v)| Some((k.to_string(), v.as_ref()?.value.clone())))
         .collect(),
+        trust: match tool.trust.as_ref().map(|t| &t.value) {
+            Some(serde_json::Value::Object(map)) => Some(map.clone()),
+            _ => None,
+        },
         written_annotations: written,
         required_scopes,
         scopes_written,

@@ -26,6 +26,11 @@ const TOOL_KEYWORDS: &[&str] = &[
     "requiredScopes",
     "resolvable",
     "variant",
+    "outputSchema",
+    "icons",
+    "execution",
+    "_meta",
+    "trust",
 ];
 const VARIANT_KEYWORDS: &[&str] = &["annotations", "requiredScopes"];
 
@@ -357,6 +362,7 @@ impl Dsl<'_, '_> {
             icons: None,
             execution: None,
             meta: None,
+            trust: None,
             required_scopes: None,
             variants: None,
             span,
@@ -373,6 +379,7 @@ impl Dsl<'_, '_> {
                 Rule::icons => "icons",
                 Rule::execution => "execution",
                 Rule::meta => "_meta",
+                Rule::trust => "trust",
                 Rule::annotations => "annotations",
                 Rule::scopes => "requiredScopes",
                 _ => "",
@@ -414,7 +421,7 @@ impl Dsl<'_, '_> {
                     Some(v) => tool.input_schema = Some(SchemaSource::Inline(v)),
                     None => ok = false,
                 },
-                Rule::output_schema | Rule::icons | Rule::execution | Rule::meta => {
+                Rule::output_schema | Rule::icons | Rule::execution | Rule::meta | Rule::trust => {
                     let Some(v) = self.json(entry) else {
                         ok = false;
                         continue;
@@ -428,6 +435,7 @@ impl Dsl<'_, '_> {
                         "outputSchema" => &mut tool.output_schema,
                         "icons" => &mut tool.icons,
                         "execution" => &mut tool.execution,
+                        "trust" => &mut tool.trust,
                         _ => &mut tool.meta,
                     };
                     *slot = Some(v);

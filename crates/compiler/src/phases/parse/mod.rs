@@ -8,7 +8,8 @@ pub mod yaml;
 pub mod yaml_fast;
 
 /// The shape MCP's `Tool` gives a member that rules files carry verbatim
-/// (`outputSchema`, `icons`, `execution`, `_meta`): `Err` says what is wrong.
+/// (`outputSchema`, `icons`, `execution`, `_meta`, and `trust`, SEP-3140's
+/// labels): `Err` says what is wrong.
 pub fn check_tool_member(name: &str, value: &serde_json::Value) -> Result<(), String> {
     use serde_json::Value;
     match name {
@@ -63,6 +64,44 @@ pub fn check_tool_member(name: &str, value: &serde_json::Value) -> Result<(), St
             Value::Object(_) => Ok(()),
             _ => Err("`_meta` must be a mapping".into()),
         },
+        "trust" => check_trust(value),
         _ => Ok(()),
     }
+}
+
+/// `trust`: the SEP-3140 labels no MCP hint carries. The vocabularies are
+/// closed, so a value outside them is an error here rather than a label a
+/// host would read as the most restrictive.
+fn check_trust(value: &serde_json::Value) -> Result<(), String> {
+    use serde_json::Value;
+    let Value::Object(map) = value else {
+        return Err("`trust` must be a mapping (`dataSensitivity`, `reversible`, `egress`)".into());
+    };
+    for (key, value) in map {
+        let allowed: &[&str] = match key.as_str() {
+            "dataSensitivity" => &["public", "internal", "confidential", "secret"],
+            "egress" => &["internal", "external"],
+            "reversible" => {
+                if value.is_boolean() {
+                    continue;
+                }
+                return Err("`trust.reversible` must be `true` or `false`".into());
+            }
+            "effect" | "idempotent" => {
+                return Err(format!(
+                    "`trust.{key}` comes from the tool's annotations (`readOnlyHint`, `destructiveHint`, `idempotentHint`); set those instead"
+                ));
+            }
+            _ => {
+                return Err(format!(
+                    "`trust` has no `{key}`: it takes `dataSensitivity`, `reversible` and `egress`"
+                ));
+            }
+        };
+        if !value.as_str().is_some_and(|v| allowed.contains(&v)) {
+            let list: Vec<String> = allowed.iter().map(|v| format!("`{v}`")).collect();
+            return Err(format!("`trust.{key}` is one of {}", list.join(", ")));
+        }
+    }
+    Ok(())
 }

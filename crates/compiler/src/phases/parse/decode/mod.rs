@@ -28,6 +28,7 @@ const TOOL_FIELDS: &[&str] = &[
     "icons",
     "execution",
     "_meta",
+    "trust",
 ];
 const VARIANT_FIELDS: &[&str] = &["name", "when", "annotations", "requiredScopes"];
 /// The JSON Schema keywords a matcher mapping may use (SPEC §3.1), and `absent`.
@@ -556,6 +557,7 @@ impl Decoder<'_> {
         let icons = member("icons");
         let execution = member("execution");
         let meta = member("_meta");
+        let trust = member("trust");
         let required_scopes = fields.get("requiredScopes").and_then(|s| self.scopes(s));
         let variants = fields.get("variants").map(|v| {
             self.seq(v, "`variants`")
@@ -573,6 +575,7 @@ impl Decoder<'_> {
             icons,
             execution,
             meta,
+            trust,
             required_scopes,
             variants,
             span: self.span(node),
