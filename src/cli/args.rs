@@ -372,6 +372,23 @@ pub(crate) enum Command {
         /// With --audit: include the calls' arguments.
         #[arg(long, requires = "audit")]
         audit_arguments: bool,
+        /// Sign the declarations listed to hosts (SEP-3140) with this key
+        /// (PKCS#8 PEM, from `keygen`): `declarations` capability, `trust`,
+        /// `version` and `contentHash` on each tool, `declarations/manifest`,
+        /// and `changed` in `notifications/tools/list_changed`.
+        #[arg(long, value_name = "KEY.pem", requires = "server_uri")]
+        sign_key: Option<PathBuf>,
+        /// With --sign-key: the server's canonical URI (RFC 8707) as hosts
+        /// know it, the manifests' audience.
+        #[arg(long, value_name = "URI", requires = "sign_key", value_parser = parse_server_uri)]
+        server_uri: Option<String>,
+        /// With --sign-key: the publisher document's URL (`mcp_publisher`).
+        #[arg(long, value_name = "URL", requires = "sign_key")]
+        publisher: Option<String>,
+        /// With --sign-key: how long each signed manifest is valid (a
+        /// number and `s`, `m`, `h` or `d`); it is signed again after half.
+        #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = parse_duration, requires = "sign_key")]
+        manifest_expires: u64,
         /// The server to start.
         #[arg(last = true, value_name = "COMMAND")]
         command: Vec<OsString>,
@@ -550,4 +567,9 @@ pub(crate) fn parse_listen(s: &str) -> Result<std::net::SocketAddr, String> {
     s.parse().map_err(|_| {
         format!("`{s}` is not an address: give IP:PORT (127.0.0.1:8080, [::1]:8080) or a port")
     })
+}
+
+/// A server's canonical URI (RFC 8707), checked.
+pub(crate) fn parse_server_uri(s: &str) -> Result<String, String> {
+    mcp_resolve_proxy::declare::server_uri(s)
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use mcp_resolve::diagnostic;
 use mcp_resolve::source::SourceMap;
 use mcp_resolve_host::Signature;
+use mcp_resolve_proxy::declare::Declarer;
 use mcp_resolve_proxy::guard::{Audit, Guard};
 use mcp_resolve_proxy::listen::{ListenOptions, serve};
 use mcp_resolve_proxy::pin::{self, PinError, PinSource};
@@ -36,6 +37,10 @@ pub(crate) struct Args {
     pub(crate) ask_timeout: Duration,
     pub(crate) audit: Option<PathBuf>,
     pub(crate) audit_arguments: bool,
+    pub(crate) sign_key: Option<PathBuf>,
+    pub(crate) server_uri: Option<String>,
+    pub(crate) publisher: Option<String>,
+    pub(crate) manifest_expires: u64,
     pub(crate) command: Vec<OsString>,
 }
 
@@ -109,10 +114,23 @@ pub(crate) fn main(args: Args) -> u8 {
                 return FAILURE;
             }
         };
-        let guard = match guard(&args, server) {
+        let mut guard = match guard(&args, server) {
             Ok(guard) => guard,
             Err(code) => return code,
         };
+        if let (Some(key), Some(uri)) = (&args.sign_key, &args.server_uri) {
+            let key = match super::keys::private_keys(std::slice::from_ref(key)) {
+                Ok(mut keys) => keys.remove(0),
+                Err(code) => return code,
+            };
+            guard.declare = Some(Declarer::new(
+                key,
+                uri.clone(),
+                args.publisher.clone(),
+                args.manifest_expires,
+                &rules,
+            ));
+        }
         let options = Options {
             timeout: (args.timeout > 0).then(|| Duration::from_secs(args.timeout)),
             max_message_bytes: args.max_message_bytes,
@@ -165,6 +183,7 @@ fn guard(args: &Args, server: &mcp_resolve::ir::Server) -> Result<Guard, u8> {
         audit,
         audit_arguments: args.audit_arguments,
         pin,
+        declare: None,
     })
 }
 

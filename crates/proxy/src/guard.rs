@@ -38,6 +38,9 @@ pub struct Guard {
     /// The signature the host pinned: tools the server lists that it does
     /// not allow are withheld.
     pub pin: Option<mcp_resolve_host::Signature>,
+    /// SEP-3140: the proxy signs the declarations it lists
+    /// (`--sign-key`, `--server-uri`).
+    pub declare: Option<crate::declare::Declarer>,
 }
 
 impl Default for Guard {
@@ -48,6 +51,7 @@ impl Default for Guard {
             audit: None,
             audit_arguments: false,
             pin: None,
+            declare: None,
         }
     }
 }
@@ -122,10 +126,11 @@ impl Guard {
         });
     }
 
-    /// Whether the guard judges calls (a pin or a policy), so that the
-    /// server's tool list must be followed as it changes.
+    /// Whether the guard judges calls (a pin or a policy) or declares
+    /// tools, so that the server's tool list must be followed as it
+    /// changes.
     pub(crate) fn watches(&self) -> bool {
-        self.pin.is_some() || self.policy.is_some()
+        self.pin.is_some() || self.policy.is_some() || self.declare.is_some()
     }
 
     /// Why a call to `tool` is refused under the pin, if it is.

@@ -9,6 +9,8 @@
 //! sets in `tools/list` answers, and the requests it answers itself (the
 //! dialect's resolve method and `signature`). The [`guard`] holds a reviewed
 //! signature ([`pin`]), decides calls by [`policy`] and writes the audit log.
+//! With a signing key, the proxy also signs the declarations it lists
+//! (SEP-3140, [`declare`]).
 //!
 //! Faults: host input goes through the runtime's JSON-RPC screen (malformed
 //! messages are answered, never forwarded); a line from the server that is
@@ -23,6 +25,7 @@
 #![deny(missing_docs)]
 
 mod consent;
+pub mod declare;
 pub mod guard;
 mod link;
 pub mod listen;

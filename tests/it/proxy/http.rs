@@ -2,11 +2,22 @@
 
 use super::*;
 
-/// One raw HTTP/1.1 exchange with `addr` (`Connection: close`); the
-/// status, the headers (lower-case names) and the body.
+/// One raw HTTP/1.1 exchange with `addr` on `/mcp` (`Connection:
+/// close`); the status, the headers (lower-case names) and the body.
 fn http(
     addr: &str,
     method: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, Vec<(String, String)>, String) {
+    http_at(addr, method, "/mcp", headers, body)
+}
+
+/// [`http`] on `path`.
+pub(super) fn http_at(
+    addr: &str,
+    method: &str,
+    path: &str,
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, Vec<(String, String)>, String) {
@@ -15,7 +26,7 @@ fn http(
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
-    let mut request = format!("{method} /mcp HTTP/1.1\r\nConnection: close\r\n");
+    let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
     if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
         request.push_str(&format!("Host: {addr}\r\n"));
     }

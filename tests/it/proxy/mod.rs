@@ -505,6 +505,7 @@ fn free_port() -> u16 {
         .port()
 }
 
+mod declarations;
 mod example;
 mod guard;
 mod hosts;

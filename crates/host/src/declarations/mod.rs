@@ -461,7 +461,7 @@ pub fn declare_tools(
         if !form.marked {
             entry = Dialect::unmark(&entry);
         }
-        label(&mut entry, tool, form.marked);
+        label(&mut entry, Some(tool), form.marked);
         declarations.push(Value::Object(entry));
     }
     seal(declarations, previous, manifest)
@@ -469,14 +469,15 @@ pub fn declare_tools(
 
 /// Adds a listed tool's `trust` labels to `entry` (its `tools/list`
 /// entry): from the static annotations `entry` lists and what `tool`'s
-/// rules say beyond them. Marked (`marked`, and the tool resolvable), each
-/// variant's labels also go under the extension's `_meta`
+/// rules say beyond them (`None`: a tool no rules describe, nothing
+/// beyond the hints). Marked (`marked`, and the tool resolvable by its
+/// rules), each variant's labels also go under the extension's `_meta`
 /// (`variants: [{name, trust}]`).
-pub fn label(entry: &mut Map<String, Value>, tool: &SignatureTool, marked: bool) {
-    let labelling = Labelling::of(tool);
+pub fn label(entry: &mut Map<String, Value>, tool: Option<&SignatureTool>, marked: bool) {
+    let labelling = tool.map(Labelling::of).unwrap_or_default();
     let listed = entry.get("annotations").cloned().unwrap_or(Value::Null);
     entry.insert("trust".into(), labelling.trust(&listed).to_value());
-    if marked && tool.is_resolvable() {
+    if let Some(tool) = tool.filter(|t| marked && t.is_resolvable()) {
         let mut seen = BTreeSet::new();
         let variants: Vec<Value> = tool
             .variants()
@@ -509,37 +510,131 @@ pub fn seal(
         let name = entry
             .get("name")
             .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let version = version_of(entry, &name, previous)?;
-        entry.insert("version".into(), Value::String(version));
-        manifest.add_tool(entry)?;
-        let hash = content_hash(entry);
-        entry.insert(CONTENT_HASH.into(), Value::String(hash));
+            .unwrap_or_default();
+        let before = previous.and_then(|m| m.tools.iter().find(|e| e.name == name));
+        let sealed = seal_one(entry, before)?;
+        if manifest.tools.iter().any(|e| e.name == sealed.name) {
+            return Err(ManifestError::Duplicate {
+                kind: "tool",
+                name: sealed.name,
+            });
+        }
+        manifest.tools.push(sealed);
     }
     Ok(declarations)
 }
 
-/// The version `declaration` (of tool `name`) gets against `previous`.
-fn version_of(
+/// Gives one declaration (a tool with its `trust`) its `version` and
+/// `contentHash`; `before` is its entry in the manifest issued before, if
+/// any: `1` without one, its version when the tool is unchanged (its hash
+/// with that version is the one `before` has), the next number when it
+/// changed. Its entry for a manifest.
+pub fn seal_one(
     declaration: &mut Map<String, Value>,
-    name: &str,
-    previous: Option<&Manifest>,
-) -> Result<String, ManifestError> {
-    let Some(entry) = previous.and_then(|m| m.tools.iter().find(|e| e.name == name)) else {
-        return Ok("1".into());
+    before: Option<&Entry>,
+) -> Result<Entry, ManifestError> {
+    let name = declaration
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ManifestError::Malformed("a declaration has no string `name`".into()))?
+        .to_owned();
+    let version = match before {
+        None => "1".to_owned(),
+        Some(entry) => {
+            declaration.insert("version".into(), Value::String(entry.version.clone()));
+            if content_hash(declaration) == entry.content_hash {
+                entry.version.clone()
+            } else {
+                let number: u64 = entry.version.parse().map_err(|_| {
+                    ManifestError::Malformed(format!(
+                        "the previous manifest gives `{name}` the version `{}`, not a number to count on from",
+                        entry.version
+                    ))
+                })?;
+                number.saturating_add(1).to_string()
+            }
+        }
     };
-    declaration.insert("version".into(), Value::String(entry.version.clone()));
-    if content_hash(declaration) == entry.content_hash {
-        return Ok(entry.version.clone());
+    declaration.insert("version".into(), Value::String(version.clone()));
+    let content_hash = content_hash(declaration);
+    declaration.insert(CONTENT_HASH.into(), Value::String(content_hash.clone()));
+    Ok(Entry {
+        name,
+        version,
+        content_hash,
+    })
+}
+
+/// The members of a declaration whose change is not material (SEP-3140:
+/// `title` and `icons`; `version` and `contentHash` follow the rest).
+const NOT_MATERIAL: [&str; 4] = ["title", "icons", "version", CONTENT_HASH];
+
+/// A hash of what is material in a declaration: everything but its
+/// `title`, `icons`, `version` and `contentHash`. Two declarations with the
+/// same material hash differ, if at all, only where a change is not
+/// material; any other member that changes (a schema, the description, the
+/// annotations, the labels, `_meta`) is.
+pub fn material_hash(declaration: &Map<String, Value>) -> String {
+    let text = jcs::canonical_members(
+        declaration
+            .iter()
+            .filter(|(k, _)| !NOT_MATERIAL.contains(&k.as_str())),
+    );
+    format!("sha256-{}", B64.encode(Sha256::digest(text.as_bytes())))
+}
+
+/// What is known of one declaration to tell how it changed: its
+/// `contentHash` and [`material_hash`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sealed {
+    /// Its `contentHash`.
+    pub content_hash: String,
+    /// Its [`material_hash`].
+    pub material_hash: String,
+}
+
+impl Sealed {
+    /// What is known of `declaration` (sealed: with its `contentHash`).
+    pub fn of(declaration: &Map<String, Value>) -> Sealed {
+        Sealed {
+            content_hash: content_hash(declaration),
+            material_hash: material_hash(declaration),
+        }
     }
-    let number: u64 = entry.version.parse().map_err(|_| {
-        ManifestError::Malformed(format!(
-            "the previous manifest gives `{name}` the version `{}`, not a number to count on from",
-            entry.version
-        ))
-    })?;
-    Ok(number.saturating_add(1).to_string())
+}
+
+/// The `changed` entries of an extended `notifications/tools/list_changed`
+/// (`{name, fromHash, toHash, material}`), in name order: each declaration
+/// `before` and `after` hash differently. One only in `after` is new
+/// (no `fromHash`), one only in `before` is gone (no `toHash`); both are
+/// material.
+pub fn changes(
+    before: &std::collections::BTreeMap<String, Sealed>,
+    after: &std::collections::BTreeMap<String, Sealed>,
+) -> Vec<Value> {
+    let names: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let mut out = Vec::new();
+    for name in names {
+        let (from, to) = (before.get(name), after.get(name));
+        if from.map(|s| &s.content_hash) == to.map(|s| &s.content_hash) {
+            continue;
+        }
+        let material = match (from, to) {
+            (Some(from), Some(to)) => from.material_hash != to.material_hash,
+            _ => true,
+        };
+        let mut change = Map::new();
+        change.insert("name".into(), Value::String(name.clone()));
+        if let Some(from) = from {
+            change.insert("fromHash".into(), Value::String(from.content_hash.clone()));
+        }
+        if let Some(to) = to {
+            change.insert("toHash".into(), Value::String(to.content_hash.clone()));
+        }
+        change.insert("material".into(), Value::Bool(material));
+        out.push(Value::Object(change));
+    }
+    out
 }
 
 /// Verifies a signed manifest document (`{manifest, signature}`) for

@@ -16,6 +16,11 @@
 //! server's other messages while no `GET` stream is open — and one JSON
 //! body otherwise.
 //!
+//! With a signing key (SEP-3140), it also serves the server's Protected
+//! Resource Metadata (RFC 9728, at `/.well-known/oauth-protected-resource`
+//! and with `/mcp` after it) naming `mcp_signing_jwks_uri`, and that JWKS
+//! (at [`crate::declare::JWKS_PATH`]).
+//!
 //! The same protections as rmcp's: requests whose `Host` is not a loopback
 //! name (or one allowed with `--allow-host`) are refused with `403`, and so
 //! are requests whose `Origin` is present and neither a loopback origin nor
@@ -80,9 +85,20 @@ pub async fn serve(
         stateless: tokio::sync::Mutex::new(None),
         relays: Mutex::new(Vec::new()),
     });
-    let app = axum::Router::new()
-        .route("/mcp", axum::routing::any(handle))
-        .with_state(Arc::clone(&hub));
+    let mut app = axum::Router::new().route("/mcp", axum::routing::any(handle));
+    if hub.options.guard.declare.is_some() {
+        app = app
+            .route(
+                "/.well-known/oauth-protected-resource",
+                axum::routing::get(resource_metadata),
+            )
+            .route(
+                "/.well-known/oauth-protected-resource/mcp",
+                axum::routing::get(resource_metadata),
+            )
+            .route(crate::declare::JWKS_PATH, axum::routing::get(jwks));
+    }
+    let app = app.with_state(Arc::clone(&hub));
     if let Some(idle) = hub.listen.session_idle {
         let hub = Arc::downgrade(&hub);
         tokio::spawn(async move {
@@ -110,6 +126,41 @@ pub async fn serve(
         });
     hub.close_all().await;
     served
+}
+
+/// A JSON document as a `200` answer.
+fn json_document(value: &serde_json::Value) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        value.to_string(),
+    )
+        .into_response()
+}
+
+/// The Protected Resource Metadata of the server the proxy signs for.
+async fn resource_metadata(State(hub): State<Arc<Hub>>, request: Request) -> Response {
+    if let Some(refusal) = hub.refusal(request.headers()) {
+        return refusal;
+    }
+    let Some(declarer) = &hub.options.guard.declare else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let jwks_uri = reqwest::Url::parse(declarer.server_uri())
+        .and_then(|uri| uri.join(crate::declare::JWKS_PATH))
+        .map(String::from)
+        .unwrap_or_default();
+    json_document(&declarer.resource_metadata(&jwks_uri))
+}
+
+/// The JWKS of the key the proxy signs with.
+async fn jwks(State(hub): State<Arc<Hub>>, request: Request) -> Response {
+    if let Some(refusal) = hub.refusal(request.headers()) {
+        return refusal;
+    }
+    match &hub.options.guard.declare {
+        Some(declarer) => json_document(&declarer.jwks()),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
 }
 
 async fn handle(State(hub): State<Arc<Hub>>, request: Request) -> Response {

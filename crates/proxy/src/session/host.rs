@@ -7,15 +7,17 @@ use serde_json::{Value, json};
 use mcp_resolve_runtime::protocol::Screened;
 
 use super::call::Step;
+use super::relist::Relist;
 use super::{CallAudit, Clock, Effect, Held, Pending, Session};
 use crate::consent::{ASK_PREFIX, ask_request};
+use crate::declare::MANIFEST_METHOD;
 use crate::guard::resolve_record;
 use crate::rules::{Answer, Rewrite, SIGNATURE_METHOD};
 use mcp_resolve_runtime::protocol::{error_response, id_key};
 
 /// A result response for request `id` (written as JSON text) whose result
 /// is the JSON text `result`.
-fn result_line(id: &Value, result: &str) -> String {
+pub(super) fn result_line(id: &Value, result: &str) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
 }
 
@@ -62,6 +64,10 @@ impl Session<'_> {
                 let params = message.params();
                 drop(message);
                 self.host_call(text, id, params.as_ref(), clock, out);
+            }
+            (Some(MANIFEST_METHOD), Some(id)) if self.guard.declare.is_some() => {
+                drop(message);
+                self.answer_manifest(id, clock, out);
             }
             (Some(method), Some(id)) => {
                 let owned = method == self.rules.method() || method == SIGNATURE_METHOD;
@@ -205,6 +211,35 @@ impl Session<'_> {
         true
     }
 
+    /// `declarations/manifest`: the signed manifest of what the session
+    /// declared; before anything was listed, once the proxy has read the
+    /// server's list.
+    fn answer_manifest(&mut self, id: Value, clock: Clock, out: &mut Vec<Effect>) {
+        let Some(declarer) = &self.guard.declare else {
+            return;
+        };
+        if let Some(listing) = &mut self.relist {
+            listing.waiting.push(id);
+            return;
+        }
+        if self.declared.is_empty() {
+            self.relists += 1;
+            let mut listing = Relist::start(
+                self.relists,
+                None,
+                self.list_meta.as_ref(),
+                self.timeout,
+                clock.now,
+            );
+            listing.waiting.push(id);
+            out.push(Effect::Server(listing.request(None)));
+            self.relist = Some(listing);
+            return;
+        }
+        let signed = declarer.manifest(&mut self.declared, super::unix_seconds(clock));
+        out.push(Effect::Host(result_line(&id, &signed.to_string())));
+    }
+
     /// Remembers a request on its way to the server: how its answer is
     /// rewritten, when it is given up, and what its audit line needs.
     fn forward_request(
@@ -239,6 +274,8 @@ impl Session<'_> {
                 call,
                 consent,
                 progress: super::progress_token(params),
+                first_page: method == "tools/list"
+                    && params.and_then(|p| p.get("cursor")).is_none(),
             },
         );
     }
@@ -268,6 +305,7 @@ impl Session<'_> {
                     progress: serde_json::from_str::<Value>(&held.text)
                         .ok()
                         .and_then(|call| super::progress_token(call.get("params"))),
+                    first_page: false,
                 },
             );
             out.push(Effect::Server(held.text));

@@ -116,6 +116,9 @@ struct Pending {
     /// The request's `_meta.progressToken` (its `id_key`), if it asked
     /// for progress: silenced once the host was told the request timed out.
     progress: Option<String>,
+    /// A `tools/list` for the first page (no cursor): its answer starts a
+    /// reading of the whole list.
+    first_page: bool,
 }
 
 /// The `id_key` of the progress token a request's `params` ask for.
@@ -192,6 +195,8 @@ pub struct Session<'s> {
     /// Whether the server declared that it resolves calls itself: the
     /// resolutions of tools the rules do not describe are then its own.
     server_resolves: bool,
+    /// What the session declared (SEP-3140, [`Guard::declare`]).
+    declared: crate::declare::Declared,
     ended: Option<Ended>,
 }
 
@@ -225,6 +230,7 @@ impl<'s> Session<'s> {
             silenced: HashSet::new(),
             session_caps: None,
             server_resolves: false,
+            declared: Default::default(),
             compare_pending: config.compare_listing,
             ended: None,
         }
@@ -307,6 +313,16 @@ impl<'s> Session<'s> {
             let error = RpcError::new(
                 RpcError::INTERNAL_ERROR,
                 format!("{why} before answering `{}`", request.method),
+                None,
+            );
+            out.push(Effect::Host(error_response(&id, &error)));
+        }
+        // Requests for the signed manifest waiting for the proxy's listing.
+        let waiting = self.relist.take().map(|l| l.waiting).unwrap_or_default();
+        for id in waiting {
+            let error = RpcError::new(
+                RpcError::INTERNAL_ERROR,
+                format!("{why} before listing its tools for the signed manifest"),
                 None,
             );
             out.push(Effect::Host(error_response(&id, &error)));
@@ -444,11 +460,21 @@ impl<'s> Session<'s> {
             .is_some_and(|l| l.deadline() <= clock.now)
             && let Some(listing) = self.relist.take()
         {
-            out.push(Effect::Log(
-                "the server did not answer the proxy's tools/list in time; the host is told of the change anyway".into(),
-            ));
             self.expired.insert(listing.key(), None);
-            out.push(Effect::Host(listing.into_held()));
+            if let Some(held) = listing.held {
+                out.push(Effect::Log(
+                    "the server did not answer the proxy's tools/list in time; the host is told of the change anyway".into(),
+                ));
+                out.push(Effect::Host(held));
+            }
+            for id in listing.waiting {
+                let error = RpcError::new(
+                    RpcError::INTERNAL_ERROR,
+                    "the server did not list its tools in time for the signed manifest",
+                    None,
+                );
+                out.push(Effect::Host(error_response(&id, &error)));
+            }
         }
     }
 
@@ -502,6 +528,14 @@ impl<'s> Session<'s> {
             out.push(Effect::Host(error_response(&id, &error)));
         }
     }
+}
+
+/// The wall clock of `clock`, in seconds since the epoch.
+fn unix_seconds(clock: Clock) -> u64 {
+    clock
+        .wall
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// A map's entries, taken out in the order of their keys (so what a

@@ -1,8 +1,10 @@
 //! The proxy's own reading of the server's tools after
-//! `notifications/tools/list_changed`: its `tools/list` requests (a page at
-//! a time), and the notification held back from the host until the listing
-//! is read, so the pin and the policy judge the calls that follow by what
-//! the server lists now.
+//! `notifications/tools/list_changed` (or for a `declarations/manifest`
+//! asked before the host listed anything): its `tools/list` requests (a
+//! page at a time), and what waits for the listing — the notification held
+//! back from the host, so the pin and the policy judge the calls that
+//! follow by what the server lists now, and the host's requests for the
+//! signed manifest.
 
 use std::time::{Duration, Instant};
 
@@ -18,7 +20,12 @@ pub(super) struct Relist {
     page: u32,
     /// Another change was announced while this one was read.
     pub(super) again: bool,
-    held: String,
+    /// The page asked for last starts a reading of the whole list.
+    fresh: bool,
+    /// The notification held back from the host, if a change started this.
+    pub(super) held: Option<String>,
+    /// The ids of the host's `declarations/manifest` requests waiting.
+    pub(super) waiting: Vec<Value>,
     meta: Option<Value>,
     wait: Duration,
     deadline: Instant,
@@ -29,11 +36,11 @@ impl Relist {
     /// end is not followed for ever).
     const MOST_PAGES: u32 = 1000;
 
-    /// Reading `n`, holding `notification` back; `meta` is the `_meta` of
-    /// the host's last `tools/list`.
+    /// Reading `n`, holding `notification` back (if a change started it);
+    /// `meta` is the `_meta` of the host's last `tools/list`.
     pub(super) fn start(
         n: u64,
-        notification: String,
+        notification: Option<String>,
         meta: Option<&Value>,
         timeout: Option<Duration>,
         now: Instant,
@@ -43,7 +50,9 @@ impl Relist {
             n,
             page: 0,
             again: false,
+            fresh: true,
             held: notification,
+            waiting: Vec::new(),
             meta: meta.cloned(),
             wait,
             deadline: now + wait,
@@ -55,9 +64,9 @@ impl Relist {
         self.deadline
     }
 
-    /// The notification held back from the host.
-    pub(super) fn into_held(self) -> String {
-        self.held
+    /// Whether the page asked for last starts a reading of the whole list.
+    pub(super) fn fresh(&self) -> bool {
+        self.fresh
     }
 
     fn id(&self) -> String {
@@ -90,6 +99,7 @@ impl Relist {
         if cursor.is_none() && !self.again {
             return None;
         }
+        self.fresh = cursor.is_none();
         if cursor.is_none() {
             self.again = false;
         }

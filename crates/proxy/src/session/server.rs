@@ -133,6 +133,7 @@ impl Session<'_> {
             ..
         } = waiting
             && self.guard.pin.is_none()
+            && self.guard.declare.is_none()
         {
             return self.annotated_list(text, result, *marked);
         }
@@ -156,36 +157,64 @@ impl Session<'_> {
                 ..
             } => return None,
             Pending {
-                rewrite: rewrite @ Rewrite::Tools { .. },
+                rewrite: Rewrite::Tools { marked },
+                first_page,
                 ..
             } => {
                 remember_listing(&mut self.listed, &value);
-                let raw = self.guard.pin.is_some().then(|| value.clone());
-                self.rules.rewrite(rewrite, &mut value);
-                if let Some(Value::Array(tools)) = value.get_mut("tools") {
-                    for tool in tools.iter_mut() {
-                        if let Some(unmarked) = self.unmarked(&tool.to_string())
-                            && let Ok(unmarked) = serde_json::from_str(&unmarked)
-                        {
-                            *tool = unmarked;
-                        }
-                    }
-                }
-                if let Some(raw) = raw {
-                    let mut notes = Vec::new();
-                    self.guard
-                        .check_listing(&mut self.pins, &raw, &mut value, &mut notes);
-                    out.extend(notes.into_iter().map(Effect::Log));
+                value = self.shown_listing(&value, *marked, *first_page, out);
+                if value.get("nextCursor").is_none()
+                    && let Some(declarer) = &self.guard.declare
+                {
+                    declarer.read(&mut self.declared);
                 }
             }
             Pending { rewrite, .. } => {
                 if matches!(rewrite, Rewrite::Capabilities) {
                     self.server_resolves = self.rules.server_resolves(&value);
+                    if let Some(declarer) = &self.guard.declare {
+                        declarer.advertise(&mut value);
+                    }
                 }
                 self.rules.rewrite(rewrite, &mut value);
             }
         }
         splice(text, result, &value.to_string())
+    }
+
+    /// A `tools/list` result (`raw`, the server's) as the host is shown it
+    /// (`marked`: with the extension's markers): the rules' annotations
+    /// and markers, the markers of tools no rules describe taken off where
+    /// the proxy would refuse their resolution, what the pin withholds
+    /// left out, and (with a signing key) each tool declared; `fresh`: this
+    /// page starts a reading of the whole list.
+    fn shown_listing(
+        &mut self,
+        raw: &Value,
+        marked: bool,
+        fresh: bool,
+        out: &mut Vec<Effect>,
+    ) -> Value {
+        let mut value = raw.clone();
+        self.rules.rewrite(&Rewrite::Tools { marked }, &mut value);
+        if let Some(Value::Array(tools)) = value.get_mut("tools") {
+            for tool in tools.iter_mut() {
+                if let Some(unmarked) = self.unmarked(&tool.to_string())
+                    && let Ok(unmarked) = serde_json::from_str(&unmarked)
+                {
+                    *tool = unmarked;
+                }
+            }
+        }
+        let mut notes = Vec::new();
+        self.guard
+            .check_listing(&mut self.pins, raw, &mut value, &mut notes);
+        if let Some(declarer) = &self.guard.declare {
+            self.declared.marked = marked;
+            declarer.declare(&mut self.declared, &mut value, marked, fresh, &mut notes);
+        }
+        out.extend(notes.into_iter().map(Effect::Log));
+        value
     }
 
     /// A listed tool (JSON text) the rules do not describe, without the
@@ -246,12 +275,15 @@ impl Session<'_> {
     /// notice cannot grow what the proxy holds).
     fn list_changed(&mut self, notification: String, clock: Clock, out: &mut Vec<Effect>) {
         match &mut self.relist {
-            Some(listing) => listing.again = true,
+            Some(listing) => {
+                listing.again = true;
+                listing.held.get_or_insert(notification);
+            }
             None => {
                 self.relists += 1;
                 let listing = Relist::start(
                     self.relists,
-                    notification,
+                    Some(notification),
                     self.list_meta.as_ref(),
                     self.timeout,
                     clock.now,
@@ -273,16 +305,15 @@ impl Session<'_> {
         out: &mut Vec<Effect>,
     ) {
         let mut next = None;
+        let fresh = self.relist.as_ref().is_some_and(Relist::fresh);
         match result.and_then(|r| serde_json::from_str::<Value>(&r).ok()) {
             Some(raw) => {
                 remember_listing(&mut self.listed, &raw);
-                let mut shown = raw.clone();
-                self.rules
-                    .rewrite(&Rewrite::Tools { marked: true }, &mut shown);
-                let mut notes = Vec::new();
-                self.guard
-                    .check_listing(&mut self.pins, &raw, &mut shown, &mut notes);
-                out.extend(notes.into_iter().map(Effect::Log));
+                // The form the host is shown: with the extension's markers
+                // (what the pin checks), or, with a signing key, the form
+                // the host listed last, which the hashes cover.
+                let marked = self.guard.declare.is_none() || self.declared.marked;
+                self.shown_listing(&raw, marked, fresh, out);
                 next = raw
                     .get("nextCursor")
                     .and_then(Value::as_str)
@@ -301,8 +332,30 @@ impl Session<'_> {
             Some(request) => out.push(Effect::Server(request)),
             None => {
                 if let Some(listing) = self.relist.take() {
-                    out.push(Effect::Host(listing.into_held()));
+                    self.listing_read(listing, clock, out);
                 }
+            }
+        }
+    }
+
+    /// The proxy's own listing is read: the held notification goes to the
+    /// host (with a signing key, extended with what changed), and the
+    /// manifest requests waiting for it are answered.
+    fn listing_read(&mut self, listing: Relist, clock: Clock, out: &mut Vec<Effect>) {
+        let Some(declarer) = &self.guard.declare else {
+            out.extend(listing.held.map(Effect::Host));
+            return;
+        };
+        let changed = declarer.read(&mut self.declared);
+        if let Some(held) = listing.held {
+            let extended = crate::declare::Declarer::notification(&held, changed);
+            out.push(Effect::Host(extended));
+        }
+        if !listing.waiting.is_empty() {
+            let now = super::unix_seconds(clock);
+            let signed = declarer.manifest(&mut self.declared, now).to_string();
+            for id in listing.waiting {
+                out.push(Effect::Host(super::host::result_line(&id, &signed)));
             }
         }
     }

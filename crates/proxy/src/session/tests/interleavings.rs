@@ -2,6 +2,7 @@
 //! host request gets exactly one answer with its own id, nothing is
 //! duplicated or lost, and nothing panics.
 
+use super::declarations::declarer;
 use super::*;
 
 /// One step of a random exchange.
@@ -57,7 +58,7 @@ fn request(kind: u8, id: u64, stateless: bool) -> String {
         json!({})
     };
     let arguments = json!({"path": "a", "action": action, "content": "x"});
-    let (method, params) = match kind % 8 {
+    let (method, params) = match kind % 9 {
         0..=3 => (
             "tools/call",
             json!({"name": "manage_files", "arguments": arguments, "_meta": meta}),
@@ -71,6 +72,7 @@ fn request(kind: u8, id: u64, stateless: bool) -> String {
             json!({"name": "manage_files", "arguments": arguments, "_meta": meta}),
         ),
         6 => ("tools/list", json!({"_meta": meta})),
+        7 => ("declarations/manifest", json!({"_meta": meta})),
         _ => ("ping", json!({})),
     };
     let id = if kind.is_multiple_of(3) {
@@ -250,13 +252,16 @@ fn play(
     }
 }
 
-fn run_exchange(steps: &[Step], stateless: bool, watch: bool) {
+fn run_exchange(steps: &[Step], stateless: bool, watch: bool, declare: bool) {
     let rules = rules(Dialect::Extension);
-    let guard = if watch {
+    let mut guard = if watch {
         asking_guard()
     } else {
         Guard::default()
     };
+    if declare {
+        guard.declare = Some(declarer(&rules));
+    }
     let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
     let mut ledger = Ledger::default();
     if !stateless {
@@ -301,7 +306,8 @@ proptest! {
         steps in proptest::collection::vec(step(), 0..60),
         stateless in any::<bool>(),
         watch in any::<bool>(),
+        declare in any::<bool>(),
     ) {
-        run_exchange(&steps, stateless, watch);
+        run_exchange(&steps, stateless, watch, declare);
     }
 }

@@ -614,4 +614,5 @@ fn a_cancelled_call_is_audited_as_withdrawn() {
     assert!(out.contains(&Effect::Server(cancel.into())));
 }
 
+mod declarations;
 mod interleavings;

@@ -1,0 +1,162 @@
+//! SEP-3140 through the proxy (`--sign-key`): a host on the TypeScript SDK
+//! v1 in front of a server that knows nothing of it checks the proxy's
+//! signed declarations with `jose` and `canonicalize`
+//! (`tests/fixtures/proxy/sep3140_host.mjs`), and a listening proxy serves
+//! its Protected Resource Metadata and signing keys.
+
+use super::*;
+
+const SERVER_URI: &str = "https://notes.example/mcp";
+
+/// A fresh signing key in `dir`: `key.pem` and `key.jwk`.
+fn keygen(dir: &Path) -> (PathBuf, PathBuf) {
+    let out = common::bin()
+        .args(["keygen", "-o"])
+        .arg(dir.join("key"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    (dir.join("key.pem"), dir.join("key.jwk"))
+}
+
+#[test]
+fn a_host_gets_signed_labelled_declarations_for_a_server_that_knows_nothing_of_them() {
+    let (Some(host), Some(server)) = (
+        ts_script("sep3140_host.mjs"),
+        ts_script("sep3140_server.mjs"),
+    ) else {
+        return;
+    };
+    let dir = common::scratch("proxy", "sep3140-host");
+    let (pem, jwk) = keygen(&dir);
+    for declare in ["0", "1"] {
+        let output = std::process::Command::new("node")
+            .arg(&host)
+            .arg(env!("CARGO_BIN_EXE_mcp-resolve"))
+            .arg("tests/fixtures/proxy/sep3140.yaml")
+            .arg(&pem)
+            .arg(&jwk)
+            .arg(SERVER_URI)
+            .arg("node")
+            .arg(&server)
+            .env("DECLARE_EXTENSION", declare)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success() && stdout.contains("21 checks pass"),
+            "the SEP-3140 host (extension declared: {declare}) found:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+#[test]
+fn a_listening_proxy_serves_its_resource_metadata_and_signing_keys() {
+    let dir = common::scratch("proxy", "sep3140-listen");
+    let (pem, jwk) = keygen(&dir);
+    let proxy = common::Listening::start(
+        &[
+            "tests/fixtures/proxy/sep3140.yaml",
+            "--sign-key",
+            pem.to_str().unwrap(),
+            "--server-uri",
+            SERVER_URI,
+            "--publisher",
+            "https://publisher.example/mcp-publisher.json",
+        ],
+        &["python3", fake_server().to_str().unwrap(), "well"],
+    );
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+    ] {
+        let (status, headers, body) = http::http_at(&proxy.addr, "GET", path, &[], "");
+        assert_eq!(status, 200, "{path}: {body}");
+        assert_eq!(
+            headers
+                .iter()
+                .find(|(n, _)| n == "content-type")
+                .map(|(_, v)| v.as_str()),
+            Some("application/json")
+        );
+        let metadata: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            metadata,
+            json!({
+                "resource": SERVER_URI,
+                "mcp_signing_jwks_uri": "https://notes.example/.well-known/mcp-signing-jwks.json",
+                "mcp_publisher": "https://publisher.example/mcp-publisher.json",
+            })
+        );
+    }
+    let (status, _, body) = http::http_at(
+        &proxy.addr,
+        "GET",
+        "/.well-known/mcp-signing-jwks.json",
+        &[],
+        "",
+    );
+    assert_eq!(status, 200, "{body}");
+    let jwks: Value = serde_json::from_str(&body).unwrap();
+    let published: Value = serde_json::from_str(&std::fs::read_to_string(&jwk).unwrap()).unwrap();
+    assert_eq!(jwks, json!({"keys": [published]}));
+    // The same DNS-rebinding guard as `/mcp`.
+    let (status, _, _) = http::http_at(
+        &proxy.addr,
+        "GET",
+        "/.well-known/mcp-signing-jwks.json",
+        &[("Host", "evil.example")],
+        "",
+    );
+    assert_eq!(status, 403);
+    let (status, stderr) = proxy.stop();
+    assert_eq!(status, 0, "{stderr:#?}");
+}
+
+#[test]
+fn signing_options_are_checked_before_the_server_starts() {
+    let dir = common::scratch("proxy", "sep3140-options");
+    let (pem, _) = keygen(&dir);
+    let marker = dir.join("started");
+    let server = ["sh", "-c", &format!("touch {}", marker.display())];
+    let cases: [(&[&str], &str); 4] = [
+        (&["--sign-key", pem.to_str().unwrap()], "--server-uri"),
+        (
+            &[
+                "--sign-key",
+                pem.to_str().unwrap(),
+                "--server-uri",
+                "ftp://notes.example",
+            ],
+            "https://HOST",
+        ),
+        (
+            &[
+                "--sign-key",
+                pem.to_str().unwrap(),
+                "--server-uri",
+                "https://notes.example/mcp#x",
+            ],
+            "no fragment",
+        ),
+        (
+            &["--sign-key", "missing.pem", "--server-uri", SERVER_URI],
+            "missing.pem",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = common::bin()
+            .arg("proxy")
+            .arg("tests/fixtures/proxy/sep3140.yaml")
+            .args(args)
+            .arg("--")
+            .args(server)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(!marker.exists(), "{args:?} started the server");
+    }
+}
