@@ -291,108 +291,7 @@ pub(crate) enum Command {
     /// to the host on this process's stdio, passing everything through
     /// except what the rules add (capabilities, annotations and resolvable
     /// markers in tools/list, tools/resolve and signature).
-    Proxy {
-        /// Rules files, or directories of them (one server).
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// The resolve dialect served.
-        #[arg(long, default_value = "extension", value_parser = parse_dialect)]
-        dialect: Dialect,
-        /// Seconds a request may wait for the server's answer before the
-        /// host gets an error (0: no limit).
-        #[arg(long, default_value_t = 300, value_name = "SECONDS")]
-        timeout: u64,
-        /// The largest message read from the host or the server, in bytes.
-        #[arg(long, default_value_t = mcp_resolve_proxy::upstream::MAX_MESSAGE_BYTES, value_name = "BYTES")]
-        max_message_bytes: usize,
-        /// Do not compare the rules with the server's tools/list (on stdio
-        /// made on the host's first listing; with --listen, by starting the
-        /// server once, briefly, before any host).
-        #[arg(long)]
-        no_probe: bool,
-        /// Connect to a server over streamable HTTP at this URL instead of
-        /// starting one.
-        #[arg(long, value_name = "URL", conflicts_with = "command")]
-        upstream: Option<String>,
-        /// Serve hosts over streamable HTTP at http://ADDR/mcp instead of
-        /// stdio (a port alone binds 127.0.0.1).
-        #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
-        listen: Option<std::net::SocketAddr>,
-        /// With --listen: a Host header value to accept besides loopback
-        /// names and the bound address (NAME or NAME:PORT; repeatable).
-        #[arg(long, value_name = "HOST", requires = "listen")]
-        allow_host: Vec<String>,
-        /// With --listen: a browser Origin to accept besides loopback
-        /// origins (SCHEME://HOST[:PORT]; repeatable).
-        #[arg(long, value_name = "ORIGIN", requires = "listen")]
-        allow_origin: Vec<String>,
-        /// With --listen: the most host sessions open at once (each has a
-        /// server of its own).
-        #[arg(long, default_value_t = 64, value_name = "N", requires = "listen")]
-        max_sessions: usize,
-        /// With --listen: end a session (and stop its server) after this
-        /// many seconds without a request or an open stream (0: never).
-        #[arg(
-            long,
-            default_value_t = 1800,
-            value_name = "SECONDS",
-            requires = "listen"
-        )]
-        session_idle: u64,
-        /// Pin this signature document: its fingerprint must verify and be
-        /// the rules' own; tools the server lists that it does not allow,
-        /// or that change during a session, are withheld from the host.
-        #[arg(long, value_name = "SIGNATURE.json")]
-        pin: Option<PathBuf>,
-        /// Pin a publisher: the --pin document must carry a signature
-        /// (SIGNATURE.json.jws) from this key (a JWK or a JWKS).
-        #[arg(long, value_name = "JWK", requires = "pin")]
-        pin_key: Option<PathBuf>,
-        /// With --pin-key: the document reviewed before; the --pin document
-        /// may differ from it only by narrowing (as `diff` finds it).
-        #[arg(long, value_name = "SIGNATURE.json", requires = "pin_key")]
-        pin_baseline: Option<PathBuf>,
-        /// Decide every tools/call by this policy (allow, deny, or ask the
-        /// user) over its resolved annotations, variant, tool and scopes.
-        #[arg(long, value_name = "FILE")]
-        policy: Option<PathBuf>,
-        /// How long a call the policy asks about waits for the user's
-        /// answer before it is refused.
-        #[arg(
-            long,
-            default_value_t = mcp_resolve_proxy::guard::DEFAULT_ASK_TIMEOUT_SECS,
-            value_name = "SECONDS",
-            value_parser = clap::value_parser!(u64).range(1..)
-        )]
-        ask_timeout: u64,
-        /// Write one JSON line per tools/call and per resolution to FILE
-        /// (appended; `-` for stderr).
-        #[arg(long, value_name = "FILE")]
-        audit: Option<PathBuf>,
-        /// With --audit: include the calls' arguments.
-        #[arg(long, requires = "audit")]
-        audit_arguments: bool,
-        /// Sign the declarations listed to hosts (SEP-3140) with this key
-        /// (PKCS#8 PEM, from `keygen`): `declarations` capability, `trust`,
-        /// `version` and `contentHash` on each tool, `declarations/manifest`,
-        /// and `changed` in `notifications/tools/list_changed`.
-        #[arg(long, value_name = "KEY.pem", requires = "server_uri")]
-        sign_key: Option<PathBuf>,
-        /// With --sign-key: the server's canonical URI (RFC 8707) as hosts
-        /// know it, the manifests' audience.
-        #[arg(long, value_name = "URI", requires = "sign_key", value_parser = parse_server_uri)]
-        server_uri: Option<String>,
-        /// With --sign-key: the publisher document's URL (`mcp_publisher`).
-        #[arg(long, value_name = "URL", requires = "sign_key")]
-        publisher: Option<String>,
-        /// With --sign-key: how long each signed manifest is valid (a
-        /// number and `s`, `m`, `h` or `d`); it is signed again after half.
-        #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = parse_duration, requires = "sign_key")]
-        manifest_expires: u64,
-        /// The server to start.
-        #[arg(last = true, value_name = "COMMAND")]
-        command: Vec<OsString>,
-    },
+    Proxy(Box<ProxyArgs>),
     /// Print the JSON Schema of the rules format (for editors).
     Schema {
         /// Write to this file instead of standard output.
@@ -499,6 +398,126 @@ pub(crate) fn parse_dialect(s: &str) -> Result<Dialect, String> {
         .map_err(|e: mcp_resolve_runtime::UnknownDialect| e.to_string())
 }
 
+/// `proxy`'s arguments.
+#[derive(clap::Args)]
+pub(crate) struct ProxyArgs {
+    /// Rules files, or directories of them (one server).
+    #[arg(required = true)]
+    pub(crate) paths: Vec<PathBuf>,
+    /// The resolve dialect served.
+    #[arg(long, default_value = "extension", value_parser = parse_dialect)]
+    pub(crate) dialect: Dialect,
+    /// Seconds a request may wait for the server's answer before the
+    /// host gets an error (0: no limit).
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub(crate) timeout: u64,
+    /// The largest message read from the host or the server, in bytes.
+    #[arg(long, default_value_t = mcp_resolve_proxy::upstream::MAX_MESSAGE_BYTES, value_name = "BYTES")]
+    pub(crate) max_message_bytes: usize,
+    /// Do not compare the rules with the server's tools/list (on stdio
+    /// made on the host's first listing; with --listen, by starting the
+    /// server once, briefly, before any host).
+    #[arg(long)]
+    pub(crate) no_probe: bool,
+    /// Connect to a server over streamable HTTP at this URL instead of
+    /// starting one.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub(crate) upstream: Option<String>,
+    /// Serve hosts over streamable HTTP at http://ADDR/mcp instead of
+    /// stdio (a port alone binds 127.0.0.1).
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
+    pub(crate) listen: Option<std::net::SocketAddr>,
+    /// With --listen: a Host header value to accept besides loopback
+    /// names and the bound address (NAME or NAME:PORT; repeatable).
+    #[arg(long, value_name = "HOST", requires = "listen")]
+    pub(crate) allow_host: Vec<String>,
+    /// With --listen: a browser Origin to accept besides loopback
+    /// origins (SCHEME://HOST[:PORT]; repeatable).
+    #[arg(long, value_name = "ORIGIN", requires = "listen")]
+    pub(crate) allow_origin: Vec<String>,
+    /// With --listen: the most host sessions open at once (each has a
+    /// server of its own).
+    #[arg(long, default_value_t = 64, value_name = "N", requires = "listen")]
+    pub(crate) max_sessions: usize,
+    /// With --listen: end a session (and stop its server) after this
+    /// many seconds without a request or an open stream (0: never).
+    #[arg(
+        long,
+        default_value_t = 1800,
+        value_name = "SECONDS",
+        requires = "listen"
+    )]
+    pub(crate) session_idle: u64,
+    /// Pin this signature document: its fingerprint must verify and be
+    /// the rules' own; tools the server lists that it does not allow,
+    /// or that change during a session, are withheld from the host.
+    #[arg(long, value_name = "SIGNATURE.json")]
+    pub(crate) pin: Option<PathBuf>,
+    /// Pin a publisher: the --pin document must carry a signature
+    /// (SIGNATURE.json.jws) from this key (a JWK or a JWKS).
+    #[arg(long, value_name = "JWK", requires = "pin")]
+    pub(crate) pin_key: Option<PathBuf>,
+    /// With --pin-key: the document reviewed before; the --pin document
+    /// may differ from it only by narrowing (as `diff` finds it).
+    #[arg(long, value_name = "SIGNATURE.json", requires = "pin_key")]
+    pub(crate) pin_baseline: Option<PathBuf>,
+    /// Decide every tools/call by this policy (allow, deny, or ask the
+    /// user) over its resolved annotations, variant, tool and scopes.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) policy: Option<PathBuf>,
+    /// How long a call the policy asks about waits for the user's
+    /// answer before it is refused.
+    #[arg(
+        long,
+        default_value_t = mcp_resolve_proxy::guard::DEFAULT_ASK_TIMEOUT_SECS,
+        value_name = "SECONDS",
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub(crate) ask_timeout: u64,
+    /// Write one JSON line per tools/call and per resolution to FILE
+    /// (appended; `-` for stderr).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) audit: Option<PathBuf>,
+    /// With --audit: include the calls' arguments.
+    #[arg(long, requires = "audit")]
+    pub(crate) audit_arguments: bool,
+    /// Sign the declarations listed to hosts (SEP-3140) with this key
+    /// (PKCS#8 PEM, from `keygen`): `declarations` capability, `trust`,
+    /// `version` and `contentHash` on each tool, `declarations/manifest`,
+    /// and `changed` in `notifications/tools/list_changed`.
+    #[arg(long, value_name = "KEY.pem", requires = "server_uri")]
+    pub(crate) sign_key: Option<PathBuf>,
+    /// With --sign-key: the server's canonical URI (RFC 8707) as hosts
+    /// know it, the manifests' audience.
+    #[arg(long, value_name = "URI", requires = "sign_key", value_parser = parse_server_uri)]
+    pub(crate) server_uri: Option<String>,
+    /// With --sign-key: the publisher document's URL (`mcp_publisher`).
+    #[arg(long, value_name = "URL", requires = "sign_key")]
+    pub(crate) publisher: Option<String>,
+    /// With --sign-key: how long each signed manifest is valid (a
+    /// number and `s`, `m`, `h` or `d`); it is signed again after half.
+    #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = parse_duration, requires = "sign_key")]
+    pub(crate) manifest_expires: u64,
+    /// Verify the server's signed declarations (SEP-3140) and withhold
+    /// what fails: `pinned:KEY.jwk` (only these keys), `allow:PUBLISHER`
+    /// (manifests naming this publisher, keys from --trust-jwks), or
+    /// `tofu:STORE` (the first key seen, remembered in STORE; keys from
+    /// --trust-jwks).
+    #[arg(long, value_name = "POLICY", value_parser = parse_trust)]
+    pub(crate) trust: Option<TrustPolicy>,
+    /// With --trust allow: or tofu:: the publisher's keys (a JWK or a
+    /// JWKS file; repeatable).
+    #[arg(long, value_name = "JWKS", requires = "trust")]
+    pub(crate) trust_jwks: Vec<PathBuf>,
+    /// With --trust: the server's canonical URI (RFC 8707) its manifests
+    /// must be issued for (default: the --upstream URL).
+    #[arg(long, value_name = "URI", requires = "trust", value_parser = parse_server_uri)]
+    pub(crate) trust_audience: Option<String>,
+    /// The server to start.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<OsString>,
+}
+
 /// `manifest`'s arguments.
 #[derive(clap::Args)]
 pub(crate) struct ManifestArgs {
@@ -572,4 +591,26 @@ pub(crate) fn parse_listen(s: &str) -> Result<std::net::SocketAddr, String> {
 /// A server's canonical URI (RFC 8707), checked.
 pub(crate) fn parse_server_uri(s: &str) -> Result<String, String> {
     mcp_resolve_proxy::declare::server_uri(s)
+}
+
+/// A `--trust` policy as written.
+#[derive(Clone, Debug)]
+pub(crate) enum TrustPolicy {
+    /// `pinned:KEY.jwk`.
+    Pinned(PathBuf),
+    /// `allow:PUBLISHER`.
+    Allow(String),
+    /// `tofu:STORE`.
+    Tofu(PathBuf),
+}
+
+pub(crate) fn parse_trust(s: &str) -> Result<TrustPolicy, String> {
+    match s.split_once(':') {
+        Some(("pinned", path)) if !path.is_empty() => Ok(TrustPolicy::Pinned(path.into())),
+        Some(("allow", publisher)) if !publisher.is_empty() => {
+            Ok(TrustPolicy::Allow(publisher.into()))
+        }
+        Some(("tofu", path)) if !path.is_empty() => Ok(TrustPolicy::Tofu(path.into())),
+        _ => Err("a trust policy is `pinned:KEY.jwk`, `allow:PUBLISHER` or `tofu:STORE`".into()),
+    }
 }

@@ -13,12 +13,14 @@ use mcp_resolve_proxy::guard::{Audit, Guard};
 use mcp_resolve_proxy::listen::{ListenOptions, serve};
 use mcp_resolve_proxy::pin::{self, PinError, PinSource};
 use mcp_resolve_proxy::policy::Policy;
+use mcp_resolve_proxy::trust::{Policy as TrustPolicyKind, Verifier};
 use mcp_resolve_proxy::upstream::{UpstreamError, interrupted, until_interrupted};
 use mcp_resolve_proxy::{
     Ended, Options, ProxyRules, Upstream, check_pin, compare, host_stdio, probe, run,
 };
 use mcp_resolve_runtime::Dialect;
 
+use super::args::TrustPolicy;
 use super::{FAILURE, OK, USAGE, color_for, read_input, with_server};
 
 /// The command line's choices.
@@ -41,6 +43,9 @@ pub(crate) struct Args {
     pub(crate) server_uri: Option<String>,
     pub(crate) publisher: Option<String>,
     pub(crate) manifest_expires: u64,
+    pub(crate) trust: Option<TrustPolicy>,
+    pub(crate) trust_jwks: Vec<PathBuf>,
+    pub(crate) trust_audience: Option<String>,
     pub(crate) command: Vec<OsString>,
 }
 
@@ -184,7 +189,47 @@ fn guard(args: &Args, server: &mcp_resolve::ir::Server) -> Result<Guard, u8> {
         audit_arguments: args.audit_arguments,
         pin,
         declare: None,
+        verify: verifier(args)?,
     })
+}
+
+/// The verifier of the server's signed declarations `--trust` asks for.
+fn verifier(args: &Args) -> Result<Option<Verifier>, u8> {
+    let Some(trust) = &args.trust else {
+        return Ok(None);
+    };
+    let Some(audience) = args
+        .trust_audience
+        .clone()
+        .or_else(|| args.upstream.clone())
+    else {
+        eprintln!(
+            "error: --trust needs the server's canonical URI its manifests are issued for: --trust-audience URI (or --upstream URL)"
+        );
+        return Err(USAGE);
+    };
+    let jwks: Vec<&Path> = args.trust_jwks.iter().map(PathBuf::as_path).collect();
+    let (policy, keys) = match trust {
+        TrustPolicy::Pinned(path) => (TrustPolicyKind::Pinned, super::keys::public_keys(&[path])?),
+        TrustPolicy::Allow(publisher) => (
+            TrustPolicyKind::Allow(publisher.clone()),
+            super::keys::public_keys(&jwks)?,
+        ),
+        TrustPolicy::Tofu(store) => (
+            TrustPolicyKind::Tofu(store.clone()),
+            super::keys::public_keys(&jwks)?,
+        ),
+    };
+    if keys.is_empty() {
+        eprintln!("error: --trust allow: and tofu: need the publisher's keys: --trust-jwks FILE");
+        return Err(USAGE);
+    }
+    Verifier::new(policy, keys, audience)
+        .map(Some)
+        .map_err(|e| {
+            eprintln!("error: {e}");
+            USAGE
+        })
 }
 
 /// The proxy itself, until the host or the server ends it (on stdio) or

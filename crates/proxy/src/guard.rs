@@ -41,6 +41,9 @@ pub struct Guard {
     /// SEP-3140: the proxy signs the declarations it lists
     /// (`--sign-key`, `--server-uri`).
     pub declare: Option<crate::declare::Declarer>,
+    /// SEP-3140: the server's signed declarations are verified, and what
+    /// fails is withheld (`--trust`).
+    pub verify: Option<crate::trust::Verifier>,
 }
 
 impl Default for Guard {
@@ -52,6 +55,7 @@ impl Default for Guard {
             audit_arguments: false,
             pin: None,
             declare: None,
+            verify: None,
         }
     }
 }
@@ -130,7 +134,10 @@ impl Guard {
     /// tools, so that the server's tool list must be followed as it
     /// changes.
     pub(crate) fn watches(&self) -> bool {
-        self.pin.is_some() || self.policy.is_some() || self.declare.is_some()
+        self.pin.is_some()
+            || self.policy.is_some()
+            || self.declare.is_some()
+            || self.verify.is_some()
     }
 
     /// Why a call to `tool` is refused under the pin, if it is.

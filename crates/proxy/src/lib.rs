@@ -10,7 +10,8 @@
 //! dialect's resolve method and `signature`). The [`guard`] holds a reviewed
 //! signature ([`pin`]), decides calls by [`policy`] and writes the audit log.
 //! With a signing key, the proxy also signs the declarations it lists
-//! (SEP-3140, [`declare`]).
+//! (SEP-3140, [`declare`]), or verifies the ones a server signs
+//! ([`trust`]).
 //!
 //! Faults: host input goes through the runtime's JSON-RPC screen (malformed
 //! messages are answered, never forwarded); a line from the server that is
@@ -35,6 +36,7 @@ mod raw;
 mod relay;
 pub mod rules;
 pub mod session;
+pub mod trust;
 pub mod upstream;
 
 pub use relay::{

@@ -238,6 +238,13 @@ impl Driver<'_> {
                     }
                 }
                 Effect::Log(line) => log(&line),
+                Effect::Trust(record) => {
+                    if let Some(verifier) = &self.guard.verify
+                        && let Err(e) = verifier.remember(&record)
+                    {
+                        log(&format!("cannot write the trust store: {e}"));
+                    }
+                }
             }
         }
         Ok(())

@@ -160,3 +160,99 @@ fn signing_options_are_checked_before_the_server_starts() {
         assert!(!marker.exists(), "{args:?} started the server");
     }
 }
+
+#[test]
+fn a_host_behind_trust_sees_only_what_the_servers_signed_manifest_covers() {
+    let (Some(host), Some(server)) = (
+        ts_script("sep3140_trusting_host.mjs"),
+        ts_script("sep3140_signed_server.mjs"),
+    ) else {
+        return;
+    };
+    let dir = common::scratch("proxy", "sep3140-trust");
+    let (pem, jwk) = keygen(&dir);
+    for (mode, checks) in [("honest", 6), ("tamper", 3), ("expired", 2)] {
+        let output = std::process::Command::new("node")
+            .arg(&host)
+            .arg(env!("CARGO_BIN_EXE_mcp-resolve"))
+            .arg("tests/fixtures/proxy/sep3140.yaml")
+            .arg(&jwk)
+            .arg(SERVER_URI)
+            .arg("node")
+            .arg(&server)
+            .arg(&pem)
+            .arg(&jwk)
+            .arg(SERVER_URI)
+            .env("SEP3140_MODE", mode)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success() && stdout.contains(&format!("{checks} checks pass")),
+            "the host behind --trust ({mode}) found:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+#[test]
+fn trust_options_are_checked_before_the_server_starts() {
+    let dir = common::scratch("proxy", "sep3140-trust-options");
+    let (_, jwk) = keygen(&dir);
+    let jwk = jwk.to_str().unwrap().to_owned();
+    let marker = dir.join("started");
+    let touch = format!("touch {}", marker.display());
+    let store = dir.join("bad-store.json");
+    std::fs::write(&store, "[1]").unwrap();
+    let tofu = format!("tofu:{}", store.display());
+    let pinned = format!("pinned:{jwk}");
+    let cases: [(Vec<&str>, &str); 5] = [
+        (vec!["--trust", &pinned], "--trust-audience"),
+        (
+            vec!["--trust", "sometimes", "--trust-audience", SERVER_URI],
+            "pinned:KEY.jwk",
+        ),
+        (
+            vec![
+                "--trust",
+                "allow:https://p.example",
+                "--trust-audience",
+                SERVER_URI,
+            ],
+            "--trust-jwks",
+        ),
+        (
+            vec![
+                "--trust",
+                &tofu,
+                "--trust-jwks",
+                &jwk,
+                "--trust-audience",
+                SERVER_URI,
+            ],
+            "not a JSON object",
+        ),
+        (
+            vec![
+                "--trust",
+                "pinned:missing.jwk",
+                "--trust-audience",
+                SERVER_URI,
+            ],
+            "missing.jwk",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = common::bin()
+            .arg("proxy")
+            .arg("tests/fixtures/proxy/sep3140.yaml")
+            .args(&args)
+            .args(["--", "sh", "-c", &touch])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(!marker.exists(), "{args:?} started the server");
+    }
+}

@@ -65,6 +65,19 @@ impl Session<'_> {
                 record: Some(record),
             };
         }
+        if let Some(why) = tool.and_then(|tool| self.untrusted(tool)) {
+            let error = RpcError::new(
+                POLICY_REFUSED,
+                format!("{why} (mcp-resolve proxy --trust)"),
+                Some(json!({"tool": tool, "trusted": false})),
+            );
+            let record = json!({"time": rfc3339(clock.wall), "event": "call", "tool": tool,
+                                "outcome": "not trusted", "reason": why});
+            return Step::Refuse {
+                error,
+                record: Some(record),
+            };
+        }
         let arguments = self
             .guard
             .audit_arguments

@@ -24,6 +24,7 @@ mod relist;
 mod server;
 #[cfg(test)]
 mod tests;
+mod verify;
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant, SystemTime};
@@ -63,6 +64,9 @@ pub enum Effect {
     Audit(Value),
     /// Write this line to the proxy's log.
     Log(String),
+    /// Remember this key in the TOFU store (`--trust tofu:STORE`,
+    /// [`crate::trust::Verifier::remember`]).
+    Trust(Value),
 }
 
 /// The time of an event: the monotonic clock for deadlines, the wall clock
@@ -197,6 +201,8 @@ pub struct Session<'s> {
     server_resolves: bool,
     /// What the session declared (SEP-3140, [`Guard::declare`]).
     declared: crate::declare::Declared,
+    /// What the session verified of the server's declarations (`--trust`).
+    verification: verify::Verification,
     ended: Option<Ended>,
 }
 
@@ -231,6 +237,7 @@ impl<'s> Session<'s> {
             session_caps: None,
             server_resolves: false,
             declared: Default::default(),
+            verification: Default::default(),
             compare_pending: config.compare_listing,
             ended: None,
         }
@@ -317,6 +324,16 @@ impl<'s> Session<'s> {
             );
             out.push(Effect::Host(error_response(&id, &error)));
         }
+        // Listings waiting for the server's manifest.
+        for key in self.verification.take_held_requests() {
+            let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
+            let error = RpcError::new(
+                RpcError::INTERNAL_ERROR,
+                format!("{why} before answering `tools/list`"),
+                None,
+            );
+            out.push(Effect::Host(error_response(&id, &error)));
+        }
         // Requests for the signed manifest waiting for the proxy's listing.
         let waiting = self.relist.take().map(|l| l.waiting).unwrap_or_default();
         for id in waiting {
@@ -373,7 +390,12 @@ impl<'s> Session<'s> {
         let requests = self.pending.values().filter_map(|p| p.deadline);
         let questions = self.asks.values().map(|h| h.deadline);
         let listing = self.relist.as_ref().map(Relist::deadline);
-        requests.chain(questions).chain(listing).min()
+        let manifest = self.verification.deadline();
+        requests
+            .chain(questions)
+            .chain(listing)
+            .chain(manifest)
+            .min()
     }
 
     /// The clock reached `clock.now`: questions, listings and requests
@@ -384,6 +406,7 @@ impl<'s> Session<'s> {
         }
         self.give_up_questions(clock, out);
         self.give_up_listing(clock, out);
+        self.give_up_manifest(clock, out);
         self.give_up_requests(clock, out);
     }
 

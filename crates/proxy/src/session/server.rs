@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use mcp_resolve_runtime::Annotations;
 
 use super::relist::Relist;
+use super::verify::HeldListing;
 use super::{Clock, Effect, Pending, Session};
 use crate::raw::{self, Members};
 use crate::rules::Rewrite;
@@ -45,12 +46,23 @@ impl Session<'_> {
             (Some(id), true) => Some(id_key(id)),
             _ => None,
         };
+        if let Some(key) = &key
+            && self.verification.is_asked(key)
+        {
+            drop(message);
+            self.manifest_answered(&text, clock, out);
+            return;
+        }
         if let (Some(listing), Some(key)) = (&self.relist, &key)
             && *key == listing.key()
         {
             let page = message.result_raw.map(|raw| raw.get().to_string());
             drop(message);
-            self.listing_page(page, &text, clock, out);
+            if page.is_some() && self.needs_manifest(clock) {
+                self.hold_listing(HeldListing::Relist(page, text), clock, out);
+            } else {
+                self.listing_page(page, &text, clock, out);
+            }
             return;
         }
         let waiting = match key {
@@ -93,17 +105,39 @@ impl Session<'_> {
             out.push(Effect::Host(text));
             return;
         };
-        if let Some(call) = &waiting.call {
-            let outcome = if message.error { "error" } else { call.outcome };
-            self.audit_call(call, clock, outcome, true, out);
+        // A listing waits for the server's manifest under `--trust`.
+        if matches!(waiting.rewrite, Rewrite::Tools { .. })
+            && message.result_raw.is_some()
+            && self.needs_manifest(clock)
+        {
+            let key = message.id.as_ref().map(id_key).unwrap_or_default();
+            drop(message);
+            self.hold_listing(HeldListing::Host(key, Box::new(waiting), text), clock, out);
+            return;
         }
         let result = message.result_raw.map(|raw| raw.get());
-        let answer = match result {
-            Some(result) => self.rewritten(&waiting, &text, result, clock, out),
-            None => None,
-        };
+        let answer = self.deliver(&waiting, &text, message.error, result, clock, out);
         drop(message);
         out.push(Effect::Host(answer.unwrap_or(text)));
+    }
+
+    /// The server's answer `text` to `waiting` (an error, or the result
+    /// `result`, a slice of `text`): the call audited, and the answer
+    /// rewritten where the proxy changes it (`None`: as written).
+    pub(super) fn deliver(
+        &mut self,
+        waiting: &Pending,
+        text: &str,
+        error: bool,
+        result: Option<&str>,
+        clock: Clock,
+        out: &mut Vec<Effect>,
+    ) -> Option<String> {
+        if let Some(call) = &waiting.call {
+            let outcome = if error { "error" } else { call.outcome };
+            self.audit_call(call, clock, outcome, true, out);
+        }
+        self.rewritten(waiting, text, result?, clock, out)
     }
 
     /// The answer to `waiting` whose result is the JSON text `result` (a
@@ -134,6 +168,7 @@ impl Session<'_> {
         } = waiting
             && self.guard.pin.is_none()
             && self.guard.declare.is_none()
+            && self.guard.verify.is_none()
         {
             return self.annotated_list(text, result, *marked);
         }
@@ -195,6 +230,15 @@ impl Session<'_> {
         fresh: bool,
         out: &mut Vec<Effect>,
     ) -> Value {
+        let mut notes = Vec::new();
+        let mut checked;
+        let raw = if self.guard.verify.is_some() {
+            checked = raw.clone();
+            self.verify_listing(&mut checked, &mut notes);
+            &checked
+        } else {
+            raw
+        };
         let mut value = raw.clone();
         self.rules.rewrite(&Rewrite::Tools { marked }, &mut value);
         if let Some(Value::Array(tools)) = value.get_mut("tools") {
@@ -206,7 +250,6 @@ impl Session<'_> {
                 }
             }
         }
-        let mut notes = Vec::new();
         self.guard
             .check_listing(&mut self.pins, raw, &mut value, &mut notes);
         if let Some(declarer) = &self.guard.declare {
@@ -274,6 +317,7 @@ impl Session<'_> {
     /// current reading when one is under way; a server that repeats the
     /// notice cannot grow what the proxy holds).
     fn list_changed(&mut self, notification: String, clock: Clock, out: &mut Vec<Effect>) {
+        self.verification.changed();
         match &mut self.relist {
             Some(listing) => {
                 listing.again = true;
@@ -297,7 +341,7 @@ impl Session<'_> {
     /// A page of the proxy's own listing (`result`, its JSON text, when the
     /// answer is a result): remembered and checked by the pin; then the
     /// next page is asked for, or the held notification goes to the host.
-    fn listing_page(
+    pub(super) fn listing_page(
         &mut self,
         result: Option<String>,
         text: &str,

@@ -135,7 +135,7 @@ impl Ledger {
                 Effect::Audit(record) => {
                     assert!(record["time"].is_string() && record["event"].is_string());
                 }
-                Effect::Log(_) => {}
+                Effect::Log(_) | Effect::Trust(_) => {}
             }
         }
     }
@@ -252,7 +252,7 @@ fn play(
     }
 }
 
-fn run_exchange(steps: &[Step], stateless: bool, watch: bool, declare: bool) {
+fn run_exchange(steps: &[Step], stateless: bool, watch: bool, declare: bool, verify: bool) {
     let rules = rules(Dialect::Extension);
     let mut guard = if watch {
         asking_guard()
@@ -261,6 +261,19 @@ fn run_exchange(steps: &[Step], stateless: bool, watch: bool, declare: bool) {
     };
     if declare {
         guard.declare = Some(declarer(&rules));
+    }
+    if verify {
+        let key =
+            mcp_resolve_host::jws::PrivateKey::generate(mcp_resolve_host::jws::Algorithm::Ed25519)
+                .unwrap();
+        guard.verify = Some(
+            crate::trust::Verifier::new(
+                crate::trust::Policy::Pinned,
+                vec![key.public().clone()],
+                "https://s.example/mcp".into(),
+            )
+            .unwrap(),
+        );
     }
     let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
     let mut ledger = Ledger::default();
@@ -307,7 +320,8 @@ proptest! {
         stateless in any::<bool>(),
         watch in any::<bool>(),
         declare in any::<bool>(),
+        verify in any::<bool>(),
     ) {
-        run_exchange(&steps, stateless, watch, declare);
+        run_exchange(&steps, stateless, watch, declare, verify);
     }
 }

@@ -616,3 +616,4 @@ fn a_cancelled_call_is_audited_as_withdrawn() {
 
 mod declarations;
 mod interleavings;
+mod trust;
