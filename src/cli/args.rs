@@ -131,9 +131,15 @@ pub(crate) enum Command {
     VerifyManifest {
         /// The manifest document (`{manifest, signature}`).
         manifest: PathBuf,
-        /// The publisher's keys: a JWK or a JWKS file; repeat for several.
+        /// The publisher's keys: a JWK or a JWKS file, or an `https` URL of
+        /// one (private and link-local addresses refused); repeat for
+        /// several.
         #[arg(long, value_name = "JWKS", required = true)]
         jwks: Vec<PathBuf>,
+        /// Let a JWKS URL be on a loopback address (and plain `http`
+        /// there): for tests and local development.
+        #[arg(long)]
+        allow_loopback_jwks: bool,
         /// The server's canonical URI the manifest must be for.
         #[arg(long, value_name = "URI")]
         server: String,
@@ -506,9 +512,13 @@ pub(crate) struct ProxyArgs {
     #[arg(long, value_name = "POLICY", value_parser = parse_trust)]
     pub(crate) trust: Option<TrustPolicy>,
     /// With --trust allow: or tofu:: the publisher's keys (a JWK or a
-    /// JWKS file; repeatable).
+    /// JWKS file, or an `https` URL of one; repeatable).
     #[arg(long, value_name = "JWKS", requires = "trust")]
     pub(crate) trust_jwks: Vec<PathBuf>,
+    /// Let a --trust-jwks URL be on a loopback address (and plain `http`
+    /// there): for tests and local development.
+    #[arg(long, requires = "trust_jwks")]
+    pub(crate) allow_loopback_jwks: bool,
     /// With --trust: the server's canonical URI (RFC 8707) its manifests
     /// must be issued for (default: the --upstream URL).
     #[arg(long, value_name = "URI", requires = "trust", value_parser = parse_server_uri)]

@@ -107,6 +107,29 @@ pub(crate) fn public_keys(paths: &[&Path]) -> Result<Vec<PublicKey>, u8> {
     Ok(keys)
 }
 
+/// Public keys from JWK and JWKS files, or from JWKS URLs (an argument
+/// that starts with `https://` or `http://`, fetched with
+/// [`mcp_resolve_proxy::jwks::fetch`]'s protections; `loopback`: loopback
+/// addresses allowed).
+pub(crate) fn jwks_keys(sources: &[PathBuf], loopback: bool) -> Result<Vec<PublicKey>, u8> {
+    let mut keys = Vec::new();
+    for source in sources {
+        let text = source.to_string_lossy();
+        if text.starts_with("https://") || text.starts_with("http://") {
+            match mcp_resolve_proxy::jwks::fetch_blocking(&text, loopback) {
+                Ok(fetched) => keys.extend(fetched),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return Err(USAGE);
+                }
+            }
+        } else {
+            keys.extend(public_keys(&[source.as_path()])?);
+        }
+    }
+    Ok(keys)
+}
+
 /// Reads a signature document whose fingerprint holds, and checks its
 /// publisher's signature (`jws`, default `DOCUMENT.jws`) against `keys`
 /// ([`mcp_resolve_proxy::pin::verified_document`]): the document and what

@@ -7,7 +7,7 @@ use mcp_resolve::emit::signature::signature_document;
 use mcp_resolve_host::declarations::{Form, Manifest, declare_tools, verify as verify_manifest};
 use serde_json::{Value, json};
 
-use super::keys::{private_keys, public_keys};
+use super::keys::{jwks_keys, private_keys};
 use super::{FAILURE, OK, USAGE, read_json, with_server, write_output};
 
 use super::args::ManifestArgs as Args;
@@ -74,11 +74,11 @@ fn pretty(value: &Value) -> String {
 pub(crate) fn verify(
     path: &std::path::Path,
     jwks: &[PathBuf],
+    loopback: bool,
     server: &str,
     declarations: Option<&std::path::Path>,
 ) -> u8 {
-    let paths: Vec<&std::path::Path> = jwks.iter().map(PathBuf::as_path).collect();
-    let keys = match public_keys(&paths) {
+    let keys = match jwks_keys(jwks, loopback) {
         Ok(keys) => keys,
         Err(code) => return code,
     };

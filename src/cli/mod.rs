@@ -138,9 +138,16 @@ fn run(command: Command) -> u8 {
         Command::VerifyManifest {
             manifest,
             jwks,
+            allow_loopback_jwks,
             server,
             declarations,
-        } => manifest::verify(&manifest, &jwks, &server, declarations.as_deref()),
+        } => manifest::verify(
+            &manifest,
+            &jwks,
+            allow_loopback_jwks,
+            &server,
+            declarations.as_deref(),
+        ),
         Command::Verify {
             document,
             jws,
@@ -232,12 +239,14 @@ fn run(command: Command) -> u8 {
                 manifest_expires,
                 trust,
                 trust_jwks,
+                allow_loopback_jwks,
                 trust_audience,
                 command,
             } = *args;
             proxy::main(proxy::Args {
                 trust,
                 trust_jwks,
+                allow_loopback_jwks,
                 trust_audience,
                 sign_key,
                 server_uri,

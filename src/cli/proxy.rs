@@ -45,6 +45,7 @@ pub(crate) struct Args {
     pub(crate) manifest_expires: u64,
     pub(crate) trust: Option<TrustPolicy>,
     pub(crate) trust_jwks: Vec<PathBuf>,
+    pub(crate) allow_loopback_jwks: bool,
     pub(crate) trust_audience: Option<String>,
     pub(crate) command: Vec<OsString>,
 }
@@ -208,16 +209,15 @@ fn verifier(args: &Args) -> Result<Option<Verifier>, u8> {
         );
         return Err(USAGE);
     };
-    let jwks: Vec<&Path> = args.trust_jwks.iter().map(PathBuf::as_path).collect();
     let (policy, keys) = match trust {
         TrustPolicy::Pinned(path) => (TrustPolicyKind::Pinned, super::keys::public_keys(&[path])?),
         TrustPolicy::Allow(publisher) => (
             TrustPolicyKind::Allow(publisher.clone()),
-            super::keys::public_keys(&jwks)?,
+            super::keys::jwks_keys(&args.trust_jwks, args.allow_loopback_jwks)?,
         ),
         TrustPolicy::Tofu(store) => (
             TrustPolicyKind::Tofu(store.clone()),
-            super::keys::public_keys(&jwks)?,
+            super::keys::jwks_keys(&args.trust_jwks, args.allow_loopback_jwks)?,
         ),
     };
     if keys.is_empty() {

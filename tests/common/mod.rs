@@ -242,3 +242,24 @@ impl Listening {
         (status, stderr)
     }
 }
+
+/// Serves `body` as JSON to each of `requests` connections on a loopback
+/// port of its own; the `http://` URL of `path` there.
+pub fn serve_json(body: String, requests: usize, path: &str) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(requests) {
+            let Ok(mut stream) = stream else { return };
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
+    format!("http://{addr}{path}")
+}

@@ -250,3 +250,73 @@ fn verify_manifest_accepts_what_it_should_and_refuses_the_rest() {
     let (code, _, _) = check(&path("missing.json"), SERVER, None);
     assert_eq!(code, Some(2));
 }
+
+#[test]
+fn a_jwks_is_fetched_by_url_only_where_it_is_safe_to() {
+    let dir = common::scratch("manifest", "jwks-url");
+    let pem = key(&dir);
+    let manifest = dir.join("manifest.json");
+    let made = run(
+        &[
+            "manifest",
+            RULES,
+            "--server",
+            SERVER,
+            "--sign",
+            &pem,
+            "-o",
+            manifest.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let jwk = std::fs::read_to_string(dir.join("key.jwk")).unwrap();
+    let jwks = format!(r#"{{"keys": [{jwk}]}}"#);
+    let verify = |url: &str, extra: &[&str]| {
+        let mut args = vec![
+            "verify-manifest",
+            manifest.to_str().unwrap(),
+            "--jwks",
+            url,
+            "--server",
+            SERVER,
+        ];
+        args.extend_from_slice(extra);
+        run(&args, &[])
+    };
+    // Over loopback, allowed explicitly: fetched and verified.
+    let url = common::serve_json(jwks.clone(), 1, "/.well-known/jwks.json");
+    let out = verify(&url, &["--allow-loopback-jwks"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // Not allowed: refused before any connection.
+    let out = verify(&url, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("a loopback address"),
+        "{}",
+        text(&out.stderr)
+    );
+    // Cloud metadata, private ranges, plain http elsewhere: refused.
+    for (url, why) in [
+        ("https://169.254.169.254/latest/jwks", "link-local"),
+        ("https://10.0.0.7/jwks.json", "private"),
+        ("http://93.184.216.34/jwks.json", "only `https`"),
+    ] {
+        let out = verify(url, &["--allow-loopback-jwks"]);
+        assert_eq!(out.status.code(), Some(2), "{url}");
+        assert!(
+            text(&out.stderr).contains(why),
+            "{url}: {}",
+            text(&out.stderr)
+        );
+    }
+    // What answers is not a JWKS: a clear error.
+    let url = common::serve_json("<html>".into(), 1, "/jwks.json");
+    let out = verify(&url, &["--allow-loopback-jwks"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("not a JWKS"),
+        "{}",
+        text(&out.stderr)
+    );
+}

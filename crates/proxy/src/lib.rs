@@ -28,6 +28,7 @@
 mod consent;
 pub mod declare;
 pub mod guard;
+pub mod jwks;
 mod link;
 pub mod listen;
 pub mod pin;

@@ -171,8 +171,12 @@ fn a_host_behind_trust_sees_only_what_the_servers_signed_manifest_covers() {
     };
     let dir = common::scratch("proxy", "sep3140-trust");
     let (pem, jwk) = keygen(&dir);
-    for (mode, checks) in [("honest", 6), ("tamper", 3), ("expired", 2)] {
-        let output = std::process::Command::new("node")
+    let run = |mode: &str, trust: Option<&Value>| {
+        let mut command = std::process::Command::new("node");
+        if let Some(trust) = trust {
+            command.env("TRUST_ARGS", trust.to_string());
+        }
+        command
             .arg(&host)
             .arg(env!("CARGO_BIN_EXE_mcp-resolve"))
             .arg("tests/fixtures/proxy/sep3140.yaml")
@@ -185,14 +189,40 @@ fn a_host_behind_trust_sees_only_what_the_servers_signed_manifest_covers() {
             .arg(SERVER_URI)
             .env("SEP3140_MODE", mode)
             .output()
-            .unwrap();
+            .unwrap()
+    };
+    let passes = |output: std::process::Output, mode: &str, checks: usize| {
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert!(
             output.status.success() && stdout.contains(&format!("{checks} checks pass")),
             "the host behind --trust ({mode}) found:\n{stdout}\n{}",
             String::from_utf8_lossy(&output.stderr)
         );
+    };
+    for (mode, checks) in [("honest", 6), ("tamper", 3), ("expired", 2)] {
+        passes(run(mode, None), mode, checks);
     }
+    // Trust on first use, the keys fetched by URL: the key is remembered.
+    let jwks = format!(
+        r#"{{"keys": [{}]}}"#,
+        std::fs::read_to_string(&jwk).unwrap()
+    );
+    let url = common::serve_json(jwks, 1, "/.well-known/jwks.json");
+    let store = dir.join("trusted.json");
+    let trust = json!([
+        "--trust",
+        format!("tofu:{}", store.display()),
+        "--trust-jwks",
+        url,
+        "--allow-loopback-jwks",
+        "--trust-audience",
+        SERVER_URI
+    ]);
+    passes(run("honest", Some(&trust)), "tofu", 6);
+    let kid: Value = serde_json::from_str(&std::fs::read_to_string(&jwk).unwrap()).unwrap();
+    let remembered: Value =
+        serde_json::from_str(&std::fs::read_to_string(&store).unwrap()).unwrap();
+    assert_eq!(remembered, json!({SERVER_URI: kid["kid"]}));
 }
 
 #[test]
