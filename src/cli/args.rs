@@ -504,6 +504,11 @@ pub(crate) struct ProxyArgs {
     /// number and `s`, `m`, `h` or `d`); it is signed again after half.
     #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = parse_duration, requires = "sign_key")]
     pub(crate) manifest_expires: u64,
+    /// With --sign-key: how the JWS header names the algorithm (for
+    /// Ed25519, `EdDSA` as SEP-3140's examples write it, or `Ed25519`);
+    /// the JWKS served names it the same way.
+    #[arg(long, value_name = "NAME", requires = "sign_key")]
+    pub(crate) jws_alg: Option<String>,
     /// Verify the server's signed declarations (SEP-3140) and withhold
     /// what fails: `pinned:KEY.jwk` (only these keys), `allow:PUBLISHER`
     /// (manifests naming this publisher, keys from --trust-jwks), or
@@ -550,6 +555,10 @@ pub(crate) struct ManifestArgs {
     /// The private key that signs (PKCS#8 PEM, from `keygen`).
     #[arg(long, value_name = "KEY.pem")]
     pub(crate) sign: PathBuf,
+    /// How the JWS header names the algorithm: for Ed25519, `EdDSA` (as
+    /// SEP-3140's examples write it; the default) or `Ed25519` (RFC 9864).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) jws_alg: Option<String>,
     /// Write the manifest to this file instead of standard output.
     #[arg(short, long)]
     pub(crate) output: Option<PathBuf>,

@@ -45,7 +45,19 @@ pub(crate) fn run(args: &Args) -> u8 {
                 return code;
             }
         }
-        write_output(args.output.as_deref(), &pretty(&manifest.sign(&key)))
+        let signed = match args
+            .jws_alg
+            .as_deref()
+            .map(|alg| manifest.sign_as(&key, alg))
+        {
+            None => manifest.sign(&key),
+            Some(Ok(signed)) => signed,
+            Some(Err(e)) => {
+                eprintln!("error: --jws-alg: {e}");
+                return USAGE;
+            }
+        };
+        write_output(args.output.as_deref(), &pretty(&signed))
     })
 }
 

@@ -43,6 +43,7 @@ pub(crate) struct Args {
     pub(crate) server_uri: Option<String>,
     pub(crate) publisher: Option<String>,
     pub(crate) manifest_expires: u64,
+    pub(crate) jws_alg: Option<String>,
     pub(crate) trust: Option<TrustPolicy>,
     pub(crate) trust_jwks: Vec<PathBuf>,
     pub(crate) allow_loopback_jwks: bool,
@@ -129,13 +130,23 @@ pub(crate) fn main(args: Args) -> u8 {
                 Ok(mut keys) => keys.remove(0),
                 Err(code) => return code,
             };
-            guard.declare = Some(Declarer::new(
+            let declarer = Declarer::new(
                 key,
                 uri.clone(),
                 args.publisher.clone(),
                 args.manifest_expires,
                 &rules,
-            ));
+            );
+            guard.declare = match args.jws_alg.as_deref() {
+                None => Some(declarer),
+                Some(alg) => match declarer.naming(alg) {
+                    Ok(declarer) => Some(declarer),
+                    Err(e) => {
+                        eprintln!("error: --jws-alg: {e}");
+                        return USAGE;
+                    }
+                },
+            };
         }
         let options = Options {
             timeout: (args.timeout > 0).then(|| Duration::from_secs(args.timeout)),

@@ -49,6 +49,15 @@ impl Algorithm {
         }
     }
 
+    /// The name SEP-3140's examples write: RFC 8037's `EdDSA` for
+    /// Ed25519, `ES256`.
+    pub fn sep_name(self) -> &'static str {
+        match self {
+            Algorithm::Ed25519 => "EdDSA",
+            Algorithm::ES256 => "ES256",
+        }
+    }
+
     /// The algorithm of a JOSE name.
     pub fn parse(name: &str) -> Option<Algorithm> {
         match name {
@@ -225,9 +234,16 @@ impl PublicKey {
 
     /// The JWK: its members, `kid`, `alg` and `use: sig`.
     pub fn to_jwk(&self) -> Value {
+        self.to_jwk_as(self.algorithm().name())
+    }
+
+    /// [`PublicKey::to_jwk`] with `alg` written as `alg` (one of the
+    /// algorithm's names, say `EdDSA` for a key whose signatures say so:
+    /// a verifier that holds a key to its JWK's `alg` then accepts them).
+    pub fn to_jwk_as(&self, alg: &str) -> Value {
         let mut jwk = self.members();
         jwk.insert("kid".into(), Value::String(self.kid.clone()));
-        jwk.insert("alg".into(), Value::String(self.algorithm().name().into()));
+        jwk.insert("alg".into(), Value::String(alg.into()));
         jwk.insert("use".into(), Value::String("sig".into()));
         Value::Object(jwk)
     }
@@ -356,10 +372,27 @@ impl PrivateKey {
     }
 
     /// A detached compact JWS over `payload` whose protected header has
-    /// only `alg` and `kid` (no signing time: the payload carries its own
-    /// times, as a SEP-3140 manifest does).
-    pub fn sign_detached_minimal(&self, payload: &[u8]) -> String {
-        let header = json!({"alg": self.public.algorithm().name(), "kid": self.public.kid});
+    /// only `alg` (as `alg` names it: `EdDSA` or `Ed25519` for an Ed25519
+    /// key) and `kid` (no signing time: the payload carries its own times,
+    /// as a SEP-3140 manifest does). `alg` must name the key's algorithm.
+    pub fn sign_detached_as(&self, payload: &[u8], alg: &str) -> Result<String, JwsError> {
+        if alg == self.public.algorithm().sep_name() {
+            return Ok(self.sign_detached_sep(payload));
+        }
+        if Algorithm::parse(alg) != Some(self.public.algorithm()) {
+            return Err(JwsError::Malformed(format!(
+                "`{alg}` does not name the key's algorithm ({})",
+                self.public.algorithm().name()
+            )));
+        }
+        let header = json!({"alg": alg, "kid": self.public.kid});
+        Ok(self.sign_with_header(payload, &header))
+    }
+
+    /// [`PrivateKey::sign_detached_as`] with the algorithm named as
+    /// SEP-3140's examples name it ([`Algorithm::sep_name`]).
+    pub fn sign_detached_sep(&self, payload: &[u8]) -> String {
+        let header = json!({"alg": self.public.algorithm().sep_name(), "kid": self.public.kid});
         self.sign_with_header(payload, &header)
     }
 

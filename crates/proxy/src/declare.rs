@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use mcp_resolve_host::declarations::{self, Entry, Manifest, Sealed};
-use mcp_resolve_host::jws::PrivateKey;
+use mcp_resolve_host::jws::{Algorithm, PrivateKey};
 use mcp_resolve_host::signature::SignatureTool;
 use serde_json::{Map, Value, json};
 
@@ -41,6 +41,8 @@ pub fn server_uri(uri: &str) -> Result<String, String> {
 /// What the proxy signs with, and for whom.
 pub struct Declarer {
     key: PrivateKey,
+    /// How the JWS header (and the JWKS) name the algorithm.
+    alg: &'static str,
     server: String,
     publisher: Option<String>,
     valid_for: u64,
@@ -75,11 +77,32 @@ impl Declarer {
         let doc = mcp_resolve::emit::signature::signature_document(rules.server());
         let tools = doc.tools.into_iter().map(|t| (t.name.clone(), t)).collect();
         Declarer {
+            alg: key.public().algorithm().sep_name(),
             key,
             server,
             publisher,
             valid_for,
             tools,
+        }
+    }
+
+    /// Names the algorithm `alg` in the JWS header and the JWKS instead
+    /// of as SEP-3140's examples do (`Ed25519` instead of `EdDSA`);
+    /// refused when `alg` does not name the key's algorithm.
+    pub fn naming(mut self, alg: &str) -> Result<Declarer, mcp_resolve_host::jws::JwsError> {
+        let name = [Algorithm::Ed25519, Algorithm::ES256]
+            .into_iter()
+            .flat_map(|a| [a.name(), a.sep_name()])
+            .find(|name| *name == alg);
+        match name {
+            Some(name) if Algorithm::parse(name) == Some(self.key.public().algorithm()) => {
+                self.alg = name;
+                Ok(self)
+            }
+            _ => Err(mcp_resolve_host::jws::JwsError::Malformed(format!(
+                "`{alg}` does not name the key's algorithm ({})",
+                self.key.public().algorithm().name()
+            ))),
         }
     }
 
@@ -90,7 +113,7 @@ impl Declarer {
 
     /// The JWKS of the signing key.
     pub fn jwks(&self) -> Value {
-        json!({"keys": [self.key.public().to_jwk()]})
+        json!({"keys": [self.key.public().to_jwk_as(self.alg)]})
     }
 
     /// The Protected Resource Metadata (RFC 9728) of the server, with
@@ -191,7 +214,9 @@ impl Declarer {
         let mut manifest = Manifest::new(&self.server, now, self.valid_for);
         manifest.publisher = self.publisher.clone();
         manifest.tools = state.entries.values().cloned().collect();
-        let signed = manifest.sign(&self.key);
+        let signed = manifest
+            .sign_as(&self.key, self.alg)
+            .unwrap_or_else(|_| manifest.sign(&self.key));
         state.signed = Some((signed.clone(), now.saturating_add(self.valid_for / 2)));
         signed
     }

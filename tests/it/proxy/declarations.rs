@@ -99,7 +99,10 @@ fn a_listening_proxy_serves_its_resource_metadata_and_signing_keys() {
     );
     assert_eq!(status, 200, "{body}");
     let jwks: Value = serde_json::from_str(&body).unwrap();
-    let published: Value = serde_json::from_str(&std::fs::read_to_string(&jwk).unwrap()).unwrap();
+    // The key as `keygen` published it, named as the manifests name it.
+    let mut published: Value =
+        serde_json::from_str(&std::fs::read_to_string(&jwk).unwrap()).unwrap();
+    published["alg"] = json!("EdDSA");
     assert_eq!(jwks, json!({"keys": [published]}));
     // The same DNS-rebinding guard as `/mcp`.
     let (status, _, _) = http::http_at(
@@ -285,4 +288,49 @@ fn trust_options_are_checked_before_the_server_starts() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
         assert!(!marker.exists(), "{args:?} started the server");
     }
+}
+
+#[test]
+fn the_jws_names_the_algorithm_as_asked() {
+    let dir = common::scratch("proxy", "sep3140-jws-alg");
+    let (pem, _) = keygen(&dir);
+    let serve = |alg: &[&str]| {
+        let mut args = vec![
+            "tests/fixtures/proxy/sep3140.yaml",
+            "--sign-key",
+            pem.to_str().unwrap(),
+            "--server-uri",
+            SERVER_URI,
+        ];
+        args.extend_from_slice(alg);
+        common::Listening::start(&args, &["python3", fake_server().to_str().unwrap(), "well"])
+    };
+    let proxy = serve(&["--jws-alg", "Ed25519"]);
+    let (_, _, body) = http::http_at(
+        &proxy.addr,
+        "GET",
+        "/.well-known/mcp-signing-jwks.json",
+        &[],
+        "",
+    );
+    let jwks: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(jwks["keys"][0]["alg"], "Ed25519");
+    let (status, stderr) = proxy.stop();
+    assert_eq!(status, 0, "{stderr:#?}");
+    // A name that is not the key's: refused at start.
+    let out = common::bin()
+        .args(["proxy", "tests/fixtures/proxy/sep3140.yaml", "--sign-key"])
+        .arg(&pem)
+        .args([
+            "--server-uri",
+            SERVER_URI,
+            "--jws-alg",
+            "ES256",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not name the key's algorithm"));
 }

@@ -324,22 +324,36 @@ impl Manifest {
     }
 
     /// `{manifest, signature}`: signed with `key`, a detached JWS over
-    /// [`Manifest::canonical`] whose header is `alg` and `kid`. Ed25519 is
-    /// named `Ed25519` (RFC 9864, the name the key's JWK carries; the
-    /// SEP's examples write RFC 8037's `EdDSA`, which RFC 9864 deprecates
-    /// and which a verifier that holds the key to its JWK's `alg` refuses). A manifest without
-    /// a nonce gets one derived from everything else in it (SHA-256,
-    /// 16 bytes, base64url): distinct for every content and issuing time,
-    /// and the same document, byte for byte, when both are the same (with
+    /// [`Manifest::canonical`] whose header is `alg` and `kid`, `alg` as
+    /// the SEP's examples write it (`EdDSA` for Ed25519,
+    /// [`crate::jws::Algorithm::sep_name`]). A manifest without a nonce
+    /// gets one derived from everything else in it (SHA-256, 16 bytes,
+    /// base64url): distinct for every content and issuing time, and the
+    /// same document, byte for byte, when both are the same (with
     /// `SOURCE_DATE_EPOCH`, a reproducible release).
     pub fn sign(&self, key: &PrivateKey) -> Value {
+        let manifest = self.with_nonce();
+        let signature = key.sign_detached_sep(manifest.canonical().as_bytes());
+        json!({"manifest": manifest, "signature": signature})
+    }
+
+    /// [`Manifest::sign`] with `alg` written as `alg` names it (`Ed25519`,
+    /// RFC 9864's name, instead of `EdDSA`); refused when `alg` does not
+    /// name the key's algorithm.
+    pub fn sign_as(&self, key: &PrivateKey, alg: &str) -> Result<Value, JwsError> {
+        let manifest = self.with_nonce();
+        let signature = key.sign_detached_as(manifest.canonical().as_bytes(), alg)?;
+        Ok(json!({"manifest": manifest, "signature": signature}))
+    }
+
+    /// This manifest, with a nonce derived from the rest when it has none.
+    fn with_nonce(&self) -> Manifest {
         let mut manifest = self.clone();
         if manifest.nonce.is_empty() {
             let digest = Sha256::digest(manifest.canonical().as_bytes());
             manifest.nonce = B64.encode(&digest[..16]);
         }
-        let signature = key.sign_detached_minimal(manifest.canonical().as_bytes());
-        json!({"manifest": manifest, "signature": signature})
+        manifest
     }
 
     /// Every tool of `tools` (a `tools/list` result's, as served) that

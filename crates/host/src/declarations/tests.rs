@@ -92,15 +92,29 @@ fn a_signed_manifest_verifies_and_every_tampering_is_refused() {
         Err(ManifestError::Duplicate { .. })
     ));
     let signed = manifest.sign(&key);
-    // The header is `alg` (the name the key's JWK carries) and `kid`.
-    let header = signed["signature"]
-        .as_str()
-        .unwrap()
-        .split('.')
-        .next()
-        .unwrap();
-    let header: Value = serde_json::from_slice(&B64.decode(header).unwrap()).unwrap();
-    assert_eq!(header, json!({"alg": "Ed25519", "kid": key.public().kid()}));
+    // The header is `alg` (as the SEP's examples name it) and `kid`;
+    // RFC 9864's name when asked for, and nothing that is not the key's.
+    let header = |signed: &Value| -> Value {
+        let header = signed["signature"]
+            .as_str()
+            .unwrap()
+            .split('.')
+            .next()
+            .unwrap();
+        serde_json::from_slice(&B64.decode(header).unwrap()).unwrap()
+    };
+    assert_eq!(
+        header(&signed),
+        json!({"alg": "EdDSA", "kid": key.public().kid()})
+    );
+    let rfc9864 = manifest.sign_as(&key, "Ed25519").unwrap();
+    assert_eq!(header(&rfc9864)["alg"], "Ed25519");
+    assert_eq!(
+        verify(&rfc9864, &keys, server, now + 10).unwrap(),
+        verify(&signed, &keys, server, now + 10).unwrap()
+    );
+    assert!(manifest.sign_as(&key, "ES256").is_err());
+    assert!(manifest.sign_as(&key, "none").is_err());
     let read = verify(&signed, &keys, server, now + 10).unwrap();
     assert_eq!(read.nonce.len(), 22);
     assert_eq!(
