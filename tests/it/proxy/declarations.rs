@@ -149,19 +149,25 @@ fn signing_options_are_checked_before_the_server_starts() {
         ),
     ];
     for (args, expected) in cases {
-        let out = common::bin()
-            .arg("proxy")
-            .arg("tests/fixtures/proxy/sep3140.yaml")
-            .args(args)
-            .arg("--")
-            .args(server)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains(expected), "{args:?}: {stderr}");
-        assert!(!marker.exists(), "{args:?} started the server");
+        refused_before_start(args, expected, &server, &marker);
     }
+}
+
+/// `proxy` with `args` exits 2 saying `expected`, and never starts
+/// `server` (which would make `marker`).
+fn refused_before_start(args: &[&str], expected: &str, server: &[&str], marker: &Path) {
+    let out = common::bin()
+        .arg("proxy")
+        .arg("tests/fixtures/proxy/sep3140.yaml")
+        .args(args)
+        .arg("--")
+        .args(server)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    assert!(!marker.exists(), "{args:?} started the server");
 }
 
 #[test]
@@ -276,17 +282,7 @@ fn trust_options_are_checked_before_the_server_starts() {
         ),
     ];
     for (args, expected) in cases {
-        let out = common::bin()
-            .arg("proxy")
-            .arg("tests/fixtures/proxy/sep3140.yaml")
-            .args(&args)
-            .args(["--", "sh", "-c", &touch])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains(expected), "{args:?}: {stderr}");
-        assert!(!marker.exists(), "{args:?} started the server");
+        refused_before_start(&args, expected, &["sh", "-c", &touch], &marker);
     }
 }
 

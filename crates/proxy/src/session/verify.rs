@@ -138,7 +138,18 @@ impl Session<'_> {
                     )));
                     out.push(Effect::Trust(record));
                 }
-                self.verification.manifest = Some(verified.manifest);
+                self.settle(Ok(verified.manifest), clock, out);
+            }
+            Err(why) => self.settle(Err(why), clock, out),
+        }
+    }
+
+    /// The manifest request is over: the manifest that verified, or why
+    /// the server's declarations are not trusted; the held listings go on.
+    fn settle(&mut self, outcome: Result<Manifest, String>, clock: Clock, out: &mut Vec<Effect>) {
+        match outcome {
+            Ok(manifest) => {
+                self.verification.manifest = Some(manifest);
                 self.verification.refused = None;
             }
             Err(why) => {
@@ -165,14 +176,7 @@ impl Session<'_> {
         }
         self.expired.insert(key.clone(), None);
         let why = format!("the server did not answer `{MANIFEST_METHOD}` in time");
-        out.push(Effect::Log(format!(
-            "the server's declarations are not trusted: {why}"
-        )));
-        self.verification.manifest = None;
-        self.verification.refused = Some(why);
-        self.verification.stale = false;
-        self.verification.asked = None;
-        self.release_held(clock, out);
+        self.settle(Err(why), clock, out);
     }
 
     fn release_held(&mut self, clock: Clock, out: &mut Vec<Effect>) {

@@ -16,6 +16,16 @@ pub(super) fn declarer(rules: &ProxyRules) -> Declarer {
     Declarer::new(key, SERVER_URI.into(), None, 3600, rules)
 }
 
+/// The rules, and a guard that signs what the proxy lists.
+fn signing() -> (ProxyRules, Guard) {
+    let rules = rules(Dialect::Extension);
+    let guard = Guard {
+        declare: Some(declarer(&rules)),
+        ..Guard::default()
+    };
+    (rules, guard)
+}
+
 fn public_keys(guard: &Guard) -> Vec<PublicKey> {
     let jwks = guard.declare.as_ref().unwrap().jwks();
     mcp_resolve_host::jws::read_keys(&jwks.to_string()).unwrap()
@@ -52,11 +62,7 @@ fn verified(guard: &Guard, document: &Value, at: u64) -> Manifest {
 
 #[test]
 fn every_listed_tool_is_declared_and_the_manifest_verifies() {
-    let rules = rules(Dialect::Extension);
-    let guard = Guard {
-        declare: Some(declarer(&rules)),
-        ..Guard::default()
-    };
+    let (rules, guard) = signing();
     let mut h = Harness::new(&rules, &guard, None);
     // The capability rides on the server's answer to `initialize`.
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -106,18 +112,11 @@ fn every_listed_tool_is_declared_and_the_manifest_verifies() {
 
 #[test]
 fn a_manifest_asked_before_any_listing_waits_for_the_proxys_own() {
-    let rules = rules(Dialect::Extension);
-    let guard = Guard {
-        declare: Some(declarer(&rules)),
-        ..Guard::default()
-    };
+    let (rules, guard) = signing();
     let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
     h.initialize(json!({}));
     let out = h.host(r#"{"jsonrpc":"2.0","id":"m","method":"declarations/manifest"}"#);
-    let [Effect::Server(request)] = &out[..] else {
-        panic!("{out:?}");
-    };
-    let request: Value = serde_json::from_str(request).unwrap();
+    let request = sole_request(&out);
     assert_eq!(request["method"], "tools/list");
     // A second request waits for the same listing.
     assert!(
@@ -149,11 +148,7 @@ fn a_manifest_asked_before_any_listing_waits_for_the_proxys_own() {
 
 #[test]
 fn a_changed_list_reaches_the_host_with_what_changed_and_how_much() {
-    let rules = rules(Dialect::Extension);
-    let guard = Guard {
-        declare: Some(declarer(&rules)),
-        ..Guard::default()
-    };
+    let (rules, guard) = signing();
     let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
     h.initialize(json!({}));
     let before = list(&mut h, 1, LISTING);
@@ -161,10 +156,7 @@ fn a_changed_list_reaches_the_host_with_what_changed_and_how_much() {
     // `manage_files`' title (not material), and adds a tool.
     let out = h.server(r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
     assert!(host_lines(&out).is_empty(), "held back: {out:?}");
-    let [Effect::Server(request)] = &out[..] else {
-        panic!("{out:?}");
-    };
-    let request: Value = serde_json::from_str(request).unwrap();
+    let request = sole_request(&out);
     let changed = r#"{"tools":[{"name":"manage_files","title":"Files!","inputSchema":{"type":"object"}},{"name":"other","description":"Now sends mail.","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},{"name":"new","inputSchema":{"type":"object"}}]}"#;
     let out = h.server(&format!(
         r#"{{"jsonrpc":"2.0","id":{},"result":{changed}}}"#,
@@ -207,10 +199,7 @@ fn a_changed_list_reaches_the_host_with_what_changed_and_how_much() {
     assert_eq!(after[1]["contentHash"], by_name["other"]["toHash"]);
     // A tool the server stops listing leaves the manifest.
     let out = h.server(r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
-    let [Effect::Server(request)] = &out[..] else {
-        panic!("{out:?}");
-    };
-    let request: Value = serde_json::from_str(request).unwrap();
+    let request = sole_request(&out);
     let out = h.server(&format!(
         r#"{{"jsonrpc":"2.0","id":{},"result":{LISTING}}}"#,
         request["id"]

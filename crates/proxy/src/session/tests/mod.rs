@@ -154,6 +154,14 @@ fn host_lines(out: &[Effect]) -> Vec<Value> {
         .collect()
 }
 
+/// The one message the effects send the server (the proxy's own request).
+fn sole_request(out: &[Effect]) -> Value {
+    let [Effect::Server(request)] = out else {
+        panic!("one request for the server: {out:?}");
+    };
+    serde_json::from_str(request).unwrap()
+}
+
 fn audits(out: &[Effect]) -> Vec<&Value> {
     out.iter()
         .filter_map(|e| match e {

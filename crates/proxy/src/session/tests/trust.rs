@@ -49,10 +49,7 @@ fn list(
         host_lines(&out).is_empty(),
         "held for the manifest: {out:?}"
     );
-    let [Effect::Server(ask)] = &out[..] else {
-        panic!("{out:?}");
-    };
-    let ask: Value = serde_json::from_str(ask).unwrap();
+    let ask = sole_request(&out);
     assert_eq!(ask["method"], "declarations/manifest");
     let reply = match manifest {
         Some(document) => json!({"jsonrpc": "2.0", "id": ask["id"], "result": document}),
@@ -84,14 +81,19 @@ fn refusal(h: &mut Harness<'_>, id: u64, tool: &str) -> Option<String> {
     Some(answer["error"]["message"].as_str().unwrap().to_owned())
 }
 
-#[test]
-fn verified_declarations_reach_the_host_and_tampered_ones_are_withheld() {
-    let rules = rules(Dialect::Extension);
+/// The rules, a key, and a guard that pins it.
+fn pinned() -> (ProxyRules, PrivateKey, Guard) {
     let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
     let guard = Guard {
         verify: Some(verifier(&key, TrustPolicy::Pinned)),
         ..Guard::default()
     };
+    (rules(Dialect::Extension), key, guard)
+}
+
+#[test]
+fn verified_declarations_reach_the_host_and_tampered_ones_are_withheld() {
+    let (rules, key, guard) = pinned();
     let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
     h.initialize(json!({}));
     // Before anything was listed, a call has no verified declaration.
@@ -167,29 +169,18 @@ fn expired_forged_foreign_and_missing_manifests_withhold_everything() {
 
 #[test]
 fn a_material_change_is_withheld_for_the_rest_of_the_session() {
-    let rules = rules(Dialect::Extension);
-    let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
-    let guard = Guard {
-        verify: Some(verifier(&key, TrustPolicy::Pinned)),
-        ..Guard::default()
-    };
+    let (rules, key, guard) = pinned();
     let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
     h.initialize(json!({}));
     let (declared, manifest) = signed(tools("Reads a note."), &key, NOW, 3600);
     list(&mut h, 1, &declared, Some(&manifest));
     // The server changes `read_note` and signs the change.
     let out = h.server(r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
-    let [Effect::Server(relist)] = &out[..] else {
-        panic!("{out:?}");
-    };
-    let relist: Value = serde_json::from_str(relist).unwrap();
+    let relist = sole_request(&out);
     let (changed, resigned) = signed(tools("Reads a note, and mails it."), &key, NOW, 3600);
     let page = json!({"jsonrpc": "2.0", "id": relist["id"], "result": {"tools": changed}});
     let out = h.server(&page.to_string());
-    let [Effect::Server(ask)] = &out[..] else {
-        panic!("the page waits for the new manifest: {out:?}");
-    };
-    let ask: Value = serde_json::from_str(ask).unwrap();
+    let ask = sole_request(&out);
     let out = h.server(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": resigned}).to_string());
     assert!(
         out.iter()
@@ -217,10 +208,7 @@ fn a_material_change_is_withheld_for_the_rest_of_the_session() {
     let page =
         json!({"jsonrpc": "2.0", "id": "mcp-resolve-list-1-0", "result": {"tools": declared}});
     let out = h.server(&page.to_string());
-    let [Effect::Server(ask)] = &out[..] else {
-        panic!("{out:?}");
-    };
-    let ask: Value = serde_json::from_str(ask).unwrap();
+    let ask = sole_request(&out);
     h.server(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": manifest}).to_string());
     assert_eq!(refusal(&mut h, 2, "manage_files"), None);
 }
@@ -317,12 +305,7 @@ fn an_allowed_publisher_must_be_the_one_the_manifest_names() {
 
 #[test]
 fn a_listing_held_for_the_manifest_is_answered_when_the_server_exits() {
-    let rules = rules(Dialect::Extension);
-    let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
-    let guard = Guard {
-        verify: Some(verifier(&key, TrustPolicy::Pinned)),
-        ..Guard::default()
-    };
+    let (rules, _, guard) = pinned();
     let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
     h.initialize(json!({}));
     h.host(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#);
