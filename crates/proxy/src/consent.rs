@@ -55,6 +55,12 @@ pub(crate) fn question(judged: &Judged) -> Value {
         ));
     }
     message.push_str(&format!(" ({} asks before calls like this.)", judged.by()));
+    if let Some(why) = &judged.regate {
+        message = format!(
+            "`{}`'s signed declaration changed materially since this session verified it ({why}). {message}",
+            judged.tool
+        );
+    }
     json!({
         "message": message,
         "requestedSchema": {"type": "object", "properties": {}},
@@ -290,6 +296,7 @@ mod tests {
             decision: Decision::Ask,
             rule: Some("ask-destructive".into()),
             described: true,
+            regate: None,
         }
     }
 

@@ -186,6 +186,9 @@ pub(crate) struct Judged {
     /// Whether the rules describe the tool (otherwise its listed static
     /// annotations were judged).
     pub(crate) described: bool,
+    /// Why the user is asked when it is not the policy: the tool's signed
+    /// declaration changed materially (`--trust`).
+    pub(crate) regate: Option<String>,
 }
 
 impl Guard {
@@ -248,6 +251,7 @@ impl Guard {
             decision,
             rule,
             described,
+            regate: None,
         })
     }
 }
@@ -263,6 +267,9 @@ impl Judged {
 
     /// Who decided, for messages.
     pub(crate) fn by(&self) -> String {
+        if self.regate.is_some() {
+            return "mcp-resolve proxy --trust".into();
+        }
         match &self.rule {
             Some(rule) => format!("policy rule `{rule}`"),
             None => "the policy's default".into(),

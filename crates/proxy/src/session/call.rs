@@ -108,6 +108,18 @@ impl Session<'_> {
             }
         };
         let may_elicit = consent::may_elicit(params, self.session_caps.as_ref());
+        let mut judged = judged;
+        if let Some(why) = self.verification.regate(&judged.tool) {
+            // A materially changed declaration: the user is asked first,
+            // whatever the policy says.
+            judged.regate = Some(why.to_owned());
+            if judged.decision != Decision::Deny {
+                judged.decision = Decision::Ask;
+            }
+            if consent::is_stateless(params) {
+                return refused(judged, clock, "refused", consent::NO_ELICITATION, arguments);
+            }
+        }
         match judged.decision {
             Decision::Allow => Step::Forward {
                 call: CallAudit {

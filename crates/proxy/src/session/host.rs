@@ -289,6 +289,9 @@ impl Session<'_> {
                 .map(str::to_string)
         });
         if action.as_deref() == Some("accept") {
+            if held.judged.regate.is_some() {
+                self.verification.accept(&held.judged.tool);
+            }
             self.pending.insert(
                 id_key(&held.id),
                 Pending {

@@ -45,6 +45,10 @@ pub(super) struct Verification {
     withheld: BTreeMap<String, String>,
     /// Tools whose declarations verified.
     verified: HashSet<String>,
+    /// Tools whose verified declaration changed materially, listed to a
+    /// host that can be asked: the user is asked before the next call
+    /// (its new material hash, and what changed).
+    regate: HashMap<String, (String, String)>,
 }
 
 impl Verification {
@@ -67,6 +71,19 @@ impl Verification {
                 HeldListing::Relist(..) => None,
             })
             .collect()
+    }
+
+    /// The user accepted `tool`'s changed declaration: it is the one this
+    /// session holds it to now.
+    pub(super) fn accept(&mut self, tool: &str) {
+        if let Some((material, _)) = self.regate.remove(tool) {
+            self.first.insert(tool.to_owned(), material);
+        }
+    }
+
+    /// Why the user must be asked before a call to `tool`, if they must.
+    pub(super) fn regate(&self, tool: &str) -> Option<&str> {
+        self.regate.get(tool).map(|(_, why)| why.as_str())
     }
 
     /// Whether `key` is the id of the proxy's manifest request.
@@ -206,6 +223,9 @@ impl Session<'_> {
         let Some(Value::Array(tools)) = raw.get_mut("tools") else {
             return;
         };
+        // A host that can be asked keeps a changed tool listed; its next
+        // call is asked about (legacy sessions: the question is held).
+        let ask = crate::consent::may_elicit(None, self.session_caps.as_ref());
         let v = &mut self.verification;
         tools.retain(|tool| {
             let name = tool
@@ -223,9 +243,22 @@ impl Session<'_> {
                         (None, Some(map)) => {
                             let material = declarations::material_hash(map);
                             let first = v.first.entry(name.clone()).or_insert(material.clone());
-                            (*first != material).then(|| {
-                                "its declaration changed materially since this session first verified it (a new session accepts it)".to_owned()
-                            })
+                            let changed = *first != material;
+                            v.regate.remove(&name);
+                            match changed {
+                                false => None,
+                                true if ask => {
+                                    let why = format!(
+                                        "now version {}",
+                                        map.get("version").and_then(Value::as_str).unwrap_or("?")
+                                    );
+                                    v.regate.insert(name.clone(), (material, why));
+                                    None
+                                }
+                                true => Some(
+                                    "its declaration changed materially since this session first verified it (a new session accepts it; a host that can be asked is asked)".to_owned(),
+                                ),
+                            }
                         }
                         (None, None) => Some("it is not an object".into()),
                     }

@@ -321,3 +321,64 @@ fn a_listing_held_for_the_manifest_is_answered_when_the_server_exits() {
     assert_eq!(answers[0]["id"], 7);
     assert_eq!(answers[0]["error"]["code"], -32603);
 }
+
+/// The server changes `read_note` and signs the change; the proxy reads
+/// the list and the new manifest.
+fn signed_change(h: &mut Harness<'_>, key: &PrivateKey) -> Vec<Effect> {
+    let out = h.server(r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
+    let relist = sole_request(&out);
+    let (changed, resigned) = signed(tools("Reads a note, and mails it."), key, NOW, 3600);
+    let page = json!({"jsonrpc": "2.0", "id": relist["id"], "result": {"tools": changed}});
+    let ask = sole_request(&h.server(&page.to_string()));
+    h.server(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": resigned}).to_string())
+}
+
+#[test]
+fn a_host_that_can_be_asked_is_asked_before_a_changed_tool_is_called() {
+    let (rules, key, guard) = pinned();
+    for accept in [true, false] {
+        let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
+        h.initialize(json!({"elicitation": {}}));
+        let (declared, manifest) = signed(tools("Reads a note."), &key, NOW, 3600);
+        list(&mut h, 1, &declared, Some(&manifest));
+        signed_change(&mut h, &key);
+        // Still listed: the host can be asked.
+        let listed = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+        h.host(&listed);
+        let (changed, _) = signed(tools("Reads a note, and mails it."), &key, NOW, 3600);
+        let out =
+            h.server(&json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": changed}}).to_string());
+        assert_eq!(
+            host_lines(&out)[0]["result"]["tools"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+        // The call is held, and the user asked why.
+        let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                          "params": {"name": "read_note", "arguments": {}}})
+        .to_string();
+        let out = h.host(&call);
+        let question = &host_lines(&out)[0];
+        assert_eq!(question["method"], "elicitation/create", "{out:?}");
+        let message = question["params"]["message"].as_str().unwrap();
+        assert!(message.contains("changed materially"), "{message}");
+        assert!(!out.iter().any(|e| matches!(e, Effect::Server(_))));
+        let action = if accept { "accept" } else { "decline" };
+        let answer = json!({"jsonrpc": "2.0", "id": question["id"], "result": {"action": action}});
+        let out = h.host(&answer.to_string());
+        if accept {
+            assert_eq!(out, vec![Effect::Server(call.clone())]);
+            // Accepted: the next call goes on without a question.
+            let again = call.replace("\"id\":3", "\"id\":4");
+            assert_eq!(h.host(&again), vec![Effect::Server(again.clone())]);
+        } else {
+            assert_eq!(host_lines(&out)[0]["error"]["code"], -32001);
+            // Declined: the next call is asked about again.
+            let again = call.replace("\"id\":3", "\"id\":4");
+            let out = h.host(&again);
+            assert_eq!(host_lines(&out)[0]["method"], "elicitation/create");
+        }
+    }
+}
