@@ -133,8 +133,9 @@ pub(crate) enum Command {
         manifest: PathBuf,
         /// The publisher's keys: a JWK or a JWKS file, or an `https` URL of
         /// one (private and link-local addresses refused); repeat for
-        /// several.
-        #[arg(long, value_name = "JWKS", required = true)]
+        /// several. Without it, the keys are discovered through the
+        /// server's Protected Resource Metadata (`mcp_signing_jwks_uri`).
+        #[arg(long, value_name = "JWKS")]
         jwks: Vec<PathBuf>,
         /// Let a JWKS URL be on a loopback address (and plain `http`
         /// there): for tests and local development.
@@ -517,12 +518,14 @@ pub(crate) struct ProxyArgs {
     #[arg(long, value_name = "POLICY", value_parser = parse_trust)]
     pub(crate) trust: Option<TrustPolicy>,
     /// With --trust allow: or tofu:: the publisher's keys (a JWK or a
-    /// JWKS file, or an `https` URL of one; repeatable).
+    /// JWKS file, or an `https` URL of one; repeatable). Without it, they
+    /// are discovered through the Protected Resource Metadata of the
+    /// --trust-audience (`mcp_signing_jwks_uri`).
     #[arg(long, value_name = "JWKS", requires = "trust")]
     pub(crate) trust_jwks: Vec<PathBuf>,
-    /// Let a --trust-jwks URL be on a loopback address (and plain `http`
-    /// there): for tests and local development.
-    #[arg(long, requires = "trust_jwks")]
+    /// Let a JWKS URL (or the metadata discovered) be on a loopback
+    /// address, and plain `http` there: for tests and local development.
+    #[arg(long, requires = "trust")]
     pub(crate) allow_loopback_jwks: bool,
     /// With --trust: the server's canonical URI (RFC 8707) its manifests
     /// must be issued for (default: the --upstream URL).

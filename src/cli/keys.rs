@@ -130,6 +130,23 @@ pub(crate) fn jwks_keys(sources: &[PathBuf], loopback: bool) -> Result<Vec<Publi
     Ok(keys)
 }
 
+/// [`jwks_keys`] of `sources`; without any, the keys `resource`'s
+/// Protected Resource Metadata names (`mcp_signing_jwks_uri`,
+/// [`mcp_resolve_proxy::jwks::discover`]).
+pub(crate) fn discovered_or(
+    sources: &[PathBuf],
+    resource: &str,
+    loopback: bool,
+) -> Result<Vec<PublicKey>, u8> {
+    if !sources.is_empty() {
+        return jwks_keys(sources, loopback);
+    }
+    mcp_resolve_proxy::jwks::discover_blocking(resource, loopback).map_err(|e| {
+        eprintln!("error: the signing keys of `{resource}` (no --jwks given): {e}");
+        USAGE
+    })
+}
+
 /// Reads a signature document whose fingerprint holds, and checks its
 /// publisher's signature (`jws`, default `DOCUMENT.jws`) against `keys`
 /// ([`mcp_resolve_proxy::pin::verified_document`]): the document and what

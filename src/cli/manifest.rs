@@ -7,7 +7,7 @@ use mcp_resolve::emit::signature::signature_document;
 use mcp_resolve_host::declarations::{Form, Manifest, declare_tools, verify as verify_manifest};
 use serde_json::{Value, json};
 
-use super::keys::{jwks_keys, private_keys};
+use super::keys::{discovered_or, private_keys};
 use super::{FAILURE, OK, USAGE, read_json, with_server, write_output};
 
 use super::args::ManifestArgs as Args;
@@ -90,7 +90,7 @@ pub(crate) fn verify(
     server: &str,
     declarations: Option<&std::path::Path>,
 ) -> u8 {
-    let keys = match jwks_keys(jwks, loopback) {
+    let keys = match discovered_or(jwks, server, loopback) {
         Ok(keys) => keys,
         Err(code) => return code,
     };

@@ -224,15 +224,15 @@ fn verifier(args: &Args) -> Result<Option<Verifier>, u8> {
         TrustPolicy::Pinned(path) => (TrustPolicyKind::Pinned, super::keys::public_keys(&[path])?),
         TrustPolicy::Allow(publisher) => (
             TrustPolicyKind::Allow(publisher.clone()),
-            super::keys::jwks_keys(&args.trust_jwks, args.allow_loopback_jwks)?,
+            super::keys::discovered_or(&args.trust_jwks, &audience, args.allow_loopback_jwks)?,
         ),
         TrustPolicy::Tofu(store) => (
             TrustPolicyKind::Tofu(store.clone()),
-            super::keys::jwks_keys(&args.trust_jwks, args.allow_loopback_jwks)?,
+            super::keys::discovered_or(&args.trust_jwks, &audience, args.allow_loopback_jwks)?,
         ),
     };
     if keys.is_empty() {
-        eprintln!("error: --trust allow: and tofu: need the publisher's keys: --trust-jwks FILE");
+        eprintln!("error: --trust found no keys to verify with");
         return Err(USAGE);
     }
     Verifier::new(policy, keys, audience)

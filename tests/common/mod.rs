@@ -246,6 +246,17 @@ impl Listening {
 /// Serves `body` as JSON to each of `requests` connections on a loopback
 /// port of its own; the `http://` URL of `path` there.
 pub fn serve_json(body: String, requests: usize, path: &str) -> String {
+    let addr = serve_routes(move |_| Some(body.clone()), requests);
+    format!("http://{addr}{path}")
+}
+
+/// Serves what `route` gives for each request's path (as JSON; `404`
+/// for `None`) to `requests` connections on a loopback port of its own;
+/// the address.
+pub fn serve_routes(
+    route: impl Fn(&str) -> Option<String> + Send + 'static,
+    requests: usize,
+) -> std::net::SocketAddr {
     use std::io::{Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
@@ -253,13 +264,19 @@ pub fn serve_json(body: String, requests: usize, path: &str) -> String {
         for stream in listener.incoming().take(requests) {
             let Ok(mut stream) = stream else { return };
             let mut request = [0u8; 4096];
-            let _ = stream.read(&mut request);
-            let answer = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
+            let n = stream.read(&mut request).unwrap_or(0);
+            let head = String::from_utf8_lossy(&request[..n]);
+            let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
+            let answer = match route(&path) {
+                Some(body) => format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                ),
+                None => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    .to_owned(),
+            };
             let _ = stream.write_all(answer.as_bytes());
         }
     });
-    format!("http://{addr}{path}")
+    addr
 }

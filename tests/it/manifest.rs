@@ -320,3 +320,69 @@ fn a_jwks_is_fetched_by_url_only_where_it_is_safe_to() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn the_keys_are_discovered_through_the_protected_resource_metadata() {
+    let dir = common::scratch("manifest", "discovery");
+    let pem = key(&dir);
+    let jwk = std::fs::read_to_string(dir.join("key.jwk")).unwrap();
+    // The server's metadata and keys, on a port of their own: the
+    // resource is the server's canonical URI there.
+    let resource = std::sync::Arc::new(std::sync::OnceLock::<String>::new());
+    let names = std::sync::Arc::clone(&resource);
+    let addr = common::serve_routes(
+        move |path| {
+            let resource = names.get()?;
+            match path {
+                "/.well-known/oauth-protected-resource/mcp"
+                | "/.well-known/oauth-protected-resource" => Some(format!(
+                    r#"{{"resource": "{resource}", "mcp_signing_jwks_uri": "{}"}}"#,
+                    resource.replace("/mcp", "/keys.json")
+                )),
+                "/keys.json" => Some(format!(r#"{{"keys": [{jwk}]}}"#)),
+                _ => None,
+            }
+        },
+        8,
+    );
+    let server = format!("http://{addr}/mcp");
+    resource.set(server.clone()).unwrap();
+    let manifest = dir.join("manifest.json");
+    let made = run(
+        &[
+            "manifest",
+            RULES,
+            "--server",
+            &server,
+            "--sign",
+            &pem,
+            "-o",
+            manifest.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let verify = |server: &str| {
+        run(
+            &[
+                "verify-manifest",
+                manifest.to_str().unwrap(),
+                "--server",
+                server,
+                "--allow-loopback-jwks",
+            ],
+            &[],
+        )
+    };
+    let out = verify(&server);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // Metadata for another resource is not followed.
+    let elsewhere = format!("http://{addr}/other/mcp");
+    let out = verify(&elsewhere);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("signing keys"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -1,4 +1,5 @@
 //! A publisher's JWKS fetched by URL (`mcp_signing_jwks_uri`, `--jwks URL`),
+//! or discovered through a server's Protected Resource Metadata,
 //! with the protections SEP-3140 asks of discovery fetches (those OAuth
 //! metadata discovery needs): HTTPS only; the host's addresses resolved
 //! once, every one checked, and the connection pinned to them (no second
@@ -84,6 +85,70 @@ pub fn forbidden(ip: IpAddr, loopback: bool) -> Option<&'static str> {
 /// The keys of the JWKS (or single JWK) at `url`; `loopback`: loopback
 /// addresses (and plain `http` to them) are allowed.
 pub async fn fetch(url: &str, loopback: bool) -> Result<Vec<PublicKey>, FetchError> {
+    let text = fetch_text(url, loopback).await?;
+    jws::read_keys(&text).map_err(|e| FetchError::Failed {
+        url: url.to_owned(),
+        why: format!("not a JWKS: {e}"),
+    })
+}
+
+/// The signing keys of the server at `resource` (its canonical URI),
+/// discovered as SEP-3140 says: its Protected Resource Metadata (RFC 9728,
+/// at `/.well-known/oauth-protected-resource` with the resource's path
+/// after it, then without), whose `mcp_signing_jwks_uri` is fetched; both
+/// with [`fetch`]'s protections. The metadata must name `resource`.
+pub async fn discover(resource: &str, loopback: bool) -> Result<Vec<PublicKey>, FetchError> {
+    let failed = |url: &str, why: String| FetchError::Failed {
+        url: url.to_owned(),
+        why,
+    };
+    let parsed = reqwest::Url::parse(resource).map_err(|e| FetchError::Refused {
+        url: resource.to_owned(),
+        why: format!("not a URL: {e}"),
+    })?;
+    let path = parsed.path().trim_end_matches('/');
+    let mut candidates = vec![format!("/.well-known/oauth-protected-resource{path}")];
+    if !path.is_empty() {
+        candidates.push("/.well-known/oauth-protected-resource".into());
+    }
+    let mut last = None;
+    for candidate in candidates {
+        let url = parsed
+            .join(&candidate)
+            .map_err(|e| failed(resource, e.to_string()))?
+            .to_string();
+        let text = match fetch_text(&url, loopback).await {
+            Ok(text) => text,
+            Err(e @ FetchError::Refused { .. }) => return Err(e),
+            Err(e) => {
+                last = Some(e);
+                continue;
+            }
+        };
+        let metadata: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| failed(&url, format!("not Protected Resource Metadata: {e}")))?;
+        if metadata.get("resource").and_then(serde_json::Value::as_str) != Some(resource) {
+            return Err(failed(
+                &url,
+                format!("the metadata is for another resource, not `{resource}`"),
+            ));
+        }
+        let Some(jwks) = metadata
+            .get("mcp_signing_jwks_uri")
+            .and_then(serde_json::Value::as_str)
+        else {
+            return Err(failed(
+                &url,
+                "the metadata has no `mcp_signing_jwks_uri`".into(),
+            ));
+        };
+        return fetch(jwks, loopback).await;
+    }
+    Err(last.unwrap_or_else(|| failed(resource, "no metadata".into())))
+}
+
+/// The text at `url`, fetched with the protections above.
+async fn fetch_text(url: &str, loopback: bool) -> Result<String, FetchError> {
     let refused = |why: String| FetchError::Refused {
         url: url.to_owned(),
         why,
@@ -146,13 +211,24 @@ pub async fn fetch(url: &str, loopback: bool) -> Result<Vec<PublicKey>, FetchErr
         }
         body.extend_from_slice(&chunk);
     }
-    let text = String::from_utf8(body).map_err(|_| failed("the answer is not UTF-8".into()))?;
-    jws::read_keys(&text).map_err(|e| failed(format!("not a JWKS: {e}")))
+    String::from_utf8(body).map_err(|_| failed("the answer is not UTF-8".into()))
 }
 
 /// [`fetch`], on a runtime of its own (for the command line, before any
 /// other runtime runs).
 pub fn fetch_blocking(url: &str, loopback: bool) -> Result<Vec<PublicKey>, FetchError> {
+    blocking(url, fetch(url, loopback))
+}
+
+/// [`discover`], on a runtime of its own.
+pub fn discover_blocking(resource: &str, loopback: bool) -> Result<Vec<PublicKey>, FetchError> {
+    blocking(resource, discover(resource, loopback))
+}
+
+fn blocking<T>(
+    url: &str,
+    work: impl std::future::Future<Output = Result<T, FetchError>>,
+) -> Result<T, FetchError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -160,7 +236,7 @@ pub fn fetch_blocking(url: &str, loopback: bool) -> Result<Vec<PublicKey>, Fetch
             url: url.to_owned(),
             why: format!("cannot start the async runtime: {e}"),
         })?;
-    runtime.block_on(fetch(url, loopback))
+    runtime.block_on(work)
 }
 
 #[cfg(test)]

@@ -256,9 +256,9 @@ fn trust_options_are_checked_before_the_server_starts() {
                 "--trust",
                 "allow:https://p.example",
                 "--trust-audience",
-                SERVER_URI,
+                "https://127.0.0.1/mcp",
             ],
-            "--trust-jwks",
+            "the signing keys of `https://127.0.0.1/mcp` (no --jwks given)",
         ),
         (
             vec![
