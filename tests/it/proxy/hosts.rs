@@ -260,6 +260,7 @@ impl V1Host {
             .arg(case.allowed)
             .args(&case.server)
             .env("DECLARE_EXTENSION", if declare { "1" } else { "0" })
+            .env("HOST_ROOT", &self.root)
             .env("RESOLVE_ARGUMENTS", &case.resolve)
             .envs(env.iter().copied())
             .output()
