@@ -505,6 +505,16 @@ pub(crate) struct ProxyArgs {
     /// number and `s`, `m`, `h` or `d`); it is signed again after half.
     #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = parse_duration, requires = "sign_key")]
     pub(crate) manifest_expires: u64,
+    /// With --listen: be an OAuth resource server for the authorization
+    /// server at URL: every request needs a bearer token it issued for
+    /// --audience, and each call the scopes its resolved variant needs
+    /// (`403 insufficient_scope` to step up).
+    #[arg(long, value_name = "URL", requires = "listen")]
+    pub(crate) auth_issuer: Option<String>,
+    /// With --auth-issuer: the canonical URI hosts reach this proxy at
+    /// (RFC 8707), the tokens' audience (default: --server-uri).
+    #[arg(long, value_name = "URI", requires = "auth_issuer", value_parser = parse_server_uri)]
+    pub(crate) audience: Option<String>,
     /// With --sign-key: how the JWS header names the algorithm (for
     /// Ed25519, `EdDSA` as SEP-3140's examples write it, or `Ed25519`);
     /// the JWKS served names it the same way.

@@ -8,6 +8,7 @@ use std::time::Duration;
 use mcp_resolve::diagnostic;
 use mcp_resolve::source::SourceMap;
 use mcp_resolve_host::Signature;
+use mcp_resolve_proxy::auth::Authorizer;
 use mcp_resolve_proxy::declare::Declarer;
 use mcp_resolve_proxy::guard::{Audit, Guard};
 use mcp_resolve_proxy::listen::{ListenOptions, serve};
@@ -44,6 +45,8 @@ pub(crate) struct Args {
     pub(crate) publisher: Option<String>,
     pub(crate) manifest_expires: u64,
     pub(crate) jws_alg: Option<String>,
+    pub(crate) auth_issuer: Option<String>,
+    pub(crate) audience: Option<String>,
     pub(crate) trust: Option<TrustPolicy>,
     pub(crate) trust_jwks: Vec<PathBuf>,
     pub(crate) allow_loopback_jwks: bool,
@@ -166,7 +169,13 @@ pub(crate) fn main(args: Args) -> u8 {
                 return FAILURE;
             }
         };
-        let listen = args.listen.clone();
+        let mut listen = args.listen.clone();
+        if let (Some(listen), Some(issuer)) = (&mut listen, &args.auth_issuer) {
+            match runtime.block_on(authorizer(&args, issuer, server)) {
+                Ok(auth) => listen.auth = Some(Arc::new(auth)),
+                Err(code) => return code,
+            }
+        }
         exit_code(runtime.block_on(proxy(rules, options, upstream.clone(), args.probe, listen)))
     })
 }
@@ -203,6 +212,32 @@ fn guard(args: &Args, server: &mcp_resolve::ir::Server) -> Result<Guard, u8> {
         declare: None,
         verify: verifier(args)?,
     })
+}
+
+/// The resource server `--auth-issuer` asks for: the issuer's metadata and
+/// keys fetched now; the scopes it lists are every scope the rules name.
+async fn authorizer(
+    args: &Args,
+    issuer: &str,
+    server: &mcp_resolve::ir::Server,
+) -> Result<Authorizer, u8> {
+    let Some(audience) = args.audience.clone().or_else(|| args.server_uri.clone()) else {
+        eprintln!(
+            "error: --auth-issuer needs the canonical URI hosts reach this proxy at, the tokens' audience: --audience URI"
+        );
+        return Err(USAGE);
+    };
+    let scopes: std::collections::BTreeSet<String> = server
+        .tools
+        .iter()
+        .flat_map(|tool| tool.required_scopes.iter().cloned())
+        .collect();
+    Authorizer::discover(issuer, &audience, scopes.into_iter().collect())
+        .await
+        .map_err(|e| {
+            eprintln!("error: {e}");
+            FAILURE
+        })
 }
 
 /// The verifier of the server's signed declarations `--trust` asks for.

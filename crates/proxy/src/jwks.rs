@@ -148,7 +148,7 @@ pub async fn discover(resource: &str, loopback: bool) -> Result<Vec<PublicKey>, 
 }
 
 /// The text at `url`, fetched with the protections above.
-async fn fetch_text(url: &str, loopback: bool) -> Result<String, FetchError> {
+pub(crate) async fn fetch_text(url: &str, loopback: bool) -> Result<String, FetchError> {
     let refused = |why: String| FetchError::Refused {
         url: url.to_owned(),
         why,

@@ -25,6 +25,7 @@
 //! is what that command and the project's tests use.
 #![deny(missing_docs)]
 
+pub mod auth;
 mod consent;
 pub mod declare;
 pub mod guard;

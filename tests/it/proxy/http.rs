@@ -61,7 +61,7 @@ fn header<'h>(headers: &'h [(String, String)], name: &str) -> Option<&'h str> {
 const JSON: (&str, &str) = ("Accept", "application/json");
 const JSON_BODY: (&str, &str) = ("Content-Type", "application/json");
 
-fn initialize_body(id: i64) -> String {
+pub(super) fn initialize_body(id: i64) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": "initialize",
            "params": {"protocolVersion": "2025-11-25", "capabilities": declaring(),
                       "clientInfo": {"name": "proxy-test", "version": "1"}}})

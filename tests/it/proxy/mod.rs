@@ -505,6 +505,7 @@ fn free_port() -> u16 {
         .port()
 }
 
+mod auth;
 mod declarations;
 mod example;
 mod guard;

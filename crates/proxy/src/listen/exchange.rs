@@ -26,7 +26,12 @@ use crate::upstream::UpstreamError;
 /// A host's `POST`: one message, screened, routed to its session (opened
 /// for an `initialize`, the shared one for a request that names none), and
 /// for a request the answer on this exchange.
-pub(super) async fn post(hub: Arc<Hub>, session_id: Option<String>, request: Request) -> Response {
+pub(super) async fn post(
+    hub: Arc<Hub>,
+    session_id: Option<String>,
+    principal: Option<crate::auth::Principal>,
+    request: Request,
+) -> Response {
     let events = accepts_events(request.headers());
     let header_version = request
         .headers()
@@ -59,6 +64,11 @@ pub(super) async fn post(hub: Arc<Hub>, session_id: Option<String>, request: Req
         }
         Err(_) => return StatusCode::ACCEPTED.into_response(),
     };
+    if let Some(principal) = &principal
+        && let Some(refusal) = super::auth::step_up(&hub, principal, &message)
+    {
+        return refusal;
+    }
     let host_id = message.id.clone();
     let is_request = message.is_request();
     let initialize = is_request && message.method.as_deref() == Some("initialize");

@@ -105,6 +105,7 @@ mod tests {
             allowed_origins: Vec::new(),
             max_sessions: 4,
             session_idle: None,
+            auth: None,
         }
     }
 

@@ -26,6 +26,7 @@
 //! are requests whose `Origin` is present and neither a loopback origin nor
 //! one allowed with `--allow-origin` (DNS rebinding).
 
+mod auth;
 mod exchange;
 mod guards;
 mod hub;
@@ -64,6 +65,10 @@ pub struct ListenOptions {
     /// A session with no request, no open stream and no waiting answer for
     /// this long is ended, and its server stopped; `None`: never.
     pub session_idle: Option<Duration>,
+    /// The proxy as an OAuth resource server (`--auth-issuer`): every
+    /// request carries a bearer token, and each call the scopes its
+    /// resolution needs.
+    pub auth: Option<Arc<crate::auth::Authorizer>>,
 }
 
 /// Serves hosts on `listener` until `shutdown` resolves; then every session
@@ -86,7 +91,7 @@ pub async fn serve(
         relays: Mutex::new(Vec::new()),
     });
     let mut app = axum::Router::new().route("/mcp", axum::routing::any(handle));
-    if hub.options.guard.declare.is_some() {
+    if hub.options.guard.declare.is_some() || hub.listen.auth.is_some() {
         app = app
             .route(
                 "/.well-known/oauth-protected-resource",
@@ -142,14 +147,25 @@ async fn resource_metadata(State(hub): State<Arc<Hub>>, request: Request) -> Res
     if let Some(refusal) = hub.refusal(request.headers()) {
         return refusal;
     }
-    let Some(declarer) = &hub.options.guard.declare else {
-        return StatusCode::NOT_FOUND.into_response();
+    let mut metadata = match &hub.listen.auth {
+        Some(auth) => auth.resource_metadata(),
+        None => serde_json::json!({}),
     };
-    let jwks_uri = reqwest::Url::parse(declarer.server_uri())
-        .and_then(|uri| uri.join(crate::declare::JWKS_PATH))
-        .map(String::from)
-        .unwrap_or_default();
-    json_document(&declarer.resource_metadata(&jwks_uri))
+    if let Some(declarer) = &hub.options.guard.declare {
+        let jwks_uri = reqwest::Url::parse(declarer.server_uri())
+            .and_then(|uri| uri.join(crate::declare::JWKS_PATH))
+            .map(String::from)
+            .unwrap_or_default();
+        if let (serde_json::Value::Object(all), serde_json::Value::Object(signing)) =
+            (&mut metadata, declarer.resource_metadata(&jwks_uri))
+        {
+            for (key, value) in signing {
+                // The resource server's `resource` wins: tokens name it.
+                all.entry(key).or_insert(value);
+            }
+        }
+    }
+    json_document(&metadata)
 }
 
 /// The JWKS of the key the proxy signs with.
@@ -172,8 +188,21 @@ async fn handle(State(hub): State<Arc<Hub>>, request: Request) -> Response {
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
+    let principal = match &hub.listen.auth {
+        Some(auth) => {
+            let authorization = request
+                .headers()
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok());
+            match auth.authorize(authorization).await {
+                Ok(principal) => Some(principal),
+                Err(denied) => return self::auth::denied(auth, &denied),
+            }
+        }
+        None => None,
+    };
     match *request.method() {
-        Method::POST => post(hub, session_id, request).await,
+        Method::POST => post(hub, session_id, principal, request).await,
         Method::GET => get(hub, session_id, request.headers()),
         Method::DELETE => delete(hub, session_id),
         _ => (

@@ -1,0 +1,90 @@
+//! `--auth-issuer` over HTTP: the refusals of the resource server
+//! ([`crate::auth`]) as responses, and the per-call scope check (step-up).
+
+use std::collections::BTreeSet;
+
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use mcp_resolve_host::time::rfc3339;
+use mcp_resolve_runtime::protocol::Envelope;
+use serde_json::json;
+
+use super::hub::Hub;
+use crate::auth::{Authorizer, Denied, Principal};
+
+/// The response of a refusal: `401` (no token, or one that does not
+/// verify) or `403` (scopes missing), with its `WWW-Authenticate`
+/// challenge and an OAuth error body.
+pub(super) fn denied(auth: &Authorizer, denied: &Denied) -> Response {
+    let (status, error, description) = match denied {
+        Denied::Missing => (
+            StatusCode::UNAUTHORIZED,
+            "invalid_request",
+            "a bearer token is required".to_owned(),
+        ),
+        Denied::Invalid(why) => (StatusCode::UNAUTHORIZED, "invalid_token", why.clone()),
+        Denied::InsufficientScope { missing, .. } => (
+            StatusCode::FORBIDDEN,
+            "insufficient_scope",
+            format!(
+                "this call needs the scopes {}",
+                missing.iter().cloned().collect::<Vec<_>>().join(" ")
+            ),
+        ),
+    };
+    (
+        status,
+        [
+            (header::WWW_AUTHENTICATE, auth.challenge(denied)),
+            (header::CONTENT_TYPE, "application/json".to_owned()),
+        ],
+        json!({"error": error, "error_description": description}).to_string(),
+    )
+        .into_response()
+}
+
+/// A `tools/call` or `tools/resolve` whose resolution (by the rules) needs
+/// scopes `principal`'s token lacks: its `403`, audited. `None` when the
+/// call may go on (the rules do not describe the tool, or its arguments
+/// are for the session to refuse).
+pub(super) fn step_up(
+    hub: &Hub,
+    principal: &Principal,
+    message: &Envelope<'_>,
+) -> Option<Response> {
+    let auth = hub.listen.auth.as_ref()?;
+    let method = message.method.as_deref()?;
+    if !message.is_request() || !matches!(method, "tools/call" | "tools/resolve") {
+        return None;
+    }
+    let params = message.params()?;
+    let tool = params.get("name")?.as_str()?;
+    let empty = json!({});
+    let arguments = params.get("arguments").unwrap_or(&empty);
+    let outcome = hub.rules.matcher().outcome(tool, arguments)?.ok()?;
+    let needed = &outcome.resolution().required_scopes;
+    let missing: BTreeSet<String> = needed
+        .iter()
+        .filter(|scope| !principal.scopes.contains(*scope))
+        .cloned()
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    if let Some(audit) = &hub.options.guard.audit {
+        audit.write(&json!({
+            "time": rfc3339(std::time::SystemTime::now()),
+            "event": if method == "tools/call" { "call" } else { "resolve" },
+            "tool": tool,
+            "variant": outcome.resolution().variant,
+            "outcome": "insufficient scope",
+            "missing": missing,
+            "principal": {"sub": principal.sub, "client_id": principal.client_id},
+        }));
+    }
+    let denied = Denied::InsufficientScope {
+        granted: principal.scopes.clone(),
+        missing,
+    };
+    Some(self::denied(auth, &denied))
+}

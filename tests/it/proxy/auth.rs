@@ -1,0 +1,272 @@
+//! `--listen --auth-issuer`: the proxy as an OAuth resource server. The
+//! authorization server's metadata and keys are served by the test on a
+//! loopback port; tokens are JWTs the test signs (EdDSA). Each bad token
+//! is refused with `401 invalid_token` before any server starts; a call
+//! whose variant needs more than the token grants gets `403
+//! insufficient_scope` naming the scopes to ask for.
+
+use super::http::{http_at, initialize_body};
+use super::*;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+use mcp_resolve_host::jws::{Algorithm, PrivateKey};
+
+const AUDIENCE: &str = "https://files.example/mcp";
+
+/// A JWT of `claims` signed by `key` (EdDSA), its header naming `kid`.
+fn jwt(key: &PrivateKey, claims: &Value) -> String {
+    let payload = claims.to_string();
+    let detached = key.sign_detached_as(payload.as_bytes(), "EdDSA").unwrap();
+    let (header, signature) = detached.split_once("..").unwrap();
+    format!("{header}.{}.{signature}", B64.encode(payload))
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// An authorization server's metadata and keys on a loopback port: its
+/// issuer URL.
+fn issuer(key: &PrivateKey) -> String {
+    let jwks = json!({"keys": [key.public().to_jwk_as("EdDSA")]}).to_string();
+    let issuer = std::sync::Arc::new(std::sync::OnceLock::<String>::new());
+    let named = std::sync::Arc::clone(&issuer);
+    let addr = common::serve_routes(
+        move |path| match path {
+            "/.well-known/oauth-authorization-server" => Some(
+                json!({"issuer": named.get()?, "jwks_uri": format!("{}/jwks.json", named.get()?),
+                       "token_endpoint": format!("{}/token", named.get()?)})
+                .to_string(),
+            ),
+            "/jwks.json" => Some(jwks.clone()),
+            _ => None,
+        },
+        64,
+    );
+    let url = format!("http://{addr}");
+    issuer.set(url.clone()).unwrap();
+    url
+}
+
+/// A POST of `body` to the proxy with `token` (if any).
+fn post(
+    proxy: &common::Listening,
+    token: Option<&str>,
+    session: Option<&str>,
+    body: &str,
+) -> (u16, Vec<(String, String)>, String) {
+    let bearer = token.map(|t| format!("Bearer {t}"));
+    let mut headers = vec![
+        ("Accept", "application/json, text/event-stream"),
+        ("Content-Type", "application/json"),
+    ];
+    if let Some(bearer) = &bearer {
+        headers.push(("Authorization", bearer));
+    }
+    if let Some(session) = session {
+        headers.push(("Mcp-Session-Id", session));
+    }
+    http_at(&proxy.addr, "POST", "/mcp", &headers, body)
+}
+
+fn header<'h>(headers: &'h [(String, String)], name: &str) -> &'h str {
+    headers
+        .iter()
+        .find(|(n, _)| n == name)
+        .map_or("", |(_, v)| v.as_str())
+}
+
+fn call(id: u64, action: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": "manage_files", "arguments": {"path": "a", "action": action}}})
+    .to_string()
+}
+
+#[test]
+fn the_listening_proxy_refuses_bad_tokens_and_steps_up_scopes() {
+    let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
+    let other = PrivateKey::generate(Algorithm::Ed25519).unwrap();
+    let issuer = issuer(&key);
+    let root = common::scratch("proxy", "auth");
+    let started = root.join("started");
+    let audit = root.join("audit.jsonl");
+    let proxy = common::Listening::start(
+        &[
+            "rules/file-server.yaml",
+            "--auth-issuer",
+            &issuer,
+            "--audience",
+            AUDIENCE,
+            "--audit",
+            audit.to_str().unwrap(),
+        ],
+        &[
+            "python3",
+            fake_server().to_str().unwrap(),
+            "well",
+            started.to_str().unwrap(),
+        ],
+    );
+    let claims = |scope: &str| {
+        json!({"iss": issuer, "aud": AUDIENCE, "sub": "alice", "client_id": "host",
+               "exp": now() + 300, "iat": now(), "scope": scope})
+    };
+    // The resource's metadata names the issuer and every scope the rules do.
+    let (status, _, body) = http_at(
+        &proxy.addr,
+        "GET",
+        "/.well-known/oauth-protected-resource/mcp",
+        &[],
+        "",
+    );
+    assert_eq!(status, 200, "{body}");
+    let metadata: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(metadata["resource"], AUDIENCE);
+    assert_eq!(metadata["authorization_servers"], json!([issuer]));
+    assert_eq!(
+        metadata["scopes_supported"],
+        json!(["files:read", "files:write"])
+    );
+
+    // No token: 401 and where to learn how to get one.
+    let (status, headers, _) = post(&proxy, None, None, &initialize_body(1));
+    assert_eq!(status, 401);
+    assert_eq!(
+        header(&headers, "www-authenticate"),
+        r#"Bearer resource_metadata="https://files.example/.well-known/oauth-protected-resource/mcp""#
+    );
+    // Bad tokens: each 401 invalid_token, saying why.
+    let mut expired = claims("files:read");
+    expired["exp"] = json!(now() - 3600);
+    let mut early = claims("files:read");
+    early["nbf"] = json!(now() + 3600);
+    let mut elsewhere = claims("files:read");
+    elsewhere["aud"] = json!("https://other.example/mcp");
+    let mut foreign = claims("files:read");
+    foreign["iss"] = json!("https://evil.example");
+    let good = jwt(&key, &claims("files:read"));
+    let (head, rest) = good.split_once('.').unwrap();
+    let header_json: Value = serde_json::from_slice(&B64.decode(head).unwrap()).unwrap();
+    let with_alg = |alg: &str| {
+        let mut h = header_json.clone();
+        h["alg"] = json!(alg);
+        format!("{}.{rest}", B64.encode(h.to_string()))
+    };
+    // Signed by another key under this key's `kid`.
+    let forged = {
+        let token = jwt(&other, &claims("files:read"));
+        let (_, rest) = token.split_once('.').unwrap();
+        format!("{head}.{rest}")
+    };
+    for (token, why) in [
+        (jwt(&key, &expired), "expired"),
+        (jwt(&key, &early), "not valid yet"),
+        (jwt(&key, &elsewhere), "another resource"),
+        (jwt(&key, &foreign), "another issuer"),
+        (with_alg("none"), "not a JWT"),
+        (with_alg("HS256"), "signed with HS256"),
+        (forged, "does not verify"),
+        (jwt(&other, &claims("files:read")), "does not publish"),
+        ("not.a.token".to_owned(), "not a JWT"),
+    ] {
+        let (status, headers, body) = post(&proxy, Some(&token), None, &initialize_body(1));
+        assert_eq!(status, 401, "{why}: {body}");
+        let challenge = header(&headers, "www-authenticate");
+        assert!(
+            challenge.starts_with(r#"Bearer error="invalid_token""#),
+            "{why}: {challenge}"
+        );
+        assert!(challenge.contains(why), "{why}: {challenge}");
+    }
+    assert!(!started.exists(), "a server started for a refused request");
+
+    // A token that can read: a session, and a read goes through.
+    let reader = jwt(&key, &claims("files:read"));
+    let (status, headers, body) = post(&proxy, Some(&reader), None, &initialize_body(1));
+    assert_eq!(status, 200, "{body}");
+    let session = header(&headers, "mcp-session-id").to_owned();
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(
+        post(&proxy, Some(&reader), Some(&session), initialized).0,
+        202
+    );
+    let (status, _, body) = post(&proxy, Some(&reader), Some(&session), &call(2, "read"));
+    assert_eq!(status, 200, "{body}");
+    // A write needs files:write: 403, asking for what the token has and
+    // what the call needs, and nothing reaches the server.
+    let (status, headers, body) = post(&proxy, Some(&reader), Some(&session), &call(3, "append"));
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(
+        header(&headers, "www-authenticate"),
+        r#"Bearer error="insufficient_scope", scope="files:read files:write", resource_metadata="https://files.example/.well-known/oauth-protected-resource/mcp", error_description="this call needs files:write""#
+    );
+    // The same for a resolution, which tells the host ahead of the call.
+    let resolve = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/resolve",
+        "params": {"name": "manage_files", "arguments": {"path": "a", "action": "delete"}}});
+    assert_eq!(
+        post(&proxy, Some(&reader), Some(&session), &resolve.to_string()).0,
+        403
+    );
+    // Stepped up: the write goes through on the same session.
+    let writer = jwt(&key, &claims("files:read files:write"));
+    let (status, _, body) = post(&proxy, Some(&writer), Some(&session), &call(5, "append"));
+    assert_eq!(status, 200, "{body}");
+    let (status, stderr) = proxy.stop();
+    assert_eq!(status, 0, "{stderr:#?}");
+    let lines = std::fs::read_to_string(&audit).unwrap();
+    let refused: Vec<Value> = lines
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["outcome"] == "insufficient scope")
+        .collect();
+    assert_eq!(refused.len(), 2, "{lines}");
+    assert_eq!(refused[0]["missing"], json!(["files:write"]));
+    assert_eq!(refused[0]["principal"]["sub"], "alice");
+}
+
+#[test]
+fn an_issuer_whose_keys_cannot_be_had_stops_the_proxy_at_start() {
+    let out = common::bin()
+        .args([
+            "proxy",
+            "rules/file-server.yaml",
+            "--listen",
+            "127.0.0.1:0",
+            "--no-probe",
+            "--auth-issuer",
+            &format!("http://127.0.0.1:{}", free_port()),
+            "--audience",
+            AUDIENCE,
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the authorization server"), "{stderr}");
+    // An issuer that is not loopback is fetched over https only.
+    let out = common::bin()
+        .args([
+            "proxy",
+            "rules/file-server.yaml",
+            "--listen",
+            "127.0.0.1:0",
+            "--no-probe",
+            "--auth-issuer",
+            "http://10.0.0.1",
+            "--audience",
+            AUDIENCE,
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("private address"), "{stderr}");
+}
