@@ -14,8 +14,8 @@
 //! ES256 or EdDSA as the key's type says (never an HMAC, never `none`),
 //! `iss`, `aud`, `exp`, `nbf`, with [`LEEWAY`] of clock skew.
 
-use std::collections::BTreeSet;
-use std::sync::RwLock;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, JwkSet};
@@ -71,6 +71,7 @@ pub enum SetupError {
 
 #[derive(Deserialize)]
 struct Claims {
+    exp: u64,
     sub: Option<String>,
     client_id: Option<String>,
     azp: Option<String>,
@@ -86,7 +87,14 @@ pub struct Authorizer {
     loopback: bool,
     scopes_supported: Vec<String>,
     keys: RwLock<Keys>,
+    /// Tokens that verified, with who they speak for and when they
+    /// expire: a host sends the same token with every request, and its
+    /// signature is checked once.
+    verified: Mutex<HashMap<String, (Principal, u64)>>,
 }
+
+/// The most verified tokens remembered (the cache is emptied when full).
+const CACHED_TOKENS: usize = 1024;
 
 struct Keys {
     set: JwkSet,
@@ -142,17 +150,32 @@ impl Authorizer {
             .ok_or_else(|| fail("its metadata has no `jwks_uri`".into()))?
             .to_owned();
         let set = fetch_keys(&jwks_uri, loopback).await.map_err(fail)?;
-        Ok(Authorizer {
+        let mut authorizer = Authorizer::with_keys(issuer, audience, set, scopes_supported);
+        authorizer.jwks_uri = jwks_uri;
+        authorizer.loopback = loopback;
+        Ok(authorizer)
+    }
+
+    /// A resource server with the issuer's keys given (`keys`, a JWKS)
+    /// rather than discovered: they are never fetched again.
+    pub fn with_keys(
+        issuer: &str,
+        audience: &str,
+        keys: JwkSet,
+        scopes_supported: Vec<String>,
+    ) -> Authorizer {
+        Authorizer {
             issuer: issuer.to_owned(),
             audience: audience.to_owned(),
-            jwks_uri,
-            loopback,
+            jwks_uri: String::new(),
+            loopback: false,
             scopes_supported,
             keys: RwLock::new(Keys {
-                set,
+                set: keys,
                 fetched: Instant::now(),
             }),
-        })
+            verified: Mutex::new(HashMap::new()),
+        }
     }
 
     /// The canonical resource URI tokens must be issued for.
@@ -204,11 +227,12 @@ impl Authorizer {
 
     fn may_refresh(&self) -> bool {
         let keys = self.keys.read().unwrap_or_else(|e| e.into_inner());
-        keys.fetched.elapsed() >= REFRESH_INTERVAL
+        !self.jwks_uri.is_empty() && keys.fetched.elapsed() >= REFRESH_INTERVAL
     }
 
     /// Verifies a request's `Authorization` header value with the keys
-    /// held: who the token speaks for, or why it is refused.
+    /// held: who the token speaks for, or why it is refused. A token
+    /// verified before is taken from the cache while it has not expired.
     pub fn check(&self, authorization: Option<&str>) -> Result<Principal, Denied> {
         let Some(value) = authorization else {
             return Err(Denied::Missing);
@@ -221,6 +245,33 @@ impl Authorizer {
                 ));
             }
         };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        {
+            let mut cache = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+            match cache.get(token) {
+                Some((principal, exp)) if now < exp.saturating_add(LEEWAY) => {
+                    return Ok(principal.clone());
+                }
+                Some(_) => {
+                    cache.remove(token);
+                }
+                None => {}
+            }
+        }
+        let (principal, exp) = self.verify(token)?;
+        let mut cache = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= CACHED_TOKENS {
+            cache.clear();
+        }
+        cache.insert(token.to_owned(), (principal.clone(), exp));
+        Ok(principal)
+    }
+
+    /// Verifies `token` with the keys held: who it speaks for, and its
+    /// `exp`.
+    fn verify(&self, token: &str) -> Result<(Principal, u64), Denied> {
         let invalid = |why: String| Denied::Invalid(why);
         let header = jsonwebtoken::decode_header(token)
             .map_err(|e| invalid(format!("the token is not a JWT: {e}")))?;
@@ -256,6 +307,7 @@ impl Authorizer {
         let data = jsonwebtoken::decode::<Claims>(token, &key, &validation)
             .map_err(|e| invalid(describe(&e)))?;
         let claims = data.claims;
+        let exp = claims.exp;
         let mut scopes: BTreeSet<String> = claims
             .scope
             .as_deref()
@@ -264,11 +316,12 @@ impl Authorizer {
             .map(str::to_owned)
             .collect();
         scopes.extend(claims.scp.unwrap_or_default());
-        Ok(Principal {
+        let principal = Principal {
             sub: claims.sub,
             client_id: claims.client_id.or(claims.azp),
             scopes,
-        })
+        };
+        Ok((principal, exp))
     }
 
     /// The `WWW-Authenticate` value of a refusal.
@@ -408,17 +461,12 @@ mod tests {
     #[test]
     fn challenges_quote_safely_and_ask_for_what_is_held_and_missing() {
         assert_eq!(quoted(r#"a "b" \c"#), "a 'b' 'c");
-        let auth = Authorizer {
-            issuer: "https://as.example".into(),
-            audience: "https://files.example/mcp".into(),
-            jwks_uri: "https://as.example/jwks".into(),
-            loopback: false,
-            scopes_supported: vec![],
-            keys: RwLock::new(Keys {
-                set: JwkSet { keys: vec![] },
-                fetched: Instant::now(),
-            }),
-        };
+        let auth = Authorizer::with_keys(
+            "https://as.example",
+            "https://files.example/mcp",
+            JwkSet { keys: vec![] },
+            vec![],
+        );
         assert_eq!(
             auth.resource_metadata_url(),
             "https://files.example/.well-known/oauth-protected-resource/mcp"
