@@ -505,6 +505,12 @@ pub(crate) struct ProxyArgs {
     /// number and `s`, `m`, `h` or `d`); it is signed again after half.
     #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = parse_duration, requires = "sign_key")]
     pub(crate) manifest_expires: u64,
+    /// With --upstream: a header sent with every request to the server,
+    /// `'Name: value'`, its value from the environment (`${NAME}`) or a
+    /// file (`@PATH`), never written on the command line: the proxy's own
+    /// credential (a host's token is never passed on). Repeatable.
+    #[arg(long, value_name = "HEADER", requires = "upstream")]
+    pub(crate) upstream_header: Vec<String>,
     /// With --listen: be an OAuth resource server for the authorization
     /// server at URL: every request needs a bearer token it issued for
     /// --audience, and each call the scopes its resolved variant needs

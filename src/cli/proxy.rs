@@ -15,7 +15,7 @@ use mcp_resolve_proxy::listen::{ListenOptions, serve};
 use mcp_resolve_proxy::pin::{self, PinError, PinSource};
 use mcp_resolve_proxy::policy::Policy;
 use mcp_resolve_proxy::trust::{Policy as TrustPolicyKind, Verifier};
-use mcp_resolve_proxy::upstream::{UpstreamError, interrupted, until_interrupted};
+use mcp_resolve_proxy::upstream::{UpstreamError, UpstreamHeaders, interrupted, until_interrupted};
 use mcp_resolve_proxy::{
     Ended, Options, ProxyRules, Upstream, check_pin, compare, host_stdio, probe, run,
 };
@@ -46,6 +46,7 @@ pub(crate) struct Args {
     pub(crate) manifest_expires: u64,
     pub(crate) jws_alg: Option<String>,
     pub(crate) auth_issuer: Option<String>,
+    pub(crate) upstream_header: Vec<String>,
     pub(crate) audience: Option<String>,
     pub(crate) trust: Option<TrustPolicy>,
     pub(crate) trust_jwks: Vec<PathBuf>,
@@ -105,7 +106,16 @@ fn load_policy(path: &Path, server: &mcp_resolve::ir::Server) -> Result<Policy, 
 
 pub(crate) fn main(args: Args) -> u8 {
     let upstream = match (args.upstream.clone(), args.command.is_empty()) {
-        (Some(url), true) => Upstream::Url(url),
+        (Some(url), true) => {
+            let env = |name: &str| std::env::var(name).ok();
+            match UpstreamHeaders::parse(&args.upstream_header, &env) {
+                Ok(headers) => Upstream::Url(url, headers),
+                Err(why) => {
+                    eprintln!("error: --upstream-header {why}");
+                    return USAGE;
+                }
+            }
+        }
         (None, false) => Upstream::Command(args.command.clone()),
         _ => {
             eprintln!(

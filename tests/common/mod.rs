@@ -202,6 +202,12 @@ impl Listening {
         if !server.is_empty() {
             command.arg("--").args(server);
         }
+        Listening::spawn(command)
+    }
+
+    /// A listening proxy started by `command` (which listens on
+    /// `127.0.0.1:0`), once it says where.
+    pub fn spawn(mut command: std::process::Command) -> Listening {
         let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -29,8 +29,9 @@ pub(crate) const GRACE: Duration = Duration::from_secs(2);
 pub enum Upstream {
     /// A command started as a child, spoken to over its stdio.
     Command(Vec<OsString>),
-    /// A streamable HTTP endpoint.
-    Url(String),
+    /// A streamable HTTP endpoint, and the headers the proxy sends it
+    /// (its own credential, never the host's).
+    Url(String, crate::upstream::UpstreamHeaders),
 }
 
 impl Upstream {
@@ -38,7 +39,7 @@ impl Upstream {
     pub fn describe(&self) -> String {
         match self {
             Upstream::Command(command) => format!("`{}`", command_line(command)),
-            Upstream::Url(url) => format!("at {url}"),
+            Upstream::Url(url, _) => format!("at {url}"),
         }
     }
 }
@@ -157,8 +158,8 @@ impl Link {
                     end: End::Child(Box::new(child), command_line(command)),
                 })
             }
-            Upstream::Url(url) => {
-                let mut endpoint = Endpoint::new(url)?.with_max(max);
+            Upstream::Url(url, headers) => {
+                let mut endpoint = Endpoint::with_headers_for(url, headers)?.with_max(max);
                 if sessionless {
                     endpoint = endpoint.sessionless();
                 }

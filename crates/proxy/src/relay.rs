@@ -294,7 +294,9 @@ pub fn check_pin(rules: &ProxyRules, guard: &Guard, listed: &[Value]) {
 pub async fn probe(upstream: &Upstream, timeout: Duration) -> Result<Vec<Value>, UpstreamError> {
     let mut session = match upstream {
         Upstream::Command(command) => crate::upstream::Session::spawn(command, timeout).await?,
-        Upstream::Url(url) => crate::upstream::Session::connect(url, timeout).await?,
+        Upstream::Url(url, headers) => {
+            crate::upstream::Session::connect_with(url, headers, timeout).await?
+        }
     };
     let tools = session.list_tools().await;
     session.close(GRACE).await?;

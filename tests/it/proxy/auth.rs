@@ -270,3 +270,121 @@ fn an_issuer_whose_keys_cannot_be_had_stops_the_proxy_at_start() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("private address"), "{stderr}");
 }
+
+#[test]
+fn the_upstream_gets_the_proxys_credential_and_never_the_hosts() {
+    use std::io::BufRead;
+    let root = common::scratch("proxy", "upstream-header");
+    let log = root.join("requests.jsonl");
+    let secret = root.join("secret");
+    std::fs::write(&secret, "from-a-file\n").unwrap();
+    let mut upstream = Stopped(
+        std::process::Command::new("python3")
+            .arg("tests/fixtures/proxy/header_server.py")
+            .arg(&log)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut port = String::new();
+    std::io::BufReader::new(upstream.0.stdout.take().unwrap())
+        .read_line(&mut port)
+        .unwrap();
+    let url = format!("http://127.0.0.1:{}/mcp", port.trim());
+    let mut command = common::bin();
+    command
+        .args([
+            "proxy",
+            "rules/file-server.yaml",
+            "--no-probe",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--upstream", &url])
+        .args([
+            "--upstream-header",
+            "Authorization: Bearer ${MCP_RESOLVE_TEST_UPSTREAM}",
+        ])
+        .args([
+            "--upstream-header",
+            &format!("X-Deployment: @{}", secret.display()),
+        ])
+        .env("MCP_RESOLVE_TEST_UPSTREAM", "proxy-credential");
+    let proxy = common::Listening::spawn(command);
+    let host = [
+        ("Accept", "application/json, text/event-stream"),
+        ("Content-Type", "application/json"),
+        ("Authorization", "Bearer host-token"),
+    ];
+    let (status, headers, body) = http_at(&proxy.addr, "POST", "/mcp", &host, &initialize_body(1));
+    assert_eq!(status, 200, "{body}");
+    let session = header(&headers, "mcp-session-id").to_owned();
+    let mut with_session = host.to_vec();
+    with_session.push(("Mcp-Session-Id", &session));
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    assert_eq!(
+        http_at(&proxy.addr, "POST", "/mcp", &with_session, list).0,
+        200
+    );
+    let (status, stderr) = proxy.stop();
+    assert_eq!(status, 0, "{stderr:#?}");
+    drop(upstream.0.stdin.take());
+    upstream.0.wait().unwrap();
+    let requests = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        requests.contains("\"initialize\"") && requests.contains("\"tools/list\""),
+        "{requests}"
+    );
+    for line in requests.lines() {
+        let request: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(
+            request["authorization"], "Bearer proxy-credential",
+            "{line}"
+        );
+    }
+    assert!(!requests.contains("host-token"));
+    assert!(
+        !stderr.join("\n").contains("proxy-credential"),
+        "{stderr:#?}"
+    );
+    // A value written on the command line, or a variable not set: refused.
+    for (header, why) in [
+        (
+            "Authorization: Bearer literal",
+            "never from the command line",
+        ),
+        (
+            "Authorization: Bearer ${MCP_RESOLVE_TEST_UNSET}",
+            "is not set",
+        ),
+        ("Bad Name: ${HOME}", "not a header name"),
+    ] {
+        let out = common::bin()
+            .args([
+                "proxy",
+                "rules/file-server.yaml",
+                "--upstream",
+                &url,
+                "--upstream-header",
+                header,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{header}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(why),
+            "{header}: {out:?}"
+        );
+    }
+}
+
+/// A child process killed when the test ends, however it ends.
+struct Stopped(std::process::Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -64,6 +64,114 @@ impl Answer {
     }
 }
 
+/// Headers the proxy sends an upstream with every request: its own
+/// credential (`--upstream-header`), never the host's. Their values are
+/// marked sensitive and never printed.
+#[derive(Clone, Default)]
+pub struct UpstreamHeaders(HeaderMap);
+
+impl std::fmt::Debug for UpstreamHeaders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.keys()).finish()
+    }
+}
+
+impl UpstreamHeaders {
+    /// Reads `Name: value` specifications whose values come from the
+    /// environment (`${NAME}`, `env` looks them up) or from a file
+    /// (`@PATH`, the whole value, without its line ending), never written
+    /// out on the command line: a value with neither is refused, as are a
+    /// variable that is not set and a file that cannot be read.
+    pub fn parse(
+        specs: &[String],
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<UpstreamHeaders, String> {
+        let mut headers = HeaderMap::new();
+        for spec in specs {
+            let Some((name, value)) = spec.split_once(':') else {
+                return Err(format!("`{spec}` is not `Name: value`"));
+            };
+            let name = reqwest::header::HeaderName::from_bytes(name.trim().as_bytes())
+                .map_err(|_| format!("`{}` is not a header name", name.trim()))?;
+            let value = expand(value.trim(), env).map_err(|why| format!("`{name}`: {why}"))?;
+            let mut value = HeaderValue::from_str(&value)
+                .map_err(|_| format!("`{name}`: the value is not a header value"))?;
+            value.set_sensitive(true);
+            headers.append(name, value);
+        }
+        Ok(UpstreamHeaders(headers))
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// A header value from `${NAME}` references (and text around them), or
+/// `@PATH`.
+fn expand(value: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    if let Some(path) = value.strip_prefix('@') {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+        return Ok(text.trim_end_matches(['\n', '\r']).to_owned());
+    }
+    if !value.contains("${") {
+        return Err(
+            "the value must come from the environment (`${NAME}`) or a file (`@PATH`), never from the command line".into(),
+        );
+    }
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let Some(end) = rest[start..].find('}') else {
+            return Err("`${` without its `}`".into());
+        };
+        let name = &rest[start + 2..start + end];
+        out.push_str(
+            &env(name).ok_or_else(|| format!("the environment variable `{name}` is not set"))?,
+        );
+        rest = &rest[start + end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod header_tests {
+    use super::*;
+
+    #[test]
+    fn values_come_from_the_environment_or_a_file_never_the_command_line() {
+        let env = |name: &str| (name == "TOKEN").then(|| "s3cret".to_owned());
+        let specs = ["Authorization: Bearer ${TOKEN}".to_owned()];
+        let headers = UpstreamHeaders::parse(&specs, &env).unwrap();
+        assert_eq!(headers.0["authorization"], "Bearer s3cret");
+        assert!(headers.0["authorization"].is_sensitive());
+        assert_eq!(format!("{headers:?}"), r#"["authorization"]"#);
+        let file = std::env::temp_dir().join(format!("mcp-resolve-header-{}", std::process::id()));
+        std::fs::write(&file, "from-file\r\n").unwrap();
+        let spec = format!("X-Key: @{}", file.display());
+        let headers = UpstreamHeaders::parse(&[spec], &env).unwrap();
+        assert_eq!(headers.0["x-key"], "from-file");
+        std::fs::remove_file(&file).unwrap();
+        for (spec, why) in [
+            (
+                "Authorization: Bearer literal",
+                "never from the command line",
+            ),
+            ("Authorization: ${UNSET}", "is not set"),
+            ("Authorization: ${TOKEN", "without its"),
+            ("no colon", "is not `Name: value`"),
+            ("X-Key: @/nonexistent/file", "cannot read"),
+        ] {
+            let error = UpstreamHeaders::parse(&[spec.to_owned()], &env).unwrap_err();
+            assert!(error.contains(why), "{spec}: {error}");
+        }
+    }
+}
+
 /// A streamable HTTP endpoint and the session the server assigned on it;
 /// clones share the session.
 #[derive(Clone)]
@@ -85,8 +193,12 @@ struct SessionHeaders {
 }
 
 impl Endpoint {
-    /// The endpoint at `url` (`http` or `https`).
-    pub(crate) fn new(url: &str) -> Result<Self, UpstreamError> {
+    /// The endpoint at `url` (`http` or `https`), sent `headers` with
+    /// every request.
+    pub(crate) fn with_headers_for(
+        url: &str,
+        headers: &UpstreamHeaders,
+    ) -> Result<Self, UpstreamError> {
         let url = reqwest::Url::parse(url)
             .map_err(|e| UpstreamError::Http(format!("`{url}` is not a URL: {e}")))?;
         if !matches!(url.scheme(), "http" | "https") {
@@ -95,6 +207,7 @@ impl Endpoint {
             )));
         }
         let client = reqwest::Client::builder()
+            .default_headers(headers.0.clone())
             .build()
             .map_err(|e| UpstreamError::Http(format!("cannot build an HTTP client: {e}")))?;
         Ok(Endpoint {
@@ -388,8 +501,13 @@ pub struct HttpTransport {
 impl HttpTransport {
     /// A transport for the endpoint at `url` (`http` or `https`).
     pub fn new(url: &str) -> Result<Self, UpstreamError> {
+        Self::with_headers(url, &UpstreamHeaders::default())
+    }
+
+    /// [`HttpTransport::new`], sending `headers` with every request.
+    pub fn with_headers(url: &str, headers: &UpstreamHeaders) -> Result<Self, UpstreamError> {
         Ok(HttpTransport {
-            endpoint: Endpoint::new(url)?,
+            endpoint: Endpoint::with_headers_for(url, headers)?,
             pending: VecDeque::new(),
             streams: Vec::new(),
         })

@@ -20,7 +20,7 @@ use mcp_resolve_runtime::RpcError;
 use serde_json::{Map, Value, json};
 use tokio::time::{Instant, timeout_at};
 
-pub use self::http::HttpTransport;
+pub use self::http::{HttpTransport, UpstreamHeaders};
 pub use self::stdio::StdioTransport;
 
 /// The protocol version this client asks for in `initialize`.
@@ -200,6 +200,16 @@ impl Session {
     /// Opens a session with the streamable HTTP endpoint at `url`.
     pub async fn connect(url: &str, timeout: Duration) -> Result<Self, UpstreamError> {
         Self::connect_declaring(url, timeout, host_capabilities()).await
+    }
+
+    /// [`Session::connect`], sending `headers` with every request.
+    pub async fn connect_with(
+        url: &str,
+        headers: &UpstreamHeaders,
+        timeout: Duration,
+    ) -> Result<Self, UpstreamError> {
+        let transport = Transport::Http(HttpTransport::with_headers(url, headers)?);
+        Self::open(transport, timeout, host_capabilities()).await
     }
 
     /// [`Session::connect`], declaring `capabilities` at `initialize`.
