@@ -9,6 +9,8 @@
 #   - the TypeScript SDKs v2 and v1 in target/ts-client (scripts/install-ts-client.sh);
 #   - the official MCP conformance suite and the Node 22 it needs in
 #     target/official-conformance (scripts/install-official-conformance.sh);
+#   - a real OAuth authorization server (oidc-provider) in target/auth-server
+#     (scripts/install-auth-server.sh);
 #   - the pinned real MCP servers in target/real-servers
 #     (scripts/install-real-servers.sh);
 #   - the SARIF 2.1.0 schema in target/sarif (scripts/fetch-sarif-schema.sh);
@@ -61,6 +63,10 @@ export MCP_RESOLVE_TS_CLIENT
 echo "== the official MCP conformance suite (and Node 22, under target/)"
 MCP_RESOLVE_OFFICIAL_CONFORMANCE="$(scripts/install-official-conformance.sh target/official-conformance)"
 export MCP_RESOLVE_OFFICIAL_CONFORMANCE
+
+echo "== an OAuth authorization server (oidc-provider, and Node 22, under target/)"
+MCP_RESOLVE_AUTH_SERVER="$(scripts/install-auth-server.sh target/auth-server)"
+export MCP_RESOLVE_AUTH_SERVER
 
 echo "== real MCP servers (npm and PyPI, pinned) for the live import test"
 MCP_RESOLVE_REAL_SERVERS="$(scripts/install-real-servers.sh target/real-servers)"

@@ -517,6 +517,11 @@ pub(crate) struct ProxyArgs {
     /// (`403 insufficient_scope` to step up).
     #[arg(long, value_name = "URL", requires = "listen")]
     pub(crate) auth_issuer: Option<String>,
+    /// With --auth-issuer: the scopes a host without a token is told to
+    /// ask for first (space-separated; default: none named, and a client
+    /// asks for every scope the metadata lists). Calls step up from there.
+    #[arg(long, value_name = "SCOPES", requires = "auth_issuer")]
+    pub(crate) auth_scope: Option<String>,
     /// With --auth-issuer: the canonical URI hosts reach this proxy at
     /// (RFC 8707), the tokens' audience (default: --server-uri).
     #[arg(long, value_name = "URI", requires = "auth_issuer", value_parser = parse_server_uri)]

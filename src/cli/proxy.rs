@@ -46,6 +46,7 @@ pub(crate) struct Args {
     pub(crate) manifest_expires: u64,
     pub(crate) jws_alg: Option<String>,
     pub(crate) auth_issuer: Option<String>,
+    pub(crate) auth_scope: Option<String>,
     pub(crate) upstream_header: Vec<String>,
     pub(crate) audience: Option<String>,
     pub(crate) trust: Option<TrustPolicy>,
@@ -179,13 +180,10 @@ pub(crate) fn main(args: Args) -> u8 {
                 return FAILURE;
             }
         };
-        let mut listen = args.listen.clone();
-        if let (Some(listen), Some(issuer)) = (&mut listen, &args.auth_issuer) {
-            match runtime.block_on(authorizer(&args, issuer, server)) {
-                Ok(auth) => listen.auth = Some(Arc::new(auth)),
-                Err(code) => return code,
-            }
-        }
+        let listen = args.listen.clone().map(|listen| Listen {
+            options: listen,
+            auth: auth_settings(&args, server),
+        });
         exit_code(runtime.block_on(proxy(rules, options, upstream.clone(), args.probe, listen)))
     })
 }
@@ -224,30 +222,52 @@ fn guard(args: &Args, server: &mcp_resolve::ir::Server) -> Result<Guard, u8> {
     })
 }
 
-/// The resource server `--auth-issuer` asks for: the issuer's metadata and
-/// keys fetched now; the scopes it lists are every scope the rules name.
-async fn authorizer(
-    args: &Args,
-    issuer: &str,
-    server: &mcp_resolve::ir::Server,
-) -> Result<Authorizer, u8> {
-    let Some(audience) = args.audience.clone().or_else(|| args.server_uri.clone()) else {
-        eprintln!(
-            "error: --auth-issuer needs the canonical URI hosts reach this proxy at, the tokens' audience: --audience URI"
-        );
-        return Err(USAGE);
-    };
+/// Where and how the proxy listens.
+struct Listen {
+    options: ListenOptions,
+    auth: Option<AuthSettings>,
+}
+
+/// What `--auth-issuer` asks for.
+struct AuthSettings {
+    issuer: String,
+    /// `None`: the URL the proxy listens at.
+    audience: Option<String>,
+    first_scope: Option<String>,
+    /// Every scope the rules name.
+    scopes: Vec<String>,
+}
+
+fn auth_settings(args: &Args, server: &mcp_resolve::ir::Server) -> Option<AuthSettings> {
     let scopes: std::collections::BTreeSet<String> = server
         .tools
         .iter()
         .flat_map(|tool| tool.required_scopes.iter().cloned())
         .collect();
-    Authorizer::discover(issuer, &audience, scopes.into_iter().collect())
+    Some(AuthSettings {
+        issuer: args.auth_issuer.clone()?,
+        audience: args.audience.clone().or_else(|| args.server_uri.clone()),
+        first_scope: args.auth_scope.clone(),
+        scopes: scopes.into_iter().collect(),
+    })
+}
+
+/// The resource server `settings` ask for, for a proxy listening at
+/// `bound`: the issuer's metadata and keys fetched now.
+async fn authorizer(
+    settings: AuthSettings,
+    bound: std::net::SocketAddr,
+) -> Result<Authorizer, UpstreamError> {
+    let audience = settings
+        .audience
+        .unwrap_or_else(|| format!("http://{bound}/mcp"));
+    let auth = Authorizer::discover(&settings.issuer, &audience, settings.scopes)
         .await
-        .map_err(|e| {
-            eprintln!("error: {e}");
-            FAILURE
-        })
+        .map_err(|e| UpstreamError::Protocol(e.to_string()))?;
+    Ok(match &settings.first_scope {
+        Some(scope) => auth.asking_first(scope),
+        None => auth,
+    })
 }
 
 /// The verifier of the server's signed declarations `--trust` asks for.
@@ -296,7 +316,7 @@ async fn proxy(
     options: Options,
     upstream: Upstream,
     probe: bool,
-    listen: Option<ListenOptions>,
+    listen: Option<Listen>,
 ) -> Result<Ended, UpstreamError> {
     if probe && listen.is_some() {
         // Before any host: each session starts a server of its own.
@@ -307,7 +327,11 @@ async fn proxy(
         }
         check_pin(&rules, &options.guard, &listed);
     }
-    let Some(listen) = listen else {
+    let Some(Listen {
+        options: mut listen,
+        auth,
+    }) = listen
+    else {
         let (host_in, host_out) = host_stdio();
         return until_interrupted(run(&rules, &options, &upstream, host_in, host_out)).await;
     };
@@ -318,6 +342,9 @@ async fn proxy(
             source,
         })?;
     let bound = listener.local_addr().unwrap_or(listen.addr);
+    if let Some(settings) = auth {
+        listen.auth = Some(Arc::new(authorizer(settings, bound).await?));
+    }
     eprintln!(
         "mcp-resolve proxy: serving http://{bound}/mcp for the server {}",
         upstream.describe()

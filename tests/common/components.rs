@@ -25,6 +25,10 @@ pub const COMPONENTS: &[(&str, &str)] = &[
         "the official MCP conformance suite and Node 22 (the proxy scored against a direct connection)",
     ),
     (
+        "MCP_RESOLVE_AUTH_SERVER",
+        "a real OAuth authorization server, oidc-provider, and Node 22 (the OAuth flow with step-up)",
+    ),
+    (
         "MCP_RESOLVE_REAL_SERVERS",
         "the real MCP servers from npm and PyPI (live import)",
     ),

@@ -86,6 +86,8 @@ pub struct Authorizer {
     jwks_uri: String,
     loopback: bool,
     scopes_supported: Vec<String>,
+    /// The scopes a request without a token is told to ask for first.
+    first_scope: Option<String>,
     keys: RwLock<Keys>,
     /// Tokens that verified, with who they speak for and when they
     /// expire: a host sends the same token with every request, and its
@@ -170,12 +172,22 @@ impl Authorizer {
             jwks_uri: String::new(),
             loopback: false,
             scopes_supported,
+            first_scope: None,
             keys: RwLock::new(Keys {
                 set: keys,
                 fetched: Instant::now(),
             }),
             verified: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Names `scope` (space-separated) in the challenge to a request
+    /// without a token: what a client asks for first (MCP's scope
+    /// selection takes the challenge's `scope`, else every scope the
+    /// metadata lists); later calls step up from there.
+    pub fn asking_first(mut self, scope: &str) -> Authorizer {
+        self.first_scope = Some(scope.to_owned()).filter(|s| !s.trim().is_empty());
+        self
     }
 
     /// The canonical resource URI tokens must be issued for.
@@ -328,7 +340,13 @@ impl Authorizer {
     pub fn challenge(&self, denied: &Denied) -> String {
         let metadata = self.resource_metadata_url();
         match denied {
-            Denied::Missing => format!(r#"Bearer resource_metadata="{metadata}""#),
+            Denied::Missing => match &self.first_scope {
+                Some(scope) => format!(
+                    r#"Bearer resource_metadata="{metadata}", scope="{}""#,
+                    quoted(scope)
+                ),
+                None => format!(r#"Bearer resource_metadata="{metadata}""#),
+            },
             Denied::Invalid(why) => format!(
                 r#"Bearer error="invalid_token", error_description="{}", resource_metadata="{metadata}""#,
                 quoted(why)

