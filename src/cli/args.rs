@@ -522,6 +522,10 @@ pub(crate) struct ProxyArgs {
     /// asks for every scope the metadata lists). Calls step up from there.
     #[arg(long, value_name = "SCOPES", requires = "auth_issuer")]
     pub(crate) auth_scope: Option<String>,
+    /// With --auth-issuer: tools/list shows each token only the tools it can
+    /// call at least one variant of.
+    #[arg(long, requires = "auth_issuer")]
+    pub(crate) list_by_scope: bool,
     /// With --auth-issuer: the canonical URI hosts reach this proxy at
     /// (RFC 8707), the tokens' audience (default: --server-uri).
     #[arg(long, value_name = "URI", requires = "auth_issuer", value_parser = parse_server_uri)]

@@ -47,6 +47,7 @@ pub(crate) struct Args {
     pub(crate) jws_alg: Option<String>,
     pub(crate) auth_issuer: Option<String>,
     pub(crate) auth_scope: Option<String>,
+    pub(crate) list_by_scope: bool,
     pub(crate) upstream_header: Vec<String>,
     pub(crate) audience: Option<String>,
     pub(crate) trust: Option<TrustPolicy>,
@@ -234,6 +235,7 @@ struct AuthSettings {
     /// `None`: the URL the proxy listens at.
     audience: Option<String>,
     first_scope: Option<String>,
+    by_scope: bool,
     /// Every scope the rules name.
     scopes: Vec<String>,
 }
@@ -248,6 +250,7 @@ fn auth_settings(args: &Args, server: &mcp_resolve::ir::Server) -> Option<AuthSe
         issuer: args.auth_issuer.clone()?,
         audience: args.audience.clone().or_else(|| args.server_uri.clone()),
         first_scope: args.auth_scope.clone(),
+        by_scope: args.list_by_scope,
         scopes: scopes.into_iter().collect(),
     })
 }
@@ -264,9 +267,14 @@ async fn authorizer(
     let auth = Authorizer::discover(&settings.issuer, &audience, settings.scopes)
         .await
         .map_err(|e| UpstreamError::Protocol(e.to_string()))?;
-    Ok(match &settings.first_scope {
+    let auth = match &settings.first_scope {
         Some(scope) => auth.asking_first(scope),
         None => auth,
+    };
+    Ok(if settings.by_scope {
+        auth.listing_by_scope()
+    } else {
+        auth
     })
 }
 

@@ -88,6 +88,8 @@ pub struct Authorizer {
     scopes_supported: Vec<String>,
     /// The scopes a request without a token is told to ask for first.
     first_scope: Option<String>,
+    /// `tools/list` shows a token only the tools it can call.
+    by_scope: bool,
     keys: RwLock<Keys>,
     /// Tokens that verified, with who they speak for and when they
     /// expire: a host sends the same token with every request, and its
@@ -173,6 +175,7 @@ impl Authorizer {
             loopback: false,
             scopes_supported,
             first_scope: None,
+            by_scope: false,
             keys: RwLock::new(Keys {
                 set: keys,
                 fetched: Instant::now(),
@@ -188,6 +191,18 @@ impl Authorizer {
     pub fn asking_first(mut self, scope: &str) -> Authorizer {
         self.first_scope = Some(scope.to_owned()).filter(|s| !s.trim().is_empty());
         self
+    }
+
+    /// `tools/list` shows each token only the tools it can call at least
+    /// one variant of (`--list-by-scope`).
+    pub fn listing_by_scope(mut self) -> Authorizer {
+        self.by_scope = true;
+        self
+    }
+
+    /// Whether `tools/list` is filtered by the token's scopes.
+    pub fn lists_by_scope(&self) -> bool {
+        self.by_scope
     }
 
     /// The canonical resource URI tokens must be issued for.

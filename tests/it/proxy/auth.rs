@@ -569,3 +569,66 @@ fn a_python_sdk_host_steps_up_with_a_real_authorization_server() {
         "{authorized}"
     );
 }
+
+#[test]
+fn list_by_scope_shows_a_token_only_what_it_can_call() {
+    let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
+    let issuer = issuer(&key);
+    let proxy = common::Listening::start(
+        &[
+            "rules/file-server.yaml",
+            "--auth-issuer",
+            &issuer,
+            "--audience",
+            AUDIENCE,
+            "--list-by-scope",
+        ],
+        &["python3", fake_server().to_str().unwrap(), "well"],
+    );
+    let token = |scope: &str| {
+        jwt(
+            &key,
+            &json!({"iss": issuer, "aud": AUDIENCE, "exp": now() + 300, "scope": scope}),
+        )
+    };
+    // The answer, as JSON or as the event stream's one message.
+    let listed = |token: &str, session: &str, accept: &str| -> Vec<String> {
+        let headers = [
+            ("Accept", accept),
+            ("Content-Type", "application/json"),
+            ("Authorization", &format!("Bearer {token}")),
+            ("Mcp-Session-Id", session),
+        ];
+        let list = r#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#;
+        let (status, _, body) = http_at(&proxy.addr, "POST", "/mcp", &headers, list);
+        assert_eq!(status, 200, "{body}");
+        let json = body
+            .lines()
+            .find_map(|l| l.strip_prefix("data: "))
+            .unwrap_or(&body);
+        let answer: Value = serde_json::from_str(json).unwrap();
+        answer["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let reader = token("files:read");
+    let (status, headers, body) = post(&proxy, Some(&reader), None, &initialize_body(1));
+    assert_eq!(status, 200, "{body}");
+    let session = header(&headers, "mcp-session-id").to_owned();
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(
+        post(&proxy, Some(&reader), Some(&session), initialized).0,
+        202
+    );
+    for accept in ["application/json", "application/json, text/event-stream"] {
+        // A token that can read calls a variant of `manage_files`.
+        assert_eq!(listed(&reader, &session, accept), ["manage_files"]);
+        // One with no scope can call none of its variants.
+        assert!(listed(&token(""), &session, accept).is_empty(), "{accept}");
+    }
+    let (status, stderr) = proxy.stop();
+    assert_eq!(status, 0, "{stderr:#?}");
+}

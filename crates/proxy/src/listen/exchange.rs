@@ -107,10 +107,16 @@ pub(super) async fn post(
     if !is_request {
         return notify(&session, &to_relay, text, &message).await;
     }
+    // `--list-by-scope`: the tools this token can call, and no others.
+    let listing = principal
+        .filter(|_| hub.listen.auth.as_ref().is_some_and(|a| a.lists_by_scope()))
+        .filter(|_| message.method.as_deref() == Some("tools/list"))
+        .map(|p| (Arc::clone(&hub), p.scopes));
     let exchange = Exchange {
         host_id: host_id.unwrap_or(Value::Null),
         events,
         new_id,
+        listing,
     };
     exchange.run(&session, &to_relay, text, &message).await
 }
@@ -235,6 +241,8 @@ struct Exchange {
     events: bool,
     /// The id of the session the request opened, for the answer's header.
     new_id: Option<String>,
+    /// A `tools/list` under `--list-by-scope`: the scopes its token grants.
+    listing: Option<(Arc<Hub>, std::collections::BTreeSet<String>)>,
 }
 
 impl Exchange {
@@ -293,10 +301,23 @@ impl Exchange {
 
     /// The answer: an event stream, or the one JSON body.
     async fn answer(
-        self,
+        mut self,
         session: &HostSession,
         mut answers: mpsc::UnboundedReceiver<String>,
     ) -> Response {
+        if let Some((hub, granted)) = self.listing.take() {
+            let (filtered, receiver) = mpsc::unbounded_channel();
+            let mut from = answers;
+            tokio::spawn(async move {
+                while let Some(line) = from.recv().await {
+                    let line = super::auth::by_scope(&hub, &granted, line);
+                    if filtered.send(line).is_err() {
+                        return;
+                    }
+                }
+            });
+            answers = receiver;
+        }
         let mut response = if self.events {
             event_stream(answers)
         } else {
