@@ -522,6 +522,18 @@ pub(crate) struct ProxyArgs {
     /// asks for every scope the metadata lists). Calls step up from there.
     #[arg(long, value_name = "SCOPES", requires = "auth_issuer")]
     pub(crate) auth_scope: Option<String>,
+    /// With --auth-issuer: introspect tokens that are not JWTs at URL (RFC
+    /// 7662), as the client --auth-client-id with --auth-client-secret.
+    #[arg(long, value_name = "URL", requires_all = ["auth_issuer", "auth_client_id", "auth_client_secret"])]
+    pub(crate) auth_introspect: Option<String>,
+    /// With --auth-introspect: the proxy's client id at the authorization
+    /// server.
+    #[arg(long, value_name = "ID", requires = "auth_introspect")]
+    pub(crate) auth_client_id: Option<String>,
+    /// With --auth-introspect: its secret, from the environment
+    /// (`${NAME}`) or a file (`@PATH`), never written on the command line.
+    #[arg(long, value_name = "SECRET", requires = "auth_introspect")]
+    pub(crate) auth_client_secret: Option<String>,
     /// With --auth-issuer: tools/list shows each token only the tools it can
     /// call at least one variant of.
     #[arg(long, requires = "auth_issuer")]

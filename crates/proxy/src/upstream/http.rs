@@ -108,9 +108,11 @@ impl UpstreamHeaders {
     }
 }
 
-/// A header value from `${NAME}` references (and text around them), or
-/// `@PATH`.
-fn expand(value: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+/// A secret given as `${NAME}` references (and text around them), read
+/// from the environment through `env`, or as `@PATH`, a file's contents
+/// without its line ending; never written out (a value with neither is
+/// refused).
+pub fn expand(value: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     if let Some(path) = value.strip_prefix('@') {
         let text =
             std::fs::read_to_string(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;

@@ -20,7 +20,7 @@ use mcp_resolve_runtime::RpcError;
 use serde_json::{Map, Value, json};
 use tokio::time::{Instant, timeout_at};
 
-pub use self::http::{HttpTransport, UpstreamHeaders};
+pub use self::http::{HttpTransport, UpstreamHeaders, expand as expand_secret};
 pub use self::stdio::StdioTransport;
 
 /// The protocol version this client asks for in `initialize`.
