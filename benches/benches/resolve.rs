@@ -208,6 +208,7 @@ fn guard(c: &mut Criterion) {
                     variant: resolution.variant.as_deref(),
                     annotations: &resolution.annotations,
                     scopes: &resolution.required_scopes,
+                    principal: None,
                 });
                 (pinned, verdict.decision)
             })

@@ -297,6 +297,7 @@ mod tests {
             rule: Some("ask-destructive".into()),
             described: true,
             regate: None,
+            principal: None,
         }
     }
 

@@ -189,6 +189,8 @@ pub(crate) struct Judged {
     /// Why the user is asked when it is not the policy: the tool's signed
     /// declaration changed materially (`--trust`).
     pub(crate) regate: Option<String>,
+    /// Who the call's bearer token speaks for (`--auth-issuer`).
+    pub(crate) principal: Option<crate::auth::Principal>,
 }
 
 impl Guard {
@@ -202,6 +204,7 @@ impl Guard {
         rules: &ProxyRules,
         listed: &HashMap<String, Annotations>,
         params: Option<&Value>,
+        principal: Option<&crate::auth::Principal>,
     ) -> Result<Judged, RpcError> {
         let Some(Value::String(tool)) = params.and_then(|p| p.get("name")) else {
             return Err(RpcError::invalid_params(
@@ -239,6 +242,7 @@ impl Guard {
                     variant: variant.as_deref(),
                     annotations: &annotations,
                     scopes: &scopes,
+                    principal,
                 });
                 (verdict.decision, verdict.rule.map(str::to_string))
             }
@@ -252,6 +256,7 @@ impl Guard {
             rule,
             described,
             regate: None,
+            principal: principal.cloned(),
         })
     }
 }
@@ -316,6 +321,12 @@ impl Judged {
         });
         if let (Some(arguments), Value::Object(map)) = (arguments, &mut record) {
             map.insert("arguments".into(), arguments.clone());
+        }
+        if let (Some(principal), Value::Object(map)) = (&self.principal, &mut record) {
+            map.insert(
+                "principal".into(),
+                json!({"sub": principal.sub, "client_id": principal.client_id}),
+            );
         }
         record
     }

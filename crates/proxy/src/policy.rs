@@ -20,7 +20,9 @@
 //! `when` keys: any hint name (the call's resolved value must equal the
 //! boolean), `tool` and `variant` (a name or a list of names, one of which
 //! must be the call's), `scopes` (scopes that must all be among the call's
-//! required scopes). Every key must hold; an empty `when` matches every
+//! required scopes), `principal` and `client` (the `sub` or the `client_id`
+//! of the bearer token the call came with under `--auth-issuer`, one of
+//! these names; a call without a token matches neither). Every key must hold; an empty `when` matches every
 //! call. The first rule that matches decides; `default` decides the rest.
 //! A call that matched no variant has no variant name: `variant` never
 //! matches it.
@@ -82,6 +84,10 @@ pub struct Rule {
     pub tools: Option<Vec<String>>,
     /// Variants, one of which the call's must be (`None`: any).
     pub variants: Option<Vec<String>>,
+    /// Token subjects (`sub`), one of which the call's must be.
+    pub principals: Option<Vec<String>>,
+    /// Token clients (`client_id`), one of which the call's must be.
+    pub clients: Option<Vec<String>>,
     /// Scopes the call must all require.
     pub scopes: Vec<String>,
     /// What happens to a call it matches.
@@ -108,6 +114,8 @@ pub struct Call<'a> {
     pub annotations: &'a Annotations,
     /// The scopes the call requires.
     pub scopes: &'a [String],
+    /// Who the call's bearer token speaks for (`--auth-issuer`), if any.
+    pub principal: Option<&'a crate::auth::Principal>,
 }
 
 /// A policy's answer: the decision and the rule that made it (`None`: the
@@ -187,7 +195,22 @@ impl Rule {
                     .is_some_and(|v| variants.iter().any(|name| name == v))
             })
             && self.scopes.iter().all(|scope| call.scopes.contains(scope))
+            && named(
+                &self.principals,
+                call.principal.and_then(|p| p.sub.as_deref()),
+            )
+            && named(
+                &self.clients,
+                call.principal.and_then(|p| p.client_id.as_deref()),
+            )
     }
+}
+
+/// Whether `name` is one of `names` (`None`: no condition).
+fn named(names: &Option<Vec<String>>, name: Option<&str>) -> bool {
+    names
+        .as_ref()
+        .is_none_or(|names| name.is_some_and(|n| names.iter().any(|m| m == n)))
 }
 
 /// The JSON Schema of the policy format (`mcp-resolve schema --policy`),
@@ -227,6 +250,8 @@ pub fn policy_schema() -> String {
                                 "tool": {"description": "The call's tool is this one, or one of these.", "$ref": "#/$defs/names"},
                                 "variant": {"description": "The call matched this variant, or one of these.", "$ref": "#/$defs/names"},
                                 "scopes": {"description": "The call requires every one of these scopes.", "$ref": "#/$defs/names"},
+                                "principal": {"description": "The call's bearer token's subject (`sub`) is this one, or one of these (`--auth-issuer`).", "$ref": "#/$defs/names"},
+                                "client": {"description": "The call's bearer token's client (`client_id`) is this one, or one of these (`--auth-issuer`).", "$ref": "#/$defs/names"},
                                 "readOnlyHint": {"type": "boolean"},
                                 "destructiveHint": {"type": "boolean"},
                                 "idempotentHint": {"type": "boolean"},
@@ -248,7 +273,7 @@ pub fn policy_schema() -> String {
 
 const TOP_KEYS: [&str; 3] = ["version", "default", "rules"];
 const RULE_KEYS: [&str; 3] = ["name", "when", "decision"];
-const WHEN_KEYS: [&str; 3] = ["tool", "variant", "scopes"];
+const WHEN_KEYS: [&str; 5] = ["tool", "variant", "scopes", "principal", "client"];
 const DECISIONS: &str = "`allow`, `deny` or `ask`";
 
 struct Parser<'h> {
@@ -420,6 +445,8 @@ impl Parser<'_> {
             hints: Vec::new(),
             tools: None,
             variants: None,
+            principals: None,
+            clients: None,
             scopes: Vec::new(),
             decision: Decision::Deny,
         };
@@ -442,6 +469,8 @@ impl Parser<'_> {
                 "tool" => rule.tools = self.names(value, "`tool`"),
                 "variant" => rule.variants = self.names(value, "`variant`"),
                 "scopes" => rule.scopes = self.names(value, "`scopes`").unwrap_or_default(),
+                "principal" => rule.principals = self.names(value, "`principal`"),
+                "client" => rule.clients = self.names(value, "`client`"),
                 hint if self.hints.contains(&hint) => match value.value {
                     YValue::Bool(b) => rule.hints.push((name.clone(), b)),
                     _ => self.error(
@@ -456,7 +485,7 @@ impl Parser<'_> {
                     let help =
                         did_you_mean(&name, candidates.iter().copied()).unwrap_or_else(|| {
                             format!(
-                                "`when` takes `tool`, `variant`, `scopes` and hints: {}",
+                                "`when` takes `tool`, `variant`, `scopes`, `principal`, `client` and hints: {}",
                                 mcp_resolve::internals::suggest::backticked(self.hints, ", ")
                             )
                         });
@@ -568,6 +597,7 @@ rules:
             variant,
             annotations: a,
             scopes,
+            principal: None,
         };
         let none: &[String] = &[];
         let admin = ["admin".to_string(), "x".to_string()];
@@ -591,6 +621,55 @@ rules:
     }
 
     #[test]
+    fn principal_and_client_name_the_token_a_call_came_with() {
+        let policy = parse(
+            "version: 1
+default: allow
+rules:
+  - name: interns-read-only
+    when: { principal: [intern1, intern2], readOnlyHint: false }
+    decision: deny
+  - name: ci-asks
+    when: { client: ci-bot }
+    decision: ask
+",
+        )
+        .unwrap();
+        let write = annotations(false, false);
+        let token = |sub: &str, client: &str| crate::auth::Principal {
+            sub: Some(sub.into()),
+            client_id: Some(client.into()),
+            scopes: Default::default(),
+        };
+        let none: &[String] = &[];
+        let decide = |principal: Option<&crate::auth::Principal>| {
+            policy
+                .decide(&Call {
+                    tool: "t",
+                    variant: None,
+                    annotations: &write,
+                    scopes: none,
+                    principal,
+                })
+                .rule
+        };
+        assert_eq!(
+            decide(Some(&token("intern2", "host"))),
+            Some("interns-read-only")
+        );
+        assert_eq!(decide(Some(&token("alice", "ci-bot"))), Some("ci-asks"));
+        assert_eq!(decide(Some(&token("alice", "host"))), None);
+        // A call without a token matches neither.
+        assert_eq!(decide(None), None);
+        // Misspelled: an unknown key.
+        let error = parse(
+            "version: 1\ndefault: allow\nrules:\n  - when: { principle: x }\n    decision: deny\n",
+        )
+        .unwrap_err();
+        assert!(error[0].contains("unknown key `principle`"), "{error:?}");
+    }
+
+    #[test]
     fn the_documented_policies_decide_as_they_say() {
         let read = annotations(true, false);
         let destroy = annotations(false, true);
@@ -607,6 +686,7 @@ rules:
                     variant: None,
                     annotations: a,
                     scopes: &[],
+                    principal: None,
                 })
                 .decision
         };

@@ -736,3 +736,84 @@ fn an_opaque_token_is_introspected_and_refused_unless_active_and_ours() {
     let (status, stderr) = proxy.stop();
     assert_eq!(status, 0, "{stderr:#?}");
 }
+
+#[test]
+fn the_policy_decides_by_the_tokens_principal_and_audits_it() {
+    let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
+    let issuer = issuer(&key);
+    let root = common::scratch("proxy", "auth-policy");
+    let policy = root.join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "version: 1\ndefault: allow\nrules:\n  - name: no-untrusted-clients\n    when: { client: untrusted }\n    decision: deny\n",
+    )
+    .unwrap();
+    let audit = root.join("audit.jsonl");
+    let proxy = common::Listening::start(
+        &[
+            "rules/file-server.yaml",
+            "--auth-issuer",
+            &issuer,
+            "--audience",
+            AUDIENCE,
+            "--policy",
+            policy.to_str().unwrap(),
+            "--audit",
+            audit.to_str().unwrap(),
+        ],
+        &["python3", fake_server().to_str().unwrap(), "well"],
+    );
+    let token = |client: &str| {
+        jwt(
+            &key,
+            &json!({"iss": issuer, "aud": AUDIENCE, "sub": "alice", "client_id": client,
+                    "exp": now() + 300, "scope": "files:read"}),
+        )
+    };
+    let (trusted, untrusted) = (token("host"), token("untrusted"));
+    let (status, headers, body) = post(&proxy, Some(&trusted), None, &initialize_body(1));
+    assert_eq!(status, 200, "{body}");
+    let session = header(&headers, "mcp-session-id").to_owned();
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(
+        post(&proxy, Some(&trusted), Some(&session), initialized).0,
+        202
+    );
+    let answer = |token: &str, id: u64| -> Value {
+        let (status, _, body) = post(&proxy, Some(token), Some(&session), &call(id, "read"));
+        assert_eq!(status, 200, "{body}");
+        let json = body
+            .lines()
+            .find_map(|l| l.strip_prefix("data: "))
+            .unwrap_or(&body);
+        serde_json::from_str(json).unwrap()
+    };
+    assert!(answer(&trusted, 2).get("result").is_some());
+    let refused = answer(&untrusted, 3);
+    assert_eq!(refused["error"]["code"], -32001, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no-untrusted-clients"),
+        "{refused}"
+    );
+    let (status, stderr) = proxy.stop();
+    assert_eq!(status, 0, "{stderr:#?}");
+    let lines: Vec<Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let by_outcome = |decision: &str| {
+        lines
+            .iter()
+            .find(|r| r["decision"] == decision)
+            .unwrap_or_else(|| panic!("no {decision} line: {lines:?}"))
+    };
+    assert_eq!(
+        by_outcome("allow")["principal"],
+        json!({"sub": "alice", "client_id": "host"})
+    );
+    assert_eq!(by_outcome("deny")["principal"]["client_id"], "untrusted");
+}

@@ -105,18 +105,20 @@ pub(super) async fn post(
         );
     };
     if !is_request {
-        return notify(&session, &to_relay, text, &message).await;
+        return notify(&session, &to_relay, text, &message, principal).await;
     }
     // `--list-by-scope`: the tools this token can call, and no others.
     let listing = principal
+        .as_ref()
         .filter(|_| hub.listen.auth.as_ref().is_some_and(|a| a.lists_by_scope()))
         .filter(|_| message.method.as_deref() == Some("tools/list"))
-        .map(|p| (Arc::clone(&hub), p.scopes));
+        .map(|p| (Arc::clone(&hub), p.scopes.clone()));
     let exchange = Exchange {
         host_id: host_id.unwrap_or(Value::Null),
         events,
         new_id,
         listing,
+        principal,
     };
     exchange.run(&session, &to_relay, text, &message).await
 }
@@ -200,6 +202,7 @@ async fn notify(
     to_relay: &mpsc::Sender<Input>,
     text: &str,
     message: &Envelope<'_>,
+    principal: Option<crate::auth::Principal>,
 ) -> Response {
     let line = if message.method.as_deref() == Some("notifications/cancelled") {
         // The server knows requests by the proxy's ids: a cancellation
@@ -213,10 +216,18 @@ async fn notify(
     } else {
         text.to_string()
     };
-    if to_relay.send(Input::Line(line)).await.is_err() {
+    if to_relay.send(input(line, principal)).await.is_err() {
         return refuse(StatusCode::NOT_FOUND, "Session not found: it ended");
     }
     StatusCode::ACCEPTED.into_response()
+}
+
+/// A host's line for its session, with who its token speaks for.
+fn input(line: String, principal: Option<crate::auth::Principal>) -> Input {
+    match principal {
+        Some(principal) => Input::Authorized(line, principal),
+        None => Input::Line(line),
+    }
 }
 
 /// A `notifications/cancelled` (`text`) that names the host's request by
@@ -243,6 +254,8 @@ struct Exchange {
     new_id: Option<String>,
     /// A `tools/list` under `--list-by-scope`: the scopes its token grants.
     listing: Option<(Arc<Hub>, std::collections::BTreeSet<String>)>,
+    /// Who the request's token speaks for.
+    principal: Option<crate::auth::Principal>,
 }
 
 impl Exchange {
@@ -288,7 +301,11 @@ impl Exchange {
                 },
             );
         }
-        if to_relay.send(Input::Line(line)).await.is_err() {
+        if to_relay
+            .send(input(line, self.principal.clone()))
+            .await
+            .is_err()
+        {
             return rpc_refusal(
                 StatusCode::NOT_FOUND,
                 self.host_id,

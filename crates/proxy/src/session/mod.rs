@@ -45,6 +45,9 @@ use self::relist::Relist;
 pub enum Input {
     /// A line (a message), without its line ending.
     Line(String),
+    /// A line from a host whose bearer token was verified
+    /// (`--auth-issuer`), and who it speaks for.
+    Authorized(String, crate::auth::Principal),
     /// A message over the size limit, skipped.
     TooLong,
     /// A line that is not UTF-8, skipped.
@@ -203,6 +206,9 @@ pub struct Session<'s> {
     declared: crate::declare::Declared,
     /// What the session verified of the server's declarations (`--trust`).
     verification: verify::Verification,
+    /// Who the host's message being handled speaks for (its bearer token,
+    /// `--auth-issuer`).
+    principal: Option<crate::auth::Principal>,
     ended: Option<Ended>,
 }
 
@@ -238,6 +244,7 @@ impl<'s> Session<'s> {
             server_resolves: false,
             declared: Default::default(),
             verification: Default::default(),
+            principal: None,
             compare_pending: config.compare_listing,
             ended: None,
         }
@@ -254,7 +261,14 @@ impl<'s> Session<'s> {
             return;
         }
         match input {
-            Input::Line(text) => self.host_line(text, clock, out),
+            Input::Line(text) => {
+                self.principal = None;
+                self.host_line(text, clock, out);
+            }
+            Input::Authorized(text, principal) => {
+                self.principal = Some(principal);
+                self.host_line(text, clock, out);
+            }
             Input::TooLong => {
                 let error = RpcError::new(
                     RpcError::INVALID_REQUEST,
@@ -284,7 +298,7 @@ impl<'s> Session<'s> {
             return;
         }
         match input {
-            Input::Line(text) => self.server_line(text, clock, out),
+            Input::Line(text) | Input::Authorized(text, _) => self.server_line(text, clock, out),
             Input::TooLong => out.push(Effect::Log(format!(
                 "the server wrote a message over {} bytes; skipped",
                 self.max_message_bytes
