@@ -817,3 +817,47 @@ fn the_policy_decides_by_the_tokens_principal_and_audits_it() {
     );
     assert_eq!(by_outcome("deny")["principal"]["client_id"], "untrusted");
 }
+
+/// The seeds' example (SEP-1862's `get_repo_contents`): reading a public
+/// repository needs no scope at all, so a token without any reads it; a
+/// private one needs `repo`, and only that call is asked to step up.
+#[test]
+fn a_public_read_needs_no_scope_and_a_private_one_steps_up() {
+    let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
+    let issuer = issuer(&key);
+    let proxy = common::Listening::start(
+        &[
+            "rules/repo-contents.rules",
+            "--auth-issuer",
+            &issuer,
+            "--audience",
+            AUDIENCE,
+        ],
+        &["python3", fake_server().to_str().unwrap(), "well"],
+    );
+    let bare = jwt(
+        &key,
+        &json!({"iss": issuer, "aud": AUDIENCE, "exp": now() + 300, "scope": ""}),
+    );
+    let (status, headers, body) = post(&proxy, Some(&bare), None, &initialize_body(1));
+    assert_eq!(status, 200, "{body}");
+    let session = header(&headers, "mcp-session-id").to_owned();
+    let read = |visibility: &str| {
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "get_repo_contents",
+                          "arguments": {"owner": "o", "repo": "r", "visibility": visibility}}})
+        .to_string()
+    };
+    // The public read reaches the server (which does not know the tool, and
+    // says so: what matters is that the proxy let it through).
+    let (status, _, body) = post(&proxy, Some(&bare), Some(&session), &read("public"));
+    assert_eq!(status, 200, "{body}");
+    let (status, headers, _) = post(&proxy, Some(&bare), Some(&session), &read("private"));
+    assert_eq!(status, 403);
+    assert!(
+        header(&headers, "www-authenticate").contains(r#"scope="repo""#),
+        "{headers:?}"
+    );
+    let (status, stderr) = proxy.stop();
+    assert_eq!(status, 0, "{stderr:#?}");
+}
