@@ -211,6 +211,14 @@ fn the_listening_proxy_refuses_bad_tokens_and_steps_up_scopes() {
         post(&proxy, Some(&reader), Some(&session), &resolve.to_string()).0,
         403
     );
+    // A 2026-07-28 request, which names no session, is held to the same.
+    let stateless = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+        "params": {"name": "manage_files", "arguments": {"path": "a", "action": "append"},
+                   "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                             "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let (status, headers, _) = post(&proxy, Some(&reader), None, &stateless.to_string());
+    assert_eq!(status, 403);
+    assert!(header(&headers, "www-authenticate").contains("insufficient_scope"));
     // Stepped up: the write goes through on the same session.
     let writer = jwt(&key, &claims("files:read files:write"));
     let (status, _, body) = post(&proxy, Some(&writer), Some(&session), &call(5, "append"));
@@ -223,7 +231,7 @@ fn the_listening_proxy_refuses_bad_tokens_and_steps_up_scopes() {
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter(|r| r["outcome"] == "insufficient scope")
         .collect();
-    assert_eq!(refused.len(), 2, "{lines}");
+    assert_eq!(refused.len(), 3, "{lines}");
     assert_eq!(refused[0]["missing"], json!(["files:write"]));
     assert_eq!(refused[0]["principal"]["sub"], "alice");
 }
