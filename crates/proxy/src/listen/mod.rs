@@ -196,7 +196,18 @@ async fn handle(State(hub): State<Arc<Hub>>, request: Request) -> Response {
                 .and_then(|v| v.to_str().ok());
             match auth.authorize(authorization).await {
                 Ok(principal) => Some(principal),
-                Err(denied) => return self::auth::denied(auth, &denied),
+                Err(denied) => {
+                    // Refused before its body is read: the connection is
+                    // not kept (hyper would close it anyway, and a client
+                    // that sent its next request on it meanwhile would see
+                    // it cut off without an answer).
+                    let mut response = self::auth::denied(auth, &denied);
+                    response.headers_mut().insert(
+                        header::CONNECTION,
+                        axum::http::HeaderValue::from_static("close"),
+                    );
+                    return response;
+                }
             }
         }
         None => None,
