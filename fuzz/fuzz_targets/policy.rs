@@ -25,6 +25,7 @@ fuzz_target!(|text: &str| {
                 variant,
                 annotations: &annotations,
                 scopes: &["files:write".to_string()],
+                principal: None,
             });
         }
     }
