@@ -195,6 +195,8 @@ impl Link {
                     .wait_exit(GRACE)
                     .await
                     .unwrap_or_else(|| "its stdout closed".into());
+                // What it wrote just before it exited may not be read yet.
+                child.stderr_read(GRACE).await;
                 // The last lines, not the last line: a crashed Node server's
                 // last line is its version, the error is above it.
                 let lines = child.stderr();

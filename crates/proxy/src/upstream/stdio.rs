@@ -30,6 +30,8 @@ pub struct StdioTransport {
     stdin: Option<ChildStdin>,
     stdout: Option<BufReader<ChildStdout>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// The task reading the child's stderr (done at its end of file).
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl StdioTransport {
@@ -69,7 +71,7 @@ impl StdioTransport {
         };
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let sink = Arc::clone(&tail);
-        tokio::spawn(async move {
+        let reader = tokio::spawn(async move {
             let mut lines = BufReader::new(stderr);
             let mut line = Vec::new();
             let mut shown = forward.then(tokio::io::stderr);
@@ -104,6 +106,7 @@ impl StdioTransport {
             stdin: Some(stdin),
             stdout: Some(BufReader::new(stdout)),
             stderr: tail,
+            stderr_reader: Some(reader),
         })
     }
 
@@ -197,6 +200,18 @@ impl StdioTransport {
             method: method.into(),
             status,
             stderr: self.stderr(),
+        }
+    }
+
+    /// Waits, at most `limit`, for the child's stderr to be read to its
+    /// end: after the child exited, its last lines (written just before)
+    /// may still be in the pipe. A grandchild that keeps the pipe open is
+    /// not waited for past `limit`.
+    pub(crate) async fn stderr_read(&mut self, limit: Duration) {
+        if let Some(reader) = self.stderr_reader.as_mut()
+            && tokio::time::timeout(limit, reader).await.is_ok()
+        {
+            self.stderr_reader = None;
         }
     }
 
