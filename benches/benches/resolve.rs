@@ -187,6 +187,9 @@ fn guard(c: &mut Criterion) {
         &hints,
     )
     .unwrap();
+    // The proxy decides with the YAML policy's Cedar translation.
+    let policy =
+        mcp_resolve_proxy::policy::cedar::Engine::from_yaml(server, &policy, None).unwrap();
     let pin =
         mcp_resolve_host::Signature::verified(mcp_resolve::emit::signature::signature(server))
             .unwrap();
@@ -205,10 +208,13 @@ fn guard(c: &mut Criterion) {
                 let resolution = outcome.resolution();
                 let verdict = policy.decide(&Call {
                     tool: "manage_files",
+                    arguments: Some(&args),
                     variant: resolution.variant.as_deref(),
                     annotations: &resolution.annotations,
                     scopes: &resolution.required_scopes,
+                    described: true,
                     principal: None,
+                    session: None,
                 });
                 (pinned, verdict.decision)
             })

@@ -299,6 +299,10 @@ pub(crate) enum Command {
     /// except what the rules add (capabilities, annotations and resolvable
     /// markers in tools/list, tools/resolve and signature).
     Proxy(Box<ProxyArgs>),
+    /// Cedar policies over resolved calls: the schema of a server's rules,
+    /// and policies checked, explained variant by variant, and compared.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
     /// Print the JSON Schema of the rules format (for editors).
     Schema {
         /// Write to this file instead of standard output.
@@ -469,9 +473,15 @@ pub(crate) struct ProxyArgs {
     #[arg(long, value_name = "SIGNATURE.json", requires = "pin_key")]
     pub(crate) pin_baseline: Option<PathBuf>,
     /// Decide every tools/call by this policy (allow, deny, or ask the
-    /// user) over its resolved annotations, variant, tool and scopes.
+    /// user) over its resolved annotations, variant, tool, scopes and
+    /// arguments: Cedar (`FILE.cedar`, or a directory of `.cedar` files,
+    /// validated against the rules' schema at start) or the YAML form.
     #[arg(long, value_name = "FILE")]
     pub(crate) policy: Option<PathBuf>,
+    /// The Cedar principal of calls without a bearer token
+    /// (`User::"alice"`); `Anonymous::"anonymous"` when not given.
+    #[arg(long, value_name = "TYPE::\"ID\"", requires = "policy")]
+    pub(crate) principal: Option<String>,
     /// How long a call the policy asks about waits for the user's
     /// answer before it is refused.
     #[arg(
@@ -672,4 +682,70 @@ pub(crate) fn parse_trust(s: &str) -> Result<TrustPolicy, String> {
         Some(("tofu", path)) if !path.is_empty() => Ok(TrustPolicy::Tofu(path.into())),
         _ => Err("a trust policy is `pinned:KEY.jwk`, `allow:PUBLISHER` or `tofu:STORE`".into()),
     }
+}
+
+/// `mcp-resolve policy …`.
+#[derive(Subcommand)]
+pub(crate) enum PolicyCommand {
+    /// Write the Cedar schema of a server's rules: cedar-for-agents'
+    /// conventions (one action per tool, `context.input` typed from its
+    /// inputSchema) and mcp-resolve's `context.resolution` and
+    /// `context.session`.
+    Schema {
+        /// Rules files, or directories of them (one server).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Write to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Validate policies against the schema of a server's rules, as the
+    /// proxy does at start (for CI): exit 1 with Cedar's diagnostics.
+    Check {
+        /// A `.cedar` file, a directory of them, or a YAML policy.
+        policy: PathBuf,
+        /// Rules files, or directories of them (one server).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The principal of calls without a token, as `proxy --principal`.
+        #[arg(long, value_name = "TYPE::\"ID\"")]
+        principal: Option<String>,
+    },
+    /// Print the decision of every tool and variant, with the deciding
+    /// policies ("depends on arguments" where a policy reads them).
+    Explain {
+        /// A `.cedar` file, a directory of them, or a YAML policy.
+        policy: PathBuf,
+        /// Rules files, or directories of them (one server).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
+        format: ExplainFormat,
+        /// Write to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// List the variants whose decision differs between two policies.
+    Diff {
+        /// The policy before.
+        old: PathBuf,
+        /// The policy after.
+        new: PathBuf,
+        /// Rules files, or directories of them (one server).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Output format (text or markdown).
+        #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
+        format: ExplainFormat,
+    },
+    /// Print the Cedar translation of a YAML policy (what the proxy decides
+    /// it with).
+    Translate {
+        /// The YAML policy.
+        policy: PathBuf,
+        /// Rules files, or directories of them (one server).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
 }

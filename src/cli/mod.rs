@@ -21,6 +21,7 @@ mod generate;
 mod import;
 mod keys;
 mod manifest;
+mod policy;
 mod progress;
 mod proxy;
 mod resolve;
@@ -230,6 +231,7 @@ fn run(command: Command) -> u8 {
                 pin_key,
                 pin_baseline,
                 policy,
+                principal,
                 ask_timeout,
                 audit,
                 audit_arguments,
@@ -274,6 +276,7 @@ fn run(command: Command) -> u8 {
                 pin_key,
                 pin_baseline,
                 policy,
+                principal,
                 ask_timeout: Duration::from_secs(ask_timeout),
                 audit,
                 audit_arguments,
@@ -294,6 +297,7 @@ fn run(command: Command) -> u8 {
                 command,
             })
         }
+        Command::Policy(command) => policy::main(command),
         Command::Schema { output, policy } => write_output(
             output.as_deref(),
             &if policy {

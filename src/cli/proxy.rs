@@ -5,15 +5,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_resolve::diagnostic;
-use mcp_resolve::source::SourceMap;
 use mcp_resolve_host::Signature;
 use mcp_resolve_proxy::auth::{Authorizer, Introspection};
 use mcp_resolve_proxy::declare::Declarer;
 use mcp_resolve_proxy::guard::{Audit, Guard};
 use mcp_resolve_proxy::listen::{ListenOptions, serve};
 use mcp_resolve_proxy::pin::{self, PinError, PinSource};
-use mcp_resolve_proxy::policy::Policy;
 use mcp_resolve_proxy::trust::{Policy as TrustPolicyKind, Verifier};
 use mcp_resolve_proxy::upstream::{UpstreamError, UpstreamHeaders, interrupted, until_interrupted};
 use mcp_resolve_proxy::{
@@ -22,7 +19,7 @@ use mcp_resolve_proxy::{
 use mcp_resolve_runtime::Dialect;
 
 use super::args::TrustPolicy;
-use super::{FAILURE, OK, USAGE, color_for, read_input, with_server};
+use super::{FAILURE, OK, USAGE, with_server};
 
 /// The command line's choices.
 pub(crate) struct Args {
@@ -37,6 +34,7 @@ pub(crate) struct Args {
     pub(crate) pin_key: Option<PathBuf>,
     pub(crate) pin_baseline: Option<PathBuf>,
     pub(crate) policy: Option<PathBuf>,
+    pub(crate) principal: Option<String>,
     pub(crate) ask_timeout: Duration,
     pub(crate) audit: Option<PathBuf>,
     pub(crate) audit_arguments: bool,
@@ -93,20 +91,6 @@ fn load_pin(
             Err(USAGE)
         }
     }
-}
-
-/// Reads and checks the policy file, printing its diagnostics.
-fn load_policy(path: &Path, server: &mcp_resolve::ir::Server) -> Result<Policy, u8> {
-    let text = read_input(path)?;
-    let mut sources = SourceMap::new();
-    let file = sources.add(path, text.clone());
-    Policy::for_server(&text, file, server).map_err(|diagnostics| {
-        eprint!(
-            "{}",
-            diagnostic::render_human(&sources, &diagnostics, color_for(&std::io::stderr()))
-        );
-        FAILURE
-    })
 }
 
 pub(crate) fn main(args: Args) -> u8 {
@@ -208,7 +192,11 @@ fn guard(args: &Args, server: &mcp_resolve::ir::Server) -> Result<Guard, u8> {
         None => None,
     };
     let policy = match args.policy.as_deref() {
-        Some(p) => Some(load_policy(p, server)?),
+        Some(p) => Some(super::policy::load_engine(
+            p,
+            server,
+            args.principal.as_deref(),
+        )?),
         None => None,
     };
     let audit = match args.audit.as_deref().map(Audit::open) {

@@ -30,15 +30,7 @@ pub const LEEWAY: u64 = 30;
 pub const REFRESH_INTERVAL: Duration = Duration::from_secs(30);
 
 /// Who a verified token speaks for.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Principal {
-    /// The token's `sub`.
-    pub sub: Option<String>,
-    /// The token's `client_id` (or `azp`).
-    pub client_id: Option<String>,
-    /// The scopes it grants (`scope`, space-separated, or `scp`).
-    pub scopes: BTreeSet<String>,
-}
+pub use mcp_resolve_policy::Principal;
 
 /// Where and as whom the proxy introspects opaque tokens (RFC 7662).
 #[derive(Clone)]

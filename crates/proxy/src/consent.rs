@@ -295,6 +295,8 @@ mod tests {
             scopes: vec!["files:write".into()],
             decision: Decision::Ask,
             rule: Some("ask-destructive".into()),
+            policies: vec!["ask-destructive".into()],
+            reason: None,
             described: true,
             regate: None,
             principal: None,

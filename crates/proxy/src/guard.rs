@@ -13,7 +13,8 @@ use mcp_resolve_host::time::rfc3339;
 use mcp_resolve_runtime::{Annotations, RpcError};
 use serde_json::{Map, Value, json};
 
-use crate::policy::{Call, Decision, Policy};
+use crate::policy::cedar::Engine;
+use crate::policy::{Call, Decision, SessionFacts};
 use crate::rules::ProxyRules;
 
 /// The JSON-RPC error code of a call the policy refuses (the
@@ -27,8 +28,9 @@ pub const DEFAULT_ASK_TIMEOUT_SECS: u64 = 300;
 /// The guard's settings.
 #[derive(Debug)]
 pub struct Guard {
-    /// The per-call policy; `None`: every valid call is forwarded.
-    pub policy: Option<Policy>,
+    /// The per-call policy (Cedar, or a YAML policy's translation);
+    /// `None`: every valid call is forwarded.
+    pub policy: Option<Engine>,
     /// How long a call the policy asks about waits for the user's answer.
     pub ask_timeout: Duration,
     /// Where audit lines go.
@@ -182,7 +184,12 @@ pub(crate) struct Judged {
     pub(crate) annotations: Annotations,
     pub(crate) scopes: Vec<String>,
     pub(crate) decision: Decision,
+    /// The determining policies, joined (`None`: the policy's default).
     pub(crate) rule: Option<String>,
+    /// The determining policies.
+    pub(crate) policies: Vec<String>,
+    /// Why the user is asked (`@ask`), or why the engine refused.
+    pub(crate) reason: Option<String>,
     /// Whether the rules describe the tool (otherwise its listed static
     /// annotations were judged).
     pub(crate) described: bool,
@@ -205,6 +212,7 @@ impl Guard {
         listed: &HashMap<String, Annotations>,
         params: Option<&Value>,
         principal: Option<&crate::auth::Principal>,
+        session: &SessionFacts,
     ) -> Result<Judged, RpcError> {
         let Some(Value::String(tool)) = params.and_then(|p| p.get("name")) else {
             return Err(RpcError::invalid_params(
@@ -234,19 +242,23 @@ impl Guard {
                     false,
                 ),
             };
-        let (decision, rule) = match &self.policy {
-            None => (Decision::Allow, None),
+        let (decision, policies, reason) = match &self.policy {
+            None => (Decision::Allow, Vec::new(), None),
             Some(policy) => {
-                let verdict = policy.decide(&Call {
+                let outcome = policy.decide(&Call {
                     tool,
+                    arguments: Some(arguments),
                     variant: variant.as_deref(),
                     annotations: &annotations,
                     scopes: &scopes,
+                    described,
                     principal,
+                    session: Some(session),
                 });
-                (verdict.decision, verdict.rule.map(str::to_string))
+                (outcome.decision, outcome.policies, outcome.reason)
             }
         };
+        let rule = (!policies.is_empty()).then(|| policies.join(", "));
         Ok(Judged {
             tool: tool.clone(),
             variant,
@@ -254,6 +266,8 @@ impl Guard {
             scopes,
             decision,
             rule,
+            policies,
+            reason,
             described,
             regate: None,
             principal: principal.cloned(),
@@ -275,9 +289,13 @@ impl Judged {
         if self.regate.is_some() {
             return "mcp-resolve proxy --trust".into();
         }
-        match &self.rule {
-            Some(rule) => format!("policy rule `{rule}`"),
-            None => "the policy's default".into(),
+        match self.policies.as_slice() {
+            [] => match &self.reason {
+                Some(why) if self.decision == Decision::Deny => format!("the policy: {why}"),
+                _ => "the policy's default".into(),
+            },
+            [one] => format!("policy rule `{one}`"),
+            many => format!("policy rules `{}`", many.join("`, `")),
         }
     }
 
@@ -293,6 +311,7 @@ impl Judged {
                 "requiredScopes": self.scopes,
                 "decision": self.decision.as_str(),
                 "rule": self.rule,
+                "policies": self.policies,
             })),
         )
     }
@@ -316,6 +335,7 @@ impl Judged {
             "described": self.described,
             "decision": self.decision.as_str(),
             "rule": self.rule,
+            "policies": self.policies,
             "outcome": outcome,
             "upstreamMs": latency.map(|l| (l.as_secs_f64() * 1e6).round() / 1e3),
         });

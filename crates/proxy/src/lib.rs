@@ -33,13 +33,16 @@ pub mod jwks;
 mod link;
 pub mod listen;
 pub mod pin;
-pub mod policy;
 mod raw;
 mod relay;
 pub mod rules;
 pub mod session;
 pub mod trust;
 pub mod upstream;
+
+/// Policy: Cedar over resolved calls, and the simple YAML form
+/// (`mcp-resolve-policy`).
+pub use mcp_resolve_policy as policy;
 
 pub use relay::{
     Ended, HostIo, Options, ProxyRules, Rewrite, Upstream, check_pin, compare, host_stdio, probe,

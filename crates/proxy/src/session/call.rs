@@ -83,34 +83,36 @@ impl Session<'_> {
             .audit_arguments
             .then(|| params.and_then(|p| p.get("arguments")).cloned())
             .flatten();
-        let judged =
-            match self
-                .guard
-                .judge(self.rules, &self.listed, params, self.principal.as_ref())
-            {
-                Ok(judged) => judged,
-                Err(error) => {
-                    // Arguments the rules' schema refuses (or no tool name):
-                    // never forwarded, and audited as such.
-                    let mut record = json!({"time": rfc3339(clock.wall), "event": "call",
+        let judged = match self.guard.judge(
+            self.rules,
+            &self.listed,
+            params,
+            self.principal.as_ref(),
+            &self.facts,
+        ) {
+            Ok(judged) => judged,
+            Err(error) => {
+                // Arguments the rules' schema refuses (or no tool name):
+                // never forwarded, and audited as such.
+                let mut record = json!({"time": rfc3339(clock.wall), "event": "call",
                                         "tool": tool, "outcome": "invalid",
                                         "error": {"code": error.code, "message": error.message}});
-                    if let (Some(arguments), Value::Object(map)) = (arguments, &mut record) {
-                        map.insert("arguments".into(), arguments);
-                    }
-                    if tool.is_none() {
-                        // No tool to have called: a protocol error.
-                        return Step::Refuse {
-                            error,
-                            record: Some(record),
-                        };
-                    }
-                    return Step::Invalid {
-                        result: tool_error(&error),
-                        record,
+                if let (Some(arguments), Value::Object(map)) = (arguments, &mut record) {
+                    map.insert("arguments".into(), arguments);
+                }
+                if tool.is_none() {
+                    // No tool to have called: a protocol error.
+                    return Step::Refuse {
+                        error,
+                        record: Some(record),
                     };
                 }
-            };
+                return Step::Invalid {
+                    result: tool_error(&error),
+                    record,
+                };
+            }
+        };
         let may_elicit = consent::may_elicit(params, self.session_caps.as_ref());
         let mut judged = judged;
         if let Some(why) = self.verification.regate(&judged.tool) {

@@ -254,6 +254,16 @@ impl Session<'_> {
         let rewrite = match method {
             "initialize" => {
                 self.session_caps = params.and_then(|p| p.get("capabilities")).cloned();
+                let text = |pointer: &str| {
+                    params
+                        .and_then(|p| p.pointer(pointer))
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                };
+                self.facts = crate::policy::SessionFacts {
+                    protocol_version: text("/protocolVersion"),
+                    client_name: text("/clientInfo/name"),
+                };
                 Rewrite::Capabilities
             }
             "server/discover" => Rewrite::Capabilities,

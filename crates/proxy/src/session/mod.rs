@@ -196,6 +196,8 @@ pub struct Session<'s> {
     silenced: HashSet<String>,
     /// The capabilities the host declared at `initialize` (legacy sessions).
     session_caps: Option<Value>,
+    /// What the host said of itself at `initialize`, for the policy.
+    facts: crate::policy::SessionFacts,
     /// The rules are still to be compared with the server's listing
     /// ([`Config::compare_listing`]; done at the first `tools/list` answer).
     compare_pending: bool,
@@ -241,6 +243,7 @@ impl<'s> Session<'s> {
             expired: HashMap::new(),
             silenced: HashSet::new(),
             session_caps: None,
+            facts: Default::default(),
             server_resolves: false,
             declared: Default::default(),
             verification: Default::default(),

@@ -28,6 +28,7 @@ fn rules(dialect: Dialect) -> ProxyRules {
 
 /// A guard with the `ask-destructive` policy and an audit log.
 fn asking_guard() -> Guard {
+    let rules = rules(Dialect::Extension);
     let policy = Policy::parse(
         include_str!("../../../../../docs/policies/ask-destructive.yaml"),
         mcp_resolve::source::FileId(0),
@@ -39,6 +40,7 @@ fn asking_guard() -> Guard {
         ],
     )
     .unwrap();
+    let policy = crate::policy::cedar::Engine::from_yaml(rules.server(), &policy, None).unwrap();
     Guard {
         policy: Some(policy),
         ask_timeout: ASK_TIMEOUT,

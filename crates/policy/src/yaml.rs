@@ -1,6 +1,8 @@
-//! Per-call policy for the proxy as a host's guard (`mcp-resolve proxy
-//! --policy FILE`): ordered rules over a call's *resolved* annotations, its
-//! variant, its tool and its required scopes, each with a decision.
+//! The simple policy form (`mcp-resolve proxy --policy FILE.yaml`): ordered
+//! rules over a call's *resolved* annotations, its variant, its tool and its
+//! required scopes, each with a decision. The proxy decides with its Cedar
+//! translation ([`crate::cedar::translate`]); [`Policy::decide`] is the
+//! first-match reference that translation is held to.
 //!
 //! ```yaml
 //! version: 1
@@ -27,51 +29,11 @@
 //! A call that matched no variant has no variant name: `variant` never
 //! matches it.
 
-use std::fmt;
-
-use mcp_resolve_runtime::Annotations;
-
+use crate::{Call, Decision};
 use mcp_resolve::diagnostic::{Code, Diagnostic};
 use mcp_resolve::internals::parse::yaml::{self, YNode, YValue};
 use mcp_resolve::internals::suggest::did_you_mean;
 use mcp_resolve::source::{FileId, Span};
-
-/// What happens to a call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Decision {
-    /// Forwarded to the server.
-    Allow,
-    /// Refused with a JSON-RPC error.
-    Deny,
-    /// The user is asked (elicitation); forwarded only on an explicit accept.
-    Ask,
-}
-
-impl Decision {
-    fn parse(text: &str) -> Option<Decision> {
-        match text {
-            "allow" => Some(Decision::Allow),
-            "deny" => Some(Decision::Deny),
-            "ask" => Some(Decision::Ask),
-            _ => None,
-        }
-    }
-
-    /// The decision as the policy file writes it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Decision::Allow => "allow",
-            Decision::Deny => "deny",
-            Decision::Ask => "ask",
-        }
-    }
-}
-
-impl fmt::Display for Decision {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// One rule of a policy.
 #[derive(Clone, Debug, PartialEq)]
@@ -101,21 +63,6 @@ pub struct Policy {
     pub default: Decision,
     /// The rules, in order.
     pub rules: Vec<Rule>,
-}
-
-/// What a policy is asked about.
-#[derive(Clone, Copy, Debug)]
-pub struct Call<'a> {
-    /// The tool.
-    pub tool: &'a str,
-    /// The variant that matched, if any.
-    pub variant: Option<&'a str>,
-    /// The call's resolved annotations (defaults applied).
-    pub annotations: &'a Annotations,
-    /// The scopes the call requires.
-    pub scopes: &'a [String],
-    /// Who the call's bearer token speaks for (`--auth-issuer`), if any.
-    pub principal: Option<&'a crate::auth::Principal>,
 }
 
 /// A policy's answer: the decision and the rule that made it (`None`: the
@@ -545,6 +492,7 @@ impl Parser<'_> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use mcp_resolve_runtime::Annotations;
 
     const HINTS: [&str; 4] = [
         "readOnlyHint",
@@ -598,6 +546,9 @@ rules:
             annotations: a,
             scopes,
             principal: None,
+            arguments: None,
+            described: true,
+            session: None,
         };
         let none: &[String] = &[];
         let admin = ["admin".to_string(), "x".to_string()];
@@ -636,13 +587,13 @@ rules:
         )
         .unwrap();
         let write = annotations(false, false);
-        let token = |sub: &str, client: &str| crate::auth::Principal {
+        let token = |sub: &str, client: &str| crate::Principal {
             sub: Some(sub.into()),
             client_id: Some(client.into()),
             scopes: Default::default(),
         };
         let none: &[String] = &[];
-        let decide = |principal: Option<&crate::auth::Principal>| {
+        let decide = |principal: Option<&crate::Principal>| {
             policy
                 .decide(&Call {
                     tool: "t",
@@ -650,6 +601,9 @@ rules:
                     annotations: &write,
                     scopes: none,
                     principal,
+                    arguments: None,
+                    described: true,
+                    session: None,
                 })
                 .rule
         };
@@ -687,6 +641,9 @@ rules:
                     annotations: a,
                     scopes: &[],
                     principal: None,
+                    arguments: None,
+                    described: true,
+                    session: None,
                 })
                 .decision
         };

@@ -1,0 +1,704 @@
+//! Cedar policies over resolved calls.
+//!
+//! The request for a `tools/call`:
+//!
+//! - principal: `NS::User::"<sub>"` for a verified token's subject, the
+//!   configured principal (`--principal`) otherwise, else
+//!   `NS::Anonymous::"anonymous"`;
+//! - action: `NS::Action::"<tool>"`, in `NS::Action::"call_tool"`;
+//! - resource: `NS::McpServer::"<server name>"`;
+//! - context: `input` (the arguments, typed as cedar-for-agents types them;
+//!   absent for a tool the rules do not describe), `resolution` (`variant`
+//!   when one matched, `described`, `requiredScopes`, and every hint's
+//!   resolved value) and `session` (`protocolVersion`, `clientName`,
+//!   `tokenClient`, `tokenScopes`).
+//!
+//! Cedar decides permit or forbid. A permit whose determining policies
+//! include one annotated `@ask("why")` is an `ask`. A forbid that cannot be
+//! evaluated on a call (Cedar skips it) refuses the call here: security
+//! decisions fail closed. Policies are named by their `@id` annotation, else
+//! by `file:line`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use cedar_policy::{Effect, PolicyId, PolicySet};
+use cedar_policy_core::ast::{self, EntityUID, RestrictedExpr};
+use cedar_policy_core::extensions::Extensions;
+use mcp_resolve::diagnostic::{Code, Diagnostic};
+use mcp_resolve::source::{FileId, Span};
+use serde_json::Value;
+use smol_str::SmolStr;
+
+use crate::{Call, Decision};
+
+pub mod schema;
+pub mod table;
+pub mod translate;
+
+pub use schema::{ServerSchema, namespace_of};
+
+/// A policy of the set, as errors and audit lines name it.
+#[derive(Clone, Debug)]
+pub struct Named {
+    /// Its `@id`, else `file:line`.
+    pub name: String,
+    /// Permit or forbid.
+    pub forbid: bool,
+    /// Its `@ask` reason (a permit that asks).
+    pub ask: Option<String>,
+    /// The default of a translated YAML policy: not named in decisions.
+    pub default: bool,
+    /// Its place in the set (the order policies are listed in).
+    pub index: usize,
+}
+
+/// A decision and what made it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// What happens.
+    pub decision: Decision,
+    /// The determining policies, by name, in the set's order (empty: no
+    /// policy permits, or a YAML policy's default decided).
+    pub policies: Vec<String>,
+    /// Why the user is asked (the `@ask` reasons), or why the call was
+    /// refused when no policy refused it (an error).
+    pub reason: Option<String>,
+}
+
+/// Cedar policy sources: file and text.
+pub struct Source<'a> {
+    /// The file, for diagnostics.
+    pub file: FileId,
+    /// Its name as diagnostics and policy names show it.
+    pub name: &'a str,
+    /// Its text.
+    pub text: &'a str,
+}
+
+/// The decision engine: a validated policy set over a server's schema.
+pub struct Engine {
+    schema: ServerSchema,
+    policies: PolicySet,
+    named: HashMap<PolicyId, Named>,
+    /// For each described tool, the policies whose scope can name its
+    /// action (the others can never apply to its calls).
+    pub(crate) by_tool: HashMap<String, PolicySet>,
+    pub(crate) authorizer: cedar_policy_core::authorizer::Authorizer,
+    /// The schema's action entities (`Action::"t" in Action::"call_tool"`).
+    actions: cedar_policy_core::entities::Entities,
+    resource: EntityUID,
+    principal: EntityUID,
+    hints: Vec<SmolStr>,
+    user: ast::EntityType,
+    action: ast::EntityType,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("schema", &self.schema)
+            .field("policies", &self.named.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn span_of(file: FileId, d: &dyn miette::Diagnostic) -> Option<Span> {
+    let label = d.labels()?.next()?;
+    let start = label.offset();
+    Some(Span::new(file, start, start + label.len()))
+}
+
+/// Cedar's diagnostics (and their related ones) as the project's.
+fn diagnostics(code: Code, file: FileId, d: &dyn miette::Diagnostic, out: &mut Vec<Diagnostic>) {
+    if let Some(related) = d.related() {
+        let before = out.len();
+        for r in related {
+            diagnostics(code, file, r, out);
+        }
+        if out.len() > before {
+            return;
+        }
+    }
+    let mut diagnostic = Diagnostic::new(code, d.to_string());
+    if let Some(span) = span_of(file, d) {
+        diagnostic = diagnostic.at(span);
+    }
+    if let Some(help) = d.help() {
+        diagnostic = diagnostic.with_help(help.to_string());
+    }
+    out.push(diagnostic);
+}
+
+/// The line (1-based) of `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text.get(..offset)
+        .map_or(1, |before| before.matches('\n').count() + 1)
+}
+
+impl Engine {
+    /// The engine for `sources` over the rules of `server`: every policy is
+    /// parsed and validated (strict mode) against the server's schema, and
+    /// every problem is reported at its place, with Cedar's own words.
+    /// `principal` is the principal of calls without a token (`TYPE::"id"`,
+    /// the type `User` or `Anonymous`, namespace optional).
+    pub fn load(
+        server: &mcp_resolve::ir::Server,
+        sources: &[Source<'_>],
+        principal: Option<&str>,
+    ) -> Result<Engine, Vec<Diagnostic>> {
+        let schema =
+            ServerSchema::of(server).map_err(|e| vec![Diagnostic::new(Code::InvalidSchema, e)])?;
+        let (policies, named, errors) = parse(sources);
+        let mut errors = errors;
+        if errors.is_empty() {
+            errors.extend(validate(&schema, &policies, &named, sources));
+        }
+        let principal = parse_principal(&schema, principal);
+        if let Err(e) = &principal {
+            errors.push(Diagnostic::new(Code::InvalidValue, e.clone()));
+        }
+        let principal = match principal {
+            Ok(p) if errors.is_empty() => p,
+            _ => return Err(errors),
+        };
+        Engine::new(schema, policies, named, principal)
+            .map_err(|e| vec![Diagnostic::new(Code::InvalidValue, e)])
+    }
+
+    /// The engine for a policy set that needs no validation (a YAML
+    /// policy's translation, checked by the YAML parser).
+    pub fn unvalidated(
+        server: &mcp_resolve::ir::Server,
+        text: &str,
+        principal: Option<&str>,
+    ) -> Result<Engine, String> {
+        let schema = ServerSchema::of(server)?;
+        let source = Source {
+            file: FileId(0),
+            name: "policy",
+            text,
+        };
+        let (policies, named, errors) = parse(std::slice::from_ref(&source));
+        if let Some(e) = errors.first() {
+            return Err(e.message.clone());
+        }
+        let principal = parse_principal(&schema, principal)?;
+        Engine::new(schema, policies, named, principal)
+    }
+
+    /// The engine of a YAML policy: its Cedar translation
+    /// ([`translate::to_cedar`]).
+    pub fn from_yaml(
+        server: &mcp_resolve::ir::Server,
+        policy: &crate::yaml::Policy,
+        principal: Option<&str>,
+    ) -> Result<Engine, String> {
+        let namespace = namespace_of(&server.name);
+        Engine::unvalidated(server, &translate::to_cedar(policy, &namespace), principal)
+    }
+
+    fn new(
+        schema: ServerSchema,
+        policies: PolicySet,
+        named: HashMap<PolicyId, Named>,
+        principal: EntityUID,
+    ) -> Result<Engine, String> {
+        let actions: cedar_policy::Entities =
+            cedar_policy::Entities::from_entities([], Some(&schema.schema))
+                .map_err(|e| e.to_string())?;
+        let actions = actions.as_ref().clone();
+        let call_tool = cedar_policy::EntityUid::from_type_name_and_id(
+            format!("{}::Action", schema.namespace)
+                .parse()
+                .map_err(|e: cedar_policy::ParseErrors| e.to_string())?,
+            cedar_policy::EntityId::new(schema::CALL_TOOL),
+        );
+        let mut by_tool = HashMap::new();
+        for tool in &schema.tools {
+            let action = cedar_policy::EntityUid::from_type_name_and_id(
+                call_tool.type_name().clone(),
+                cedar_policy::EntityId::new(tool),
+            );
+            let mut slice = PolicySet::new();
+            for policy in policies.policies() {
+                let applies = match policy.action_constraint() {
+                    cedar_policy::ActionConstraint::Any => true,
+                    cedar_policy::ActionConstraint::Eq(a) => a == action,
+                    cedar_policy::ActionConstraint::In(list) => {
+                        list.iter().any(|a| *a == action || *a == call_tool)
+                    }
+                };
+                if applies {
+                    slice.add(policy.clone()).map_err(|e| e.to_string())?;
+                }
+            }
+            by_tool.insert(tool.clone(), slice);
+        }
+        let resource = uid(
+            &entity_type(&schema.namespace, schema::SERVER)?,
+            &schema.server,
+        );
+        let user = entity_type(&schema.namespace, schema::USER)?;
+        let action_type = entity_type(&schema.namespace, "Action")?;
+        let hints = schema.hints.iter().map(SmolStr::from).collect();
+        Ok(Engine {
+            schema,
+            policies,
+            named,
+            by_tool,
+            authorizer: cedar_policy_core::authorizer::Authorizer::new(),
+            actions,
+            resource,
+            principal,
+            hints,
+            user,
+            action: action_type,
+        })
+    }
+
+    /// The server's schema.
+    pub fn schema(&self) -> &ServerSchema {
+        &self.schema
+    }
+
+    /// The policies, named, in the set's order.
+    pub fn policies(&self) -> Vec<&Named> {
+        let mut all: Vec<&Named> = self.named.values().collect();
+        all.sort_by_key(|n| n.index);
+        all
+    }
+
+    /// The policy set.
+    pub fn policy_set(&self) -> &PolicySet {
+        &self.policies
+    }
+
+    /// The named policy of `id`.
+    pub fn named(&self, id: &PolicyId) -> Option<&Named> {
+        self.named.get(id)
+    }
+
+    /// The principal of a call.
+    fn principal_of(&self, call: &Call<'_>) -> EntityUID {
+        match call.principal.and_then(|p| p.sub.as_deref()) {
+            Some(sub) => uid(&self.user, sub),
+            None => self.principal.clone(),
+        }
+    }
+
+    /// The `resolution` and `session` records of a call.
+    fn context(&self, call: &Call<'_>) -> [(SmolStr, RestrictedExpr); 2] {
+        let mut resolution: Vec<(SmolStr, RestrictedExpr)> =
+            Vec::with_capacity(self.hints.len() + 3);
+        if let Some(variant) = call.variant {
+            resolution.push(("variant".into(), RestrictedExpr::val(variant)));
+        }
+        resolution.push(("described".into(), RestrictedExpr::val(call.described)));
+        resolution.push((
+            "requiredScopes".into(),
+            RestrictedExpr::set(call.scopes.iter().map(|s| RestrictedExpr::val(s.as_str()))),
+        ));
+        for hint in &self.hints {
+            let value = call.annotations.get(hint).unwrap_or(false);
+            resolution.push((hint.clone(), RestrictedExpr::val(value)));
+        }
+        let mut session: Vec<(SmolStr, RestrictedExpr)> = Vec::with_capacity(4);
+        let facts = call.session;
+        if let Some(v) = facts.and_then(|f| f.protocol_version.as_deref()) {
+            session.push(("protocolVersion".into(), RestrictedExpr::val(v)));
+        }
+        if let Some(v) = facts.and_then(|f| f.client_name.as_deref()) {
+            session.push(("clientName".into(), RestrictedExpr::val(v)));
+        }
+        if let Some(v) = call.principal.and_then(|p| p.client_id.as_deref()) {
+            session.push(("tokenClient".into(), RestrictedExpr::val(v)));
+        }
+        session.push((
+            "tokenScopes".into(),
+            RestrictedExpr::set(
+                call.principal
+                    .into_iter()
+                    .flat_map(|p| p.scopes.iter())
+                    .map(|s| RestrictedExpr::val(s.as_str())),
+            ),
+        ));
+        [
+            ("resolution".into(), record(resolution)),
+            ("session".into(), record(session)),
+        ]
+    }
+
+    /// The Cedar request of a call, and the entities it is decided with.
+    pub fn request(
+        &self,
+        call: &Call<'_>,
+    ) -> Result<(ast::Request, cedar_policy_core::entities::Entities), String> {
+        let principal = self.principal_of(call);
+        let context = self.context(call);
+        let untyped = self.schema.untyped.iter().any(|(t, _)| t == call.tool);
+        if self.schema.tools.contains(call.tool) && !untyped {
+            let empty = Value::Object(Default::default());
+            let arguments = call.arguments.unwrap_or(&empty);
+            let text = serde_json::json!({"params": {"name": call.tool, "arguments": arguments}})
+                .to_string();
+            let input = mcp_tools_sdk::data::Input::from_json_str(&text)
+                .map_err(|e| format!("the arguments cannot be read as Cedar values: {e}"))?;
+            self.schema
+                .requests
+                .generate_request(
+                    principal,
+                    self.resource.clone(),
+                    context,
+                    self.actions.clone(),
+                    &input,
+                    None,
+                )
+                .map_err(|e| format!("the arguments cannot be put to the policies: {e}"))
+        } else {
+            self.bare_request(call)
+        }
+    }
+
+    /// The request of a call without `input`: a tool the rules do not
+    /// describe (its action is put in `call_tool`), or a row of a decision
+    /// table.
+    pub(crate) fn bare_request(
+        &self,
+        call: &Call<'_>,
+    ) -> Result<(ast::Request, cedar_policy_core::entities::Entities), String> {
+        let principal = self.principal_of(call);
+        let context = self.context(call);
+        let action = uid(&self.action, call.tool);
+        let entities = if self.schema.tools.contains(call.tool) {
+            self.actions.clone()
+        } else {
+            let group = uid(&self.action, schema::CALL_TOOL);
+            let entity = ast::Entity::new_with_attr_partial_value(
+                action.clone(),
+                [],
+                Default::default(),
+                [group].into_iter().collect(),
+                [],
+            );
+            self.actions
+                .clone()
+                .add_entities(
+                    [Arc::new(entity)],
+                    None::<&cedar_policy_core::validator::CoreSchema<'_>>,
+                    cedar_policy_core::entities::TCComputation::ComputeNow,
+                    Extensions::all_available(),
+                )
+                .map_err(|e| e.to_string())?
+        };
+        let context = ast::Context::from_pairs(context, Extensions::all_available())
+            .map_err(|e| e.to_string())?;
+        let request = ast::Request::new(
+            (principal, None),
+            (action, None),
+            (self.resource.clone(), None),
+            context,
+            None::<&ast::RequestSchemaAllPass>,
+            Extensions::all_available(),
+        )
+        .map_err(|e| e.to_string())?;
+        Ok((request, entities))
+    }
+
+    /// The request of `call` as Cedar's CLI reads it (`--request-json`),
+    /// and its entities (`--entities`) without the schema's action
+    /// entities (the CLI adds those from `--schema`): for checking a
+    /// decision with an independent evaluator.
+    pub fn cli_request(&self, call: &Call<'_>) -> Result<(Value, Value), String> {
+        let (request, entities) = self.request(call)?;
+        let part = |entry: &ast::EntityUIDEntry| -> Value {
+            match entry {
+                ast::EntityUIDEntry::Known { euid, .. } => Value::String(euid.to_string()),
+                _ => Value::Null,
+            }
+        };
+        let context = match request.context() {
+            Some(c) => c.to_json_value().map_err(|e| e.to_string())?,
+            None => Value::Null,
+        };
+        let json = serde_json::json!({
+            "principal": part(request.principal()),
+            "action": part(request.action()),
+            "resource": part(request.resource()),
+            "context": context,
+        });
+        let entities = cedar_policy::Entities::from(entities)
+            .to_json_value()
+            .map_err(|e| e.to_string())?;
+        let entities = match entities {
+            Value::Array(items) => Value::Array(
+                items
+                    .into_iter()
+                    .filter(|e| {
+                        e.pointer("/uid/type")
+                            .and_then(Value::as_str)
+                            .is_none_or(|t| !t.ends_with("::Action"))
+                    })
+                    .collect(),
+            ),
+            other => other,
+        };
+        Ok((json, entities))
+    }
+
+    /// The decision on `call`.
+    pub fn decide(&self, call: &Call<'_>) -> Outcome {
+        self.decide_request(call, self.request(call))
+    }
+
+    /// The decision on `call` with a request that has no `input` (its
+    /// arguments unread): what the policies that read no argument decide.
+    pub fn decide_without_input(&self, call: &Call<'_>) -> Outcome {
+        self.decide_request(call, self.bare_request(call))
+    }
+
+    fn decide_request(
+        &self,
+        call: &Call<'_>,
+        request: Result<(ast::Request, cedar_policy_core::entities::Entities), String>,
+    ) -> Outcome {
+        let (request, entities) = match request {
+            Ok(r) => r,
+            Err(why) => {
+                return Outcome {
+                    decision: Decision::Deny,
+                    policies: Vec::new(),
+                    reason: Some(why),
+                };
+            }
+        };
+        let set = self.by_tool.get(call.tool).unwrap_or(&self.policies);
+        let response: cedar_policy::Response = self
+            .authorizer
+            .is_authorized(request, set.as_ref(), &entities)
+            .into();
+        self.outcome(&response)
+    }
+
+    /// The outcome of Cedar's response.
+    pub fn outcome(&self, response: &cedar_policy::Response) -> Outcome {
+        let mut failed: Vec<(&Named, String)> = response
+            .diagnostics()
+            .errors()
+            .filter_map(|e| {
+                let cedar_policy::AuthorizationError::PolicyEvaluationError(e) = e;
+                let named = self.named.get(e.policy_id())?;
+                named.forbid.then(|| (named, e.inner().to_string()))
+            })
+            .collect();
+        if !failed.is_empty() {
+            failed.sort_by_key(|(n, _)| n.index);
+            let reason = failed
+                .iter()
+                .map(|(n, e)| format!("`{}` could not be evaluated ({e})", n.name))
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Outcome {
+                decision: Decision::Deny,
+                policies: failed.iter().map(|(n, _)| n.name.clone()).collect(),
+                reason: Some(reason),
+            };
+        }
+        let mut determining: Vec<&Named> = response
+            .diagnostics()
+            .reason()
+            .filter_map(|id| self.named.get(id))
+            .collect();
+        determining.sort_by_key(|n| n.index);
+        let asks: Vec<&str> = determining
+            .iter()
+            .filter_map(|n| n.ask.as_deref())
+            .collect();
+        let decision = match response.decision() {
+            cedar_policy::Decision::Deny => Decision::Deny,
+            cedar_policy::Decision::Allow if asks.is_empty() => Decision::Allow,
+            cedar_policy::Decision::Allow => Decision::Ask,
+        };
+        Outcome {
+            decision,
+            policies: determining
+                .iter()
+                .filter(|n| !n.default)
+                .map(|n| n.name.clone())
+                .collect(),
+            reason: (!asks.is_empty()).then(|| asks.join("; ")),
+        }
+    }
+}
+
+fn record(pairs: Vec<(SmolStr, RestrictedExpr)>) -> RestrictedExpr {
+    // Keys are distinct by construction, so this never fails; an empty
+    // record if it did (which no policy's access could read).
+    let empty = RestrictedExpr::val(false);
+    RestrictedExpr::record(pairs).unwrap_or(empty)
+}
+
+/// `NS::kind`, as an entity type.
+fn entity_type(namespace: &str, kind: &str) -> Result<ast::EntityType, String> {
+    let name: ast::Name = format!("{namespace}::{kind}")
+        .parse()
+        .map_err(|e: cedar_policy_core::parser::err::ParseErrors| e.to_string())?;
+    Ok(ast::EntityType::from(name))
+}
+
+fn uid(kind: &ast::EntityType, id: &str) -> EntityUID {
+    EntityUID::from_components(kind.clone(), ast::Eid::new(id), None)
+}
+
+/// `--principal TYPE::"id"`: the type is `User` or `Anonymous`, with or
+/// without the server's namespace; `NS::Anonymous::"anonymous"` when none
+/// is given.
+fn parse_principal(schema: &ServerSchema, text: Option<&str>) -> Result<EntityUID, String> {
+    let Some(text) = text else {
+        return Ok(uid(
+            &entity_type(&schema.namespace, schema::ANONYMOUS)?,
+            "anonymous",
+        ));
+    };
+    let parsed: cedar_policy::EntityUid =
+        text.trim()
+            .parse()
+            .map_err(|e: cedar_policy::ParseErrors| {
+                format!("`{text}` is not a Cedar entity (`User::\"alice\"`): {e}")
+            })?;
+    let kind = parsed.type_name().basename();
+    let namespace = parsed.type_name().namespace();
+    let known = [schema::USER, schema::ANONYMOUS];
+    if !known.contains(&kind) || !(namespace.is_empty() || namespace == schema.namespace) {
+        return Err(format!(
+            "the principal `{text}` is not of a principal type of the schema: `{}::User` or `{}::Anonymous`",
+            schema.namespace, schema.namespace
+        ));
+    }
+    Ok(uid(
+        &entity_type(&schema.namespace, kind)?,
+        parsed.id().unescaped(),
+    ))
+}
+
+/// Parses every source into one set; policies are renumbered `policy0`,
+/// `policy1`, … in source order (as Cedar's CLI numbers one file holding
+/// them all).
+fn parse(sources: &[Source<'_>]) -> (PolicySet, HashMap<PolicyId, Named>, Vec<Diagnostic>) {
+    let mut set = PolicySet::new();
+    let mut named = HashMap::new();
+    let mut errors = Vec::new();
+    let mut names: BTreeMap<String, usize> = BTreeMap::new();
+    for source in sources {
+        let parsed: PolicySet = match source.text.parse() {
+            Ok(set) => set,
+            Err(e) => {
+                let e: cedar_policy::ParseErrors = e;
+                diagnostics(Code::Syntax, source.file, &e, &mut errors);
+                continue;
+            }
+        };
+        if parsed.templates().next().is_some() {
+            errors.push(
+                Diagnostic::new(
+                    Code::InvalidValue,
+                    "a policy template (`?principal`, `?resource`) needs links, which the proxy does not make: write static policies",
+                )
+                .at(Span::new(source.file, 0, 0)),
+            );
+            continue;
+        }
+        // Cedar numbers one file's policies in order; its locations give
+        // each its line.
+        let lines: HashMap<String, usize> = cedar_policy_core::parser::parse_policyset(source.text)
+            .map(|ast| {
+                ast.policies()
+                    .filter_map(|p| {
+                        Some((p.id().to_string(), line_of(source.text, p.loc()?.start())))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut policies: Vec<&cedar_policy::Policy> = parsed.policies().collect();
+        policies.sort_by_key(|p| {
+            p.id()
+                .to_string()
+                .trim_start_matches("policy")
+                .parse::<usize>()
+                .unwrap_or(usize::MAX)
+        });
+        for policy in policies {
+            let index = named.len();
+            let id = PolicyId::new(format!("policy{index}"));
+            let line = lines.get(&policy.id().to_string()).copied().unwrap_or(1);
+            let name = policy
+                .annotation("id")
+                .map_or_else(|| format!("{}:{line}", source.name), str::to_string);
+            if let Some(first) = names.insert(name.clone(), index) {
+                let _ = first;
+                errors.push(
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        format!("two policies are named `{name}`"),
+                    )
+                    .at(Span::new(source.file, 0, 0))
+                    .with_help("give each policy its own `@id`"),
+                );
+            }
+            named.insert(
+                id.clone(),
+                Named {
+                    name,
+                    forbid: policy.effect() == Effect::Forbid,
+                    ask: policy.annotation("ask").map(|a| {
+                        if a.is_empty() {
+                            "a policy asks".to_string()
+                        } else {
+                            a.to_string()
+                        }
+                    }),
+                    default: policy.annotation("yaml_default").is_some(),
+                    index,
+                },
+            );
+            let _ = set.add(policy.new_id(id));
+        }
+    }
+    (set, named, errors)
+}
+
+/// Strict validation against the schema, each error at its place.
+fn validate(
+    schema: &ServerSchema,
+    policies: &PolicySet,
+    named: &HashMap<PolicyId, Named>,
+    sources: &[Source<'_>],
+) -> Vec<Diagnostic> {
+    let validator = cedar_policy::Validator::new(schema.schema.clone());
+    let result = validator.validate(policies, cedar_policy::ValidationMode::Strict);
+    let mut out = Vec::new();
+    // Which file each policy came from: sources in order, policies in order.
+    let file_of = |id: &PolicyId| -> FileId {
+        let index = named.get(id).map_or(0, |n| n.index);
+        let mut seen = 0;
+        for source in sources {
+            let count = source
+                .text
+                .parse::<PolicySet>()
+                .map_or(0, |s| s.policies().count());
+            if index < seen + count {
+                return source.file;
+            }
+            seen += count;
+        }
+        sources.first().map_or(FileId(0), |s| s.file)
+    };
+    for error in result.validation_errors() {
+        let file = file_of(error.policy_id());
+        diagnostics(Code::InvalidValue, file, error, &mut out);
+        if let (Some(last), Some(n)) = (out.last_mut(), named.get(error.policy_id())) {
+            last.message = format!("policy `{}`: {}", n.name, last.message);
+        }
+    }
+    out
+}

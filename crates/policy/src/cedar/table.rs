@@ -1,0 +1,476 @@
+//! Decision tables: a server's variants are finite, so a policy set's
+//! decision can be read variant by variant (`mcp-resolve policy explain`),
+//! and two sets compared (`policy diff`).
+//!
+//! A policy that reads only the action and `context.resolution` has one
+//! value per row, computed by Cedar. A policy that reads the arguments
+//! (`context.input`), the principal or the session (`context.session`) may
+//! go either way; a row whose decision such a policy could change says
+//! "depends on …", naming the policy and what it reads, never a verdict it
+//! cannot prove.
+
+use std::collections::{BTreeSet, HashMap};
+
+use cedar_policy::{Effect, PolicyId, PolicySet};
+use serde_json::Value;
+
+use super::Engine;
+use crate::{Call, Decision};
+use mcp_resolve::hints::HintTableExt;
+
+/// What a policy's value on a call can depend on besides the action and
+/// the resolution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Factor {
+    /// `context.input`.
+    Arguments,
+    /// `principal`.
+    Principal,
+    /// `context.session`.
+    Session,
+}
+
+impl Factor {
+    fn as_str(self) -> &'static str {
+        match self {
+            Factor::Arguments => "arguments",
+            Factor::Principal => "principal",
+            Factor::Session => "session",
+        }
+    }
+}
+
+/// What a row's calls come to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cell {
+    /// The same decision for every call of the row.
+    Decided {
+        /// The decision.
+        decision: Decision,
+        /// The policies that make it (empty: no policy permits, or a YAML
+        /// policy's default).
+        policies: Vec<String>,
+    },
+    /// Different calls of the row can be decided differently.
+    Depends {
+        /// The decisions its calls can get.
+        possible: BTreeSet<Decision>,
+        /// What they depend on.
+        on: BTreeSet<Factor>,
+        /// The policies that make the difference, each with what it reads
+        /// (`no-tmp reads context.input.path`).
+        because: Vec<String>,
+    },
+}
+
+impl Cell {
+    /// The cell as a table shows it.
+    pub fn describe(&self) -> String {
+        match self {
+            Cell::Decided { decision, policies } if policies.is_empty() => match decision {
+                Decision::Deny => "deny (no policy permits)".into(),
+                d => format!("{d} (default)"),
+            },
+            Cell::Decided { decision, policies } => {
+                format!("{decision} ({})", policies.join(", "))
+            }
+            Cell::Depends {
+                possible,
+                on,
+                because,
+            } => {
+                let possible: Vec<&str> = possible.iter().map(|d| d.as_str()).collect();
+                let on: Vec<&str> = on.iter().map(|f| f.as_str()).collect();
+                format!(
+                    "depends on {}: {} ({})",
+                    on.join(" and "),
+                    possible.join(" or "),
+                    because.join("; ")
+                )
+            }
+        }
+    }
+}
+
+/// One row: a tool's variant, or its calls that match none.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// The tool.
+    pub tool: String,
+    /// The variant (`None`: calls that match no variant, or a static tool).
+    pub variant: Option<String>,
+    /// What its calls come to.
+    pub cell: Cell,
+}
+
+/// What a policy reads besides the action and the resolution, and the
+/// argument paths it reads.
+fn reads(policy: &cedar_policy::Policy) -> (BTreeSet<Factor>, BTreeSet<String>) {
+    let mut factors = BTreeSet::new();
+    let mut paths = BTreeSet::new();
+    if !matches!(
+        policy.principal_constraint(),
+        cedar_policy::PrincipalConstraint::Any
+    ) {
+        factors.insert(Factor::Principal);
+    }
+    if let Ok(est) = policy.to_json()
+        && let Some(conditions) = est.get("conditions")
+    {
+        walk(conditions, &mut factors, &mut paths);
+    }
+    (factors, paths)
+}
+
+fn is_context(v: &Value) -> bool {
+    v.get("Var").and_then(Value::as_str) == Some("context")
+}
+
+fn walk(v: &Value, factors: &mut BTreeSet<Factor>, paths: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(map) => {
+            if map.get("Var").and_then(Value::as_str) == Some("principal") {
+                factors.insert(Factor::Principal);
+            }
+            if is_context(v) {
+                // `context` whole: anything.
+                factors.insert(Factor::Arguments);
+                factors.insert(Factor::Session);
+                return;
+            }
+            for op in [".", "has"] {
+                if let Some(access) = map.get(op) {
+                    let left = access.get("left").unwrap_or(&Value::Null);
+                    let attr = access.get("attr").and_then(Value::as_str).unwrap_or("");
+                    if is_context(left) {
+                        match attr {
+                            "resolution" => {}
+                            "input" => {
+                                factors.insert(Factor::Arguments);
+                                paths.insert("context.input".into());
+                            }
+                            "session" => {
+                                factors.insert(Factor::Session);
+                            }
+                            _ => {
+                                factors.insert(Factor::Arguments);
+                                factors.insert(Factor::Session);
+                            }
+                        }
+                        return;
+                    }
+                    if let Some(inner) = left.get(".")
+                        && is_context(inner.get("left").unwrap_or(&Value::Null))
+                        && inner.get("attr").and_then(Value::as_str) == Some("input")
+                    {
+                        factors.insert(Factor::Arguments);
+                        paths.insert(format!("context.input.{attr}"));
+                        return;
+                    }
+                }
+            }
+            for child in map.values() {
+                walk(child, factors, paths);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                walk(item, factors, paths);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The decision table of `engine`'s policies over its server's variants.
+pub fn table(engine: &Engine, server: &mcp_resolve::ir::Server) -> Vec<Row> {
+    let mut diagnostics = Vec::new();
+    let analyses = mcp_resolve::internals::analysis::analyze_server(server, &mut diagnostics);
+    let reads: HashMap<PolicyId, (BTreeSet<Factor>, BTreeSet<String>)> = engine
+        .policy_set()
+        .policies()
+        .map(|p| (p.id().clone(), reads(p)))
+        .collect();
+    let mut rows = Vec::new();
+    for (tool, analysis) in server.tools.iter().zip(&analyses) {
+        let mut cases: Vec<(Option<&str>, mcp_resolve_runtime::Annotations, Vec<String>)> = tool
+            .variants
+            .iter()
+            .map(|v| {
+                (
+                    Some(v.name.as_str()),
+                    server.hints.to_annotations(&v.annotations),
+                    v.required_scopes.iter().map(|(s, _)| s.clone()).collect(),
+                )
+            })
+            .collect();
+        let exhaustive = analysis.as_ref().is_some_and(|a| a.is_exhaustive());
+        if !exhaustive {
+            cases.push((
+                None,
+                server.hints.to_annotations(&tool.annotations),
+                tool.required_scopes.clone(),
+            ));
+        }
+        for (variant, annotations, scopes) in cases {
+            let call = Call {
+                tool: &tool.name,
+                arguments: None,
+                variant,
+                annotations: &annotations,
+                scopes: &scopes,
+                described: true,
+                principal: None,
+                session: None,
+            };
+            rows.push(Row {
+                tool: tool.name.clone(),
+                variant: variant.map(str::to_string),
+                cell: cell(engine, &call, &reads),
+            });
+        }
+    }
+    rows
+}
+
+/// Each policy that can apply to the row's calls, with its value on them
+/// (`None`: it depends).
+fn cell(
+    engine: &Engine,
+    call: &Call<'_>,
+    reads: &HashMap<PolicyId, (BTreeSet<Factor>, BTreeSet<String>)>,
+) -> Cell {
+    let set = engine
+        .by_tool
+        .get(call.tool)
+        .unwrap_or_else(|| engine.policy_set());
+    let request = engine.bare_request(call);
+    let mut forbids = Vec::new();
+    let mut unknown_forbids = Vec::new();
+    let mut permits = Vec::new();
+    let mut unknown_permits = Vec::new();
+    let mut on = BTreeSet::new();
+    for policy in set.policies() {
+        let Some(named) = engine.named(policy.id()) else {
+            continue;
+        };
+        let forbid = policy.effect() == Effect::Forbid;
+        let (factors, paths) = reads.get(policy.id()).cloned().unwrap_or_default();
+        if !factors.is_empty() {
+            on.extend(factors.iter().copied());
+            let what: Vec<String> = if paths.is_empty() {
+                factors.iter().map(|f| f.as_str().to_string()).collect()
+            } else {
+                paths.into_iter().collect()
+            };
+            let entry = (named, format!("`{}` reads {}", named.name, what.join(", ")));
+            if forbid {
+                unknown_forbids.push(entry);
+            } else {
+                unknown_permits.push(entry);
+            }
+            continue;
+        }
+        // Known: Cedar evaluates it alone on the row's request.
+        let holds = match &request {
+            Ok((request, entities)) => {
+                let mut one = PolicySet::new();
+                let _ = one.add(policy.clone());
+                let response: cedar_policy::Response = engine
+                    .authorizer
+                    .is_authorized(request.clone(), one.as_ref(), entities)
+                    .into();
+                if response.diagnostics().errors().next().is_some() {
+                    // As decisions treat it: a forbid that fails refuses.
+                    forbid
+                } else {
+                    response.diagnostics().reason().any(|id| id == policy.id())
+                }
+            }
+            Err(_) => forbid,
+        };
+        if holds {
+            if forbid {
+                forbids.push(named);
+            } else {
+                permits.push(named);
+            }
+        }
+    }
+    let names = |list: &mut Vec<&super::Named>| -> Vec<String> {
+        list.sort_by_key(|n| n.index);
+        list.iter()
+            .filter(|n| !n.default)
+            .map(|n| n.name.clone())
+            .collect()
+    };
+    if !forbids.is_empty() {
+        return Cell::Decided {
+            decision: Decision::Deny,
+            policies: names(&mut forbids),
+        };
+    }
+    let known_ask = permits.iter().any(|n| n.ask.is_some());
+    let known_allow = permits.iter().any(|n| n.ask.is_none());
+    let unknown_ask = unknown_permits.iter().any(|(n, _)| n.ask.is_some());
+    let unknown_allow = unknown_permits.iter().any(|(n, _)| n.ask.is_none());
+    let mut possible = BTreeSet::new();
+    if !unknown_forbids.is_empty() || permits.is_empty() {
+        possible.insert(Decision::Deny);
+    }
+    if known_ask || unknown_ask {
+        possible.insert(Decision::Ask);
+    }
+    if !known_ask && (known_allow || unknown_allow) {
+        possible.insert(Decision::Allow);
+    }
+    // With no permit known to hold, Deny is only possible if no unknown
+    // permit must hold — and none must, so it stays.
+    if possible.len() == 1 {
+        let decision = possible.into_iter().next().unwrap_or(Decision::Deny);
+        return Cell::Decided {
+            decision,
+            policies: names(&mut permits),
+        };
+    }
+    let mut because: Vec<(&super::Named, String)> =
+        unknown_forbids.into_iter().chain(unknown_permits).collect();
+    because.sort_by_key(|(n, _)| n.index);
+    Cell::Depends {
+        possible,
+        on,
+        because: because.into_iter().map(|(_, w)| w).collect(),
+    }
+}
+
+/// The rows whose cells differ between `old` and `new`, as (row of old,
+/// cell of new).
+pub fn diff(old: &[Row], new: &[Row]) -> Vec<(Row, Cell)> {
+    old.iter()
+        .zip(new)
+        .filter(|(a, b)| decision_of(&a.cell) != decision_of(&b.cell))
+        .map(|(a, b)| (a.clone(), b.cell.clone()))
+        .collect()
+}
+
+/// What a cell decides, ignoring which policies say it.
+fn decision_of(cell: &Cell) -> (BTreeSet<Decision>, bool) {
+    match cell {
+        Cell::Decided { decision, .. } => ([*decision].into_iter().collect(), false),
+        Cell::Depends { possible, .. } => (possible.clone(), true),
+    }
+}
+
+/// The variant column of a row.
+pub fn variant_label(row: &Row) -> String {
+    match &row.variant {
+        Some(v) => v.clone(),
+        None => "(no variant matches)".into(),
+    }
+}
+
+/// A table as text (`format = "text"`) or Markdown (`"markdown"`).
+pub fn render(rows: &[Row], markdown: bool) -> String {
+    let mut out = String::new();
+    if markdown {
+        out.push_str("| tool | variant | decision |\n|---|---|---|\n");
+        for row in rows {
+            out.push_str(&format!(
+                "| `{}` | {} | {} |\n",
+                row.tool,
+                row.variant
+                    .as_ref()
+                    .map_or_else(|| "(no variant matches)".to_string(), |v| format!("`{v}`")),
+                row.cell.describe().replace('|', "\\|")
+            ));
+        }
+        return out;
+    }
+    let tool_width = rows.iter().map(|r| r.tool.len()).max().unwrap_or(4).max(4);
+    let variant_width = rows
+        .iter()
+        .map(|r| variant_label(r).len())
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    out.push_str(&format!(
+        "{:tool_width$}  {:variant_width$}  decision\n",
+        "tool", "variant"
+    ));
+    for row in rows {
+        out.push_str(&format!(
+            "{:tool_width$}  {:variant_width$}  {}\n",
+            row.tool,
+            variant_label(row),
+            row.cell.describe()
+        ));
+    }
+    out
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A table as an HTML section (for `explain`'s page), or a page of its own.
+pub fn render_html_section(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "<section id=\"policy\">\n<h2>Policy decisions</h2>\n<table>\n<thead><tr><th>tool</th><th>variant</th><th>decision</th></tr></thead>\n<tbody>\n",
+    );
+    for row in rows {
+        let class = match &row.cell {
+            Cell::Decided { decision, .. } => decision.as_str(),
+            Cell::Depends { .. } => "depends",
+        };
+        out.push_str(&format!(
+            "<tr class=\"{class}\"><td><code>{}</code></td><td>{}</td><td>{}</td></tr>\n",
+            escape(&row.tool),
+            escape(&variant_label(row)),
+            escape(&row.cell.describe())
+        ));
+    }
+    out.push_str("</tbody>\n</table>\n</section>\n");
+    out
+}
+
+/// A table as a standalone HTML page.
+pub fn render_html(rows: &[Row]) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>Policy decisions</title>\n<style>body{{font-family:sans-serif}}td,th{{padding:.2em .6em;text-align:left}}tr.deny td:last-child{{color:#b00}}tr.ask td:last-child{{color:#a60}}tr.allow td:last-child{{color:#070}}tr.depends td:last-child{{color:#555}}</style></head>\n<body>\n{}</body>\n</html>\n",
+        render_html_section(rows)
+    )
+}
+
+/// What `policy diff` prints: one line per variant whose decision changes.
+pub fn render_diff(changes: &[(Row, Cell)], markdown: bool) -> String {
+    if changes.is_empty() {
+        return "no variant's decision changes\n".into();
+    }
+    let mut out = String::new();
+    if markdown {
+        out.push_str("| tool | variant | before | after |\n|---|---|---|---|\n");
+    }
+    for (row, after) in changes {
+        if markdown {
+            out.push_str(&format!(
+                "| `{}` | {} | {} | {} |\n",
+                row.tool,
+                variant_label(row),
+                row.cell.describe().replace('|', "\\|"),
+                after.describe().replace('|', "\\|")
+            ));
+        } else {
+            out.push_str(&format!(
+                "{} {}: {} -> {}\n",
+                row.tool,
+                variant_label(row),
+                row.cell.describe(),
+                after.describe()
+            ));
+        }
+    }
+    out
+}
