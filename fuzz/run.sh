@@ -30,6 +30,7 @@ dict_of() {
     rules_yaml|rules_dsl|when_expression|format_roundtrip) echo dict/rules.dict ;;
     jsonrpc_host|jsonrpc_upstream|host_verify|diff_witnesses|resolvers_agree|jcs) echo dict/jsonrpc.dict ;;
     policy) echo dict/policy.dict ;;
+    cedar) echo dict/cedar.dict ;;
     jws_verify) echo dict/jose.dict ;;
     *) echo "" ;;
   esac

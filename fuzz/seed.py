@@ -10,6 +10,7 @@
   resolve results, and in pairs;
 - `jsonrpc_host`, `jsonrpc_upstream`: JSON-RPC messages of each kind;
 - `policy`: the example policies and the tests' policies;
+- `cedar`: the example Cedar policies, and Cedar fragments;
 - `jws_verify`: the RFC 8037 example JWS and a JWK;
 - `jcs`: the signatures in `generated/` and JSON with the names and numbers
   where RFC 8785 texts could part (UTF-16 member order, escapes, integers
@@ -117,6 +118,16 @@ def main() -> None:
 
     for path in sorted((ROOT / "docs" / "policies").glob("*.yaml")) + sorted((ROOT / "tests" / "fixtures" / "proxy").glob("*policy*.yaml")):
         put("policy", path.read_bytes())
+    put("policy", (ROOT / "tests" / "fixtures" / "policies" / "rich.yaml").read_bytes())
+    for path in sorted((ROOT / "docs" / "policies").glob("*.cedar")):
+        put("cedar", path.read_bytes())
+    for text in (
+        b'permit(principal, action, resource) when { context.resolution.readOnlyHint };',
+        b'@id("a") @ask("b") permit(principal == FileServer::User::"x", action in [FileServer::Action::"manage_files"], resource) when { context.input.path like "*/etc/*" && context.resolution has variant };',
+        b'forbid(principal, action, resource) unless { context.session.tokenScopes.containsAll(context.resolution.requiredScopes) };',
+        b'permit(principal == ?principal, action, resource);',
+    ):
+        put("cedar", text)
 
     put("jws_verify", b"eyJhbGciOiJFZERTQSJ9..hgyY0il_MGCjP0JzlnLWG1PPOt7-09PGcvMg3AIbQR6dWbhijcNR4ki4iylGjg5BhVsPt9g7sVvpAr_MuM0KAg\n")
     put("jws_verify", b'{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}')

@@ -11,6 +11,8 @@
 #     target/official-conformance (scripts/install-official-conformance.sh);
 #   - a real OAuth authorization server (oidc-provider) in target/auth-server
 #     (scripts/install-auth-server.sh);
+#   - the Cedar CLI (cedar-policy-cli, through cargo) in target/cedar-cli
+#     (scripts/install-cedar-cli.sh);
 #   - the pinned real MCP servers in target/real-servers
 #     (scripts/install-real-servers.sh);
 #   - the SARIF 2.1.0 schema in target/sarif (scripts/fetch-sarif-schema.sh);
@@ -67,6 +69,10 @@ export MCP_RESOLVE_OFFICIAL_CONFORMANCE
 echo "== an OAuth authorization server (oidc-provider, and Node 22, under target/)"
 MCP_RESOLVE_AUTH_SERVER="$(scripts/install-auth-server.sh target/auth-server)"
 export MCP_RESOLVE_AUTH_SERVER
+
+echo "== the Cedar CLI (cedar-policy-cli, the release the proxy decides with)"
+MCP_RESOLVE_CEDAR="$(scripts/install-cedar-cli.sh target/cedar-cli)"
+export MCP_RESOLVE_CEDAR
 
 echo "== real MCP servers (npm and PyPI, pinned) for the live import test"
 MCP_RESOLVE_REAL_SERVERS="$(scripts/install-real-servers.sh target/real-servers)"

@@ -29,6 +29,10 @@ pub const COMPONENTS: &[(&str, &str)] = &[
         "a real OAuth authorization server, oidc-provider, and Node 22 (the OAuth flow with step-up)",
     ),
     (
+        "MCP_RESOLVE_CEDAR",
+        "the Cedar CLI, cedar-policy-cli (validates and authorizes what the proxy decides)",
+    ),
+    (
         "MCP_RESOLVE_REAL_SERVERS",
         "the real MCP servers from npm and PyPI (live import)",
     ),

@@ -506,6 +506,7 @@ fn free_port() -> u16 {
 }
 
 mod auth;
+mod cedar;
 mod declarations;
 mod example;
 mod guard;

@@ -1,0 +1,392 @@
+//! Cedar policies in the proxy, checked against the real Cedar CLI
+//! (`cedar-policy-cli`, the same Cedar release): it validates the same
+//! policies against the schema `mcp-resolve policy schema` writes, and
+//! authorizes the same requests; its decisions and determining policies
+//! equal the proxy's.
+
+use super::*;
+use mcp_resolve_policy::cedar::{Engine, Source};
+use mcp_resolve_policy::{Call, Decision, SessionFacts};
+
+const BASE: &str = r#"// What reads and appends may do.
+@id("reads")
+permit(principal, action, resource) when { context.resolution.readOnlyHint };
+
+@id("ask-appends")
+@ask("appends to a file")
+permit(principal, action == FileServer::Action::"manage_files", resource)
+when { context.resolution has variant && context.resolution.variant == "append" };
+"#;
+
+const GUARD: &str = r#"@id("no-secrets")
+forbid(principal, action, resource) when { context.input.path like "secrets/*" };
+
+permit(principal == FileServer::User::"ci", action == FileServer::Action::"manage_files", resource)
+when {
+  context.resolution has variant && context.resolution.variant == "overwrite"
+  && context.input.path like "tmp/*"
+  && context.session has clientName && context.session.clientName == "proxy-test"
+};
+"#;
+
+fn cedar_cli(test: &str) -> Option<PathBuf> {
+    common::component("MCP_RESOLVE_CEDAR", test)
+}
+
+/// `cedar authorize -v`: the decision and the determining policies' ids.
+fn cli_authorize(
+    cedar: &Path,
+    dir: &Path,
+    request: &Value,
+    entities: &Value,
+) -> (bool, Vec<String>) {
+    let request_file = dir.join("request.json");
+    let entities_file = dir.join("entities.json");
+    std::fs::write(&request_file, request.to_string()).unwrap();
+    std::fs::write(&entities_file, entities.to_string()).unwrap();
+    let output = std::process::Command::new(cedar)
+        .args(["authorize", "-v", "--policies"])
+        .arg(dir.join("all.cedar"))
+        .arg("--schema")
+        .arg(dir.join("schema.cedarschema"))
+        .arg("--entities")
+        .arg(&entities_file)
+        .arg("--request-json")
+        .arg(&request_file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    let allow = match stdout.lines().find(|l| l == &"ALLOW" || l == &"DENY") {
+        Some("ALLOW") => true,
+        Some(_) => false,
+        None => panic!(
+            "cedar authorize gave no decision for {request}:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        ),
+    };
+    let reasons = stdout
+        .lines()
+        .skip_while(|l| !l.contains("due to the following policies"))
+        .skip(1)
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect();
+    (allow, reasons)
+}
+
+#[test]
+fn the_proxy_decides_with_cedar_and_the_cedar_cli_agrees_on_every_call() {
+    let Some(cedar) = cedar_cli("the Cedar CLI cross-check") else {
+        return;
+    };
+    let dir = common::scratch("proxy", "cedar");
+    let policies = dir.join("policies");
+    std::fs::create_dir_all(&policies).unwrap();
+    std::fs::write(policies.join("a-base.cedar"), BASE).unwrap();
+    std::fs::write(policies.join("b-guard.cedar"), GUARD).unwrap();
+    // The CLI reads one file: the two in name order, numbered as the proxy
+    // numbers them.
+    std::fs::write(dir.join("all.cedar"), format!("{BASE}{GUARD}")).unwrap();
+
+    // The schema, from the command, and the CLI validates the policies
+    // against it.
+    let schema = dir.join("schema.cedarschema");
+    let status = common::bin()
+        .args(["policy", "schema", "rules/file-server.yaml", "-o"])
+        .arg(&schema)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let validated = std::process::Command::new(&cedar)
+        .args(["validate", "--schema"])
+        .arg(&schema)
+        .arg("--policies")
+        .arg(dir.join("all.cedar"))
+        .output()
+        .unwrap();
+    assert!(
+        validated.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&validated.stdout),
+        String::from_utf8_lossy(&validated.stderr)
+    );
+
+    let audit = dir.join("audit.jsonl");
+    let mut proxy = Proxy::start(
+        &[
+            "rules/file-server.yaml",
+            "--no-probe",
+            "--policy",
+            policies.to_str().unwrap(),
+            "--principal",
+            "User::\"ci\"",
+            "--audit",
+            audit.to_str().unwrap(),
+            "--audit-arguments",
+        ],
+        &["python3", fake_server().to_str().unwrap(), "well"],
+    );
+    let mut capabilities = declaring();
+    capabilities["elicitation"] = json!({});
+    proxy.initialize(capabilities);
+    let call = |action: &str, path: &str| {
+        json!({"name": "manage_files", "arguments": {"path": path, "action": action, "content": "x"}})
+    };
+    // allow, by `reads`.
+    let answer = proxy.request(1, "tools/call", call("read", "notes.txt"));
+    assert!(answer["result"].is_object(), "{answer}");
+    // deny, by a forbid that reads the arguments.
+    let answer = proxy.request(2, "tools/call", call("read", "secrets/key"));
+    assert_eq!(answer["error"]["code"], -32001, "{answer}");
+    assert_eq!(answer["error"]["data"]["policies"], json!(["no-secrets"]));
+    // ask, by `@ask`: accepted.
+    proxy.send(
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call("append", "notes.txt")}),
+    );
+    let question = proxy.receive();
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    proxy.send(&json!({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept"}}));
+    assert!(proxy.receive()["result"].is_object());
+    // allow, by a policy named by its place, for the principal and client.
+    let answer = proxy.request(4, "tools/call", call("replace", "tmp/x"));
+    assert!(answer["result"].is_object(), "{answer}");
+    // deny: nothing permits.
+    let answer = proxy.request(5, "tools/call", call("delete", "notes.txt"));
+    assert_eq!(answer["error"]["code"], -32001, "{answer}");
+    let (status, stderr) = proxy.finish();
+    assert_eq!(status, 0, "{stderr:?}");
+
+    let lines: Vec<Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // A policy without `@id` is named by its file, as given, and line.
+    let base = policies.join("a-base.cedar").display().to_string();
+    let guard = policies.join("b-guard.cedar").display().to_string();
+    let decisions: Vec<(&str, Value)> = lines
+        .iter()
+        .map(|l| (l["decision"].as_str().unwrap(), l["policies"].clone()))
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            ("allow", json!(["reads"])),
+            ("deny", json!(["no-secrets"])),
+            ("ask", json!(["ask-appends"])),
+            ("allow", json!([format!("{guard}:4")])),
+            ("deny", json!([])),
+        ]
+        .to_vec(),
+        "{lines:#?}"
+    );
+
+    // The CLI decides each audited call, from the request the proxy made.
+    let project = mcp_resolve::load(&["rules/file-server.yaml".into()]).unwrap();
+    let server = project.single_server().unwrap();
+    let sources = [
+        Source {
+            file: mcp_resolve::source::FileId(0),
+            name: &base,
+            text: BASE,
+        },
+        Source {
+            file: mcp_resolve::source::FileId(1),
+            name: &guard,
+            text: GUARD,
+        },
+    ];
+    let engine = Engine::load(server, &sources, Some("User::\"ci\"")).unwrap();
+    let matcher =
+        mcp_resolve::matcher::compile(server, mcp_resolve_runtime::Dialect::Extension).unwrap();
+    let session = SessionFacts {
+        protocol_version: Some("2025-11-25".into()),
+        client_name: Some("proxy-test".into()),
+    };
+    let names: Vec<String> = engine.policies().iter().map(|n| n.name.clone()).collect();
+    // The audited calls, then calls the proxy was not sent: every action
+    // on paths each policy treats differently, for the configured
+    // principal and for a token's.
+    let mut cases: Vec<(Value, Option<&str>, Option<Value>)> = lines
+        .iter()
+        .map(|l| (l["arguments"].clone(), None, Some(l.clone())))
+        .collect();
+    for action in ["read", "append", "replace", "delete"] {
+        for path in ["notes.txt", "secrets/key", "tmp/x", "tmp/secrets/y"] {
+            for sub in [None, Some("ci"), Some("bob")] {
+                cases.push((json!({"path": path, "action": action}), sub, None));
+            }
+        }
+    }
+    for (arguments, sub, line) in &cases {
+        let token = sub.map(|sub| mcp_resolve_policy::Principal {
+            sub: Some(sub.into()),
+            client_id: Some("host".into()),
+            ..Default::default()
+        });
+        let outcome = matcher
+            .outcome("manage_files", arguments)
+            .unwrap()
+            .unwrap();
+        let resolution = outcome.resolution();
+        let call = Call {
+            tool: "manage_files",
+            arguments: Some(arguments),
+            variant: resolution.variant.as_deref(),
+            annotations: &resolution.annotations,
+            scopes: &resolution.required_scopes,
+            described: true,
+            principal: token.as_ref(),
+            session: Some(&session),
+        };
+        let ours = engine.decide(&call);
+        if let Some(line) = line {
+            assert_eq!(ours.decision.as_str(), line["decision"], "{line}");
+            assert_eq!(json!(ours.policies), line["policies"], "{line}");
+        }
+        let (request, entities) = engine.cli_request(&call).unwrap();
+        let (allow, reasons) = cli_authorize(&cedar, &dir, &request, &entities);
+        assert_eq!(allow, ours.decision != Decision::Deny, "{arguments} {sub:?}\n{request}");
+        // The CLI names policies by `@id`, else `policyN`.
+        let mut reasons: Vec<String> = reasons
+            .into_iter()
+            .map(|r| {
+                r.strip_prefix("policy")
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .map_or(r.clone(), |n| names[n].clone())
+            })
+            .collect();
+        reasons.sort();
+        let mut ours = ours.policies;
+        ours.sort();
+        assert_eq!(reasons, ours, "{arguments} {sub:?}");
+    }
+    assert_eq!(cases.len(), 5 + 48);
+}
+
+#[test]
+fn a_policy_that_does_not_validate_stops_the_proxy_and_the_cedar_cli_refuses_it_too() {
+    let dir = common::scratch("proxy", "cedar-invalid");
+    let bad = dir.join("bad.cedar");
+    std::fs::write(
+        &bad,
+        "@id(\"typo\")\npermit(principal, action, resource)\n  when { context.resolution.readOnlyHnt };\n",
+    )
+    .unwrap();
+    let output = common::bin()
+        .args(["proxy", "rules/file-server.yaml", "--no-probe", "--policy"])
+        .arg(&bad)
+        .args(["--", "python3", "-c", "import sys; sys.exit(3)"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("bad.cedar:3:10") && stderr.contains("did you mean `readOnlyHint`?"),
+        "{stderr}"
+    );
+    // The same from `policy check`, for CI, and the good policy passes.
+    let check = common::bin()
+        .args(["policy", "check"])
+        .arg(&bad)
+        .arg("rules/file-server.yaml")
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(1));
+    let good = dir.join("good.cedar");
+    std::fs::write(&good, BASE).unwrap();
+    let check = common::bin()
+        .args(["policy", "check"])
+        .arg(&good)
+        .arg("rules/file-server.yaml")
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{check:?}");
+    assert!(String::from_utf8_lossy(&check.stderr).contains("ok: 2 policies valid"));
+    // A principal outside the schema is a usage mistake too.
+    let output = common::bin()
+        .args(["policy", "check"])
+        .arg(&good)
+        .args(["rules/file-server.yaml", "--principal", "Admin::\"x\""])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+
+    let Some(cedar) = cedar_cli("the Cedar CLI's validation") else {
+        return;
+    };
+    let schema = dir.join("schema.cedarschema");
+    assert!(
+        common::bin()
+            .args(["policy", "schema", "rules/file-server.yaml", "-o"])
+            .arg(&schema)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let validate = |policies: &Path| {
+        std::process::Command::new(&cedar)
+            .args(["validate", "--schema"])
+            .arg(&schema)
+            .arg("--policies")
+            .arg(policies)
+            .output()
+            .unwrap()
+    };
+    let refused = validate(&bad);
+    assert!(!refused.status.success());
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&refused.stdout),
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(said.contains("readOnlyHnt"), "{said}");
+    assert!(validate(&good).status.success());
+}
+
+#[test]
+fn every_bundled_yaml_policy_translates_to_cedar_the_cedar_cli_validates() {
+    let Some(cedar) = cedar_cli("the Cedar CLI's validation of translated policies") else {
+        return;
+    };
+    let dir = common::scratch("proxy", "cedar-translate");
+    for rules in ["rules/file-server.yaml", "rules/coding-agent.yaml"] {
+        let schema = dir.join("schema.cedarschema");
+        assert!(
+            common::bin()
+                .args(["policy", "schema", rules, "-o"])
+                .arg(&schema)
+                .status()
+                .unwrap()
+                .success()
+        );
+        for policy in [
+            "docs/policies/read-only.yaml",
+            "docs/policies/ask-destructive.yaml",
+            "docs/policies/no-open-world-writes.yaml",
+        ] {
+            let translated = common::bin()
+                .args(["policy", "translate", policy, rules])
+                .output()
+                .unwrap();
+            assert!(translated.status.success(), "{translated:?}");
+            let file = dir.join("translated.cedar");
+            std::fs::write(&file, &translated.stdout).unwrap();
+            let validated = std::process::Command::new(&cedar)
+                .args(["validate", "--schema"])
+                .arg(&schema)
+                .arg("--policies")
+                .arg(&file)
+                .output()
+                .unwrap();
+            assert!(
+                validated.status.success(),
+                "{policy} on {rules}: {}{}",
+                String::from_utf8_lossy(&validated.stdout),
+                String::from_utf8_lossy(&validated.stderr)
+            );
+        }
+    }
+}
