@@ -330,6 +330,10 @@ pub(crate) enum Command {
         /// Write to this file instead of standard output.
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Add this policy's decision for every tool and variant (a
+        /// `.cedar` file, a directory of them, or a YAML policy).
+        #[arg(long, value_name = "POLICY")]
+        policy: Option<PathBuf>,
     },
     /// Print a completion script for SHELL.
     ///

@@ -311,10 +311,11 @@ fn run(command: Command) -> u8 {
             tool,
             format,
             output,
+            policy,
         } => with_server(&paths, |project, server| {
             let mut explanation = mcp_resolve::explain::explain(project, server);
-            if let Some(name) = tool {
-                explanation = match explanation.only_tool(&name) {
+            if let Some(name) = &tool {
+                explanation = match explanation.only_tool(name) {
                     Ok(e) => e,
                     Err(e) => {
                         progress::finish();
@@ -323,11 +324,17 @@ fn run(command: Command) -> u8 {
                     }
                 };
             }
-            let text = match format {
+            let mut text = match format {
                 ExplainFormat::Text => explanation.to_text(),
                 ExplainFormat::Markdown => explanation.to_markdown(),
                 ExplainFormat::Html => explanation.to_html(),
             };
+            if let Some(policy) = policy {
+                match policy::decision_section(&policy, server, tool.as_deref(), format) {
+                    Ok(section) => policy::append_section(&mut text, &section, format),
+                    Err(code) => return code,
+                }
+            }
             write_output(output.as_deref(), &text)
         }),
         Command::Completions { shell } => {

@@ -190,3 +190,39 @@ pub(crate) fn main(command: PolicyCommand) -> u8 {
         }),
     }
 }
+
+/// The policy's decision table for `explain --policy`, in `format`.
+pub(crate) fn decision_section(
+    policy: &Path,
+    server: &mcp_resolve::ir::Server,
+    tool: Option<&str>,
+    format: ExplainFormat,
+) -> Result<String, u8> {
+    let engine = load_engine(policy, server, None)?;
+    let mut rows = table::table(&engine, server);
+    if let Some(tool) = tool {
+        rows.retain(|r| r.tool == tool);
+    }
+    Ok(match format {
+        ExplainFormat::Text => format!(
+            "\nPolicy decisions ({}):\n{}",
+            policy.display(),
+            table::render(&rows, false)
+        ),
+        ExplainFormat::Markdown => format!(
+            "\n## Policy decisions\n\n`{}`\n\n{}",
+            policy.display(),
+            table::render(&rows, true)
+        ),
+        ExplainFormat::Html => table::render_html_section(&rows),
+    })
+}
+
+/// Adds the section to an `explain` output: before the HTML page's footer,
+/// else at the end.
+pub(crate) fn append_section(text: &mut String, section: &str, format: ExplainFormat) {
+    match (format, text.rfind("<footer>")) {
+        (ExplainFormat::Html, Some(at)) => text.insert_str(at, section),
+        _ => text.push_str(section),
+    }
+}

@@ -494,3 +494,138 @@ fn the_yaml_forms_cedar_translation_decides_as_the_yaml_engine_on_every_call() {
     }
     assert!(compared > 10_000, "{compared}");
 }
+
+#[test]
+fn what_is_decided_at_load_and_at_the_call_is_what_cedar_decides_over_the_whole_set() {
+    let server = test_server();
+    let text = format!(
+        "{POLICIES}
+@id(\"bob-writes\") permit(principal == TestServer::User::\"bob\", action, resource)
+  when {{ context.resolution has variant && context.resolution.variant == \"write\" }};
+@id(\"scoped\") @ask(\"scope\") permit(principal, action, resource)
+  when {{ context.session.tokenScopes.contains(\"files:write\") }};
+@id(\"open\") forbid(principal, action, resource) when {{ context.resolution.openWorldHint }};
+"
+    );
+    let engine = load(&server, &text).unwrap();
+    let mut compared = 0;
+    for (variant, action) in [
+        (Some("read"), "read"),
+        (Some("write"), "write"),
+        (None, "delete"),
+    ] {
+        let tool = server.tool("files").unwrap();
+        let annotations = match variant {
+            Some(v) => {
+                use mcp_resolve::hints::HintTableExt;
+                let v = tool.variants.iter().find(|x| x.name == v).unwrap();
+                server.hints.to_annotations(&v.annotations)
+            }
+            None => {
+                use mcp_resolve::hints::HintTableExt;
+                server.hints.to_annotations(&tool.annotations)
+            }
+        };
+        let scopes: Vec<String> = match variant {
+            Some(v) => tool
+                .variants
+                .iter()
+                .find(|x| x.name == v)
+                .unwrap()
+                .required_scopes
+                .iter()
+                .map(|(s, _)| s.clone())
+                .collect(),
+            None => tool.required_scopes.clone(),
+        };
+        for path in ["/etc/x", "/tmp/y"] {
+            for recursive in [false, true] {
+                for sub in [None, Some("alice"), Some("bob")] {
+                    for granted in [&[][..], &["files:write"][..]] {
+                        let args = json!({"path": path, "action": action, "options": {"recursive": recursive}});
+                        let token = Principal {
+                            sub: sub.map(str::to_string),
+                            client_id: None,
+                            scopes: granted.iter().map(|s| s.to_string()).collect(),
+                        };
+                        let call = Call {
+                            principal: Some(&token),
+                            ..call("files", &args, variant, &annotations, &scopes)
+                        };
+                        let planned = engine.decide(&call);
+                        let (request, entities) = engine.request(&call).unwrap();
+                        let whole = engine.authorize("files", request, &entities);
+                        assert_eq!(planned, whole, "{args} {sub:?} {granted:?}");
+                        compared += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(compared, 72);
+    // A resolution not computed at load (other annotations) is decided
+    // over the whole set.
+    let odd = Annotations::defaults();
+    let args = json!({"path": "/tmp/y", "action": "read"});
+    let outcome = engine.decide(&call("files", &args, Some("read"), &odd, &[]));
+    assert_eq!(outcome.decision, Decision::Deny);
+}
+
+#[test]
+fn plain_arguments_make_the_request_cedar_for_agents_generator_makes() {
+    let mut compared = 0;
+    for (rules, tool, cases) in [
+        (
+            "../../tests/fixtures/policies/test-server.yaml",
+            "files",
+            vec![
+                json!({"path": "/a", "action": "read"}),
+                json!({"path": "/a", "action": "write", "count": 3}),
+                json!({"path": "", "action": "delete", "options": {}}),
+                json!({"path": "x\"y", "action": "read", "options": {"recursive": true}, "count": -9}),
+            ],
+        ),
+        (
+            "../../rules/coding-agent.yaml",
+            "start_coding_agent",
+            vec![
+                json!({"task": "t", "mode": "plan"}),
+                json!({"task": "t", "mode": "execute", "maxSteps": 5, "dryRun": true, "sandbox": {"network": false}}),
+            ],
+        ),
+    ] {
+        let server = server(rules);
+        let engine = Engine::from_yaml(
+            &server,
+            &Policy::parse("version: 1\ndefault: allow\n", FileId(0), &[]).unwrap(),
+            None,
+        )
+        .unwrap();
+        let a = Annotations::defaults();
+        for arguments in &cases {
+            let call = call(tool, arguments, None, &a, &[]);
+            assert!(engine.plain(&call), "{arguments}");
+            let (ours, _) = engine.request(&call).unwrap();
+            let (theirs, _) = engine.generated(&call).unwrap();
+            assert_eq!(
+                ours.context().unwrap().to_json_value().unwrap(),
+                theirs.context().unwrap().to_json_value().unwrap(),
+                "{arguments}"
+            );
+            assert_eq!(ours.to_string(), theirs.to_string(), "{arguments}");
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 6);
+    // What the shortcut does not cover goes to the generator.
+    let server = server("../../rules/real-server-everything.yaml");
+    let engine = Engine::from_yaml(
+        &server,
+        &Policy::parse("version: 1\ndefault: allow\n", FileId(0), &[]).unwrap(),
+        None,
+    )
+    .unwrap();
+    let a = Annotations::defaults();
+    let arguments = json!({"message": 3});
+    assert!(!engine.plain(&call("echo", &arguments, None, &a, &[])));
+}

@@ -130,9 +130,7 @@ fn the_proxy_decides_with_cedar_and_the_cedar_cli_agrees_on_every_call() {
     let mut capabilities = declaring();
     capabilities["elicitation"] = json!({});
     proxy.initialize(capabilities);
-    let call = |action: &str, path: &str| {
-        json!({"name": "manage_files", "arguments": {"path": path, "action": action, "content": "x"}})
-    };
+    let call = |action: &str, path: &str| json!({"name": "manage_files", "arguments": {"path": path, "action": action, "content": "x"}});
     // allow, by `reads`.
     let answer = proxy.request(1, "tools/call", call("read", "notes.txt"));
     assert!(answer["result"].is_object(), "{answer}");
@@ -225,10 +223,7 @@ fn the_proxy_decides_with_cedar_and_the_cedar_cli_agrees_on_every_call() {
             client_id: Some("host".into()),
             ..Default::default()
         });
-        let outcome = matcher
-            .outcome("manage_files", arguments)
-            .unwrap()
-            .unwrap();
+        let outcome = matcher.outcome("manage_files", arguments).unwrap().unwrap();
         let resolution = outcome.resolution();
         let call = Call {
             tool: "manage_files",
@@ -247,7 +242,11 @@ fn the_proxy_decides_with_cedar_and_the_cedar_cli_agrees_on_every_call() {
         }
         let (request, entities) = engine.cli_request(&call).unwrap();
         let (allow, reasons) = cli_authorize(&cedar, &dir, &request, &entities);
-        assert_eq!(allow, ours.decision != Decision::Deny, "{arguments} {sub:?}\n{request}");
+        assert_eq!(
+            allow,
+            ours.decision != Decision::Deny,
+            "{arguments} {sub:?}\n{request}"
+        );
         // The CLI names policies by `@id`, else `policyN`.
         let mut reasons: Vec<String> = reasons
             .into_iter()

@@ -19,6 +19,7 @@
 //! decisions fail closed. Policies are named by their `@id` annotation, else
 //! by `file:line`.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -32,9 +33,11 @@ use smol_str::SmolStr;
 
 use crate::{Call, Decision};
 
+mod plan;
 pub mod schema;
 pub mod table;
 pub mod translate;
+mod typed;
 
 pub use schema::{ServerSchema, namespace_of};
 
@@ -92,6 +95,8 @@ pub struct Engine {
     hints: Vec<SmolStr>,
     user: ast::EntityType,
     action: ast::EntityType,
+    /// Per described tool, what is worked out at load.
+    plans: HashMap<String, plan::Plan>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -162,7 +167,7 @@ impl Engine {
             Ok(p) if errors.is_empty() => p,
             _ => return Err(errors),
         };
-        Engine::new(schema, policies, named, principal)
+        Engine::new(server, schema, policies, named, principal)
             .map_err(|e| vec![Diagnostic::new(Code::InvalidValue, e)])
     }
 
@@ -184,7 +189,7 @@ impl Engine {
             return Err(e.message.clone());
         }
         let principal = parse_principal(&schema, principal)?;
-        Engine::new(schema, policies, named, principal)
+        Engine::new(server, schema, policies, named, principal)
     }
 
     /// The engine of a YAML policy: its Cedar translation
@@ -199,6 +204,7 @@ impl Engine {
     }
 
     fn new(
+        server: &mcp_resolve::ir::Server,
         schema: ServerSchema,
         policies: PolicySet,
         named: HashMap<PolicyId, Named>,
@@ -242,7 +248,7 @@ impl Engine {
         let user = entity_type(&schema.namespace, schema::USER)?;
         let action_type = entity_type(&schema.namespace, "Action")?;
         let hints = schema.hints.iter().map(SmolStr::from).collect();
-        Ok(Engine {
+        let mut engine = Engine {
             schema,
             policies,
             named,
@@ -254,7 +260,10 @@ impl Engine {
             hints,
             user,
             action: action_type,
-        })
+            plans: HashMap::new(),
+        };
+        engine.plan(server)?;
+        Ok(engine)
     }
 
     /// The server's schema.
@@ -334,30 +343,98 @@ impl Engine {
         &self,
         call: &Call<'_>,
     ) -> Result<(ast::Request, cedar_policy_core::entities::Entities), String> {
-        let principal = self.principal_of(call);
-        let context = self.context(call);
+        let (request, entities) = self.request_parts(call)?;
+        Ok((request, entities.into_owned()))
+    }
+
+    /// [`Engine::request`], with the schema's action entities borrowed
+    /// when the call adds none.
+    fn request_parts(
+        &self,
+        call: &Call<'_>,
+    ) -> Result<(ast::Request, Cow<'_, cedar_policy_core::entities::Entities>), String> {
         let untyped = self.schema.untyped.iter().any(|(t, _)| t == call.tool);
-        if self.schema.tools.contains(call.tool) && !untyped {
-            let empty = Value::Object(Default::default());
-            let arguments = call.arguments.unwrap_or(&empty);
-            let text = serde_json::json!({"params": {"name": call.tool, "arguments": arguments}})
-                .to_string();
-            let input = mcp_tools_sdk::data::Input::from_json_str(&text)
-                .map_err(|e| format!("the arguments cannot be read as Cedar values: {e}"))?;
-            self.schema
-                .requests
-                .generate_request(
-                    principal,
-                    self.resource.clone(),
-                    context,
-                    self.actions.clone(),
-                    &input,
-                    None,
-                )
-                .map_err(|e| format!("the arguments cannot be put to the policies: {e}"))
-        } else {
-            self.bare_request(call)
+        if !self.schema.tools.contains(call.tool) || untyped {
+            return self.bare_request(call).map(|(r, e)| (r, Cow::Owned(e)));
         }
+        let empty = Value::Object(Default::default());
+        let arguments = call.arguments.unwrap_or(&empty);
+        let principal = self.principal_of(call);
+        let action = uid(&self.action, call.tool);
+        let schema: &cedar_policy_core::validator::ValidatorSchema = self.schema.schema.as_ref();
+        if let Some(input) =
+            typed::input_type(schema, &action).and_then(|ty| typed::convert(schema, ty, arguments))
+        {
+            let [resolution, session] = self.context(call);
+            let context = ast::Context::from_pairs(
+                [("input".into(), input), resolution, session],
+                Extensions::all_available(),
+            );
+            if let Ok(context) = context {
+                let request = ast::Request::new(
+                    (principal, None),
+                    (action, None),
+                    (self.resource.clone(), None),
+                    context,
+                    None::<&ast::RequestSchemaAllPass>,
+                    Extensions::all_available(),
+                )
+                .map_err(|e| e.to_string())?;
+                return Ok((request, Cow::Borrowed(&self.actions)));
+            }
+        }
+        self.generated_request(call, principal, arguments)
+            .map(|(r, e)| (r, Cow::Owned(e)))
+    }
+
+    /// The request cedar-for-agents' generator makes of a call.
+    fn generated_request(
+        &self,
+        call: &Call<'_>,
+        principal: EntityUID,
+        arguments: &Value,
+    ) -> Result<(ast::Request, cedar_policy_core::entities::Entities), String> {
+        let context = self.context(call);
+        let text =
+            serde_json::json!({"params": {"name": call.tool, "arguments": arguments}}).to_string();
+        let input = mcp_tools_sdk::data::Input::from_json_str(&text)
+            .map_err(|e| format!("the arguments cannot be read as Cedar values: {e}"))?;
+        self.schema
+            .requests
+            .generate_request(
+                principal,
+                self.resource.clone(),
+                context,
+                self.actions.clone(),
+                &input,
+                None,
+            )
+            .map_err(|e| format!("the arguments cannot be put to the policies: {e}"))
+    }
+
+    /// Whether a call's arguments take the plain-type shortcut (all of
+    /// them strings, longs, booleans, sets, records or enumerated values).
+    pub fn plain(&self, call: &Call<'_>) -> bool {
+        let empty = Value::Object(Default::default());
+        let schema: &cedar_policy_core::validator::ValidatorSchema = self.schema.schema.as_ref();
+        typed::input_type(schema, &uid(&self.action, call.tool))
+            .and_then(|ty| typed::convert(schema, ty, call.arguments.unwrap_or(&empty)))
+            .is_some()
+    }
+
+    /// The request cedar-for-agents' generator makes of a call (what
+    /// [`Engine::request`] makes, without its plain-type shortcut): for
+    /// holding the two to the same requests.
+    pub fn generated(
+        &self,
+        call: &Call<'_>,
+    ) -> Result<(ast::Request, cedar_policy_core::entities::Entities), String> {
+        let empty = Value::Object(Default::default());
+        self.generated_request(
+            call,
+            self.principal_of(call),
+            call.arguments.unwrap_or(&empty),
+        )
     }
 
     /// The request of a call without `input`: a tool the rules do not
@@ -448,87 +525,173 @@ impl Engine {
 
     /// The decision on `call`.
     pub fn decide(&self, call: &Call<'_>) -> Outcome {
-        self.decide_request(call, self.request(call))
+        if let Some(plan) = self.plans.get(call.tool)
+            && let Some(row) = plan.row(call)
+        {
+            // The policies that read only the resolution were decided at
+            // load; the rest are evaluated now.
+            let mut tally = Tally::default();
+            let names = |ids: &[PolicyId]| ids.iter().filter_map(|id| self.named.get(id)).collect();
+            tally.forbids = names(&row.forbids);
+            tally.permits = names(&row.permits);
+            tally.failed = row
+                .failed
+                .iter()
+                .filter_map(|(id, e)| Some((self.named.get(id)?, e.clone())))
+                .collect();
+            let rest = plan.rest(&self.principal_of(call));
+            if rest.policies().next().is_some() {
+                match self.request_parts(call) {
+                    Ok((request, entities)) => {
+                        let response: cedar_policy::Response = self
+                            .authorizer
+                            .is_authorized(request, rest.as_ref(), &entities)
+                            .into();
+                        self.tally(&response, &mut tally);
+                    }
+                    Err(why) => {
+                        return Outcome {
+                            decision: Decision::Deny,
+                            policies: Vec::new(),
+                            reason: Some(why),
+                        };
+                    }
+                }
+            }
+            return self.finish(tally);
+        }
+        self.decide_request(call, self.request_parts(call))
     }
 
     /// The decision on `call` with a request that has no `input` (its
     /// arguments unread): what the policies that read no argument decide.
     pub fn decide_without_input(&self, call: &Call<'_>) -> Outcome {
-        self.decide_request(call, self.bare_request(call))
+        self.decide_request(
+            call,
+            self.bare_request(call).map(|(r, e)| (r, Cow::Owned(e))),
+        )
     }
 
     fn decide_request(
         &self,
         call: &Call<'_>,
-        request: Result<(ast::Request, cedar_policy_core::entities::Entities), String>,
+        request: Result<(ast::Request, Cow<'_, cedar_policy_core::entities::Entities>), String>,
     ) -> Outcome {
-        let (request, entities) = match request {
-            Ok(r) => r,
-            Err(why) => {
-                return Outcome {
-                    decision: Decision::Deny,
-                    policies: Vec::new(),
-                    reason: Some(why),
-                };
-            }
-        };
-        let set = self.by_tool.get(call.tool).unwrap_or(&self.policies);
+        match request {
+            Ok((request, entities)) => self.authorize(call.tool, request, &entities),
+            Err(why) => Outcome {
+                decision: Decision::Deny,
+                policies: Vec::new(),
+                reason: Some(why),
+            },
+        }
+    }
+
+    /// Cedar's decision on a request of [`Engine::request`] for a call to
+    /// `tool`, as an outcome.
+    pub fn authorize(
+        &self,
+        tool: &str,
+        request: ast::Request,
+        entities: &cedar_policy_core::entities::Entities,
+    ) -> Outcome {
+        let set = self.by_tool.get(tool).unwrap_or(&self.policies);
         let response: cedar_policy::Response = self
             .authorizer
-            .is_authorized(request, set.as_ref(), &entities)
+            .is_authorized(request, set.as_ref(), entities)
             .into();
         self.outcome(&response)
     }
 
-    /// The outcome of Cedar's response.
+    /// The outcome of Cedar's response over a policy set.
     pub fn outcome(&self, response: &cedar_policy::Response) -> Outcome {
-        let mut failed: Vec<(&Named, String)> = response
+        let mut tally = Tally::default();
+        self.tally(response, &mut tally);
+        self.finish(tally)
+    }
+
+    /// Adds what a response says holds: the forbids of a deny, the permits
+    /// of an allow, and the forbids that failed.
+    fn tally<'e>(&'e self, response: &cedar_policy::Response, tally: &mut Tally<'e>) {
+        for error in response.diagnostics().errors() {
+            let cedar_policy::AuthorizationError::PolicyEvaluationError(e) = error;
+            if let Some(named) = self.named.get(e.policy_id())
+                && named.forbid
+            {
+                tally.failed.push((named, e.inner().to_string()));
+            }
+        }
+        let holding = response
             .diagnostics()
-            .errors()
-            .filter_map(|e| {
-                let cedar_policy::AuthorizationError::PolicyEvaluationError(e) = e;
-                let named = self.named.get(e.policy_id())?;
-                named.forbid.then(|| (named, e.inner().to_string()))
-            })
-            .collect();
-        if !failed.is_empty() {
-            failed.sort_by_key(|(n, _)| n.index);
-            let reason = failed
+            .reason()
+            .filter_map(|id| self.named.get(id));
+        match response.decision() {
+            cedar_policy::Decision::Deny => tally.forbids.extend(holding),
+            cedar_policy::Decision::Allow => tally.permits.extend(holding),
+        }
+    }
+
+    /// The outcome of what holds: a forbid that failed refuses (fail
+    /// closed), else a forbid denies, else a permit allows (asks when one
+    /// asks), else nothing permits.
+    fn finish(&self, mut tally: Tally<'_>) -> Outcome {
+        if !tally.failed.is_empty() {
+            tally.failed.sort_by_key(|(n, _)| n.index);
+            let reason = tally
+                .failed
                 .iter()
                 .map(|(n, e)| format!("`{}` could not be evaluated ({e})", n.name))
                 .collect::<Vec<_>>()
                 .join("; ");
             return Outcome {
                 decision: Decision::Deny,
-                policies: failed.iter().map(|(n, _)| n.name.clone()).collect(),
+                policies: tally.failed.iter().map(|(n, _)| n.name.clone()).collect(),
                 reason: Some(reason),
             };
         }
-        let mut determining: Vec<&Named> = response
-            .diagnostics()
-            .reason()
-            .filter_map(|id| self.named.get(id))
-            .collect();
-        determining.sort_by_key(|n| n.index);
-        let asks: Vec<&str> = determining
-            .iter()
-            .filter_map(|n| n.ask.as_deref())
-            .collect();
-        let decision = match response.decision() {
-            cedar_policy::Decision::Deny => Decision::Deny,
-            cedar_policy::Decision::Allow if asks.is_empty() => Decision::Allow,
-            cedar_policy::Decision::Allow => Decision::Ask,
-        };
-        Outcome {
-            decision,
-            policies: determining
-                .iter()
+        let names = |list: &mut Vec<&Named>| -> Vec<String> {
+            list.sort_by_key(|n| n.index);
+            list.iter()
                 .filter(|n| !n.default)
                 .map(|n| n.name.clone())
-                .collect(),
-            reason: (!asks.is_empty()).then(|| asks.join("; ")),
+                .collect()
+        };
+        if !tally.forbids.is_empty() {
+            return Outcome {
+                decision: Decision::Deny,
+                policies: names(&mut tally.forbids),
+                reason: None,
+            };
+        }
+        let asks: Vec<&str> = {
+            tally.permits.sort_by_key(|n| n.index);
+            tally
+                .permits
+                .iter()
+                .filter_map(|n| n.ask.as_deref())
+                .collect()
+        };
+        let decision = match (tally.permits.is_empty(), asks.is_empty()) {
+            (true, _) => Decision::Deny,
+            (false, true) => Decision::Allow,
+            (false, false) => Decision::Ask,
+        };
+        let reason = (!asks.is_empty()).then(|| asks.join("; "));
+        Outcome {
+            decision,
+            policies: names(&mut tally.permits),
+            reason,
         }
     }
+}
+
+/// What holds on a call: satisfied forbids and permits, and forbids whose
+/// evaluation failed.
+#[derive(Default)]
+struct Tally<'e> {
+    forbids: Vec<&'e Named>,
+    permits: Vec<&'e Named>,
+    failed: Vec<(&'e Named, String)>,
 }
 
 fn record(pairs: Vec<(SmolStr, RestrictedExpr)>) -> RestrictedExpr {

@@ -105,7 +105,7 @@ pub struct Row {
 
 /// What a policy reads besides the action and the resolution, and the
 /// argument paths it reads.
-fn reads(policy: &cedar_policy::Policy) -> (BTreeSet<Factor>, BTreeSet<String>) {
+pub(crate) fn reads(policy: &cedar_policy::Policy) -> (BTreeSet<Factor>, BTreeSet<String>) {
     let mut factors = BTreeSet::new();
     let mut paths = BTreeSet::new();
     if !matches!(
