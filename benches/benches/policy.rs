@@ -90,14 +90,17 @@ fn policy(c: &mut Criterion) {
     assert_eq!(yaml.rules.len(), 50);
     let translated = Engine::from_yaml(server, &yaml, None).unwrap();
 
-    let annotations = Annotations {
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        ..Annotations::defaults()
-    };
-    let scopes = vec!["files:read".to_string()];
+    // A call as the proxy judges it: resolved by the rules' matcher.
     let arguments = json!({"path": "/home/notes.txt", "action": "read"});
+    let matcher =
+        mcp_resolve::matcher::compile(server, mcp_resolve_runtime::Dialect::Extension).unwrap();
+    let outcome = matcher
+        .outcome("manage_files", &arguments)
+        .unwrap()
+        .unwrap();
+    let resolution = outcome.resolution();
+    let annotations: Annotations = resolution.annotations.clone();
+    let scopes = resolution.required_scopes.clone();
     let token = Principal {
         sub: Some("user7".into()),
         client_id: Some("host".into()),
@@ -106,7 +109,7 @@ fn policy(c: &mut Criterion) {
     let call = Call {
         tool: "manage_files",
         arguments: Some(&arguments),
-        variant: Some("read"),
+        variant: resolution.variant.as_deref(),
         annotations: &annotations,
         scopes: &scopes,
         described: true,

@@ -97,6 +97,9 @@ pub struct Engine {
     action: ast::EntityType,
     /// Per described tool, what is worked out at load.
     plans: HashMap<String, plan::Plan>,
+    /// The values of the policies that read the principal or the session
+    /// but not the arguments, per tool, resolution, principal and session.
+    memo: std::sync::Mutex<HashMap<plan::MemoKey, plan::Remembered>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -261,6 +264,7 @@ impl Engine {
             user,
             action: action_type,
             plans: HashMap::new(),
+            memo: Default::default(),
         };
         engine.plan(server)?;
         Ok(engine)
@@ -338,6 +342,76 @@ impl Engine {
         ]
     }
 
+    /// The `resolution` and `session` records of a call, as values.
+    fn context_values(&self, call: &Call<'_>) -> [(SmolStr, ast::Value); 2] {
+        let string = |s: &str| ast::Value::new(ast::Literal::String(s.into()), None);
+        let boolean = |b: bool| ast::Value::new(ast::Literal::Bool(b), None);
+        let mut resolution: BTreeMap<SmolStr, ast::Value> = BTreeMap::new();
+        if let Some(variant) = call.variant {
+            resolution.insert("variant".into(), string(variant));
+        }
+        resolution.insert("described".into(), boolean(call.described));
+        resolution.insert(
+            "requiredScopes".into(),
+            ast::Value::set(call.scopes.iter().map(|s| string(s)), None),
+        );
+        for hint in &self.hints {
+            resolution.insert(
+                hint.clone(),
+                boolean(call.annotations.get(hint).unwrap_or(false)),
+            );
+        }
+        let mut session: BTreeMap<SmolStr, ast::Value> = BTreeMap::new();
+        let facts = call.session;
+        if let Some(v) = facts.and_then(|f| f.protocol_version.as_deref()) {
+            session.insert("protocolVersion".into(), string(v));
+        }
+        if let Some(v) = facts.and_then(|f| f.client_name.as_deref()) {
+            session.insert("clientName".into(), string(v));
+        }
+        if let Some(v) = call.principal.and_then(|p| p.client_id.as_deref()) {
+            session.insert("tokenClient".into(), string(v));
+        }
+        session.insert(
+            "tokenScopes".into(),
+            ast::Value::set(
+                call.principal
+                    .into_iter()
+                    .flat_map(|p| p.scopes.iter())
+                    .map(|s| string(s)),
+                None,
+            ),
+        );
+        [
+            (
+                "resolution".into(),
+                ast::Value::record_arc(Arc::new(resolution), None),
+            ),
+            (
+                "session".into(),
+                ast::Value::record_arc(Arc::new(session), None),
+            ),
+        ]
+    }
+
+    /// A request of already-evaluated parts.
+    fn request_of(
+        &self,
+        principal: EntityUID,
+        action: EntityUID,
+        context: BTreeMap<SmolStr, ast::Value>,
+    ) -> Result<ast::Request, String> {
+        ast::Request::new(
+            (principal, None),
+            (action, None),
+            (self.resource.clone(), None),
+            ast::Context::Value(Arc::new(context)),
+            None::<&ast::RequestSchemaAllPass>,
+            Extensions::all_available(),
+        )
+        .map_err(|e| e.to_string())
+    }
+
     /// The Cedar request of a call, and the entities it is decided with.
     pub fn request(
         &self,
@@ -365,23 +439,11 @@ impl Engine {
         if let Some(input) =
             typed::input_type(schema, &action).and_then(|ty| typed::convert(schema, ty, arguments))
         {
-            let [resolution, session] = self.context(call);
-            let context = ast::Context::from_pairs(
-                [("input".into(), input), resolution, session],
-                Extensions::all_available(),
-            );
-            if let Ok(context) = context {
-                let request = ast::Request::new(
-                    (principal, None),
-                    (action, None),
-                    (self.resource.clone(), None),
-                    context,
-                    None::<&ast::RequestSchemaAllPass>,
-                    Extensions::all_available(),
-                )
-                .map_err(|e| e.to_string())?;
-                return Ok((request, Cow::Borrowed(&self.actions)));
-            }
+            let mut context: BTreeMap<SmolStr, ast::Value> =
+                self.context_values(call).into_iter().collect();
+            context.insert("input".into(), input);
+            let request = self.request_of(principal, action, context)?;
+            return Ok((request, Cow::Borrowed(&self.actions)));
         }
         self.generated_request(call, principal, arguments)
             .map(|(r, e)| (r, Cow::Owned(e)))
@@ -526,7 +588,7 @@ impl Engine {
     /// The decision on `call`.
     pub fn decide(&self, call: &Call<'_>) -> Outcome {
         if let Some(plan) = self.plans.get(call.tool)
-            && let Some(row) = plan.row(call)
+            && let Some((index, row)) = plan.row(call)
         {
             // The policies that read only the resolution were decided at
             // load; the rest are evaluated now.
@@ -539,15 +601,71 @@ impl Engine {
                 .iter()
                 .filter_map(|(id, e)| Some((self.named.get(id)?, e.clone())))
                 .collect();
-            let rest = plan.rest(&self.principal_of(call));
-            if rest.policies().next().is_some() {
+            let principal = self.principal_of(call);
+            let rest = plan.rest(&principal);
+            // The policies that do not read the arguments: remembered.
+            if rest.iter().any(|live| !live.3) {
+                let key = plan::MemoKey::of(call, index, &principal);
+                let remembered = self.memo.lock().ok().and_then(|m| m.get(&key).cloned());
+                let values = match remembered {
+                    Some(values) => values,
+                    None => {
+                        let values = match self.bare_request(call) {
+                            Ok((request, entities)) => {
+                                let evaluator = cedar_policy_core::evaluator::Evaluator::new(
+                                    request,
+                                    &entities,
+                                    Extensions::all_available(),
+                                );
+                                Arc::new(
+                                    rest.iter()
+                                        .enumerate()
+                                        .filter(|(_, live)| !live.3)
+                                        .map(|(i, (policy, condition, _, _))| {
+                                            (i, evaluate(&evaluator, policy, condition))
+                                        })
+                                        .collect::<Vec<_>>(),
+                                )
+                            }
+                            Err(why) => {
+                                return Outcome {
+                                    decision: Decision::Deny,
+                                    policies: Vec::new(),
+                                    reason: Some(why),
+                                };
+                            }
+                        };
+                        if let Ok(mut memo) = self.memo.lock() {
+                            if memo.len() >= plan::MEMO_LIMIT {
+                                memo.clear();
+                            }
+                            memo.insert(key, values.clone());
+                        }
+                        values
+                    }
+                };
+                for (i, holds) in values.iter() {
+                    if let Some((_, _, id, _)) = rest.get(*i) {
+                        self.count(id, holds, &mut tally);
+                    }
+                }
+            }
+            // The policies that read the arguments: evaluated now.
+            if rest.iter().any(|live| live.3) {
                 match self.request_parts(call) {
                     Ok((request, entities)) => {
-                        let response: cedar_policy::Response = self
-                            .authorizer
-                            .is_authorized(request, rest.as_ref(), &entities)
-                            .into();
-                        self.tally(&response, &mut tally);
+                        // Cedar's evaluator on each policy, as its
+                        // authorizer does (without the partial evaluation
+                        // a concrete request has no use for).
+                        let evaluator = cedar_policy_core::evaluator::Evaluator::new(
+                            request,
+                            &entities,
+                            Extensions::all_available(),
+                        );
+                        for (policy, condition, id, _) in rest.iter().filter(|live| live.3) {
+                            let holds = evaluate(&evaluator, policy, condition);
+                            self.count(id, &holds, &mut tally);
+                        }
                     }
                     Err(why) => {
                         return Outcome {
@@ -601,6 +719,19 @@ impl Engine {
             .is_authorized(request, set.as_ref(), entities)
             .into();
         self.outcome(&response)
+    }
+
+    /// Adds a policy's value to a tally.
+    fn count<'e>(&'e self, id: &PolicyId, holds: &plan::Holds, tally: &mut Tally<'e>) {
+        let Some(named) = self.named.get(id) else {
+            return;
+        };
+        match holds {
+            plan::Holds::Yes if named.forbid => tally.forbids.push(named),
+            plan::Holds::Yes => tally.permits.push(named),
+            plan::Holds::Failed(e) if named.forbid => tally.failed.push((named, e.clone())),
+            _ => {}
+        }
     }
 
     /// The outcome of Cedar's response over a policy set.
@@ -692,6 +823,22 @@ struct Tally<'e> {
     forbids: Vec<&'e Named>,
     permits: Vec<&'e Named>,
     failed: Vec<(&'e Named, String)>,
+}
+
+/// Cedar's evaluator on one policy's condition.
+fn evaluate(
+    evaluator: &cedar_policy_core::evaluator::Evaluator<'_>,
+    policy: &ast::Policy,
+    condition: &ast::Expr,
+) -> plan::Holds {
+    match evaluator.interpret(condition, policy.env()) {
+        Ok(v) => match v.value_kind() {
+            ast::ValueKind::Lit(ast::Literal::Bool(true)) => plan::Holds::Yes,
+            ast::ValueKind::Lit(ast::Literal::Bool(false)) => plan::Holds::No,
+            _ => plan::Holds::Failed("the condition is not a boolean".into()),
+        },
+        Err(e) => plan::Holds::Failed(e.to_string()),
+    }
 }
 
 fn record(pairs: Vec<(SmolStr, RestrictedExpr)>) -> RestrictedExpr {

@@ -24,6 +24,7 @@ use super::table::reads;
 use crate::Call;
 
 /// The value of one policy on one request.
+#[derive(Clone, Debug)]
 pub(crate) enum Holds {
     Yes,
     No,
@@ -41,23 +42,29 @@ pub(crate) struct Row {
     pub(crate) failed: Vec<(PolicyId, String)>,
 }
 
+/// A policy evaluated at calls: Cedar's own, with its condition built once
+/// (scope and body, as Cedar's evaluator builds it for every evaluation),
+/// its id in the set, and whether it reads the arguments (the others are
+/// remembered per principal and session).
+pub(crate) type Live = (ast::Policy, ast::Expr, PolicyId, bool);
+
 /// A described tool's plan.
 pub(crate) struct Plan {
     rows: Vec<Row>,
     /// The policies that read more than the resolution, for a principal
     /// none of them is scoped to.
-    rest: PolicySet,
+    rest: Vec<Live>,
     /// The same for each principal some are scoped to (theirs included).
-    by_principal: HashMap<EntityUID, PolicySet>,
+    by_principal: HashMap<EntityUID, Vec<Live>>,
 }
 
 impl Plan {
-    /// The row computed for `call`'s resolution, if any.
-    pub(crate) fn row(&self, call: &Call<'_>) -> Option<&Row> {
+    /// The row computed for `call`'s resolution, if any, and its place.
+    pub(crate) fn row(&self, call: &Call<'_>) -> Option<(usize, &Row)> {
         if !call.described {
             return None;
         }
-        self.rows.iter().find(|r| {
+        self.rows.iter().enumerate().find(|(_, r)| {
             r.variant.as_deref() == call.variant
                 && r.annotations == *call.annotations
                 && r.scopes.as_slice() == call.scopes
@@ -65,7 +72,7 @@ impl Plan {
     }
 
     /// The policies to evaluate at a call by `principal`.
-    pub(crate) fn rest(&self, principal: &EntityUID) -> &PolicySet {
+    pub(crate) fn rest(&self, principal: &EntityUID) -> &[Live] {
         self.by_principal.get(principal).unwrap_or(&self.rest)
     }
 }
@@ -164,17 +171,34 @@ impl Engine {
                 cedar_policy::PrincipalConstraint::Eq(uid) => Some(uid),
                 _ => None,
             };
-            let mut unscoped = PolicySet::new();
+            let all: &ast::PolicySet = self.policies.as_ref();
+            let live = |policy: &cedar_policy::Policy| -> Result<Live, String> {
+                let id: &ast::PolicyID = policy.id().as_ref();
+                let ast = all
+                    .get(id)
+                    .ok_or_else(|| format!("the policy `{id}` is not in the set"))?;
+                let input = reads(policy).0.contains(&super::table::Factor::Arguments);
+                Ok((ast.clone(), ast.condition(), policy.id().clone(), input))
+            };
+            let mut unscoped = Vec::new();
             for policy in rest.iter().filter(|p| scoped(p).is_none()) {
-                unscoped.add((*policy).clone()).map_err(|e| e.to_string())?;
+                unscoped.push(live(policy)?);
             }
-            let mut by_principal: HashMap<EntityUID, PolicySet> = HashMap::new();
+            let mut by_principal: HashMap<EntityUID, Vec<Live>> = HashMap::new();
             for policy in &rest {
                 if let Some(uid) = scoped(policy) {
                     let uid: EntityUID = uid.as_ref().clone();
-                    let set = by_principal.entry(uid).or_insert_with(|| unscoped.clone());
-                    set.add((*policy).clone()).map_err(|e| e.to_string())?;
+                    by_principal
+                        .entry(uid)
+                        .or_insert_with(|| unscoped.clone())
+                        .push(live(policy)?);
                 }
+            }
+            // In the set's order.
+            let index = |id: &PolicyId| self.named.get(id).map_or(usize::MAX, |n| n.index);
+            unscoped.sort_by_key(|(_, _, id, _)| index(id));
+            for list in by_principal.values_mut() {
+                list.sort_by_key(|(_, _, id, _)| index(id));
             }
             plans.insert(
                 tool.name.clone(),
@@ -189,3 +213,41 @@ impl Engine {
         Ok(())
     }
 }
+
+/// What the policies that read the principal or the session but not the
+/// arguments are remembered by: the call's tool and resolution, principal
+/// and session.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct MemoKey {
+    tool: String,
+    row: usize,
+    principal: EntityUID,
+    protocol_version: Option<String>,
+    client_name: Option<String>,
+    token_client: Option<String>,
+    token_scopes: Vec<String>,
+}
+
+impl MemoKey {
+    pub(crate) fn of(call: &Call<'_>, row: usize, principal: &EntityUID) -> MemoKey {
+        MemoKey {
+            tool: call.tool.to_string(),
+            row,
+            principal: principal.clone(),
+            protocol_version: call.session.and_then(|s| s.protocol_version.clone()),
+            client_name: call.session.and_then(|s| s.client_name.clone()),
+            token_client: call.principal.and_then(|p| p.client_id.clone()),
+            token_scopes: call
+                .principal
+                .map(|p| p.scopes.iter().cloned().collect())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// The remembered values of a rest list's policies that do not read the
+/// arguments: (place in the list, value).
+pub(crate) type Remembered = std::sync::Arc<Vec<(usize, Holds)>>;
+
+/// How many remembered values the engine keeps before it starts over.
+pub(crate) const MEMO_LIMIT: usize = 4096;

@@ -8,22 +8,24 @@
 //! text and re-validating the request against the schema, which the
 //! conversion already follows type by type.
 
-use cedar_policy_core::ast::{Eid, EntityUID, RestrictedExpr};
+use std::sync::Arc;
+
+use cedar_policy_core::ast::{Eid, EntityUID, Literal, Value as CedarValue};
 use cedar_policy_core::validator::types::{EntityKind, Type};
 use cedar_policy_core::validator::{ValidatorEntityTypeKind, ValidatorSchema};
 use serde_json::Value;
 
 /// `value` as a Cedar value of type `ty`, or `None` when the plain
 /// encodings do not cover it.
-pub(crate) fn convert(
-    schema: &ValidatorSchema,
-    ty: &Type,
-    value: &Value,
-) -> Option<RestrictedExpr> {
+pub(crate) fn convert(schema: &ValidatorSchema, ty: &Type, value: &Value) -> Option<CedarValue> {
     match (ty, value) {
-        (Type::Bool(_), Value::Bool(b)) => Some(RestrictedExpr::val(*b)),
-        (Type::Long, Value::Number(n)) => n.as_i64().map(RestrictedExpr::val),
-        (Type::String, Value::String(s)) => Some(RestrictedExpr::val(s.as_str())),
+        (Type::Bool(_), Value::Bool(b)) => Some(CedarValue::new(Literal::Bool(*b), None)),
+        (Type::Long, Value::Number(n)) => {
+            n.as_i64().map(|i| CedarValue::new(Literal::Long(i), None))
+        }
+        (Type::String, Value::String(s)) => {
+            Some(CedarValue::new(Literal::String(s.as_str().into()), None))
+        }
         (
             Type::Set {
                 element_type: Some(element),
@@ -33,20 +35,22 @@ pub(crate) fn convert(
             .iter()
             .map(|item| convert(schema, element, item))
             .collect::<Option<Vec<_>>>()
-            .map(RestrictedExpr::set),
+            .map(|items| CedarValue::set(items, None)),
         (Type::Record { attrs, .. }, Value::Object(map)) => {
             if map.keys().any(|k| attrs.get_attr(k).is_none()) {
                 return None;
             }
-            let mut pairs = Vec::with_capacity(map.len());
+            let mut pairs = std::collections::BTreeMap::new();
             for (name, attr) in attrs.iter() {
                 match map.get(name.as_str()) {
-                    Some(v) => pairs.push((name.clone(), convert(schema, &attr.attr_type, v)?)),
+                    Some(v) => {
+                        pairs.insert(name.clone(), convert(schema, &attr.attr_type, v)?);
+                    }
                     None if attr.is_required => return None,
                     None => {}
                 }
             }
-            RestrictedExpr::record(pairs).ok()
+            Some(CedarValue::record_arc(Arc::new(pairs), None))
         }
         (Type::Entity(EntityKind::Entity(lub)), Value::String(s)) => {
             let kind = lub.get_single_entity()?;
@@ -55,11 +59,14 @@ pub(crate) fn convert(
                 ValidatorEntityTypeKind::Enum(choices)
                     if choices.iter().any(|c| c.as_ref() == s.as_str()) =>
                 {
-                    Some(RestrictedExpr::val(EntityUID::from_components(
-                        kind.clone(),
-                        Eid::new(s.as_str()),
+                    Some(CedarValue::new(
+                        Literal::EntityUID(Arc::new(EntityUID::from_components(
+                            kind.clone(),
+                            Eid::new(s.as_str()),
+                            None,
+                        ))),
                         None,
-                    )))
+                    ))
                 }
                 _ => None,
             }
