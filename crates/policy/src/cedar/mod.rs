@@ -594,15 +594,10 @@ impl Engine {
             // load; the rest are evaluated now.
             let mut tally = Tally::default();
             let names = |ids: &[PolicyId]| ids.iter().filter_map(|id| self.named.get(id)).collect();
-            tally.forbids = names(&row.forbids);
-            tally.permits = names(&row.permits);
-            tally.failed = row
-                .failed
-                .iter()
-                .filter_map(|(id, e)| Some((self.named.get(id)?, e.clone())))
-                .collect();
+            tally.forbids = names(&row.known.forbids);
+            tally.permits = names(&row.known.permits);
             let principal = self.principal_of(call);
-            let rest = plan.rest(&principal);
+            let rest = row.rest(&principal);
             // The policies that do not read the arguments: remembered.
             if rest.iter().any(|live| !live.3) {
                 let key = plan::MemoKey::of(call, index, &principal);

@@ -1,26 +1,30 @@
 //! What the engine works out once, at load, so that a call costs only what
 //! its own facts decide.
 //!
-//! A policy that reads nothing but the action and `context.resolution` has
-//! one value per resolution, and a described tool's resolutions are its
-//! variants' (and its static one): those values are computed at load, per
-//! tool and variant, with Cedar. At a call, only the policies that read
-//! more (the arguments, the principal, the session) are evaluated, and of
-//! those scoped to one principal (`principal == NS::User::"x"`) only the
-//! call's principal's. Cedar's answer is then the same as over the whole
-//! set: a satisfied forbid denies, else a satisfied permit allows, else
-//! nothing does. A call whose resolution is not one computed at load (a
-//! server that resolves its own calls) is decided over the whole set.
+//! A described tool's resolutions are finite: its variants' and its static
+//! one. For each, every policy that can apply to the tool is put to Cedar's
+//! partial evaluator with the resolution known and the principal, the
+//! arguments (`context.input`) and the session (`context.session`)
+//! unknown. A policy whose value does not depend on them is decided there,
+//! once. At a call, only the others are evaluated, and of those scoped to
+//! one principal (`principal == NS::User::"x"`) only the call's principal's;
+//! the ones that do not read the arguments are remembered per principal and
+//! session. Cedar's answer is the same as over the whole set: a satisfied
+//! forbid denies, else a satisfied permit allows, else nothing does. A call
+//! whose resolution is not one of these (a server that resolves its own
+//! calls) is decided over the whole set.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use cedar_policy::{Effect, PolicyId, PolicySet};
 use cedar_policy_core::ast::{self, EntityUID};
+use cedar_policy_core::extensions::Extensions;
 use mcp_resolve::hints::HintTableExt;
 use mcp_resolve_runtime::Annotations;
 
 use super::Engine;
-use super::table::reads;
+use super::table::{Factor, reads};
 use crate::Call;
 
 /// The value of one policy on one request.
@@ -32,30 +36,45 @@ pub(crate) enum Holds {
     Failed(String),
 }
 
-/// A resolution computed at load, and the known policies that hold on it.
-pub(crate) struct Row {
-    variant: Option<String>,
-    annotations: Annotations,
-    scopes: Vec<String>,
-    pub(crate) forbids: Vec<PolicyId>,
-    pub(crate) permits: Vec<PolicyId>,
-    pub(crate) failed: Vec<(PolicyId, String)>,
-}
-
 /// A policy evaluated at calls: Cedar's own, with its condition built once
 /// (scope and body, as Cedar's evaluator builds it for every evaluation),
 /// its id in the set, and whether it reads the arguments (the others are
 /// remembered per principal and session).
 pub(crate) type Live = (ast::Policy, ast::Expr, PolicyId, bool);
 
-/// A described tool's plan.
-pub(crate) struct Plan {
-    rows: Vec<Row>,
-    /// The policies that read more than the resolution, for a principal
-    /// none of them is scoped to.
+/// What the partial evaluation of a resolution decides.
+#[derive(Default)]
+pub(crate) struct Known {
+    /// Forbids that hold whatever the unknowns are.
+    pub(crate) forbids: Vec<PolicyId>,
+    /// Permits that hold whatever the unknowns are.
+    pub(crate) permits: Vec<PolicyId>,
+    /// The policies whose value depends on the unknowns, in set order.
+    pub(crate) residual: Vec<PolicyId>,
+}
+
+/// A resolution computed at load.
+pub(crate) struct Row {
+    variant: Option<String>,
+    annotations: Annotations,
+    scopes: Vec<String>,
+    pub(crate) known: Known,
+    /// The residual policies, for a principal none of them is scoped to.
     rest: Vec<Live>,
     /// The same for each principal some are scoped to (theirs included).
     by_principal: HashMap<EntityUID, Vec<Live>>,
+}
+
+impl Row {
+    /// The policies to evaluate at a call by `principal`.
+    pub(crate) fn rest(&self, principal: &EntityUID) -> &[Live] {
+        self.by_principal.get(principal).unwrap_or(&self.rest)
+    }
+}
+
+/// A described tool's plan: its rows.
+pub(crate) struct Plan {
+    rows: Vec<Row>,
 }
 
 impl Plan {
@@ -70,73 +89,135 @@ impl Plan {
                 && r.scopes.as_slice() == call.scopes
         })
     }
+}
 
-    /// The policies to evaluate at a call by `principal`.
-    pub(crate) fn rest(&self, principal: &EntityUID) -> &[Live] {
-        self.by_principal.get(principal).unwrap_or(&self.rest)
-    }
+/// The resolutions of a tool: each variant's, and the static one.
+pub(crate) fn resolutions(
+    server: &mcp_resolve::ir::Server,
+    tool: &mcp_resolve::ir::Tool,
+) -> Vec<(Option<String>, Annotations, Vec<String>)> {
+    let mut cases: Vec<(Option<String>, Annotations, Vec<String>)> = tool
+        .variants
+        .iter()
+        .map(|v| {
+            (
+                Some(v.name.clone()),
+                server.hints.to_annotations(&v.annotations),
+                v.required_scopes.iter().map(|(s, _)| s.clone()).collect(),
+            )
+        })
+        .collect();
+    cases.push((
+        None,
+        server.hints.to_annotations(&tool.annotations),
+        tool.required_scopes.clone(),
+    ));
+    cases
 }
 
 impl Engine {
-    /// The value of `policy` alone on a request.
-    pub(crate) fn holds(
-        &self,
-        policy: &cedar_policy::Policy,
-        request: &ast::Request,
-        entities: &cedar_policy_core::entities::Entities,
-    ) -> Holds {
-        let mut one = PolicySet::new();
-        if one.add(policy.clone()).is_err() {
-            return Holds::Failed("the policy cannot be evaluated alone".into());
+    /// The policies that can apply to `tool`'s calls.
+    pub(crate) fn slice(&self, tool: &str) -> &PolicySet {
+        self.by_tool.get(tool).unwrap_or(&self.policies)
+    }
+
+    /// Cedar's partial evaluation of every policy that can apply to a call
+    /// with this resolution, the principal, arguments and session unknown.
+    pub(crate) fn known(&self, call: &Call<'_>) -> Result<Known, String> {
+        let [resolution, _] = self.context(call);
+        let context = ast::Context::from_pairs(
+            [
+                resolution,
+                (
+                    "input".into(),
+                    ast::RestrictedExpr::unknown(ast::Unknown::new_untyped("input")),
+                ),
+                (
+                    "session".into(),
+                    ast::RestrictedExpr::unknown(ast::Unknown::new_untyped("session")),
+                ),
+            ],
+            Extensions::all_available(),
+        )
+        .map_err(|e| e.to_string())?;
+        let (_, entities) = self.bare_request(call)?;
+        let request = ast::Request::new_with_unknowns(
+            ast::EntityUIDEntry::unknown(),
+            ast::EntityUIDEntry::known(super::uid(&self.action, call.tool), None),
+            ast::EntityUIDEntry::known(self.resource.clone(), None),
+            Some(context),
+            None::<&ast::RequestSchemaAllPass>,
+            Extensions::all_available(),
+        )
+        .map_err(|e| e.to_string())?;
+        let evaluator = cedar_policy_core::evaluator::Evaluator::new(
+            request,
+            &entities,
+            Extensions::all_available(),
+        );
+        let all: &ast::PolicySet = self.policies.as_ref();
+        let mut known = Known::default();
+        for policy in self.slice(call.tool).policies() {
+            let id: &ast::PolicyID = policy.id().as_ref();
+            let Some(ast) = all.get(id) else {
+                continue;
+            };
+            let value = evaluator.partial_interpret(&ast.condition(), ast.env());
+            let forbid = policy.effect() == Effect::Forbid;
+            match value {
+                Ok(ast::PartialValue::Value(v)) => match v.value_kind() {
+                    ast::ValueKind::Lit(ast::Literal::Bool(true)) if forbid => {
+                        known.forbids.push(policy.id().clone());
+                    }
+                    ast::ValueKind::Lit(ast::Literal::Bool(true)) => {
+                        known.permits.push(policy.id().clone());
+                    }
+                    ast::ValueKind::Lit(ast::Literal::Bool(false)) => {}
+                    // Not a boolean: what a call makes of it decides.
+                    _ => known.residual.push(policy.id().clone()),
+                },
+                // Depends on the unknowns; and an error is left to the call
+                // too, which evaluates it with everything known.
+                Ok(ast::PartialValue::Residual(_)) | Err(_) => {
+                    known.residual.push(policy.id().clone());
+                }
+            }
         }
-        let response: cedar_policy::Response = self
-            .authorizer
-            .is_authorized(request.clone(), one.as_ref(), entities)
-            .into();
-        if let Some(error) = response.diagnostics().errors().next() {
-            return Holds::Failed(error.to_string());
-        }
-        if response.diagnostics().reason().any(|id| id == policy.id()) {
-            Holds::Yes
-        } else {
-            Holds::No
-        }
+        let index = |id: &PolicyId| self.named.get(id).map_or(usize::MAX, |n| n.index);
+        known.forbids.sort_by_key(index);
+        known.permits.sort_by_key(index);
+        known.residual.sort_by_key(index);
+        Ok(known)
     }
 
     /// The plans of the described, typed tools of `server`.
     pub(crate) fn plan(&mut self, server: &mcp_resolve::ir::Server) -> Result<(), String> {
         let mut plans = HashMap::new();
-        for tool in &server.tools {
-            let Some(slice) = self.by_tool.get(&tool.name) else {
-                continue;
-            };
-            let mut known = Vec::new();
-            let mut rest = Vec::new();
-            for policy in slice.policies() {
-                if reads(policy).0.is_empty() {
-                    known.push(policy);
-                } else {
-                    rest.push(policy);
+        let all: &ast::PolicySet = self.policies.as_ref();
+        let live = |id: &PolicyId| -> Result<(Live, Option<EntityUID>), String> {
+            let ast_id: &ast::PolicyID = id.as_ref();
+            let ast = all
+                .get(ast_id)
+                .ok_or_else(|| format!("the policy `{id}` is not in the set"))?;
+            let policy = self
+                .policies
+                .policy(id)
+                .ok_or_else(|| format!("the policy `{id}` is not in the set"))?;
+            let input = reads(policy).0.contains(&Factor::Arguments);
+            let scoped = match policy.principal_constraint() {
+                cedar_policy::PrincipalConstraint::Eq(uid) => {
+                    Some(AsRef::<EntityUID>::as_ref(&uid).clone())
                 }
+                _ => None,
+            };
+            Ok(((ast.clone(), ast.condition(), id.clone(), input), scoped))
+        };
+        for tool in &server.tools {
+            if !self.by_tool.contains_key(&tool.name) {
+                continue;
             }
-            let mut cases: Vec<(Option<String>, Annotations, Vec<String>)> = tool
-                .variants
-                .iter()
-                .map(|v| {
-                    (
-                        Some(v.name.clone()),
-                        server.hints.to_annotations(&v.annotations),
-                        v.required_scopes.iter().map(|(s, _)| s.clone()).collect(),
-                    )
-                })
-                .collect();
-            cases.push((
-                None,
-                server.hints.to_annotations(&tool.annotations),
-                tool.required_scopes.clone(),
-            ));
             let mut rows = Vec::new();
-            for (variant, annotations, scopes) in cases {
+            for (variant, annotations, scopes) in resolutions(server, tool) {
                 let call = Call {
                     tool: &tool.name,
                     arguments: None,
@@ -147,67 +228,36 @@ impl Engine {
                     principal: None,
                     session: None,
                 };
-                let (request, entities) = self.bare_request(&call)?;
-                let mut row = Row {
-                    variant: variant.clone(),
-                    annotations: annotations.clone(),
-                    scopes: scopes.clone(),
-                    forbids: Vec::new(),
-                    permits: Vec::new(),
-                    failed: Vec::new(),
-                };
-                for policy in &known {
-                    let forbid = policy.effect() == Effect::Forbid;
-                    match (self.holds(policy, &request, &entities), forbid) {
-                        (Holds::Yes, true) => row.forbids.push(policy.id().clone()),
-                        (Holds::Yes, false) => row.permits.push(policy.id().clone()),
-                        (Holds::Failed(e), true) => row.failed.push((policy.id().clone(), e)),
-                        _ => {}
+                let known = self.known(&call)?;
+                let mut rest = Vec::new();
+                let mut scoped = Vec::new();
+                for id in &known.residual {
+                    match live(id)? {
+                        (live, None) => rest.push(live),
+                        (live, Some(uid)) => scoped.push((live, uid)),
                     }
                 }
-                rows.push(row);
-            }
-            let scoped = |policy: &cedar_policy::Policy| match policy.principal_constraint() {
-                cedar_policy::PrincipalConstraint::Eq(uid) => Some(uid),
-                _ => None,
-            };
-            let all: &ast::PolicySet = self.policies.as_ref();
-            let live = |policy: &cedar_policy::Policy| -> Result<Live, String> {
-                let id: &ast::PolicyID = policy.id().as_ref();
-                let ast = all
-                    .get(id)
-                    .ok_or_else(|| format!("the policy `{id}` is not in the set"))?;
-                let input = reads(policy).0.contains(&super::table::Factor::Arguments);
-                Ok((ast.clone(), ast.condition(), policy.id().clone(), input))
-            };
-            let mut unscoped = Vec::new();
-            for policy in rest.iter().filter(|p| scoped(p).is_none()) {
-                unscoped.push(live(policy)?);
-            }
-            let mut by_principal: HashMap<EntityUID, Vec<Live>> = HashMap::new();
-            for policy in &rest {
-                if let Some(uid) = scoped(policy) {
-                    let uid: EntityUID = uid.as_ref().clone();
+                let mut by_principal: HashMap<EntityUID, Vec<Live>> = HashMap::new();
+                for (live, uid) in scoped {
                     by_principal
                         .entry(uid)
-                        .or_insert_with(|| unscoped.clone())
-                        .push(live(policy)?);
+                        .or_insert_with(|| rest.clone())
+                        .push(live);
                 }
-            }
-            // In the set's order.
-            let index = |id: &PolicyId| self.named.get(id).map_or(usize::MAX, |n| n.index);
-            unscoped.sort_by_key(|(_, _, id, _)| index(id));
-            for list in by_principal.values_mut() {
-                list.sort_by_key(|(_, _, id, _)| index(id));
-            }
-            plans.insert(
-                tool.name.clone(),
-                Plan {
-                    rows,
-                    rest: unscoped,
+                let index = |id: &PolicyId| self.named.get(id).map_or(usize::MAX, |n| n.index);
+                for list in by_principal.values_mut() {
+                    list.sort_by_key(|(_, _, id, _)| index(id));
+                }
+                rows.push(Row {
+                    variant,
+                    annotations,
+                    scopes,
+                    known,
+                    rest,
                     by_principal,
-                },
-            );
+                });
+            }
+            plans.insert(tool.name.clone(), Plan { rows });
         }
         self.plans = plans;
         Ok(())
@@ -247,7 +297,7 @@ impl MemoKey {
 
 /// The remembered values of a rest list's policies that do not read the
 /// arguments: (place in the list, value).
-pub(crate) type Remembered = std::sync::Arc<Vec<(usize, Holds)>>;
+pub(crate) type Remembered = Arc<Vec<(usize, Holds)>>;
 
 /// How many remembered values the engine keeps before it starts over.
 pub(crate) const MEMO_LIMIT: usize = 4096;

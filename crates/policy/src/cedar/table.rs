@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use cedar_policy::{Effect, PolicyId, PolicySet};
+use cedar_policy::PolicyId;
 use serde_json::Value;
 
 use super::Engine;
@@ -31,7 +31,7 @@ pub enum Factor {
 }
 
 impl Factor {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Factor::Arguments => "arguments",
             Factor::Principal => "principal",
@@ -233,72 +233,33 @@ pub fn table(engine: &Engine, server: &mcp_resolve::ir::Server) -> Vec<Row> {
     rows
 }
 
-/// Each policy that can apply to the row's calls, with its value on them
-/// (`None`: it depends).
+/// What a row's calls come to: Cedar's partial evaluation of each policy
+/// with the resolution known and the principal, arguments and session
+/// unknown; the policies it cannot decide make the row depend on them.
 fn cell(
     engine: &Engine,
     call: &Call<'_>,
     reads: &HashMap<PolicyId, (BTreeSet<Factor>, BTreeSet<String>)>,
 ) -> Cell {
-    let set = engine
-        .by_tool
-        .get(call.tool)
-        .unwrap_or_else(|| engine.policy_set());
-    let request = engine.bare_request(call);
-    let mut forbids = Vec::new();
-    let mut unknown_forbids = Vec::new();
-    let mut permits = Vec::new();
-    let mut unknown_permits = Vec::new();
-    let mut on = BTreeSet::new();
-    for policy in set.policies() {
-        let Some(named) = engine.named(policy.id()) else {
-            continue;
-        };
-        let forbid = policy.effect() == Effect::Forbid;
-        let (factors, paths) = reads.get(policy.id()).cloned().unwrap_or_default();
-        if !factors.is_empty() {
-            on.extend(factors.iter().copied());
-            let what: Vec<String> = if paths.is_empty() {
-                factors.iter().map(|f| f.as_str().to_string()).collect()
-            } else {
-                paths.into_iter().collect()
+    let known = match engine.known(call) {
+        Ok(known) => known,
+        Err(why) => {
+            return Cell::Depends {
+                possible: [Decision::Allow, Decision::Deny, Decision::Ask]
+                    .into_iter()
+                    .collect(),
+                on: BTreeSet::new(),
+                because: vec![format!("the policies cannot be evaluated on it: {why}")],
             };
-            let entry = (named, format!("`{}` reads {}", named.name, what.join(", ")));
-            if forbid {
-                unknown_forbids.push(entry);
-            } else {
-                unknown_permits.push(entry);
-            }
-            continue;
         }
-        // Known: Cedar evaluates it alone on the row's request.
-        let holds = match &request {
-            Ok((request, entities)) => {
-                let mut one = PolicySet::new();
-                let _ = one.add(policy.clone());
-                let response: cedar_policy::Response = engine
-                    .authorizer
-                    .is_authorized(request.clone(), one.as_ref(), entities)
-                    .into();
-                if response.diagnostics().errors().next().is_some() {
-                    // As decisions treat it: a forbid that fails refuses.
-                    forbid
-                } else {
-                    response.diagnostics().reason().any(|id| id == policy.id())
-                }
-            }
-            Err(_) => forbid,
-        };
-        if holds {
-            if forbid {
-                forbids.push(named);
-            } else {
-                permits.push(named);
-            }
-        }
-    }
-    let names = |list: &mut Vec<&super::Named>| -> Vec<String> {
-        list.sort_by_key(|n| n.index);
+    };
+    let named = |ids: &[PolicyId]| -> Vec<&super::Named> {
+        ids.iter().filter_map(|id| engine.named(id)).collect()
+    };
+    let forbids = named(&known.forbids);
+    let permits = named(&known.permits);
+    let residual = named(&known.residual);
+    let names = |list: &[&super::Named]| -> Vec<String> {
         list.iter()
             .filter(|n| !n.default)
             .map(|n| n.name.clone())
@@ -307,15 +268,16 @@ fn cell(
     if !forbids.is_empty() {
         return Cell::Decided {
             decision: Decision::Deny,
-            policies: names(&mut forbids),
+            policies: names(&forbids),
         };
     }
+    let unknown_forbids = residual.iter().any(|n| n.forbid);
     let known_ask = permits.iter().any(|n| n.ask.is_some());
     let known_allow = permits.iter().any(|n| n.ask.is_none());
-    let unknown_ask = unknown_permits.iter().any(|(n, _)| n.ask.is_some());
-    let unknown_allow = unknown_permits.iter().any(|(n, _)| n.ask.is_none());
+    let unknown_ask = residual.iter().any(|n| !n.forbid && n.ask.is_some());
+    let unknown_allow = residual.iter().any(|n| !n.forbid && n.ask.is_none());
     let mut possible = BTreeSet::new();
-    if !unknown_forbids.is_empty() || permits.is_empty() {
+    if unknown_forbids || permits.is_empty() {
         possible.insert(Decision::Deny);
     }
     if known_ask || unknown_ask {
@@ -324,22 +286,41 @@ fn cell(
     if !known_ask && (known_allow || unknown_allow) {
         possible.insert(Decision::Allow);
     }
-    // With no permit known to hold, Deny is only possible if no unknown
-    // permit must hold — and none must, so it stays.
     if possible.len() == 1 {
         let decision = possible.into_iter().next().unwrap_or(Decision::Deny);
         return Cell::Decided {
             decision,
-            policies: names(&mut permits),
+            policies: names(&permits),
         };
     }
-    let mut because: Vec<(&super::Named, String)> =
-        unknown_forbids.into_iter().chain(unknown_permits).collect();
-    because.sort_by_key(|(n, _)| n.index);
+    let mut on = BTreeSet::new();
+    let because = known
+        .residual
+        .iter()
+        .filter_map(|id| {
+            let n = engine.named(id)?;
+            let (factors, paths) = reads.get(id).cloned().unwrap_or_default();
+            on.extend(factors.iter().copied());
+            let mut what: Vec<String> = paths.into_iter().collect();
+            if what.len() > 1 {
+                what.retain(|p| p != "context.input");
+            }
+            what.extend(
+                factors
+                    .iter()
+                    .filter(|f| **f != Factor::Arguments)
+                    .map(|f| f.as_str().to_string()),
+            );
+            if what.is_empty() {
+                what.push("what the call brings".into());
+            }
+            Some(format!("`{}` reads {}", n.name, what.join(", ")))
+        })
+        .collect();
     Cell::Depends {
         possible,
         on,
-        because: because.into_iter().map(|(_, w)| w).collect(),
+        because,
     }
 }
 
