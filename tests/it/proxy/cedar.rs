@@ -389,3 +389,83 @@ fn every_bundled_yaml_policy_translates_to_cedar_the_cedar_cli_validates() {
         }
     }
 }
+
+#[test]
+fn committed_cedar_schemas_are_up_to_date_and_the_same_in_every_process() {
+    for path in common::bundled_rules() {
+        let stem = path.file_stem().unwrap().to_str().unwrap();
+        let run = || {
+            common::bin()
+                .args(["policy", "schema"])
+                .arg(&path)
+                .output()
+                .unwrap()
+        };
+        let (a, b) = (run(), run());
+        assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+        assert_eq!(a.stdout, b.stdout, "{}", path.display());
+        common::expect_file(
+            &Path::new("generated").join(format!("{stem}.cedarschema")),
+            &String::from_utf8(a.stdout).unwrap(),
+        );
+    }
+}
+
+#[test]
+fn the_example_cedar_policies_validate_in_the_command_and_in_the_cedar_cli() {
+    let examples = [
+        ("docs/policies/file-server.cedar", "rules/file-server.yaml"),
+        (
+            "docs/policies/coding-agent.cedar",
+            "rules/coding-agent.yaml",
+        ),
+    ];
+    for (policy, rules) in examples {
+        let check = common::bin()
+            .args(["policy", "check", policy, rules])
+            .output()
+            .unwrap();
+        assert!(check.status.success(), "{policy}: {check:?}");
+        let explain = common::bin()
+            .args(["policy", "explain", policy, rules])
+            .output()
+            .unwrap();
+        assert!(explain.status.success(), "{policy}: {explain:?}");
+    }
+    // The coding agent's decisions, variant by variant.
+    let explain = common::bin()
+        .args([
+            "policy",
+            "explain",
+            "docs/policies/coding-agent.cedar",
+            "rules/coding-agent.yaml",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(explain.stdout).unwrap();
+    for line in [
+        "start_coding_agent  dry-run        allow (reads)",
+        "start_coding_agent  execute        depends on arguments: deny or ask (`destructive-only-as-dry-run` reads context.input.dryRun)",
+        "agent_status        (static)       allow (reads)",
+    ] {
+        assert!(text.contains(line), "{line}\nnot in\n{text}");
+    }
+    let Some(cedar) = cedar_cli("the Cedar CLI's validation of the example policies") else {
+        return;
+    };
+    for (policy, rules) in examples {
+        let stem = Path::new(rules).file_stem().unwrap().to_str().unwrap();
+        let validated = std::process::Command::new(&cedar)
+            .args(["validate", "--schema"])
+            .arg(Path::new("generated").join(format!("{stem}.cedarschema")))
+            .args(["--policies", policy])
+            .output()
+            .unwrap();
+        assert!(
+            validated.status.success(),
+            "{policy}: {}{}",
+            String::from_utf8_lossy(&validated.stdout),
+            String::from_utf8_lossy(&validated.stderr)
+        );
+    }
+}

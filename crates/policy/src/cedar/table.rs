@@ -99,6 +99,8 @@ pub struct Row {
     pub tool: String,
     /// The variant (`None`: calls that match no variant, or a static tool).
     pub variant: Option<String>,
+    /// Whether the tool has variants (else the row is its static resolution).
+    pub resolvable: bool,
     /// What its calls come to.
     pub cell: Cell,
 }
@@ -226,6 +228,7 @@ pub fn table(engine: &Engine, server: &mcp_resolve::ir::Server) -> Vec<Row> {
             rows.push(Row {
                 tool: tool.name.clone(),
                 variant: variant.map(str::to_string),
+                resolvable: tool.resolvable,
                 cell: cell(engine, &call, &reads),
             });
         }
@@ -346,7 +349,8 @@ fn decision_of(cell: &Cell) -> (BTreeSet<Decision>, bool) {
 pub fn variant_label(row: &Row) -> String {
     match &row.variant {
         Some(v) => v.clone(),
-        None => "(no variant matches)".into(),
+        None if row.resolvable => "(no variant matches)".into(),
+        None => "(static)".into(),
     }
 }
 
@@ -361,7 +365,7 @@ pub fn render(rows: &[Row], markdown: bool) -> String {
                 row.tool,
                 row.variant
                     .as_ref()
-                    .map_or_else(|| "(no variant matches)".to_string(), |v| format!("`{v}`")),
+                    .map_or_else(|| variant_label(row), |v| format!("`{v}`")),
                 row.cell.describe().replace('|', "\\|")
             ));
         }
