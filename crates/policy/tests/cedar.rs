@@ -343,7 +343,7 @@ fn the_decision_table_says_depends_where_a_policy_reads_what_the_variant_does_no
     );
     let text = table::render(&rows, false);
     assert!(
-        text.contains("fetch  (no variant matches)  allow (reads)"),
+        text.contains("fetch  (static)              allow (reads)"),
         "{text}"
     );
     assert!(table::render(&rows, true).starts_with("| tool | variant | decision |"));
