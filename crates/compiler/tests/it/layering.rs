@@ -114,6 +114,32 @@ fn the_host_side_knows_nothing_of_the_compiler_or_proxy() {
 }
 
 #[test]
+fn the_policy_crate_knows_nothing_of_transports_the_proxy_or_the_command() {
+    let policy = tree("mcp-resolve-policy", &[]);
+    assert_none_of(
+        "mcp-resolve-policy",
+        &policy,
+        &[
+            "mcp-resolve-proxy",
+            "mcp-resolve-cli",
+            "clap",
+            "tokio",
+            "reqwest",
+            "axum",
+            "hyper",
+        ],
+    );
+    assert!(policy.contains("cedar-policy"), "{policy:?}");
+    // And a build script compiles no Cedar.
+    let compiler = tree("mcp-resolve", &[]);
+    assert_none_of(
+        "mcp-resolve",
+        &compiler,
+        &["cedar-policy", "cedar-policy-core", "mcp-resolve-policy"],
+    );
+}
+
+#[test]
 fn only_the_command_knows_clap() {
     let proxy = tree("mcp-resolve-proxy", &[]);
     assert_none_of(
