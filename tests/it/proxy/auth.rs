@@ -793,3 +793,96 @@ fn a_public_read_needs_no_scope_and_a_private_one_steps_up() {
     let (status, stderr) = proxy.stop();
     assert_eq!(status, 0, "{stderr:#?}");
 }
+
+/// Cedar: the principal is the token's subject, `context.session` has the
+/// scopes it grants; both decide, over HTTP with verified tokens.
+#[test]
+fn a_cedar_policy_decides_by_the_tokens_subject_and_granted_scopes() {
+    let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
+    let issuer = issuer(&key);
+    let root = common::scratch("proxy", "auth-cedar");
+    let policy = root.join("policy.cedar");
+    std::fs::write(
+        &policy,
+        r#"@id("reads-within-granted-scopes")
+permit(principal, action, resource)
+when { context.resolution.readOnlyHint
+       && context.session.tokenScopes.containsAll(context.resolution.requiredScopes) };
+
+@id("only-alice")
+forbid(principal, action, resource)
+unless { principal == FileServer::User::"alice" };
+"#,
+    )
+    .unwrap();
+    let audit = root.join("audit.jsonl");
+    let proxy = common::Listening::start(
+        &[
+            "rules/file-server.yaml",
+            "--auth-issuer",
+            &issuer,
+            "--audience",
+            AUDIENCE,
+            "--policy",
+            policy.to_str().unwrap(),
+            "--audit",
+            audit.to_str().unwrap(),
+        ],
+        &["python3", fake_server().to_str().unwrap(), "well"],
+    );
+    let token = |sub: &str| {
+        jwt(
+            &key,
+            &json!({"iss": issuer, "aud": AUDIENCE, "sub": sub, "client_id": "host",
+                    "exp": now() + 300, "scope": "files:read"}),
+        )
+    };
+    let (alice, bob) = (token("alice"), token("bob"));
+    let (status, headers, body) = post(&proxy, Some(&alice), None, &initialize_body(1));
+    assert_eq!(status, 200, "{body}");
+    let session = header(&headers, "mcp-session-id").to_owned();
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(
+        post(&proxy, Some(&alice), Some(&session), initialized).0,
+        202
+    );
+    let answer = |token: &str, id: u64| -> Value {
+        let (status, _, body) = post(&proxy, Some(token), Some(&session), &call(id, "read"));
+        assert_eq!(status, 200, "{body}");
+        let json = body
+            .lines()
+            .find_map(|l| l.strip_prefix("data: "))
+            .unwrap_or(&body);
+        serde_json::from_str(json).unwrap()
+    };
+    let allowed = answer(&alice, 2);
+    assert!(allowed.get("result").is_some(), "{allowed}");
+    let refused = answer(&bob, 3);
+    assert_eq!(refused["error"]["code"], -32001, "{refused}");
+    assert_eq!(refused["error"]["data"]["policies"], json!(["only-alice"]));
+    let (status, stderr) = proxy.stop();
+    assert_eq!(status, 0, "{stderr:#?}");
+    let lines: Vec<Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let decided: Vec<(&str, &str, Value)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["principal"]["sub"].as_str().unwrap_or("-"),
+                l["decision"].as_str().unwrap_or("-"),
+                l["policies"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        decided,
+        vec![
+            ("alice", "allow", json!(["reads-within-granted-scopes"])),
+            ("bob", "deny", json!(["only-alice"])),
+        ],
+        "{lines:#?}"
+    );
+}
