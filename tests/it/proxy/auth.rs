@@ -669,6 +669,27 @@ fn an_opaque_token_is_introspected_and_refused_unless_active_and_ours() {
     assert_eq!(status, 0, "{stderr:#?}");
 }
 
+/// Opens a session on a listening proxy with `token`: its id.
+fn open_session(proxy: &common::Listening, token: &str) -> String {
+    let (status, headers, body) = post(proxy, Some(token), None, &initialize_body(1));
+    assert_eq!(status, 200, "{body}");
+    let session = header(&headers, "mcp-session-id").to_owned();
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(post(proxy, Some(token), Some(&session), initialized).0, 202);
+    session
+}
+
+/// A `read` call in `session` with `token`: the JSON-RPC answer.
+fn read_with(proxy: &common::Listening, token: &str, session: &str, id: u64) -> Value {
+    let (status, _, body) = post(proxy, Some(token), Some(session), &call(id, "read"));
+    assert_eq!(status, 200, "{body}");
+    let json = body
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap_or(&body);
+    serde_json::from_str(json).unwrap()
+}
+
 #[test]
 fn the_policy_decides_by_the_tokens_principal_and_audits_it() {
     let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
@@ -703,23 +724,8 @@ fn the_policy_decides_by_the_tokens_principal_and_audits_it() {
         )
     };
     let (trusted, untrusted) = (token("host"), token("untrusted"));
-    let (status, headers, body) = post(&proxy, Some(&trusted), None, &initialize_body(1));
-    assert_eq!(status, 200, "{body}");
-    let session = header(&headers, "mcp-session-id").to_owned();
-    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    assert_eq!(
-        post(&proxy, Some(&trusted), Some(&session), initialized).0,
-        202
-    );
-    let answer = |token: &str, id: u64| -> Value {
-        let (status, _, body) = post(&proxy, Some(token), Some(&session), &call(id, "read"));
-        assert_eq!(status, 200, "{body}");
-        let json = body
-            .lines()
-            .find_map(|l| l.strip_prefix("data: "))
-            .unwrap_or(&body);
-        serde_json::from_str(json).unwrap()
-    };
+    let session = open_session(&proxy, &trusted);
+    let answer = |token: &str, id: u64| read_with(&proxy, token, &session, id);
     assert!(answer(&trusted, 2).get("result").is_some());
     let refused = answer(&untrusted, 3);
     assert_eq!(refused["error"]["code"], -32001, "{refused}");
@@ -732,11 +738,7 @@ fn the_policy_decides_by_the_tokens_principal_and_audits_it() {
     );
     let (status, stderr) = proxy.stop();
     assert_eq!(status, 0, "{stderr:#?}");
-    let lines: Vec<Value> = std::fs::read_to_string(&audit)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = audit_lines(&audit);
     let by_outcome = |decision: &str| {
         lines
             .iter()
@@ -838,23 +840,8 @@ unless { principal == FileServer::User::"alice" };
         )
     };
     let (alice, bob) = (token("alice"), token("bob"));
-    let (status, headers, body) = post(&proxy, Some(&alice), None, &initialize_body(1));
-    assert_eq!(status, 200, "{body}");
-    let session = header(&headers, "mcp-session-id").to_owned();
-    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    assert_eq!(
-        post(&proxy, Some(&alice), Some(&session), initialized).0,
-        202
-    );
-    let answer = |token: &str, id: u64| -> Value {
-        let (status, _, body) = post(&proxy, Some(token), Some(&session), &call(id, "read"));
-        assert_eq!(status, 200, "{body}");
-        let json = body
-            .lines()
-            .find_map(|l| l.strip_prefix("data: "))
-            .unwrap_or(&body);
-        serde_json::from_str(json).unwrap()
-    };
+    let session = open_session(&proxy, &alice);
+    let answer = |token: &str, id: u64| read_with(&proxy, token, &session, id);
     let allowed = answer(&alice, 2);
     assert!(allowed.get("result").is_some(), "{allowed}");
     let refused = answer(&bob, 3);
@@ -862,11 +849,7 @@ unless { principal == FileServer::User::"alice" };
     assert_eq!(refused["error"]["data"]["policies"], json!(["only-alice"]));
     let (status, stderr) = proxy.stop();
     assert_eq!(status, 0, "{stderr:#?}");
-    let lines: Vec<Value> = std::fs::read_to_string(&audit)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = audit_lines(&audit);
     let decided: Vec<(&str, &str, Value)> = lines
         .iter()
         .map(|l| {

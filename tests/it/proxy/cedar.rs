@@ -155,11 +155,7 @@ fn the_proxy_decides_with_cedar_and_the_cedar_cli_agrees_on_every_call() {
     let (status, stderr) = proxy.finish();
     assert_eq!(status, 0, "{stderr:?}");
 
-    let lines: Vec<Value> = std::fs::read_to_string(&audit)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = audit_lines(&audit);
     // A policy without `@id` is named by its file, as given, and line.
     let base = policies.join("a-base.cedar").display().to_string();
     let guard = policies.join("b-guard.cedar").display().to_string();

@@ -2,14 +2,6 @@
 
 use super::*;
 
-fn audit_lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("audit line {l:?}: {e}")))
-        .collect()
-}
-
 #[test]
 fn the_policy_allows_denies_and_asks_and_every_call_is_audited() {
     let dir = common::scratch("proxy", "guard");

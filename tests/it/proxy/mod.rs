@@ -108,6 +108,15 @@ impl Proxy {
     }
 }
 
+/// The lines of an audit log, each parsed.
+fn audit_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("audit line {l:?}: {e}")))
+        .collect()
+}
+
 /// Whether process `pid` still exists (Linux).
 fn alive(pid: &str) -> bool {
     Path::new("/proc").join(pid.trim()).exists()
