@@ -308,7 +308,21 @@ fn the_decision_table_says_depends_where_a_policy_reads_what_the_variant_does_no
             possible,
             on,
             because,
+            examples,
         } => {
+            // Calls of the row Cedar decides differently, each checked.
+            let decisions: Vec<Decision> = examples.iter().map(|(d, _)| *d).collect();
+            assert_eq!(decisions, [Decision::Allow, Decision::Deny], "{examples:?}");
+            let (_, denied) = &examples[1];
+            let a = read();
+            let scopes = ["files:read".to_string()];
+            assert_eq!(
+                engine
+                    .decide(&call("files", denied, Some("read"), &a, &scopes))
+                    .decision,
+                Decision::Deny,
+                "{denied}"
+            );
             assert_eq!(
                 possible,
                 [Decision::Allow, Decision::Deny].into_iter().collect()

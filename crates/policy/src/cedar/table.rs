@@ -60,6 +60,11 @@ pub enum Cell {
         /// The policies that make the difference, each with what it reads
         /// (`no-tmp reads context.input.path`).
         because: Vec<String>,
+        /// Calls of the row, each with the decision Cedar gives it (for a
+        /// caller without a token): found by trying the values the
+        /// policies and the schema name; empty when none was found to
+        /// differ.
+        examples: Vec<(Decision, Value)>,
     },
 }
 
@@ -78,17 +83,35 @@ impl Cell {
                 possible,
                 on,
                 because,
+                examples,
             } => {
                 let possible: Vec<&str> = possible.iter().map(|d| d.as_str()).collect();
                 let on: Vec<&str> = on.iter().map(|f| f.as_str()).collect();
-                format!(
+                let mut text = format!(
                     "depends on {}: {} ({})",
                     on.join(" and "),
                     possible.join(" or "),
                     because.join("; ")
-                )
+                );
+                if !examples.is_empty() {
+                    let calls: Vec<String> = examples
+                        .iter()
+                        .map(|(d, args)| format!("{args} is {}", past(*d)))
+                        .collect();
+                    text.push_str(&format!("; e.g. {}", calls.join(", ")));
+                }
+                text
             }
         }
+    }
+}
+
+/// A decision as what happened to a call.
+fn past(decision: Decision) -> &'static str {
+    match decision {
+        Decision::Allow => "allowed",
+        Decision::Deny => "denied",
+        Decision::Ask => "asked about",
     }
 }
 
@@ -193,6 +216,8 @@ pub fn table(engine: &Engine, server: &mcp_resolve::ir::Server) -> Vec<Row> {
         .policies()
         .map(|p| (p.id().clone(), reads(p)))
         .collect();
+    let matcher =
+        mcp_resolve::matcher::compile(server, mcp_resolve_runtime::Dialect::Extension).ok();
     let mut rows = Vec::new();
     for (tool, analysis) in server.tools.iter().zip(&analyses) {
         let mut cases: Vec<(Option<&str>, mcp_resolve_runtime::Annotations, Vec<String>)> = tool
@@ -225,11 +250,17 @@ pub fn table(engine: &Engine, server: &mcp_resolve::ir::Server) -> Vec<Row> {
                 principal: None,
                 session: None,
             };
+            let mut cell = cell(engine, &call, &reads);
+            if let Cell::Depends { on, examples, .. } = &mut cell
+                && on.contains(&Factor::Arguments)
+            {
+                *examples = example_calls(engine, &matcher, tool, variant, &reads);
+            }
             rows.push(Row {
                 tool: tool.name.clone(),
                 variant: variant.map(str::to_string),
                 resolvable: tool.resolvable,
-                cell: cell(engine, &call, &reads),
+                cell,
             });
         }
     }
@@ -253,6 +284,7 @@ fn cell(
                     .collect(),
                 on: BTreeSet::new(),
                 because: vec![format!("the policies cannot be evaluated on it: {why}")],
+                examples: Vec::new(),
             };
         }
     };
@@ -324,7 +356,187 @@ fn cell(
         possible,
         on,
         because,
+        examples: Vec::new(),
     }
+}
+
+/// The values a policy compares an argument with: `path == literal`, and
+/// `path like "pattern"` (its wildcards as `x`), by argument path.
+fn literals(v: &Value, out: &mut Vec<(Vec<String>, Value)>) {
+    match v {
+        Value::Object(map) => {
+            if let Some(op) = map.get("==") {
+                let (left, right) = (op.get("left"), op.get("right"));
+                for (a, b) in [(left, right), (right, left)] {
+                    if let (Some(path), Some(Value::Object(lit))) = (a.and_then(input_path), b)
+                        && let Some(value) = lit.get("Value")
+                        && !value.is_object()
+                    {
+                        out.push((path, value.clone()));
+                    }
+                }
+            }
+            if let Some(op) = map.get("like")
+                && let Some(path) = op.get("left").and_then(input_path)
+                && let Some(Value::Array(parts)) = op.get("pattern")
+            {
+                let text: String = parts
+                    .iter()
+                    .map(|p| match p {
+                        Value::Object(l) => l
+                            .get("Literal")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string(),
+                        _ => "x".to_string(),
+                    })
+                    .collect();
+                out.push((path, Value::String(text)));
+            }
+            for child in map.values() {
+                literals(child, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| literals(i, out)),
+        _ => {}
+    }
+}
+
+/// `context.input.a.b` as `["a", "b"]`.
+fn input_path(v: &Value) -> Option<Vec<String>> {
+    let access = v.get(".")?;
+    let attr = access.get("attr")?.as_str()?.to_string();
+    let left = access.get("left")?;
+    if left
+        .get(".")
+        .and_then(|l| l.get("left"))
+        .is_some_and(is_context)
+        && left
+            .get(".")
+            .and_then(|l| l.get("attr"))
+            .and_then(Value::as_str)
+            == Some("input")
+    {
+        return Some(vec![attr]);
+    }
+    let mut path = input_path(left)?;
+    path.push(attr);
+    Some(path)
+}
+
+/// The values the schema names for its top-level properties: enums,
+/// constants, and both booleans.
+fn schema_values(schema: &Value, out: &mut Vec<(Vec<String>, Value)>) {
+    let Some(Value::Object(properties)) = schema.get("properties") else {
+        return;
+    };
+    for (name, property) in properties {
+        let path = vec![name.clone()];
+        if let Some(Value::Array(values)) = property.get("enum") {
+            out.extend(values.iter().map(|v| (path.clone(), v.clone())));
+        }
+        if let Some(value) = property.get("const") {
+            out.push((path.clone(), value.clone()));
+        }
+        if property.get("type").and_then(Value::as_str) == Some("boolean") {
+            out.push((path.clone(), Value::Bool(true)));
+            out.push((path, Value::Bool(false)));
+        }
+    }
+}
+
+fn with(base: &Value, path: &[String], value: &Value) -> Value {
+    let mut out = base.clone();
+    let mut at = &mut out;
+    for (i, key) in path.iter().enumerate() {
+        let Value::Object(map) = at else {
+            return base.clone();
+        };
+        if i + 1 == path.len() {
+            map.insert(key.clone(), value.clone());
+            break;
+        }
+        at = map
+            .entry(key.clone())
+            .or_insert_with(|| Value::Object(Default::default()));
+    }
+    out
+}
+
+/// How many calls a row's example search tries at the most.
+const EXAMPLE_BUDGET: usize = 400;
+
+/// Calls of a row that Cedar decides differently, one per decision (for a
+/// caller without a token): built from a small valid call and the values
+/// the policies and the schema name, one or two at a time, each checked by
+/// the rules' validator and matcher to be a call of the row.
+fn example_calls(
+    engine: &Engine,
+    matcher: &Option<mcp_resolve_host::matcher::Matcher>,
+    tool: &mcp_resolve::ir::Tool,
+    variant: Option<&str>,
+    reads: &HashMap<PolicyId, (BTreeSet<Factor>, BTreeSet<String>)>,
+) -> Vec<(Decision, Value)> {
+    let Some(matcher) = matcher else {
+        return Vec::new();
+    };
+    let Some(base) =
+        mcp_resolve::internals::analysis::minimal_value(&tool.input_schema, Default::default())
+    else {
+        return Vec::new();
+    };
+    let mut values = Vec::new();
+    for policy in engine.slice(&tool.name).policies() {
+        if reads
+            .get(policy.id())
+            .is_some_and(|(f, _)| f.contains(&Factor::Arguments))
+            && let Ok(est) = policy.to_json()
+            && let Some(conditions) = est.get("conditions")
+        {
+            literals(conditions, &mut values);
+        }
+    }
+    schema_values(&tool.input_schema, &mut values);
+    values.dedup();
+    let mut candidates = vec![base.clone()];
+    for (i, (path, value)) in values.iter().enumerate() {
+        let one = with(&base, path, value);
+        for (other, other_value) in values.iter().skip(i + 1) {
+            if other != path {
+                candidates.push(with(&one, other, other_value));
+            }
+        }
+        candidates.push(one);
+    }
+    let mut found: Vec<(Decision, Value)> = Vec::new();
+    for arguments in candidates.iter().take(EXAMPLE_BUDGET) {
+        let Some(Ok(outcome)) = matcher.outcome(&tool.name, arguments) else {
+            continue;
+        };
+        let resolution = outcome.resolution();
+        if resolution.variant.as_deref() != variant {
+            continue;
+        }
+        let call = Call {
+            tool: &tool.name,
+            arguments: Some(arguments),
+            variant,
+            annotations: &resolution.annotations,
+            scopes: &resolution.required_scopes,
+            described: true,
+            principal: None,
+            session: None,
+        };
+        let decision = engine.decide(&call).decision;
+        if !found.iter().any(|(d, _)| *d == decision) {
+            found.push((decision, arguments.clone()));
+        }
+    }
+    if found.len() < 2 {
+        return Vec::new();
+    }
+    found.sort_by_key(|(d, _)| *d);
+    found
 }
 
 /// The rows whose cells differ between `old` and `new`, as (row of old,
