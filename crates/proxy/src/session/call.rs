@@ -17,6 +17,10 @@ use crate::guard::{Judged, POLICY_REFUSED};
 use crate::policy::Decision;
 use mcp_resolve_runtime::protocol::splice;
 
+/// The request `_meta` key of the client's name and version (protocol
+/// 2026-07-28, where no `initialize` says it).
+const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+
 /// What becomes of a `tools/call` from the host.
 pub(super) enum Step {
     /// Refused before it reaches the server: the error the host gets, and
@@ -83,12 +87,25 @@ impl Session<'_> {
             .audit_arguments
             .then(|| params.and_then(|p| p.get("arguments")).cloned())
             .flatten();
+        // A 2026-07-28 request says who sends it in its own `_meta`.
+        let meta = params.and_then(|p| p.get("_meta"));
+        let said = |key: &str, pointer: &str| {
+            meta.and_then(|m| m.get(key))
+                .and_then(|v| v.pointer(pointer))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let facts = crate::policy::SessionFacts {
+            protocol_version: said(mcp_resolve_runtime::protocol::META_PROTOCOL_VERSION, "")
+                .or_else(|| self.facts.protocol_version.clone()),
+            client_name: said(META_CLIENT_INFO, "/name").or_else(|| self.facts.client_name.clone()),
+        };
         let judged = match self.guard.judge(
             self.rules,
             &self.listed,
             params,
             self.principal.as_ref(),
-            &self.facts,
+            &facts,
         ) {
             Ok(judged) => judged,
             Err(error) => {

@@ -627,3 +627,47 @@ fn a_cancelled_call_is_audited_as_withdrawn() {
 mod declarations;
 mod interleavings;
 mod trust;
+
+/// A Cedar policy on `context.session`: the client's name and protocol
+/// version come from `initialize` in a legacy session, and from the
+/// request's own `_meta` in a 2026-07-28 one.
+#[test]
+fn cedar_policies_read_what_the_host_says_of_itself() {
+    let rules = rules(Dialect::Extension);
+    let policy = crate::policy::cedar::Engine::load(
+        rules.server(),
+        &[crate::policy::cedar::Source {
+            file: mcp_resolve::source::FileId(0),
+            name: "p.cedar",
+            text: r#"@id("known-clients")
+permit(principal, action, resource)
+when { context.session has clientName && context.session.clientName == "test"
+       && context.session has protocolVersion };"#,
+        }],
+        None,
+    )
+    .unwrap();
+    let guard = Guard {
+        policy: Some(policy),
+        audit: Some(Audit::sink()),
+        ..Guard::default()
+    };
+    // Legacy: `initialize` named the client `test`.
+    let mut h = Harness::new(&rules, &guard, None);
+    h.initialize(json!({}));
+    let out = h.host(&call(1, "read"));
+    assert!(matches!(&out[..], [Effect::Server(_)]), "{out:?}");
+    // 2026-07-28: each request says it; another name is refused.
+    let mut h = Harness::new(&rules, &guard, None);
+    let said = |id: u64, name: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "manage_files", "arguments": {"path": "a", "action": "read"},
+                       "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                 "io.modelcontextprotocol/clientInfo": {"name": name, "version": "1"}}}})
+        .to_string()
+    };
+    let out = h.host(&said(2, "test"));
+    assert!(matches!(&out[..], [Effect::Server(_)]), "{out:?}");
+    let answers = host_lines(&h.host(&said(3, "other")));
+    assert_eq!(answers[0]["error"]["code"], -32001, "{answers:?}");
+}
