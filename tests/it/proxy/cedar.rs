@@ -465,3 +465,58 @@ fn the_example_cedar_policies_validate_in_the_command_and_in_the_cedar_cli() {
         );
     }
 }
+
+#[test]
+fn the_policy_commands_refuse_bad_input_with_a_clear_error() {
+    let dir = common::scratch("proxy", "cedar-bad-input");
+    let run = |args: &[&str]| {
+        let output = common::bin().args(args).output().unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).to_string(),
+        )
+    };
+    let rules = "rules/file-server.yaml";
+    // A file that is not there, a directory without policies.
+    let missing = dir.join("missing.cedar");
+    let (code, stderr) = run(&["policy", "check", missing.to_str().unwrap(), rules]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("cannot read"), "{stderr}");
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let (code, stderr) = run(&["policy", "check", empty.to_str().unwrap(), rules]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("holds no `.cedar` file"), "{stderr}");
+    // Not UTF-8; not Cedar; a YAML policy with mistakes.
+    let binary = dir.join("binary.cedar");
+    std::fs::write(&binary, [0xff, 0xfe, 0x00, 0x80]).unwrap();
+    let (code, stderr) = run(&["policy", "check", binary.to_str().unwrap(), rules]);
+    assert!(matches!(code, Some(1 | 2)), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let garbage = dir.join("garbage.cedar");
+    std::fs::write(
+        &garbage,
+        "permit(principal, action, resource) when { ((( };\n@@@",
+    )
+    .unwrap();
+    let (code, stderr) = run(&["policy", "check", garbage.to_str().unwrap(), rules]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("error[syntax]"), "{stderr}");
+    let yaml = dir.join("bad.yaml");
+    std::fs::write(&yaml, "version: 1\ndefault: maybe\n").unwrap();
+    for command in ["check", "translate", "explain"] {
+        let (code, stderr) = run(&["policy", command, yaml.to_str().unwrap(), rules]);
+        assert_eq!(code, Some(1), "{command}: {stderr}");
+        assert!(stderr.contains("not `maybe`"), "{command}: {stderr}");
+    }
+    // Rules with errors: no schema.
+    let (code, _) = run(&[
+        "policy",
+        "schema",
+        "tests/fixtures/invalid/trust-labels.yaml",
+    ]);
+    assert_eq!(code, Some(1));
+    // `--principal` belongs to `--policy`.
+    let (code, stderr) = run(&["proxy", rules, "--principal", "User::\"a\"", "--", "true"]);
+    assert_eq!(code, Some(2), "{stderr}");
+}
