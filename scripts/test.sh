@@ -52,10 +52,10 @@ make_venv target/cel-venv
 target/cel-venv/bin/python -m pip install -q --disable-pip-version-check "cel-python==0.5.0"
 export MCP_RESOLVE_CEL_PYTHON="$PWD/target/cel-venv/bin/python"
 
-echo "== Python MCP SDK (the real client of the end-to-end tests) and joserfc (independent JOSE)"
+echo "== Python MCP SDK (the real client of the end-to-end tests), joserfc (independent JOSE) and opentelemetry-proto (the OTLP receiver)"
 make_venv target/mcp-venv
 target/mcp-venv/bin/python -m pip install -q --disable-pip-version-check \
-  "mcp==2.3.0" "rfc8785==0.1.4" "jsonschema==4.26.0" "joserfc==1.8.0"
+  "mcp==2.3.0" "rfc8785==0.1.4" "jsonschema==4.26.0" "joserfc==1.8.0" "opentelemetry-proto==1.45.2"
 export MCP_RESOLVE_MCP_PYTHON="$PWD/target/mcp-venv/bin/python"
 
 echo "== TypeScript SDKs v2 and v1 (the second real client, and the side-by-side host)"

@@ -502,6 +502,11 @@ pub(crate) struct ProxyArgs {
     /// With --audit: include the calls' arguments.
     #[arg(long, requires = "audit")]
     pub(crate) audit_arguments: bool,
+    /// Export every audit record to this OpenTelemetry collector (OTLP over
+    /// HTTP/protobuf, a base URL such as `http://127.0.0.1:4318`), as a log
+    /// record and metrics; `OTEL_EXPORTER_OTLP_ENDPOINT` does the same.
+    #[arg(long, value_name = "ENDPOINT")]
+    pub(crate) otlp: Option<String>,
     /// Sign the declarations listed to hosts (SEP-3140) with this key
     /// (PKCS#8 PEM, from `keygen`): `declarations` capability, `trust`,
     /// `version` and `contentHash` on each tool, `declarations/manifest`,

@@ -38,6 +38,7 @@ pub(crate) struct Args {
     pub(crate) ask_timeout: Duration,
     pub(crate) audit: Option<PathBuf>,
     pub(crate) audit_arguments: bool,
+    pub(crate) otlp: Option<String>,
     pub(crate) sign_key: Option<PathBuf>,
     pub(crate) server_uri: Option<String>,
     pub(crate) publisher: Option<String>,
@@ -176,7 +177,23 @@ pub(crate) fn main(args: Args) -> u8 {
             options: listen,
             auth,
         });
-        exit_code(runtime.block_on(proxy(rules, options, upstream.clone(), args.probe, listen)))
+        let guard = options.guard.clone();
+        let code = exit_code(runtime.block_on(proxy(
+            rules,
+            options,
+            upstream.clone(),
+            args.probe,
+            listen,
+        )));
+        // What telemetry still holds is sent now, for a bounded time: a
+        // collector that is down costs the exit that, never a host.
+        drop(runtime);
+        if let Some(telemetry) = &guard.telemetry {
+            for failed in telemetry.shutdown() {
+                eprintln!("mcp-resolve proxy: OpenTelemetry: cannot send {failed}");
+            }
+        }
+        code
     })
 }
 
@@ -212,6 +229,13 @@ fn guard(args: &Args, server: &mcp_resolve::ir::Server) -> Result<Guard, u8> {
         ask_timeout: args.ask_timeout,
         audit,
         audit_arguments: args.audit_arguments,
+        telemetry: match mcp_resolve_telemetry::Telemetry::from_env(args.otlp.as_deref()) {
+            Ok(telemetry) => telemetry,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Err(USAGE);
+            }
+        },
         pin,
         declare: None,
         verify: verifier(args)?,

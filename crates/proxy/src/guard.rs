@@ -46,6 +46,9 @@ pub struct Guard {
     /// SEP-3140: the server's signed declarations are verified, and what
     /// fails is withheld (`--trust`).
     pub verify: Option<crate::trust::Verifier>,
+    /// OpenTelemetry (`--otlp`, `OTEL_*`): every audit record is also
+    /// exported, as a log record and metrics.
+    pub telemetry: Option<mcp_resolve_telemetry::Telemetry>,
 }
 
 impl Default for Guard {
@@ -58,6 +61,7 @@ impl Default for Guard {
             pin: None,
             declare: None,
             verify: None,
+            telemetry: None,
         }
     }
 }
@@ -130,6 +134,22 @@ impl Guard {
                 false
             }
         });
+    }
+
+    /// Whether audit records are wanted: an audit log, or telemetry.
+    pub fn records(&self) -> bool {
+        self.audit.is_some() || self.telemetry.is_some()
+    }
+
+    /// Writes an audit record where it is wanted: the audit log and
+    /// telemetry (which only queues it).
+    pub fn keep(&self, record: &Value) {
+        if let Some(audit) = &self.audit {
+            audit.write(record);
+        }
+        if let Some(telemetry) = &self.telemetry {
+            telemetry.record(record);
+        }
     }
 
     /// Whether the guard judges calls (a pin or a policy) or declares

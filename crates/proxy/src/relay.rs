@@ -232,11 +232,7 @@ impl Driver<'_> {
                         log(&format!("cannot write to the server: {e}"));
                     }
                 }
-                Effect::Audit(record) => {
-                    if let Some(audit) = &self.guard.audit {
-                        audit.write(&record);
-                    }
-                }
+                Effect::Audit(record) => self.guard.keep(&record),
                 Effect::Log(line) => log(&line),
                 Effect::Trust(record) => {
                     if let Some(verifier) = &self.guard.verify
@@ -253,13 +249,13 @@ impl Driver<'_> {
 
 impl Drop for Driver<'_> {
     fn drop(&mut self) {
-        let Some(audit) = &self.guard.audit else {
+        if !self.guard.records() {
             return;
-        };
+        }
         self.session.abandon(Clock::system(), &mut self.effects);
         for effect in self.effects.drain(..) {
             if let Effect::Audit(record) = effect {
-                audit.write(&record);
+                self.guard.keep(&record);
             }
         }
     }

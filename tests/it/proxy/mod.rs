@@ -522,3 +522,4 @@ mod guard;
 mod hosts;
 mod http;
 mod official;
+mod telemetry;

@@ -140,6 +140,30 @@ fn the_policy_crate_knows_nothing_of_transports_the_proxy_or_the_command() {
 }
 
 #[test]
+fn telemetry_knows_nothing_of_the_proxy_policy_or_the_command() {
+    let telemetry = tree("mcp-resolve-telemetry", &[]);
+    assert_none_of(
+        "mcp-resolve-telemetry",
+        &telemetry,
+        &[
+            "mcp-resolve",
+            "mcp-resolve-proxy",
+            "mcp-resolve-policy",
+            "mcp-resolve-cli",
+            "clap",
+        ],
+    );
+    assert!(telemetry.contains("opentelemetry-otlp"), "{telemetry:?}");
+    // A build script compiles none of it.
+    let compiler = tree("mcp-resolve", &[]);
+    assert_none_of(
+        "mcp-resolve",
+        &compiler,
+        &["opentelemetry", "mcp-resolve-telemetry"],
+    );
+}
+
+#[test]
 fn only_the_command_knows_clap() {
     let proxy = tree("mcp-resolve-proxy", &[]);
     assert_none_of(

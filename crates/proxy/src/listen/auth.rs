@@ -102,8 +102,8 @@ pub(super) fn step_up(
     if missing.is_empty() {
         return None;
     }
-    if let Some(audit) = &hub.options.guard.audit {
-        audit.write(&json!({
+    if hub.options.guard.records() {
+        hub.options.guard.keep(&json!({
             "time": rfc3339(std::time::SystemTime::now()),
             "event": if method == "tools/call" { "call" } else { "resolve" },
             "tool": tool,

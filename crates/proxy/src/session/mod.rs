@@ -380,7 +380,7 @@ impl<'s> Session<'s> {
     /// stops (a transport dropped on `SIGTERM` included): calls forwarded
     /// and never answered, calls held for a question never answered.
     pub fn abandon(&mut self, clock: Clock, out: &mut Vec<Effect>) {
-        if self.guard.audit.is_none() {
+        if !self.guard.records() {
             self.pending.clear();
             self.asks.clear();
             return;
@@ -436,7 +436,7 @@ impl<'s> Session<'s> {
         answered: bool,
         out: &mut Vec<Effect>,
     ) {
-        if self.guard.audit.is_some() {
+        if self.guard.records() {
             let latency = answered.then(|| clock.now.saturating_duration_since(call.started));
             out.push(Effect::Audit(call.judged.record(
                 clock.wall,
@@ -449,7 +449,7 @@ impl<'s> Session<'s> {
 
     /// An audit record, if the guard keeps a log.
     fn audit(&self, record: impl FnOnce() -> Value, out: &mut Vec<Effect>) {
-        if self.guard.audit.is_some() {
+        if self.guard.records() {
             out.push(Effect::Audit(record()));
         }
     }
