@@ -179,7 +179,7 @@ impl Telemetry {
         });
         log.set_severity_number(Severity::Info);
         log.set_severity_text("INFO");
-        log.set_body(AnyValue::from(record.to_string()));
+        log.set_body(AnyValue::from(event.to_string()));
         if let Some(time) = fields
             .get("time")
             .and_then(Value::as_str)
