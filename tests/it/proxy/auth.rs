@@ -669,6 +669,31 @@ fn an_opaque_token_is_introspected_and_refused_unless_active_and_ours() {
     assert_eq!(status, 0, "{stderr:#?}");
 }
 
+/// A listening proxy under `--auth-issuer` that decides by the policy
+/// `text` (written as `file` in the scratch directory `name`) and writes
+/// an audit log, whose path comes with it.
+fn policed(issuer: &str, name: &str, file: &str, text: &str) -> (common::Listening, PathBuf) {
+    let root = common::scratch("proxy", name);
+    let policy = root.join(file);
+    std::fs::write(&policy, text).unwrap();
+    let audit = root.join("audit.jsonl");
+    let proxy = common::Listening::start(
+        &[
+            "rules/file-server.yaml",
+            "--auth-issuer",
+            issuer,
+            "--audience",
+            AUDIENCE,
+            "--policy",
+            policy.to_str().unwrap(),
+            "--audit",
+            audit.to_str().unwrap(),
+        ],
+        &["python3", fake_server().to_str().unwrap(), "well"],
+    );
+    (proxy, audit)
+}
+
 /// Opens a session on a listening proxy with `token`: its id.
 fn open_session(proxy: &common::Listening, token: &str) -> String {
     let (status, headers, body) = post(proxy, Some(token), None, &initialize_body(1));
@@ -694,27 +719,11 @@ fn read_with(proxy: &common::Listening, token: &str, session: &str, id: u64) -> 
 fn the_policy_decides_by_the_tokens_principal_and_audits_it() {
     let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
     let issuer = issuer(&key);
-    let root = common::scratch("proxy", "auth-policy");
-    let policy = root.join("policy.yaml");
-    std::fs::write(
-        &policy,
+    let (proxy, audit) = policed(
+        &issuer,
+        "auth-policy",
+        "policy.yaml",
         "version: 1\ndefault: allow\nrules:\n  - name: no-untrusted-clients\n    when: { client: untrusted }\n    decision: deny\n",
-    )
-    .unwrap();
-    let audit = root.join("audit.jsonl");
-    let proxy = common::Listening::start(
-        &[
-            "rules/file-server.yaml",
-            "--auth-issuer",
-            &issuer,
-            "--audience",
-            AUDIENCE,
-            "--policy",
-            policy.to_str().unwrap(),
-            "--audit",
-            audit.to_str().unwrap(),
-        ],
-        &["python3", fake_server().to_str().unwrap(), "well"],
     );
     let token = |client: &str| {
         jwt(
@@ -802,10 +811,10 @@ fn a_public_read_needs_no_scope_and_a_private_one_steps_up() {
 fn a_cedar_policy_decides_by_the_tokens_subject_and_granted_scopes() {
     let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
     let issuer = issuer(&key);
-    let root = common::scratch("proxy", "auth-cedar");
-    let policy = root.join("policy.cedar");
-    std::fs::write(
-        &policy,
+    let (proxy, audit) = policed(
+        &issuer,
+        "auth-cedar",
+        "policy.cedar",
         r#"@id("reads-within-granted-scopes")
 permit(principal, action, resource)
 when { context.resolution.readOnlyHint
@@ -815,22 +824,6 @@ when { context.resolution.readOnlyHint
 forbid(principal, action, resource)
 unless { principal == FileServer::User::"alice" };
 "#,
-    )
-    .unwrap();
-    let audit = root.join("audit.jsonl");
-    let proxy = common::Listening::start(
-        &[
-            "rules/file-server.yaml",
-            "--auth-issuer",
-            &issuer,
-            "--audience",
-            AUDIENCE,
-            "--policy",
-            policy.to_str().unwrap(),
-            "--audit",
-            audit.to_str().unwrap(),
-        ],
-        &["python3", fake_server().to_str().unwrap(), "well"],
     );
     let token = |sub: &str| {
         jwt(
