@@ -143,6 +143,7 @@ pub(crate) async fn relay<S: HostSink>(
         per_message,
         tokens: random_tokens(),
         compare_listing: options.compare_listing,
+        ids: crate::session::random_ids(),
     };
     let mut driver = Driver {
         session: Session::new(rules, guard, config),
@@ -234,6 +235,11 @@ impl Driver<'_> {
                 }
                 Effect::Audit(record) => self.guard.keep(&record),
                 Effect::Log(line) => log(&line),
+                Effect::Span(span) => {
+                    if let Some(telemetry) = &self.guard.telemetry {
+                        telemetry.span(&span);
+                    }
+                }
                 Effect::Trust(record) => {
                     if let Some(verifier) = &self.guard.verify
                         && let Err(e) = verifier.remember(&record)

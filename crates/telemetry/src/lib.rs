@@ -23,14 +23,133 @@
 
 use std::time::{Duration, SystemTime};
 
+use std::cell::Cell;
+
 use opentelemetry::KeyValue;
 use opentelemetry::logs::{AnyValue, LogRecord as _, Logger as _, LoggerProvider as _, Severity};
 use opentelemetry::metrics::{Counter, Histogram, MeterProvider as _};
+use opentelemetry::trace::{
+    Span as _, SpanContext, SpanId, SpanKind, Status, TraceContextExt as _, TraceFlags, TraceId,
+    TraceState, Tracer as _, TracerProvider as _,
+};
 use opentelemetry_otlp::WithExportConfig;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::logs::{SdkLogger, SdkLoggerProvider};
 use opentelemetry_sdk::metrics::SdkMeterProvider;
+use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator, SdkTracer, SdkTracerProvider};
 use serde_json::Value;
+
+/// A request's W3C trace context (`traceparent`: version, trace id, parent
+/// span id, flags).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceParent {
+    /// The trace.
+    pub trace_id: u128,
+    /// The span the request comes from.
+    pub span_id: u64,
+    /// Whether the caller records the trace.
+    pub sampled: bool,
+}
+
+impl TraceParent {
+    /// Reads `00-<32 hex>-<16 hex>-<2 hex>` (a later version's first four
+    /// fields too); `None` for anything else, or all-zero ids.
+    pub fn parse(text: &str) -> Option<TraceParent> {
+        let mut parts = text.trim().split('-');
+        let version = parts.next()?;
+        let (trace, span, flags) = (parts.next()?, parts.next()?, parts.next()?);
+        let hex = |s: &str, n: usize| {
+            s.len() == n
+                && s.bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        };
+        if !hex(version, 2) || version == "ff" || (version == "00" && parts.next().is_some()) {
+            return None;
+        }
+        if !hex(trace, 32) || !hex(span, 16) || !hex(flags, 2) {
+            return None;
+        }
+        let trace_id = u128::from_str_radix(trace, 16).ok()?;
+        let span_id = u64::from_str_radix(span, 16).ok()?;
+        let flags = u8::from_str_radix(flags, 16).ok()?;
+        (trace_id != 0 && span_id != 0).then_some(TraceParent {
+            trace_id,
+            span_id,
+            sampled: flags & 1 == 1,
+        })
+    }
+
+    /// The `traceparent` text of this context.
+    pub fn header(&self) -> String {
+        format!(
+            "00-{:032x}-{:016x}-{:02x}",
+            self.trace_id,
+            self.span_id,
+            u8::from(self.sampled)
+        )
+    }
+}
+
+/// Which side of a request a span is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A request the proxy received from the host.
+    Server,
+    /// A request the proxy sent to the server.
+    Client,
+}
+
+/// A finished span, as the proxy's session describes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpanRecord {
+    /// `{method} {target}` (`tools/call manage_files`).
+    pub name: String,
+    /// Server or client.
+    pub kind: Kind,
+    /// Its trace.
+    pub trace_id: u128,
+    /// Its id (the one a client span's `traceparent` carried upstream).
+    pub span_id: u64,
+    /// Its parent in the trace, if any, and whether that parent is another
+    /// process's (the host's).
+    pub parent: Option<(u64, bool)>,
+    /// Whether the trace is recorded (the host's flag, else on).
+    pub sampled: bool,
+    /// When it started and ended.
+    pub start: SystemTime,
+    /// When it ended.
+    pub end: SystemTime,
+    /// Its attributes (null values left out).
+    pub attributes: Vec<(String, Value)>,
+    /// `error.type`, when the request failed.
+    pub error: Option<String>,
+}
+
+thread_local! {
+    /// The ids the next span built on this thread gets.
+    static NEXT: Cell<Option<(u128, u64)>> = const { Cell::new(None) };
+}
+
+/// Gives a span the ids the session chose for it (set just before it is
+/// built, on the same thread), else random ones.
+#[derive(Debug)]
+struct ChosenIds;
+
+impl IdGenerator for ChosenIds {
+    fn new_trace_id(&self) -> TraceId {
+        NEXT.with(|next| next.get()).map_or_else(
+            || RandomIdGenerator::default().new_trace_id(),
+            |(t, _)| TraceId::from(t),
+        )
+    }
+
+    fn new_span_id(&self) -> SpanId {
+        NEXT.with(|next| next.get()).map_or_else(
+            || RandomIdGenerator::default().new_span_id(),
+            |(_, s)| SpanId::from(s),
+        )
+    }
+}
 
 /// The project's attribute namespace.
 pub const NAMESPACE: &str = "mcp_resolve";
@@ -57,6 +176,8 @@ pub enum TelemetryError {
 
 /// Where telemetry goes, once set up.
 pub struct Telemetry {
+    traces: SdkTracerProvider,
+    tracer: SdkTracer,
     logs: SdkLoggerProvider,
     metrics: SdkMeterProvider,
     logger: SdkLogger,
@@ -121,6 +242,17 @@ impl Telemetry {
                 signal: "logs",
                 message: e.to_string(),
             })?;
+        let mut spans = opentelemetry_otlp::SpanExporter::builder().with_http();
+        if let Some(base) = otlp {
+            spans = spans.with_endpoint(signal_url(base, "v1/traces"));
+        }
+        let spans = spans
+            .with_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| TelemetryError::Exporter {
+                signal: "traces",
+                message: e.to_string(),
+            })?;
         let mut metrics = opentelemetry_otlp::MetricExporter::builder().with_http();
         if let Some(base) = otlp {
             metrics = metrics.with_endpoint(signal_url(base, "v1/metrics"));
@@ -132,6 +264,12 @@ impl Telemetry {
                 signal: "metrics",
                 message: e.to_string(),
             })?;
+        let traces = SdkTracerProvider::builder()
+            .with_resource(resource.clone())
+            .with_id_generator(ChosenIds)
+            .with_batch_exporter(spans)
+            .build();
+        let tracer = traces.tracer(SERVICE_NAME);
         let logs = SdkLoggerProvider::builder()
             .with_resource(resource.clone())
             .with_batch_exporter(logs)
@@ -153,6 +291,8 @@ impl Telemetry {
             .with_unit("s")
             .build();
         Ok(Some(Telemetry {
+            traces,
+            tracer,
             logs,
             metrics,
             logger,
@@ -226,11 +366,69 @@ impl Telemetry {
         }
     }
 
+    /// Exports one finished span, with the ids the session gave it (the
+    /// SDK's sampler decides on the parent's flag). Only queues.
+    pub fn span(&self, record: &SpanRecord) {
+        let mut builder = self
+            .tracer
+            .span_builder(record.name.clone())
+            .with_kind(match record.kind {
+                Kind::Server => SpanKind::Server,
+                Kind::Client => SpanKind::Client,
+            })
+            .with_start_time(record.start);
+        let mut attributes: Vec<KeyValue> = Vec::with_capacity(record.attributes.len() + 1);
+        for (key, value) in &record.attributes {
+            let value = match value {
+                Value::Bool(b) => opentelemetry::Value::Bool(*b),
+                Value::Number(n) => match n.as_i64() {
+                    Some(i) => opentelemetry::Value::I64(i),
+                    None => opentelemetry::Value::F64(n.as_f64().unwrap_or(0.0)),
+                },
+                Value::String(s) => opentelemetry::Value::String(s.clone().into()),
+                Value::Null => continue,
+                other => opentelemetry::Value::String(other.to_string().into()),
+            };
+            attributes.push(KeyValue::new(key.clone(), value));
+        }
+        if let Some(error) = &record.error {
+            attributes.push(KeyValue::new("error.type", error.clone()));
+        }
+        builder = builder.with_attributes(attributes);
+        let flags = if record.sampled {
+            TraceFlags::SAMPLED
+        } else {
+            TraceFlags::default()
+        };
+        let parent = match record.parent {
+            Some((span, remote)) => {
+                opentelemetry::Context::new().with_remote_span_context(SpanContext::new(
+                    TraceId::from(record.trace_id),
+                    SpanId::from(span),
+                    flags,
+                    remote,
+                    TraceState::default(),
+                ))
+            }
+            None => opentelemetry::Context::new(),
+        };
+        NEXT.with(|next| next.set(Some((record.trace_id, record.span_id))));
+        let mut span = self.tracer.build_with_context(builder, &parent);
+        NEXT.with(|next| next.set(None));
+        if let Some(error) = &record.error {
+            span.set_status(Status::error(error.clone()));
+        }
+        span.end_with_timestamp(record.end);
+    }
+
     /// Sends what is queued and stops, waiting [`SHUTDOWN_TIMEOUT`] at the
     /// most for each signal (a dead collector costs the exit that, not a
     /// hang). Returns why, for each signal that could not be sent.
     pub fn shutdown(&self) -> Vec<String> {
         let mut failed = Vec::new();
+        if let Err(e) = self.traces.shutdown_with_timeout(SHUTDOWN_TIMEOUT) {
+            failed.push(format!("traces: {e}"));
+        }
         if let Err(e) = self.logs.shutdown_with_timeout(SHUTDOWN_TIMEOUT) {
             failed.push(format!("logs: {e}"));
         }
@@ -318,6 +516,32 @@ mod tests {
         assert!(!wanted(Some("http://x"), &disabled));
         let blank = |n: &str| (n == "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT").then(|| " ".to_string());
         assert!(!wanted(None, &blank));
+    }
+
+    #[test]
+    fn traceparents_are_read_and_written_as_w3c_says() {
+        let text = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        let parent = TraceParent::parse(text).unwrap();
+        assert_eq!(parent.trace_id, 0x4bf92f3577b34da6a3ce929d0e0e4736);
+        assert_eq!(parent.span_id, 0x00f067aa0ba902b7);
+        assert!(parent.sampled);
+        assert_eq!(parent.header(), text);
+        for bad in [
+            "",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
+        ] {
+            assert!(TraceParent::parse(bad).is_none(), "{bad}");
+        }
+        // A later version: its first four fields.
+        assert!(
+            TraceParent::parse("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00-x")
+                .is_some()
+        );
     }
 
     #[test]

@@ -101,7 +101,12 @@ fn audit_records_reach_a_real_otlp_receiver_as_log_records_and_metrics() {
     );
     proxy.initialize(declaring());
     let call = |action: &str| json!({"name": "manage_files", "arguments": {"path": "a", "action": action}});
-    let answer = proxy.request(1, "tools/call", call("read"));
+    // The host's trace context rides in `_meta` (MCP 2026-07-28).
+    let host_trace = "0af7651916cd43dd8448eb211c80319c";
+    let host_span = "b7ad6b7169203331";
+    let mut traced = call("read");
+    traced["_meta"] = json!({"traceparent": format!("00-{host_trace}-{host_span}-01")});
+    let answer = proxy.request(1, "tools/call", traced);
     assert!(answer["result"].is_object(), "{answer}");
     // Asked, but the host declared no elicitation: refused.
     let answer = proxy.request(2, "tools/call", call("delete"));
@@ -177,6 +182,42 @@ fn audit_records_reach_a_real_otlp_receiver_as_log_records_and_metrics() {
         names.iter().any(|n| n == "mcp_resolve.upstream.duration"),
         "{names:?}"
     );
+
+    // The call's spans continue the host's trace: the proxy's server span
+    // is the host span's child, its client span the server span's.
+    use base64::Engine as _;
+    let b64 = |hex: &str| {
+        let bytes: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect();
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    };
+    let spans: Vec<Value> = receiver
+        .received("traces")
+        .iter()
+        .flat_map(|r| r["resourceSpans"].as_array().cloned().unwrap_or_default())
+        .flat_map(|r| r["scopeSpans"].as_array().cloned().unwrap_or_default())
+        .flat_map(|s| s["spans"].as_array().cloned().unwrap_or_default())
+        .filter(|s| s["traceId"] == b64(host_trace))
+        .collect();
+    let server = spans
+        .iter()
+        .find(|s| s["kind"] == "SPAN_KIND_SERVER")
+        .unwrap_or_else(|| panic!("{spans:#?}"));
+    let client = spans
+        .iter()
+        .find(|s| s["kind"] == "SPAN_KIND_CLIENT")
+        .unwrap_or_else(|| panic!("{spans:#?}"));
+    assert_eq!(server["parentSpanId"], b64(host_span), "{server:#}");
+    assert_eq!(client["parentSpanId"], server["spanId"], "{client:#}");
+    assert_eq!(server["name"], "tools/call manage_files");
+    let server_attributes = attributes(server);
+    assert_eq!(server_attributes["mcp.method.name"], "tools/call");
+    assert_eq!(server_attributes["gen_ai.tool.name"], "manage_files");
+    assert_eq!(server_attributes["mcp_resolve.variant"], "read");
+    assert_eq!(server_attributes["mcp_resolve.decision"], "allow");
+    assert_eq!(server_attributes["mcp_resolve.hint.readOnlyHint"], true);
 }
 
 #[test]

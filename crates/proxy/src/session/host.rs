@@ -80,7 +80,8 @@ impl Session<'_> {
                 if owned && self.answer_owned(method, &id, params.as_ref(), clock, out) {
                     return;
                 }
-                self.forward_request(method, &id, params.as_ref(), clock, None, None);
+                let text =
+                    self.forward_request(method, &id, params.as_ref(), clock, None, None, text);
                 out.push(Effect::Server(text));
             }
             (Some("notifications/cancelled"), None) => {
@@ -145,10 +146,19 @@ impl Session<'_> {
                 consent,
                 rewritten,
             } => {
-                self.forward_request("tools/call", &id, params, clock, Some(call), consent);
                 // Passed on exactly as the host wrote it (an accepted
-                // 2026-07-28 call without the proxy's question and state).
-                out.push(Effect::Server(rewritten.unwrap_or(text)));
+                // 2026-07-28 call without the proxy's question and state),
+                // with the proxy's span as its trace context (telemetry on).
+                let text = self.forward_request(
+                    "tools/call",
+                    &id,
+                    params,
+                    clock,
+                    Some(call),
+                    consent,
+                    rewritten.unwrap_or(text),
+                );
+                out.push(Effect::Server(text));
             }
         }
     }
@@ -242,6 +252,7 @@ impl Session<'_> {
 
     /// Remembers a request on its way to the server: how its answer is
     /// rewritten, when it is given up, and what its audit line needs.
+    #[allow(clippy::too_many_arguments)]
     fn forward_request(
         &mut self,
         method: &str,
@@ -250,7 +261,12 @@ impl Session<'_> {
         clock: Clock,
         call: Option<CallAudit>,
         consent: Option<(String, Value)>,
-    ) {
+        text: String,
+    ) -> String {
+        let tool = (method == "tools/call")
+            .then(|| params.and_then(|p| p.get("name")).and_then(Value::as_str))
+            .flatten();
+        let (text, trace) = self.trace_request(text, method, id, tool, clock);
         let rewrite = match method {
             "initialize" => {
                 self.session_caps = params.and_then(|p| p.get("capabilities")).cloned();
@@ -286,8 +302,10 @@ impl Session<'_> {
                 progress: super::progress_token(params),
                 first_page: method == "tools/list"
                     && params.and_then(|p| p.get("cursor")).is_none(),
+                trace,
             },
         );
+        text
     }
 
     /// The host answered the proxy's question about a held call.
@@ -302,6 +320,14 @@ impl Session<'_> {
             if held.judged.regate.is_some() {
                 self.verification.accept(&held.judged.tool);
             }
+            let tool = held.judged.tool.clone();
+            let (text, trace) = self.trace_request(
+                held.text.clone(),
+                "tools/call",
+                &held.id,
+                Some(&tool),
+                clock,
+            );
             self.pending.insert(
                 id_key(&held.id),
                 Pending {
@@ -319,9 +345,10 @@ impl Session<'_> {
                         .ok()
                         .and_then(|call| super::progress_token(call.get("params"))),
                     first_page: false,
+                    trace,
                 },
             );
-            out.push(Effect::Server(held.text));
+            out.push(Effect::Server(text));
             return;
         }
         let (outcome, why) = match action.as_deref() {

@@ -24,6 +24,7 @@ mod relist;
 mod server;
 #[cfg(test)]
 mod tests;
+mod trace;
 mod verify;
 
 use std::collections::{HashMap, HashSet};
@@ -39,6 +40,7 @@ use crate::rules::{ProxyRules, Rewrite};
 use mcp_resolve_runtime::protocol::error_response;
 
 use self::relist::Relist;
+pub use self::trace::{Ids, random_ids};
 
 /// One thing read from a side.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,6 +72,8 @@ pub enum Effect {
     /// Remember this key in the TOFU store (`--trust tofu:STORE`,
     /// [`crate::trust::Verifier::remember`]).
     Trust(Value),
+    /// Export this finished span (telemetry on).
+    Span(mcp_resolve_telemetry::SpanRecord),
 }
 
 /// The time of an event: the monotonic clock for deadlines, the wall clock
@@ -108,6 +112,8 @@ pub struct Config {
     /// Compare the rules with the server's first `tools/list` answer, and
     /// log where they disagree.
     pub compare_listing: bool,
+    /// Where span and trace ids come from (telemetry on).
+    pub ids: Ids,
 }
 
 /// A request forwarded to the server and not answered yet.
@@ -126,6 +132,8 @@ struct Pending {
     /// A `tools/list` for the first page (no cursor): its answer starts a
     /// reading of the whole list.
     first_page: bool,
+    /// Its spans, with telemetry on.
+    trace: Option<trace::Traced>,
 }
 
 /// The `id_key` of the progress token a request's `params` ask for.
@@ -211,6 +219,8 @@ pub struct Session<'s> {
     /// Who the host's message being handled speaks for (its bearer token,
     /// `--auth-issuer`).
     principal: Option<crate::auth::Principal>,
+    /// Where span and trace ids come from.
+    ids: Ids,
     ended: Option<Ended>,
 }
 
@@ -249,6 +259,7 @@ impl<'s> Session<'s> {
             verification: Default::default(),
             principal: None,
             compare_pending: config.compare_listing,
+            ids: config.ids,
             ended: None,
         }
     }
@@ -532,6 +543,15 @@ impl<'s> Session<'s> {
             };
             if let Some(call) = &request.call {
                 self.audit_call(call, clock, "timed out", false, out);
+            }
+            if let Some(traced) = &request.trace {
+                self.end_spans(
+                    traced,
+                    clock,
+                    Some("timeout".into()),
+                    request.call.as_ref(),
+                    out,
+                );
             }
             let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
             let after = self.timeout.unwrap_or_default().as_secs();

@@ -137,6 +137,16 @@ impl Session<'_> {
             let outcome = if error { "error" } else { call.outcome };
             self.audit_call(call, clock, outcome, true, out);
         }
+        if let Some(traced) = &waiting.trace {
+            // A JSON-RPC error's `error.type` is its code.
+            let error = error.then(|| {
+                serde_json::from_str::<Value>(text)
+                    .ok()
+                    .and_then(|v| v.pointer("/error/code").map(Value::to_string))
+                    .unwrap_or_else(|| "error".into())
+            });
+            self.end_spans(traced, clock, error, waiting.call.as_ref(), out);
+        }
         self.rewritten(waiting, text, result?, clock, out)
     }
 
