@@ -41,6 +41,28 @@ fn is_cedar(path: &Path) -> bool {
     path.is_dir() || path.extension().is_some_and(|x| x == "cedar")
 }
 
+/// Prints diagnostics; the exit code for them.
+fn report(sources: &SourceMap, diagnostics: &[mcp_resolve::diagnostic::Diagnostic]) -> u8 {
+    eprint!(
+        "{}",
+        diagnostic::render_human(sources, diagnostics, color_for(&std::io::stderr()))
+    );
+    FAILURE
+}
+
+/// A YAML policy read and checked against `server`'s hints; its
+/// diagnostics printed otherwise.
+fn yaml_policy(
+    path: &Path,
+    server: &mcp_resolve::ir::Server,
+) -> Result<mcp_resolve_policy::Policy, u8> {
+    let text = read_input(path)?;
+    let mut sources = SourceMap::new();
+    let file = sources.add(path, text.clone());
+    mcp_resolve_policy::Policy::for_server(&text, file, server)
+        .map_err(|diagnostics| report(&sources, &diagnostics))
+}
+
 /// The engine of a policy path for `server`: Cedar files parsed and
 /// validated against the server's schema, or a YAML policy checked and
 /// translated. Diagnostics are printed; `Err` is the exit code.
@@ -49,24 +71,14 @@ pub(crate) fn load_engine(
     server: &mcp_resolve::ir::Server,
     principal: Option<&str>,
 ) -> Result<Engine, u8> {
-    let mut sources = SourceMap::new();
-    let report = |sources: &SourceMap, diagnostics: &[mcp_resolve::diagnostic::Diagnostic]| {
-        eprint!(
-            "{}",
-            diagnostic::render_human(sources, diagnostics, color_for(&std::io::stderr()))
-        );
-        FAILURE
-    };
     if !is_cedar(path) {
-        let text = read_input(path)?;
-        let file = sources.add(path, text.clone());
-        let policy = mcp_resolve_policy::Policy::for_server(&text, file, server)
-            .map_err(|diagnostics| report(&sources, &diagnostics))?;
+        let policy = yaml_policy(path, server)?;
         return Engine::from_yaml(server, &policy, principal).map_err(|e| {
             eprintln!("error: {e}");
             FAILURE
         });
     }
+    let mut sources = SourceMap::new();
     let files = policy_files(path)?;
     let mut texts = Vec::new();
     for file in &files {
@@ -125,31 +137,16 @@ pub(crate) fn main(command: PolicyCommand) -> u8 {
                 Err(code) => code,
             }
         }),
-        PolicyCommand::Translate { policy, paths } => with_server(&paths, |_, server| {
-            let Ok(text) = read_input(&policy) else {
-                return USAGE;
-            };
-            let mut sources = SourceMap::new();
-            let file = sources.add(&policy, text.clone());
-            match mcp_resolve_policy::Policy::for_server(&text, file, server) {
+        PolicyCommand::Translate { policy, paths } => {
+            with_server(&paths, |_, server| match yaml_policy(&policy, server) {
                 Ok(p) => {
                     let namespace = mcp_resolve_policy::cedar::namespace_of(&server.name);
                     out(&translate::to_cedar(&p, &namespace));
                     OK
                 }
-                Err(diagnostics) => {
-                    eprint!(
-                        "{}",
-                        diagnostic::render_human(
-                            &sources,
-                            &diagnostics,
-                            color_for(&std::io::stderr())
-                        )
-                    );
-                    FAILURE
-                }
-            }
-        }),
+                Err(code) => code,
+            })
+        }
         PolicyCommand::Explain {
             policy,
             paths,

@@ -643,3 +643,36 @@ fn plain_arguments_make_the_request_cedar_for_agents_generator_makes() {
     let arguments = json!({"message": 3});
     assert!(!engine.plain(&call("echo", &arguments, None, &a, &[])));
 }
+
+#[test]
+fn a_mistake_in_the_second_file_is_reported_in_that_file() {
+    let server = test_server();
+    let errors = Engine::load(
+        &server,
+        &[
+            Source {
+                file: FileId(0),
+                name: "a.cedar",
+                text: "@id(\"ok\") permit(principal, action, resource);",
+            },
+            Source {
+                file: FileId(1),
+                name: "b.cedar",
+                text: "\npermit(principal, action, resource) when { context.resolution.nope };",
+            },
+        ],
+        None,
+    )
+    .unwrap_err();
+    // Cedar reports it once per action the policy applies to.
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    for error in &errors {
+        let span = error.span.unwrap();
+        assert_eq!((span.file, span.start), (FileId(1), 44), "{error:?}");
+        assert!(
+            error.message.starts_with("policy `b.cedar:2`"),
+            "{}",
+            error.message
+        );
+    }
+}

@@ -20,20 +20,21 @@
 //! by `file:line`.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use cedar_policy::{Effect, PolicyId, PolicySet};
-use cedar_policy_core::ast::{self, EntityUID, RestrictedExpr};
+use cedar_policy::{PolicyId, PolicySet};
+use cedar_policy_core::ast::{self, EntityUID};
 use cedar_policy_core::extensions::Extensions;
 use mcp_resolve::diagnostic::{Code, Diagnostic};
-use mcp_resolve::source::{FileId, Span};
-use serde_json::Value;
+use mcp_resolve::source::FileId;
 use smol_str::SmolStr;
 
 use crate::{Call, Decision};
 
+mod load;
 mod plan;
+mod request;
 pub mod schema;
 pub mod table;
 pub mod translate;
@@ -54,6 +55,8 @@ pub struct Named {
     pub default: bool,
     /// Its place in the set (the order policies are listed in).
     pub index: usize,
+    /// The file it was written in.
+    pub file: FileId,
 }
 
 /// A decision and what made it.
@@ -111,39 +114,6 @@ impl std::fmt::Debug for Engine {
     }
 }
 
-fn span_of(file: FileId, d: &dyn miette::Diagnostic) -> Option<Span> {
-    let label = d.labels()?.next()?;
-    let start = label.offset();
-    Some(Span::new(file, start, start + label.len()))
-}
-
-/// Cedar's diagnostics (and their related ones) as the project's.
-fn diagnostics(code: Code, file: FileId, d: &dyn miette::Diagnostic, out: &mut Vec<Diagnostic>) {
-    if let Some(related) = d.related() {
-        let before = out.len();
-        for r in related {
-            diagnostics(code, file, r, out);
-        }
-        if out.len() > before {
-            return;
-        }
-    }
-    let mut diagnostic = Diagnostic::new(code, d.to_string());
-    if let Some(span) = span_of(file, d) {
-        diagnostic = diagnostic.at(span);
-    }
-    if let Some(help) = d.help() {
-        diagnostic = diagnostic.with_help(help.to_string());
-    }
-    out.push(diagnostic);
-}
-
-/// The line (1-based) of `offset` in `text`.
-fn line_of(text: &str, offset: usize) -> usize {
-    text.get(..offset)
-        .map_or(1, |before| before.matches('\n').count() + 1)
-}
-
 impl Engine {
     /// The engine for `sources` over the rules of `server`: every policy is
     /// parsed and validated (strict mode) against the server's schema, and
@@ -157,12 +127,12 @@ impl Engine {
     ) -> Result<Engine, Vec<Diagnostic>> {
         let schema =
             ServerSchema::of(server).map_err(|e| vec![Diagnostic::new(Code::InvalidSchema, e)])?;
-        let (policies, named, errors) = parse(sources);
+        let (policies, named, errors) = load::parse(sources);
         let mut errors = errors;
         if errors.is_empty() {
-            errors.extend(validate(&schema, &policies, &named, sources));
+            errors.extend(load::validate(&schema, &policies, &named));
         }
-        let principal = parse_principal(&schema, principal);
+        let principal = load::parse_principal(&schema, principal);
         if let Err(e) = &principal {
             errors.push(Diagnostic::new(Code::InvalidValue, e.clone()));
         }
@@ -187,11 +157,11 @@ impl Engine {
             name: "policy",
             text,
         };
-        let (policies, named, errors) = parse(std::slice::from_ref(&source));
+        let (policies, named, errors) = load::parse(std::slice::from_ref(&source));
         if let Some(e) = errors.first() {
             return Err(e.message.clone());
         }
-        let principal = parse_principal(&schema, principal)?;
+        let principal = load::parse_principal(&schema, principal)?;
         Engine::new(server, schema, policies, named, principal)
     }
 
@@ -290,299 +260,6 @@ impl Engine {
     /// The named policy of `id`.
     pub fn named(&self, id: &PolicyId) -> Option<&Named> {
         self.named.get(id)
-    }
-
-    /// The principal of a call.
-    fn principal_of(&self, call: &Call<'_>) -> EntityUID {
-        match call.principal.and_then(|p| p.sub.as_deref()) {
-            Some(sub) => uid(&self.user, sub),
-            None => self.principal.clone(),
-        }
-    }
-
-    /// The `resolution` and `session` records of a call.
-    fn context(&self, call: &Call<'_>) -> [(SmolStr, RestrictedExpr); 2] {
-        let mut resolution: Vec<(SmolStr, RestrictedExpr)> =
-            Vec::with_capacity(self.hints.len() + 3);
-        if let Some(variant) = call.variant {
-            resolution.push(("variant".into(), RestrictedExpr::val(variant)));
-        }
-        resolution.push(("described".into(), RestrictedExpr::val(call.described)));
-        resolution.push((
-            "requiredScopes".into(),
-            RestrictedExpr::set(call.scopes.iter().map(|s| RestrictedExpr::val(s.as_str()))),
-        ));
-        for hint in &self.hints {
-            let value = call.annotations.get(hint).unwrap_or(false);
-            resolution.push((hint.clone(), RestrictedExpr::val(value)));
-        }
-        let mut session: Vec<(SmolStr, RestrictedExpr)> = Vec::with_capacity(4);
-        let facts = call.session;
-        if let Some(v) = facts.and_then(|f| f.protocol_version.as_deref()) {
-            session.push(("protocolVersion".into(), RestrictedExpr::val(v)));
-        }
-        if let Some(v) = facts.and_then(|f| f.client_name.as_deref()) {
-            session.push(("clientName".into(), RestrictedExpr::val(v)));
-        }
-        if let Some(v) = call.principal.and_then(|p| p.client_id.as_deref()) {
-            session.push(("tokenClient".into(), RestrictedExpr::val(v)));
-        }
-        session.push((
-            "tokenScopes".into(),
-            RestrictedExpr::set(
-                call.principal
-                    .into_iter()
-                    .flat_map(|p| p.scopes.iter())
-                    .map(|s| RestrictedExpr::val(s.as_str())),
-            ),
-        ));
-        [
-            ("resolution".into(), record(resolution)),
-            ("session".into(), record(session)),
-        ]
-    }
-
-    /// The `resolution` and `session` records of a call, as values.
-    fn context_values(&self, call: &Call<'_>) -> [(SmolStr, ast::Value); 2] {
-        let string = |s: &str| ast::Value::new(ast::Literal::String(s.into()), None);
-        let boolean = |b: bool| ast::Value::new(ast::Literal::Bool(b), None);
-        let mut resolution: BTreeMap<SmolStr, ast::Value> = BTreeMap::new();
-        if let Some(variant) = call.variant {
-            resolution.insert("variant".into(), string(variant));
-        }
-        resolution.insert("described".into(), boolean(call.described));
-        resolution.insert(
-            "requiredScopes".into(),
-            ast::Value::set(call.scopes.iter().map(|s| string(s)), None),
-        );
-        for hint in &self.hints {
-            resolution.insert(
-                hint.clone(),
-                boolean(call.annotations.get(hint).unwrap_or(false)),
-            );
-        }
-        let mut session: BTreeMap<SmolStr, ast::Value> = BTreeMap::new();
-        let facts = call.session;
-        if let Some(v) = facts.and_then(|f| f.protocol_version.as_deref()) {
-            session.insert("protocolVersion".into(), string(v));
-        }
-        if let Some(v) = facts.and_then(|f| f.client_name.as_deref()) {
-            session.insert("clientName".into(), string(v));
-        }
-        if let Some(v) = call.principal.and_then(|p| p.client_id.as_deref()) {
-            session.insert("tokenClient".into(), string(v));
-        }
-        session.insert(
-            "tokenScopes".into(),
-            ast::Value::set(
-                call.principal
-                    .into_iter()
-                    .flat_map(|p| p.scopes.iter())
-                    .map(|s| string(s)),
-                None,
-            ),
-        );
-        [
-            (
-                "resolution".into(),
-                ast::Value::record_arc(Arc::new(resolution), None),
-            ),
-            (
-                "session".into(),
-                ast::Value::record_arc(Arc::new(session), None),
-            ),
-        ]
-    }
-
-    /// A request of already-evaluated parts.
-    fn request_of(
-        &self,
-        principal: EntityUID,
-        action: EntityUID,
-        context: BTreeMap<SmolStr, ast::Value>,
-    ) -> Result<ast::Request, String> {
-        ast::Request::new(
-            (principal, None),
-            (action, None),
-            (self.resource.clone(), None),
-            ast::Context::Value(Arc::new(context)),
-            None::<&ast::RequestSchemaAllPass>,
-            Extensions::all_available(),
-        )
-        .map_err(|e| e.to_string())
-    }
-
-    /// The Cedar request of a call, and the entities it is decided with.
-    pub fn request(
-        &self,
-        call: &Call<'_>,
-    ) -> Result<(ast::Request, cedar_policy_core::entities::Entities), String> {
-        let (request, entities) = self.request_parts(call)?;
-        Ok((request, entities.into_owned()))
-    }
-
-    /// [`Engine::request`], with the schema's action entities borrowed
-    /// when the call adds none.
-    fn request_parts(
-        &self,
-        call: &Call<'_>,
-    ) -> Result<(ast::Request, Cow<'_, cedar_policy_core::entities::Entities>), String> {
-        let untyped = self.schema.untyped.iter().any(|(t, _)| t == call.tool);
-        if !self.schema.tools.contains(call.tool) || untyped {
-            return self.bare_request(call).map(|(r, e)| (r, Cow::Owned(e)));
-        }
-        let empty = Value::Object(Default::default());
-        let arguments = call.arguments.unwrap_or(&empty);
-        let principal = self.principal_of(call);
-        let action = uid(&self.action, call.tool);
-        let schema: &cedar_policy_core::validator::ValidatorSchema = self.schema.schema.as_ref();
-        if let Some(input) =
-            typed::input_type(schema, &action).and_then(|ty| typed::convert(schema, ty, arguments))
-        {
-            let mut context: BTreeMap<SmolStr, ast::Value> =
-                self.context_values(call).into_iter().collect();
-            context.insert("input".into(), input);
-            let request = self.request_of(principal, action, context)?;
-            return Ok((request, Cow::Borrowed(&self.actions)));
-        }
-        self.generated_request(call, principal, arguments)
-            .map(|(r, e)| (r, Cow::Owned(e)))
-    }
-
-    /// The request cedar-for-agents' generator makes of a call.
-    fn generated_request(
-        &self,
-        call: &Call<'_>,
-        principal: EntityUID,
-        arguments: &Value,
-    ) -> Result<(ast::Request, cedar_policy_core::entities::Entities), String> {
-        let context = self.context(call);
-        let text =
-            serde_json::json!({"params": {"name": call.tool, "arguments": arguments}}).to_string();
-        let input = mcp_tools_sdk::data::Input::from_json_str(&text)
-            .map_err(|e| format!("the arguments cannot be read as Cedar values: {e}"))?;
-        self.schema
-            .requests
-            .generate_request(
-                principal,
-                self.resource.clone(),
-                context,
-                self.actions.clone(),
-                &input,
-                None,
-            )
-            .map_err(|e| format!("the arguments cannot be put to the policies: {e}"))
-    }
-
-    /// Whether a call's arguments take the plain-type shortcut (all of
-    /// them strings, longs, booleans, sets, records or enumerated values).
-    pub fn plain(&self, call: &Call<'_>) -> bool {
-        let empty = Value::Object(Default::default());
-        let schema: &cedar_policy_core::validator::ValidatorSchema = self.schema.schema.as_ref();
-        typed::input_type(schema, &uid(&self.action, call.tool))
-            .and_then(|ty| typed::convert(schema, ty, call.arguments.unwrap_or(&empty)))
-            .is_some()
-    }
-
-    /// The request cedar-for-agents' generator makes of a call (what
-    /// [`Engine::request`] makes, without its plain-type shortcut): for
-    /// holding the two to the same requests.
-    pub fn generated(
-        &self,
-        call: &Call<'_>,
-    ) -> Result<(ast::Request, cedar_policy_core::entities::Entities), String> {
-        let empty = Value::Object(Default::default());
-        self.generated_request(
-            call,
-            self.principal_of(call),
-            call.arguments.unwrap_or(&empty),
-        )
-    }
-
-    /// The request of a call without `input`: a tool the rules do not
-    /// describe (its action is put in `call_tool`), or a row of a decision
-    /// table.
-    pub(crate) fn bare_request(
-        &self,
-        call: &Call<'_>,
-    ) -> Result<(ast::Request, cedar_policy_core::entities::Entities), String> {
-        let principal = self.principal_of(call);
-        let context = self.context(call);
-        let action = uid(&self.action, call.tool);
-        let entities = if self.schema.tools.contains(call.tool) {
-            self.actions.clone()
-        } else {
-            let group = uid(&self.action, schema::CALL_TOOL);
-            let entity = ast::Entity::new_with_attr_partial_value(
-                action.clone(),
-                [],
-                Default::default(),
-                [group].into_iter().collect(),
-                [],
-            );
-            self.actions
-                .clone()
-                .add_entities(
-                    [Arc::new(entity)],
-                    None::<&cedar_policy_core::validator::CoreSchema<'_>>,
-                    cedar_policy_core::entities::TCComputation::ComputeNow,
-                    Extensions::all_available(),
-                )
-                .map_err(|e| e.to_string())?
-        };
-        let context = ast::Context::from_pairs(context, Extensions::all_available())
-            .map_err(|e| e.to_string())?;
-        let request = ast::Request::new(
-            (principal, None),
-            (action, None),
-            (self.resource.clone(), None),
-            context,
-            None::<&ast::RequestSchemaAllPass>,
-            Extensions::all_available(),
-        )
-        .map_err(|e| e.to_string())?;
-        Ok((request, entities))
-    }
-
-    /// The request of `call` as Cedar's CLI reads it (`--request-json`),
-    /// and its entities (`--entities`) without the schema's action
-    /// entities (the CLI adds those from `--schema`): for checking a
-    /// decision with an independent evaluator.
-    pub fn cli_request(&self, call: &Call<'_>) -> Result<(Value, Value), String> {
-        let (request, entities) = self.request(call)?;
-        let part = |entry: &ast::EntityUIDEntry| -> Value {
-            match entry {
-                ast::EntityUIDEntry::Known { euid, .. } => Value::String(euid.to_string()),
-                _ => Value::Null,
-            }
-        };
-        let context = match request.context() {
-            Some(c) => c.to_json_value().map_err(|e| e.to_string())?,
-            None => Value::Null,
-        };
-        let json = serde_json::json!({
-            "principal": part(request.principal()),
-            "action": part(request.action()),
-            "resource": part(request.resource()),
-            "context": context,
-        });
-        let entities = cedar_policy::Entities::from(entities)
-            .to_json_value()
-            .map_err(|e| e.to_string())?;
-        let entities = match entities {
-            Value::Array(items) => Value::Array(
-                items
-                    .into_iter()
-                    .filter(|e| {
-                        e.pointer("/uid/type")
-                            .and_then(Value::as_str)
-                            .is_none_or(|t| !t.ends_with("::Action"))
-                    })
-                    .collect(),
-            ),
-            other => other,
-        };
-        Ok((json, entities))
     }
 
     /// The decision on `call`.
@@ -836,13 +513,6 @@ fn evaluate(
     }
 }
 
-fn record(pairs: Vec<(SmolStr, RestrictedExpr)>) -> RestrictedExpr {
-    // Keys are distinct by construction, so this never fails; an empty
-    // record if it did (which no policy's access could read).
-    let empty = RestrictedExpr::val(false);
-    RestrictedExpr::record(pairs).unwrap_or(empty)
-}
-
 /// `NS::kind`, as an entity type.
 fn entity_type(namespace: &str, kind: &str) -> Result<ast::EntityType, String> {
     let name: ast::Name = format!("{namespace}::{kind}")
@@ -853,157 +523,4 @@ fn entity_type(namespace: &str, kind: &str) -> Result<ast::EntityType, String> {
 
 fn uid(kind: &ast::EntityType, id: &str) -> EntityUID {
     EntityUID::from_components(kind.clone(), ast::Eid::new(id), None)
-}
-
-/// `--principal TYPE::"id"`: the type is `User` or `Anonymous`, with or
-/// without the server's namespace; `NS::Anonymous::"anonymous"` when none
-/// is given.
-fn parse_principal(schema: &ServerSchema, text: Option<&str>) -> Result<EntityUID, String> {
-    let Some(text) = text else {
-        return Ok(uid(
-            &entity_type(&schema.namespace, schema::ANONYMOUS)?,
-            "anonymous",
-        ));
-    };
-    let parsed: cedar_policy::EntityUid =
-        text.trim()
-            .parse()
-            .map_err(|e: cedar_policy::ParseErrors| {
-                format!("`{text}` is not a Cedar entity (`User::\"alice\"`): {e}")
-            })?;
-    let kind = parsed.type_name().basename();
-    let namespace = parsed.type_name().namespace();
-    let known = [schema::USER, schema::ANONYMOUS];
-    if !known.contains(&kind) || !(namespace.is_empty() || namespace == schema.namespace) {
-        return Err(format!(
-            "the principal `{text}` is not of a principal type of the schema: `{}::User` or `{}::Anonymous`",
-            schema.namespace, schema.namespace
-        ));
-    }
-    Ok(uid(
-        &entity_type(&schema.namespace, kind)?,
-        parsed.id().unescaped(),
-    ))
-}
-
-/// Parses every source into one set; policies are renumbered `policy0`,
-/// `policy1`, … in source order (as Cedar's CLI numbers one file holding
-/// them all).
-fn parse(sources: &[Source<'_>]) -> (PolicySet, HashMap<PolicyId, Named>, Vec<Diagnostic>) {
-    let mut set = PolicySet::new();
-    let mut named = HashMap::new();
-    let mut errors = Vec::new();
-    let mut names: BTreeMap<String, usize> = BTreeMap::new();
-    for source in sources {
-        let parsed: PolicySet = match source.text.parse() {
-            Ok(set) => set,
-            Err(e) => {
-                let e: cedar_policy::ParseErrors = e;
-                diagnostics(Code::Syntax, source.file, &e, &mut errors);
-                continue;
-            }
-        };
-        if parsed.templates().next().is_some() {
-            errors.push(
-                Diagnostic::new(
-                    Code::InvalidValue,
-                    "a policy template (`?principal`, `?resource`) needs links, which the proxy does not make: write static policies",
-                )
-                .at(Span::new(source.file, 0, 0)),
-            );
-            continue;
-        }
-        // Cedar numbers one file's policies in order; its locations give
-        // each its line.
-        let lines: HashMap<String, usize> = cedar_policy_core::parser::parse_policyset(source.text)
-            .map(|ast| {
-                ast.policies()
-                    .filter_map(|p| {
-                        Some((p.id().to_string(), line_of(source.text, p.loc()?.start())))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let mut policies: Vec<&cedar_policy::Policy> = parsed.policies().collect();
-        policies.sort_by_key(|p| {
-            p.id()
-                .to_string()
-                .trim_start_matches("policy")
-                .parse::<usize>()
-                .unwrap_or(usize::MAX)
-        });
-        for policy in policies {
-            let index = named.len();
-            let id = PolicyId::new(format!("policy{index}"));
-            let line = lines.get(&policy.id().to_string()).copied().unwrap_or(1);
-            let name = policy
-                .annotation("id")
-                .map_or_else(|| format!("{}:{line}", source.name), str::to_string);
-            if let Some(first) = names.insert(name.clone(), index) {
-                let _ = first;
-                errors.push(
-                    Diagnostic::new(
-                        Code::InvalidValue,
-                        format!("two policies are named `{name}`"),
-                    )
-                    .at(Span::new(source.file, 0, 0))
-                    .with_help("give each policy its own `@id`"),
-                );
-            }
-            named.insert(
-                id.clone(),
-                Named {
-                    name,
-                    forbid: policy.effect() == Effect::Forbid,
-                    ask: policy.annotation("ask").map(|a| {
-                        if a.is_empty() {
-                            "a policy asks".to_string()
-                        } else {
-                            a.to_string()
-                        }
-                    }),
-                    default: policy.annotation("yaml_default").is_some(),
-                    index,
-                },
-            );
-            let _ = set.add(policy.new_id(id));
-        }
-    }
-    (set, named, errors)
-}
-
-/// Strict validation against the schema, each error at its place.
-fn validate(
-    schema: &ServerSchema,
-    policies: &PolicySet,
-    named: &HashMap<PolicyId, Named>,
-    sources: &[Source<'_>],
-) -> Vec<Diagnostic> {
-    let validator = cedar_policy::Validator::new(schema.schema.clone());
-    let result = validator.validate(policies, cedar_policy::ValidationMode::Strict);
-    let mut out = Vec::new();
-    // Which file each policy came from: sources in order, policies in order.
-    let file_of = |id: &PolicyId| -> FileId {
-        let index = named.get(id).map_or(0, |n| n.index);
-        let mut seen = 0;
-        for source in sources {
-            let count = source
-                .text
-                .parse::<PolicySet>()
-                .map_or(0, |s| s.policies().count());
-            if index < seen + count {
-                return source.file;
-            }
-            seen += count;
-        }
-        sources.first().map_or(FileId(0), |s| s.file)
-    };
-    for error in result.validation_errors() {
-        let file = file_of(error.policy_id());
-        diagnostics(Code::InvalidValue, file, error, &mut out);
-        if let (Some(last), Some(n)) = (out.last_mut(), named.get(error.policy_id())) {
-            last.message = format!("policy `{}`: {}", n.name, last.message);
-        }
-    }
-    out
 }
