@@ -14,9 +14,14 @@ by the proxies themselves. The CPU column is the time the relay's two
 `cat`s or the proxy process used per request (Linux `/proc/PID/schedstat`),
 its own cost apart from waiting for wake-ups.
 
+`--variant NAME=ARGS` adds a route: the same proxy with more arguments
+(`--variant 'otlp=--otlp http://127.0.0.1:4318'`: telemetry on, beside
+the proxy with it off).
+
 Usage:
-  proxy_latency.py --proxy BIN [--baseline BIN] --rules RULES [--requests N] \
-      --call 'TOOL JSON' [--resolve 'TOOL JSON'] -- SERVER ARGS...
+  proxy_latency.py --proxy BIN [--baseline BIN] [--variant NAME=ARGS]... \
+      --rules RULES [--requests N] --call 'TOOL JSON' [--resolve 'TOOL JSON'] \
+      -- SERVER ARGS...
 
 Prints a Markdown table (docs/performance.md keeps the figures).
 """
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -172,6 +178,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--call", required=True, help="'TOOL JSON-ARGUMENTS' for tools/call")
     parser.add_argument("--resolve", help="'TOOL JSON-ARGUMENTS' for tools/resolve (default: --call)")
+    parser.add_argument("--variant", action="append", default=[],
+                        help="NAME=ARGS: the proxy again, with these arguments")
     parser.add_argument("command", nargs="+")
     args = parser.parse_args()
     tool, arguments = args.call.split(" ", 1)
@@ -188,13 +196,17 @@ def main() -> int:
     if args.baseline:
         routes["baseline"] = [args.baseline, "proxy", args.rules, "--no-probe", "--", *args.command]
     routes["proxy"] = [args.proxy, "proxy", args.rules, "--no-probe", "--", *args.command]
+    for variant in args.variant:
+        name, _, extra = variant.partition("=")
+        routes[name] = [args.proxy, "proxy", args.rules, "--no-probe", *shlex.split(extra),
+                        "--", *args.command]
     sessions = {name: Session(command) for name, command in routes.items()}
     for name, session in sessions.items():
         if name == "relay":
             session.measured = [c for c in children(session.process.pid) if comm(c) == "cat"]
         elif name != "direct":
             session.measured = [session.process.pid]
-    proxies = [name for name in sessions if name in ("baseline", "proxy")]
+    proxies = [name for name in sessions if name not in ("direct", "relay")]
 
     kinds = [("tools/list", {}), ("tools/call", call)]
     rows = []

@@ -19,9 +19,10 @@ fn telemetry(c: &mut Criterion) {
         .unwrap()
         .port();
     let exporting = mcp_resolve_proxy::guard::Guard {
-        telemetry: mcp_resolve_telemetry::Telemetry::from_env(Some(&format!(
-            "http://127.0.0.1:{closed}"
-        )))
+        telemetry: mcp_resolve_telemetry::Telemetry::from_env(
+            Some(&format!("http://127.0.0.1:{closed}")),
+            |_| {},
+        )
         .unwrap(),
         ..Default::default()
     };

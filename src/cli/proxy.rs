@@ -229,7 +229,7 @@ fn guard(args: &Args, server: &mcp_resolve::ir::Server) -> Result<Guard, u8> {
         ask_timeout: args.ask_timeout,
         audit,
         audit_arguments: args.audit_arguments,
-        telemetry: match mcp_resolve_telemetry::Telemetry::from_env(args.otlp.as_deref()) {
+        telemetry: match mcp_resolve_telemetry::Telemetry::from_env(args.otlp.as_deref(), say) {
             Ok(telemetry) => telemetry,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -240,6 +240,11 @@ fn guard(args: &Args, server: &mcp_resolve::ir::Server) -> Result<Guard, u8> {
         declare: None,
         verify: verifier(args)?,
     })
+}
+
+/// Says what telemetry cannot export, on stderr.
+fn say(message: &str) {
+    eprintln!("mcp-resolve proxy: {message}");
 }
 
 /// Where and how the proxy listens.

@@ -120,30 +120,34 @@ where
 {
     let link = Link::open(upstream, options.max_message_bytes, false)?;
     let from_host = Source::lines(Box::new(host_in), options.max_message_bytes);
-    relay(rules, options, link, from_host, &mut Lines(host_out), false).await
+    let side = HostSide {
+        per_message: false,
+        span_attributes: vec![("network.transport".into(), "pipe".into())],
+    };
+    relay(rules, options, link, from_host, &mut Lines(host_out), side).await
 }
 
 /// The session itself: messages from the host (`from_host`) to the server
 /// (`link`) and back, through a [`Session`] that decides what becomes of
 /// each. This function only moves lines, keeps time and applies the
-/// session's effects. `per_message`: the host's messages each arrive on
-/// their own (HTTP requests that name no session), not on one stream.
+/// session's effects.
 pub(crate) async fn relay<S: HostSink>(
     rules: &ProxyRules,
     options: &Options,
     mut link: Link,
     mut from_host: Source,
     host: &mut S,
-    per_message: bool,
+    side: HostSide,
 ) -> Result<Ended, UpstreamError> {
     let guard: &Guard = &options.guard;
     let config = Config {
         timeout: options.timeout,
         max_message_bytes: options.max_message_bytes,
-        per_message,
+        per_message: side.per_message,
         tokens: random_tokens(),
         compare_listing: options.compare_listing,
         ids: crate::session::random_ids(),
+        span_attributes: side.span_attributes,
     };
     let mut driver = Driver {
         session: Session::new(rules, guard, config),
@@ -194,6 +198,15 @@ pub(crate) async fn relay<S: HostSink>(
     Ok(ended)
 }
 
+/// What a relay's host side is.
+pub(crate) struct HostSide {
+    /// The host's messages each arrive on their own (HTTP requests that
+    /// name no session), not on one stream.
+    pub(crate) per_message: bool,
+    /// What every span of the session says of its transport.
+    pub(crate) span_attributes: Vec<(String, serde_json::Value)>,
+}
+
 /// A deadline no session reaches (the timer branch is off then anyway).
 fn far_future() -> tokio::time::Instant {
     tokio::time::Instant::now() + Duration::from_secs(86_400 * 365)
@@ -240,6 +253,11 @@ impl Driver<'_> {
                         telemetry.span(&span);
                     }
                 }
+                Effect::Measure(measure) => {
+                    if let Some(telemetry) = &self.guard.telemetry {
+                        telemetry.measure(&measure);
+                    }
+                }
                 Effect::Trust(record) => {
                     if let Some(verifier) = &self.guard.verify
                         && let Err(e) = verifier.remember(&record)
@@ -260,8 +278,11 @@ impl Drop for Driver<'_> {
         }
         self.session.abandon(Clock::system(), &mut self.effects);
         for effect in self.effects.drain(..) {
-            if let Effect::Audit(record) = effect {
-                self.guard.keep(&record);
+            match (effect, &self.guard.telemetry) {
+                (Effect::Audit(record), _) => self.guard.keep(&record),
+                (Effect::Span(span), Some(telemetry)) => telemetry.span(&span),
+                (Effect::Measure(measure), Some(telemetry)) => telemetry.measure(&measure),
+                _ => {}
             }
         }
     }

@@ -80,6 +80,125 @@ fn attributes(record: &Value) -> serde_json::Map<String, Value> {
         .collect()
 }
 
+/// Every span received.
+fn spans_received(receiver: &Receiver) -> Vec<Value> {
+    receiver
+        .received("traces")
+        .iter()
+        .flat_map(|r| r["resourceSpans"].as_array().cloned().unwrap_or_default())
+        .flat_map(|r| r["scopeSpans"].as_array().cloned().unwrap_or_default())
+        .flat_map(|s| s["spans"].as_array().cloned().unwrap_or_default())
+        .collect()
+}
+
+/// Every metric's name received.
+fn metric_names(receiver: &Receiver) -> Vec<String> {
+    receiver
+        .received("metrics")
+        .iter()
+        .flat_map(|r| r["resourceMetrics"].as_array().cloned().unwrap_or_default())
+        .flat_map(|r| r["scopeMetrics"].as_array().cloned().unwrap_or_default())
+        .flat_map(|s| s["metrics"].as_array().cloned().unwrap_or_default())
+        .filter_map(|m| m["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// An id in hex as OTLP's JSON form writes it (base64).
+fn b64(hex: &str) -> String {
+    use base64::Engine as _;
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// A call the user is asked about, through a host that answers the
+/// question: one trace from the host's span, the server span over the
+/// question and the server's answer, the client span from the acceptance.
+#[test]
+fn an_asked_call_is_one_trace_in_a_real_receiver() {
+    let Some(python) = common::mcp_python("the OTLP receiver (opentelemetry-proto)") else {
+        return;
+    };
+    let dir = common::scratch("proxy", "telemetry-ask");
+    let receiver = Receiver::start(&python, &dir);
+    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
+    let mut proxy = Proxy::start(
+        &[
+            "rules/file-server.yaml",
+            "--no-probe",
+            "--policy",
+            "docs/policies/ask-destructive.yaml",
+            "--otlp",
+            &endpoint,
+        ],
+        &["python3", fake_server().to_str().unwrap(), "well"],
+    );
+    let mut capabilities = declaring();
+    capabilities["elicitation"] = json!({});
+    proxy.initialize(capabilities);
+    let host_trace = "5bf92f3577b34da6a3ce929d0e0e4736";
+    let mut ask = |id: i64, host_span: &str, action: &str| {
+        proxy.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "manage_files", "arguments": {"path": "a", "action": "delete"},
+                       "_meta": {"traceparent": format!("00-{host_trace}-{host_span}-01")}}}));
+        let question = proxy.receive();
+        assert_eq!(question["method"], "elicitation/create", "{question}");
+        std::thread::sleep(Duration::from_millis(50));
+        proxy.send(&json!({"jsonrpc": "2.0", "id": question["id"], "result": {"action": action}}));
+        proxy.receive()
+    };
+    let accepted = ask(1, "00000000000000a1", "accept");
+    assert!(accepted["result"].is_object(), "{accepted}");
+    let declined = ask(2, "00000000000000a2", "decline");
+    assert_eq!(declined["error"]["code"], -32001, "{declined}");
+    let (status, stderr) = proxy.finish();
+    assert_eq!(status, 0, "{stderr:?}");
+
+    let spans: Vec<Value> = spans_received(&receiver)
+        .into_iter()
+        .filter(|s| s["traceId"] == b64(host_trace))
+        .collect();
+    let child_of = |parent: &str, kind: &str| {
+        spans
+            .iter()
+            .find(|s| s["parentSpanId"] == parent && s["kind"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} child of {parent}: {spans:#?}"))
+    };
+    let nanos = |span: &Value, key: &str| span[key].as_str().unwrap().parse::<u64>().unwrap();
+    // Accepted: the server span covers the question; the client span only
+    // the server's work.
+    let server = child_of(&b64("00000000000000a1"), "SPAN_KIND_SERVER");
+    let client = child_of(server["spanId"].as_str().unwrap(), "SPAN_KIND_CLIENT");
+    let a = attributes(server);
+    assert_eq!(a["mcp_resolve.decision"], "ask");
+    assert_eq!(a["mcp_resolve.ask.outcome"], "accepted");
+    assert_eq!(a["mcp_resolve.outcome"], "accepted");
+    assert!(nanos(server, "startTimeUnixNano") < nanos(client, "startTimeUnixNano"));
+    assert!(
+        nanos(client, "startTimeUnixNano") - nanos(server, "startTimeUnixNano") >= 50_000_000,
+        "the question's wait is before the client span"
+    );
+    // Declined: the server span alone, with the refusal.
+    let server = child_of(&b64("00000000000000a2"), "SPAN_KIND_SERVER");
+    let a = attributes(server);
+    assert_eq!(a["mcp_resolve.ask.outcome"], "declined");
+    assert_eq!(a["error.type"], "-32001");
+    assert!(
+        !spans.iter().any(|s| s["parentSpanId"] == server["spanId"]),
+        "nothing of the declined call went upstream"
+    );
+    let names = metric_names(&receiver);
+    for name in [
+        "mcp_resolve.asks.pending",
+        "mcp_resolve.ask.duration",
+        "mcp.server.operation.duration",
+    ] {
+        assert!(names.iter().any(|n| n == name), "{name}: {names:?}");
+    }
+}
+
 #[test]
 fn audit_records_reach_a_real_otlp_receiver_as_log_records_and_metrics() {
     let Some(python) = common::mcp_python("the OTLP receiver (opentelemetry-proto)") else {
@@ -108,6 +227,15 @@ fn audit_records_reach_a_real_otlp_receiver_as_log_records_and_metrics() {
     traced["_meta"] = json!({"traceparent": format!("00-{host_trace}-{host_span}-01")});
     let answer = proxy.request(1, "tools/call", traced);
     assert!(answer["result"].is_object(), "{answer}");
+    // The server was sent the proxy's span as the request's trace context
+    // (the fake server echoes the params it got).
+    let echoed = answer["result"]["content"][0]["text"].as_str().unwrap();
+    let sent: Value = serde_json::from_str(echoed.strip_prefix("called ").unwrap()).unwrap();
+    let upstream = sent["_meta"]["traceparent"].as_str().unwrap().to_string();
+    assert!(
+        upstream.starts_with(&format!("00-{host_trace}-")) && !upstream.contains(host_span),
+        "{upstream}"
+    );
     // Asked, but the host declared no elicitation: refused.
     let answer = proxy.request(2, "tools/call", call("delete"));
     assert_eq!(answer["error"]["code"], -32001, "{answer}");
@@ -127,12 +255,12 @@ fn audit_records_reach_a_real_otlp_receiver_as_log_records_and_metrics() {
         .find(|kv| kv["key"] == "service.name")
         .map(|kv| kv["value"]["stringValue"].clone());
     assert_eq!(service, Some(json!("mcp-resolve-proxy")));
-    let records: Vec<serde_json::Map<String, Value>> = logs
+    let raw_records: Vec<Value> = logs
         .iter()
         .flat_map(|r| r["scopeLogs"].as_array().cloned().unwrap_or_default())
         .flat_map(|s| s["logRecords"].as_array().cloned().unwrap_or_default())
-        .map(|r| attributes(&r))
         .collect();
+    let records: Vec<serde_json::Map<String, Value>> = raw_records.iter().map(attributes).collect();
     let summary: Vec<(Value, Value, Value, Value)> = records
         .iter()
         .map(|a| {
@@ -166,39 +294,22 @@ fn audit_records_reach_a_real_otlp_receiver_as_log_records_and_metrics() {
     assert_eq!(records[1]["mcp_resolve.rule"], "destructive");
 
     // The decisions counter, by decision and outcome.
-    let metrics = receiver.received("metrics");
-    let names: Vec<String> = metrics
-        .iter()
-        .flat_map(|r| r["resourceMetrics"].as_array().cloned().unwrap_or_default())
-        .flat_map(|r| r["scopeMetrics"].as_array().cloned().unwrap_or_default())
-        .flat_map(|s| s["metrics"].as_array().cloned().unwrap_or_default())
-        .filter_map(|m| m["name"].as_str().map(str::to_string))
-        .collect();
+    let names = metric_names(&receiver);
     assert!(
         names.iter().any(|n| n == "mcp_resolve.decisions"),
         "{names:?}"
     );
-    assert!(
-        names.iter().any(|n| n == "mcp_resolve.upstream.duration"),
-        "{names:?}"
-    );
+    for name in [
+        "mcp.server.operation.duration",
+        "mcp.client.operation.duration",
+    ] {
+        assert!(names.iter().any(|n| n == name), "{name}: {names:?}");
+    }
 
     // The call's spans continue the host's trace: the proxy's server span
     // is the host span's child, its client span the server span's.
-    use base64::Engine as _;
-    let b64 = |hex: &str| {
-        let bytes: Vec<u8> = (0..hex.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-            .collect();
-        base64::engine::general_purpose::STANDARD.encode(bytes)
-    };
-    let spans: Vec<Value> = receiver
-        .received("traces")
-        .iter()
-        .flat_map(|r| r["resourceSpans"].as_array().cloned().unwrap_or_default())
-        .flat_map(|r| r["scopeSpans"].as_array().cloned().unwrap_or_default())
-        .flat_map(|s| s["spans"].as_array().cloned().unwrap_or_default())
+    let spans: Vec<Value> = spans_received(&receiver)
+        .into_iter()
         .filter(|s| s["traceId"] == b64(host_trace))
         .collect();
     let server = spans
@@ -218,6 +329,116 @@ fn audit_records_reach_a_real_otlp_receiver_as_log_records_and_metrics() {
     assert_eq!(server_attributes["mcp_resolve.variant"], "read");
     assert_eq!(server_attributes["mcp_resolve.decision"], "allow");
     assert_eq!(server_attributes["mcp_resolve.hint.readOnlyHint"], true);
+    assert_eq!(server_attributes["network.transport"], "pipe");
+    // What the server was sent is the client span.
+    assert!(
+        upstream.contains(&{
+            use base64::Engine as _;
+            let id = base64::engine::general_purpose::STANDARD
+                .decode(client["spanId"].as_str().unwrap())
+                .unwrap();
+            id.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        }),
+        "{upstream} {client:#}"
+    );
+    // The call's log record is linked to its server span.
+    assert_eq!(
+        raw_records[0]["traceId"],
+        b64(host_trace),
+        "{:#}",
+        raw_records[0]
+    );
+    assert_eq!(raw_records[0]["spanId"], server["spanId"]);
+
+    // The refused call: answered by the proxy, one server span in a trace
+    // of its own, with the decision and the refusal's code.
+    let all_spans = spans_received(&receiver);
+    let refused = all_spans
+        .iter()
+        .find(|s| attributes(s).get("mcp_resolve.decision") == Some(&json!("ask")))
+        .unwrap_or_else(|| panic!("{all_spans:#?}"));
+    let refused_attributes = attributes(refused);
+    assert_eq!(refused["kind"], "SPAN_KIND_SERVER");
+    assert_eq!(refused_attributes["mcp_resolve.outcome"], "refused");
+    assert_eq!(refused_attributes["error.type"], "-32001");
+    assert_eq!(refused["status"]["code"], "STATUS_CODE_ERROR");
+    assert_eq!(raw_records[1]["spanId"], refused["spanId"]);
+    assert!(
+        !all_spans
+            .iter()
+            .any(|s| s["traceId"] == refused["traceId"] && s["kind"] == "SPAN_KIND_CLIENT"),
+        "nothing of the refused call went upstream"
+    );
+}
+
+/// Over HTTP (`--listen`), a request's `traceparent` header continues the
+/// host's trace, and the spans name the session.
+#[test]
+fn an_http_hosts_traceparent_header_continues_its_trace() {
+    let Some(python) = common::mcp_python("the OTLP receiver (opentelemetry-proto)") else {
+        return;
+    };
+    let dir = common::scratch("proxy", "telemetry-http");
+    let receiver = Receiver::start(&python, &dir);
+    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
+    let proxy = common::Listening::start(
+        &["rules/file-server.yaml", "--otlp", &endpoint],
+        &["python3", fake_server().to_str().unwrap(), "well"],
+    );
+    let json_headers = [
+        ("Accept", "application/json"),
+        ("Content-Type", "application/json"),
+    ];
+    let (status, headers, body) = super::http::http_at(
+        &proxy.addr,
+        "POST",
+        "/mcp",
+        &json_headers,
+        &super::http::initialize_body(1),
+    );
+    assert_eq!(status, 200, "{body}");
+    let session = headers
+        .iter()
+        .find(|(n, _)| n == "mcp-session-id")
+        .map(|(_, v)| v.clone())
+        .unwrap();
+    let host_trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let host_span = "00f067aa0ba902b7";
+    let traceparent = format!("00-{host_trace}-{host_span}-01");
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "manage_files", "arguments": {"path": "a", "action": "read"}}});
+    let mut with_session = json_headers.to_vec();
+    with_session.push(("Mcp-Session-Id", &session));
+    with_session.push(("traceparent", &traceparent));
+    let (status, _, body) = super::http::http_at(
+        &proxy.addr,
+        "POST",
+        "/mcp",
+        &with_session,
+        &call.to_string(),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains(host_trace),
+        "the server got the trace: {body}"
+    );
+    // Stopped as a service manager would: what is queued is sent.
+    let (status, stderr) = proxy.stop();
+    assert_eq!(status, 0, "{stderr:#?}");
+
+    let spans: Vec<Value> = spans_received(&receiver)
+        .into_iter()
+        .filter(|s| s["traceId"] == b64(host_trace))
+        .collect();
+    let server = spans
+        .iter()
+        .find(|s| s["kind"] == "SPAN_KIND_SERVER")
+        .unwrap_or_else(|| panic!("{spans:#?}"));
+    let server_attributes = attributes(server);
+    assert_eq!(server_attributes["mcp.session.id"], json!(session));
+    assert_eq!(server_attributes["network.transport"], "tcp");
+    assert_eq!(server_attributes["network.protocol.name"], "http");
+    assert!(spans.iter().any(|s| s["kind"] == "SPAN_KIND_CLIENT"));
 }
 
 #[test]
@@ -251,4 +472,20 @@ fn a_collector_that_is_down_changes_nothing_for_the_host() {
     // bounded time for it, and fails the test otherwise).
     let (status, stderr) = proxy.finish();
     assert_eq!(status, 0, "{stderr:?}");
+    // A failing collector is said once per signal while running, and what
+    // was lost is counted at exit.
+    for signal in ["traces", "logs"] {
+        let said = stderr
+            .iter()
+            .filter(|l| l.contains(&format!("telemetry: cannot export {signal}")))
+            .count();
+        assert!(said <= 1, "{signal} said {said} times: {stderr:#?}");
+    }
+    assert!(
+        stderr
+            .iter()
+            .any(|l| l.contains("cannot send traces:")
+                && l.contains("not accepted by the collector")),
+        "{stderr:#?}"
+    );
 }

@@ -38,6 +38,15 @@ pub(super) async fn post(
         .get("mcp-protocol-version")
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
+    // W3C trace context in an HTTP header, honoured when telemetry is on.
+    let traceparent = hub
+        .options
+        .guard
+        .telemetry
+        .as_ref()
+        .and_then(|_| request.headers().get("traceparent"))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     let body = match read_body(&hub, request).await {
         Ok(body) => body,
         Err(refusal) => return refusal,
@@ -50,6 +59,8 @@ pub(super) async fn post(
             "Parse error: the message is not UTF-8",
         );
     };
+    let traced = traceparent.and_then(|h| crate::session::with_http_traceparent(text, &h));
+    let text = traced.as_deref().unwrap_or(text);
     // The runtime's JSON-RPC screen, one message at a time: what it
     // answers is answered here, with 400.
     let message = match hub.screen().read(text) {
@@ -179,10 +190,10 @@ async fn pick_session(
                     ),
                 ));
             }
-            let session = hub
-                .open(false)
-                .map_err(|e| start_failure(hub, host_id.clone(), &e))?;
             let new_id = uuid::Uuid::new_v4().simple().to_string();
+            let session = hub
+                .open(false, Some(&new_id))
+                .map_err(|e| start_failure(hub, host_id.clone(), &e))?;
             if let Ok(mut sessions) = hub.sessions.lock() {
                 sessions.insert(new_id.clone(), Arc::clone(&session));
             }

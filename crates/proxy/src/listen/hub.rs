@@ -202,15 +202,29 @@ impl Hub {
     }
 
     /// Opens a session: a server of its own and a proxy session between.
+    /// `session_id`: the `Mcp-Session-Id` it will have (none for the
+    /// shared session of requests that name none).
     pub(super) fn open(
         self: &Arc<Self>,
         stateless: bool,
+        session_id: Option<&str>,
     ) -> Result<Arc<HostSession>, UpstreamError> {
         let link = Link::open(&self.upstream, self.options.max_message_bytes, stateless)?;
         let (to_relay, from_host) = mpsc::channel(64);
         let session = HostSession::new(to_relay);
         let hub = Arc::clone(self);
         let router = Router(Arc::clone(&session));
+        let mut span_attributes: Vec<(String, Value)> = vec![
+            ("network.transport".into(), "tcp".into()),
+            ("network.protocol.name".into(), "http".into()),
+        ];
+        if let Some(id) = session_id {
+            span_attributes.push(("mcp.session.id".into(), id.into()));
+        }
+        let side = crate::relay::HostSide {
+            per_message: stateless,
+            span_attributes,
+        };
         let relay_task = tokio::spawn(async move {
             let mut router = router;
             let outcome = relay(
@@ -219,7 +233,7 @@ impl Hub {
                 link,
                 crate::link::Source::Channel(from_host),
                 &mut router,
-                stateless,
+                side,
             )
             .await;
             let why = match outcome {
@@ -262,7 +276,13 @@ impl Hub {
         {
             return Ok(Arc::clone(session));
         }
-        let session = self.open(true)?;
+        if shared.is_some()
+            && let Some(telemetry) = &self.options.guard.telemetry
+        {
+            // The shared session's server ended: a new one takes its place.
+            telemetry.measure(&mcp_resolve_telemetry::Measure::UpstreamRestart);
+        }
+        let session = self.open(true, None)?;
         *shared = Some(Arc::clone(&session));
         Ok(session)
     }

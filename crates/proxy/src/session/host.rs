@@ -63,11 +63,21 @@ impl Session<'_> {
             (Some("tools/call"), Some(id)) => {
                 let params = message.params();
                 drop(message);
-                self.host_call(text, id, params.as_ref(), clock, out);
+                let from = out.len();
+                let tool = params
+                    .as_ref()
+                    .and_then(|p| p.get("name"))
+                    .and_then(Value::as_str);
+                self.opening = self.open_trace(&text, "tools/call", &id, tool, clock);
+                self.host_call(text, id.clone(), params.as_ref(), clock, out);
+                self.settle_span(&id, clock, from, out);
             }
             (Some(MANIFEST_METHOD), Some(id)) if self.guard.declare.is_some() => {
                 drop(message);
-                self.answer_manifest(id, clock, out);
+                let from = out.len();
+                self.opening = self.open_trace(&text, MANIFEST_METHOD, &id, None, clock);
+                self.answer_manifest(id.clone(), clock, out);
+                self.settle_span(&id, clock, from, out);
             }
             (Some(method), Some(id)) => {
                 let owned = method == self.rules.method() || method == SIGNATURE_METHOD;
@@ -77,7 +87,15 @@ impl Session<'_> {
                     _ => None,
                 };
                 drop(message);
+                let from = out.len();
+                let tool = params
+                    .as_ref()
+                    .filter(|_| owned)
+                    .and_then(|p| p.get("name"))
+                    .and_then(Value::as_str);
+                self.opening = self.open_trace(&text, method, &id, tool, clock);
                 if owned && self.answer_owned(method, &id, params.as_ref(), clock, out) {
+                    self.settle_span(&id, clock, from, out);
                     return;
                 }
                 let text =
@@ -86,10 +104,15 @@ impl Session<'_> {
             }
             (Some("notifications/cancelled"), None) => {
                 if let Some(id) = message.params().as_ref().and_then(|p| p.get("requestId"))
-                    && let Some(request) = self.pending.remove(&id_key(id))
-                    && let Some(call) = &request.call
+                    && let Some(mut request) = self.pending.remove(&id_key(id))
                 {
-                    self.audit_call(call, clock, "withdrawn", false, out);
+                    let from = out.len();
+                    if let Some(call) = &request.call {
+                        self.audit_call(call, clock, "withdrawn", false, out);
+                    }
+                    if let Some(traced) = request.trace.take() {
+                        self.end_spans(traced, clock, Some("cancelled".into()), from, out);
+                    }
                 }
                 drop(message);
                 out.push(Effect::Server(text));
@@ -98,6 +121,15 @@ impl Session<'_> {
                 drop(message);
                 out.push(Effect::Server(text));
             }
+        }
+    }
+
+    /// The spans of the request `id` just handled, if it was neither
+    /// forwarded nor held: the proxy answered it (or it waits for the
+    /// proxy's own listing, and is not traced).
+    fn settle_span(&mut self, id: &Value, clock: Clock, from: usize, out: &mut Vec<Effect>) {
+        if let Some(traced) = self.opening.take() {
+            self.end_answered(traced, id, clock, from, out);
         }
     }
 
@@ -130,6 +162,8 @@ impl Session<'_> {
                 let question = format!("{ASK_PREFIX}{}", self.questions);
                 out.push(Effect::Host(ask_request(&question, &judged)));
                 let deadline = clock.now + self.guard.ask_timeout;
+                self.measure(mcp_resolve_telemetry::Measure::AskOpened, out);
+                let trace = self.opening.take();
                 self.asks.insert(
                     id_key(&json!(question)),
                     Held {
@@ -137,7 +171,9 @@ impl Session<'_> {
                         id,
                         judged,
                         arguments,
+                        asked: clock.now,
                         deadline,
+                        trace,
                     },
                 );
             }
@@ -263,10 +299,11 @@ impl Session<'_> {
         consent: Option<(String, Value)>,
         text: String,
     ) -> String {
-        let tool = (method == "tools/call")
-            .then(|| params.and_then(|p| p.get("name")).and_then(Value::as_str))
-            .flatten();
-        let (text, trace) = self.trace_request(text, method, id, tool, clock);
+        let mut trace = self.opening.take();
+        let text = match &mut trace {
+            Some(traced) => Self::traced_text(traced, text, clock),
+            None => text,
+        };
         let rewrite = match method {
             "initialize" => {
                 self.session_caps = params.and_then(|p| p.get("capabilities")).cloned();
@@ -309,25 +346,40 @@ impl Session<'_> {
     }
 
     /// The host answered the proxy's question about a held call.
-    fn answered(&mut self, held: Held, text: &str, clock: Clock, out: &mut Vec<Effect>) {
+    fn answered(&mut self, mut held: Held, text: &str, clock: Clock, out: &mut Vec<Effect>) {
         let action = serde_json::from_str::<Value>(text).ok().and_then(|answer| {
             answer
                 .pointer("/result/action")
                 .and_then(Value::as_str)
                 .map(str::to_string)
         });
-        if action.as_deref() == Some("accept") {
+        let from = out.len();
+        let wait = clock.now.saturating_duration_since(held.asked);
+        let (outcome, why) = match action.as_deref() {
+            Some("accept") => ("accepted", ""),
+            Some("decline") => ("declined", "was declined by the user"),
+            Some("cancel") => ("cancelled", "was cancelled by the user"),
+            _ => (
+                "unconfirmed",
+                "was not confirmed (the host answered the question with an error)",
+            ),
+        };
+        self.measure(
+            mcp_resolve_telemetry::Measure::AskClosed { outcome, wait },
+            out,
+        );
+        let mut trace = held.trace.take();
+        if let Some(traced) = &mut trace {
+            super::trace::asked(traced, outcome, wait);
+        }
+        if outcome == "accepted" {
             if held.judged.regate.is_some() {
                 self.verification.accept(&held.judged.tool);
             }
-            let tool = held.judged.tool.clone();
-            let (text, trace) = self.trace_request(
-                held.text.clone(),
-                "tools/call",
-                &held.id,
-                Some(&tool),
-                clock,
-            );
+            let text = match &mut trace {
+                Some(traced) => Self::traced_text(traced, held.text.clone(), clock),
+                None => held.text.clone(),
+            };
             self.pending.insert(
                 id_key(&held.id),
                 Pending {
@@ -351,14 +403,6 @@ impl Session<'_> {
             out.push(Effect::Server(text));
             return;
         }
-        let (outcome, why) = match action.as_deref() {
-            Some("decline") => ("declined", "was declined by the user"),
-            Some("cancel") => ("cancelled", "was cancelled by the user"),
-            _ => (
-                "unconfirmed",
-                "was not confirmed (the host answered the question with an error)",
-            ),
-        };
         self.audit(
             || {
                 held.judged
@@ -370,5 +414,8 @@ impl Session<'_> {
             &held.id,
             &held.judged.refusal(why),
         )));
+        if let Some(traced) = trace {
+            self.end_answered(traced, &held.id, clock, from, out);
+        }
     }
 }

@@ -40,6 +40,7 @@ use crate::rules::{ProxyRules, Rewrite};
 use mcp_resolve_runtime::protocol::error_response;
 
 use self::relist::Relist;
+pub(crate) use self::trace::with_http_traceparent;
 pub use self::trace::{Ids, random_ids};
 
 /// One thing read from a side.
@@ -74,6 +75,8 @@ pub enum Effect {
     Trust(Value),
     /// Export this finished span (telemetry on).
     Span(mcp_resolve_telemetry::SpanRecord),
+    /// Count this in the metrics (telemetry on).
+    Measure(mcp_resolve_telemetry::Measure),
 }
 
 /// The time of an event: the monotonic clock for deadlines, the wall clock
@@ -114,6 +117,9 @@ pub struct Config {
     pub compare_listing: bool,
     /// Where span and trace ids come from (telemetry on).
     pub ids: Ids,
+    /// What every span of the session says of its transport
+    /// (`network.transport`, `mcp.session.id`, …; telemetry on).
+    pub span_attributes: Vec<(String, Value)>,
 }
 
 /// A request forwarded to the server and not answered yet.
@@ -159,8 +165,12 @@ struct Held {
     id: Value,
     judged: Judged,
     arguments: Option<Value>,
+    /// When the question was asked.
+    asked: Instant,
     /// When the question is given up (`--ask-timeout`).
     deadline: Instant,
+    /// The call's spans, with telemetry on.
+    trace: Option<trace::Traced>,
 }
 
 /// How a session ended.
@@ -221,6 +231,11 @@ pub struct Session<'s> {
     principal: Option<crate::auth::Principal>,
     /// Where span and trace ids come from.
     ids: Ids,
+    /// What every span says of the transport.
+    span_attributes: Vec<(String, Value)>,
+    /// The spans of the host request being handled, until it is forwarded,
+    /// held for a question, or answered by the proxy.
+    opening: Option<trace::Traced>,
     ended: Option<Ended>,
 }
 
@@ -260,6 +275,8 @@ impl<'s> Session<'s> {
             principal: None,
             compare_pending: config.compare_listing,
             ids: config.ids,
+            span_attributes: config.span_attributes,
+            opening: None,
             ended: None,
         }
     }
@@ -340,9 +357,13 @@ impl<'s> Session<'s> {
         if self.ended.is_some() {
             return;
         }
-        for (key, request) in drain_sorted(&mut self.pending) {
+        for (key, mut request) in drain_sorted(&mut self.pending) {
+            let from = out.len();
             if let Some(call) = &request.call {
                 self.audit_call(call, clock, "server exited", false, out);
+            }
+            if let Some(traced) = request.trace.take() {
+                self.end_spans(traced, clock, Some("server_exited".into()), from, out);
             }
             let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
             let error = RpcError::new(
@@ -384,30 +405,57 @@ impl<'s> Session<'s> {
             out.push(Effect::Host(error_response(&held.id, &error)));
         }
         self.ended = Some(Ended::ServerExited(why));
-        self.abandon(clock, out);
+        self.measure(
+            mcp_resolve_telemetry::Measure::UpstreamError { kind: "exited" },
+            out,
+        );
+        self.abandon_as(clock, "server_exited", out);
     }
 
     /// Audit lines for what is left when the session stops, however it
     /// stops (a transport dropped on `SIGTERM` included): calls forwarded
     /// and never answered, calls held for a question never answered.
     pub fn abandon(&mut self, clock: Clock, out: &mut Vec<Effect>) {
+        self.abandon_as(clock, "unanswered", out);
+    }
+
+    /// [`Session::abandon`], the spans of what is left ended with `error`
+    /// as their `error.type`.
+    fn abandon_as(&mut self, clock: Clock, error: &str, out: &mut Vec<Effect>) {
         if !self.guard.records() {
             self.pending.clear();
             self.asks.clear();
             return;
         }
-        for (_, request) in drain_sorted(&mut self.pending) {
+        for (_, mut request) in drain_sorted(&mut self.pending) {
+            let from = out.len();
             if let Some(call) = &request.call {
                 self.audit_call(call, clock, "unanswered", false, out);
             }
+            if let Some(traced) = request.trace.take() {
+                self.end_spans(traced, clock, Some(error.into()), from, out);
+            }
         }
-        for (_, held) in drain_sorted(&mut self.asks) {
+        for (_, mut held) in drain_sorted(&mut self.asks) {
+            let from = out.len();
+            let wait = clock.now.saturating_duration_since(held.asked);
+            self.measure(
+                mcp_resolve_telemetry::Measure::AskClosed {
+                    outcome: "unasked",
+                    wait,
+                },
+                out,
+            );
             out.push(Effect::Audit(held.judged.record(
                 clock.wall,
                 "unasked",
                 None,
                 held.arguments.as_ref(),
             )));
+            if let Some(mut traced) = held.trace.take() {
+                trace::asked(&mut traced, "unasked", wait);
+                self.end_spans(traced, clock, Some(error.into()), from, out);
+            }
         }
     }
 
@@ -458,6 +506,13 @@ impl<'s> Session<'s> {
         }
     }
 
+    /// A measure for the metrics, with telemetry on.
+    fn measure(&self, measure: mcp_resolve_telemetry::Measure, out: &mut Vec<Effect>) {
+        if self.tracing() {
+            out.push(Effect::Measure(measure));
+        }
+    }
+
     /// An audit record, if the guard keeps a log.
     fn audit(&self, record: impl FnOnce() -> Value, out: &mut Vec<Effect>) {
         if self.guard.records() {
@@ -474,9 +529,18 @@ impl<'s> Session<'s> {
             .collect();
         given_up.sort();
         for question in given_up {
-            let Some(held) = self.asks.remove(&question) else {
+            let Some(mut held) = self.asks.remove(&question) else {
                 continue;
             };
+            let from = out.len();
+            let wait = clock.now.saturating_duration_since(held.asked);
+            self.measure(
+                mcp_resolve_telemetry::Measure::AskClosed {
+                    outcome: "timed out",
+                    wait,
+                },
+                out,
+            );
             self.audit(
                 || {
                     held.judged
@@ -501,6 +565,10 @@ impl<'s> Session<'s> {
                 &held.id,
                 &held.judged.refusal(&why),
             )));
+            if let Some(mut traced) = held.trace.take() {
+                trace::asked(&mut traced, "timed out", wait);
+                self.end_answered(traced, &held.id, clock, from, out);
+            }
         }
     }
 
@@ -538,20 +606,19 @@ impl<'s> Session<'s> {
             .collect();
         overdue.sort();
         for key in overdue {
-            let Some(request) = self.pending.remove(&key) else {
+            let Some(mut request) = self.pending.remove(&key) else {
                 continue;
             };
+            let from = out.len();
             if let Some(call) = &request.call {
                 self.audit_call(call, clock, "timed out", false, out);
             }
-            if let Some(traced) = &request.trace {
-                self.end_spans(
-                    traced,
-                    clock,
-                    Some("timeout".into()),
-                    request.call.as_ref(),
-                    out,
-                );
+            self.measure(
+                mcp_resolve_telemetry::Measure::UpstreamError { kind: "timeout" },
+                out,
+            );
+            if let Some(traced) = request.trace.take() {
+                self.end_spans(traced, clock, Some("timeout".into()), from, out);
             }
             let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
             let after = self.timeout.unwrap_or_default().as_secs();

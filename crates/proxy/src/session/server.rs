@@ -99,7 +99,7 @@ impl Session<'_> {
         {
             return;
         }
-        let Some(waiting) = waiting else {
+        let Some(mut waiting) = waiting else {
             // Everything else exactly as the server wrote it.
             drop(message);
             out.push(Effect::Host(text));
@@ -116,7 +116,7 @@ impl Session<'_> {
             return;
         }
         let result = message.result_raw.map(|raw| raw.get());
-        let answer = self.deliver(&waiting, &text, message.error, result, clock, out);
+        let answer = self.deliver(&mut waiting, &text, message.error, result, clock, out);
         drop(message);
         out.push(Effect::Host(answer.unwrap_or(text)));
     }
@@ -126,26 +126,22 @@ impl Session<'_> {
     /// rewritten where the proxy changes it (`None`: as written).
     pub(super) fn deliver(
         &mut self,
-        waiting: &Pending,
+        waiting: &mut Pending,
         text: &str,
         error: bool,
         result: Option<&str>,
         clock: Clock,
         out: &mut Vec<Effect>,
     ) -> Option<String> {
+        let from = out.len();
         if let Some(call) = &waiting.call {
             let outcome = if error { "error" } else { call.outcome };
             self.audit_call(call, clock, outcome, true, out);
         }
-        if let Some(traced) = &waiting.trace {
-            // A JSON-RPC error's `error.type` is its code.
-            let error = error.then(|| {
-                serde_json::from_str::<Value>(text)
-                    .ok()
-                    .and_then(|v| v.pointer("/error/code").map(Value::to_string))
-                    .unwrap_or_else(|| "error".into())
-            });
-            self.end_spans(traced, clock, error, waiting.call.as_ref(), out);
+        if let Some(traced) = waiting.trace.take() {
+            // A JSON-RPC error's code, or `tool_error`.
+            let error = super::trace::error_type(text);
+            self.end_spans(traced, clock, error, from, out);
         }
         self.rewritten(waiting, text, result?, clock, out)
     }
@@ -244,7 +240,9 @@ impl Session<'_> {
         let mut checked;
         let raw = if self.guard.verify.is_some() {
             checked = raw.clone();
+            let before = tool_count(&checked);
             self.verify_listing(&mut checked, &mut notes);
+            self.withheld("trust", before, tool_count(&checked), out);
             &checked
         } else {
             raw
@@ -260,14 +258,29 @@ impl Session<'_> {
                 }
             }
         }
+        let before = tool_count(&value);
         self.guard
             .check_listing(&mut self.pins, raw, &mut value, &mut notes);
+        self.withheld("pin", before, tool_count(&value), out);
         if let Some(declarer) = &self.guard.declare {
             self.declared.marked = marked;
             declarer.declare(&mut self.declared, &mut value, marked, fresh, &mut notes);
         }
         out.extend(notes.into_iter().map(Effect::Log));
         value
+    }
+
+    /// Counts the tools `by` left out of a listing (`before` → `after`).
+    fn withheld(&self, by: &'static str, before: u64, after: u64, out: &mut Vec<Effect>) {
+        if after < before {
+            self.measure(
+                mcp_resolve_telemetry::Measure::Withheld {
+                    by,
+                    tools: before - after,
+                },
+                out,
+            );
+        }
     }
 
     /// A listed tool (JSON text) the rules do not describe, without the
@@ -417,6 +430,14 @@ impl Session<'_> {
 
 /// Remembers the static annotations a `tools/list` result lists (defaults
 /// applied), for calls to tools the rules do not describe.
+/// How many tools a `tools/list` result lists.
+fn tool_count(result: &Value) -> u64 {
+    result
+        .get("tools")
+        .and_then(Value::as_array)
+        .map_or(0, |tools| tools.len() as u64)
+}
+
 fn remember_listing(listed: &mut HashMap<String, Annotations>, result: &Value) {
     let Some(Value::Array(tools)) = result.get("tools") else {
         return;

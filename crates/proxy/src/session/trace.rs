@@ -5,7 +5,7 @@
 //! request's `_meta.traceparent` (spliced in: the rest of the message stays
 //! as the host wrote it). The spans are effects; the adapter exports them.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use mcp_resolve_runtime::protocol::{Envelope, splice};
 use mcp_resolve_telemetry::{Kind, SpanRecord, TraceParent};
@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{CallAudit, Clock, Effect, Session};
+use super::{Clock, Effect, Session};
 
 /// Where span and trace ids come from (random in the proxy, counted in
 /// tests).
@@ -24,7 +24,7 @@ pub fn random_ids() -> Ids {
     Box::new(|| uuid::Uuid::new_v4().as_u128())
 }
 
-/// What a forwarded request's spans need.
+/// A host request's spans, from the moment the proxy read it.
 pub(super) struct Traced {
     trace_id: u128,
     server: u64,
@@ -33,8 +33,18 @@ pub(super) struct Traced {
     parent: Option<u64>,
     sampled: bool,
     start: SystemTime,
+    /// When the request went to the server (after a question, later than
+    /// `start`); `None` while the proxy has not forwarded it.
+    sent: Option<SystemTime>,
     name: String,
     attributes: Vec<(String, Value)>,
+}
+
+impl Traced {
+    /// Adds an attribute to both spans.
+    pub(super) fn add(&mut self, key: &str, value: impl Into<Value>) {
+        self.attributes.push((key.to_string(), value.into()));
+    }
 }
 
 #[derive(Deserialize)]
@@ -97,6 +107,22 @@ pub(super) fn inject(text: &str, traceparent: &str) -> Option<String> {
     }
 }
 
+/// The request `text` with an HTTP request's `traceparent` header as its
+/// `_meta.traceparent`, when the header is valid and the request names no
+/// trace context of its own (`None`: keep it as it is). The message's
+/// `_meta` wins over the header: it is the one MCP defines.
+pub(crate) fn with_http_traceparent(text: &str, header: &str) -> Option<String> {
+    let parent = TraceParent::parse(header)?;
+    let envelope = Envelope::of(text)?;
+    if envelope.method.is_none() || envelope.id.is_none() {
+        return None;
+    }
+    if envelope.params.and_then(|p| host_parent(p.get())).is_some() {
+        return None;
+    }
+    inject(text, &parent.header())
+}
+
 impl Session<'_> {
     /// Whether spans are wanted.
     pub(super) fn tracing(&self) -> bool {
@@ -113,21 +139,21 @@ impl Session<'_> {
         }
     }
 
-    /// The request `text` on its way to the server, with the proxy's
-    /// client span as its `traceparent`, and what its spans need (`None`:
-    /// telemetry off; the text unchanged).
-    pub(super) fn trace_request(
+    /// The spans of the host's request `text` (`None`: telemetry off),
+    /// begun now: the host's trace continued when its `_meta` names one,
+    /// else a trace of its own.
+    pub(super) fn open_trace(
         &mut self,
-        text: String,
+        text: &str,
         method: &str,
         id: &Value,
         tool: Option<&str>,
         clock: Clock,
-    ) -> (String, Option<Traced>) {
+    ) -> Option<Traced> {
         if !self.tracing() {
-            return (text, None);
+            return None;
         }
-        let host = Envelope::of(&text)
+        let host = Envelope::of(text)
             .and_then(|e| e.params)
             .and_then(|raw| host_parent(raw.get()));
         let trace_id = match host {
@@ -140,88 +166,99 @@ impl Session<'_> {
             },
         };
         let (server, client) = (self.span_id(), self.span_id());
-        let sampled = host.is_none_or(|p| p.sampled);
-        let header = TraceParent {
-            trace_id,
-            span_id: client,
-            sampled,
-        }
-        .header();
-        let text = inject(&text, &header).unwrap_or(text);
-        let mut attributes = vec![
-            ("mcp.method.name".to_string(), Value::from(method)),
-            (
-                "jsonrpc.request.id".to_string(),
-                Value::from(id.to_string()),
-            ),
-        ];
+        let mut attributes = Vec::with_capacity(self.span_attributes.len() + 8);
+        attributes.push(("mcp.method.name".to_string(), Value::from(method)));
+        attributes.push((
+            "jsonrpc.request.id".to_string(),
+            Value::from(match id {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            }),
+        ));
+        attributes.extend(self.span_attributes.iter().cloned());
         if let Some(version) = &self.facts.protocol_version {
             attributes.push(("mcp.protocol.version".into(), Value::from(version.clone())));
         }
         if let Some(tool) = tool {
             attributes.push(("gen_ai.tool.name".into(), Value::from(tool)));
-            attributes.push(("gen_ai.operation.name".into(), Value::from("execute_tool")));
+            if method == "tools/call" {
+                attributes.push(("gen_ai.operation.name".into(), Value::from("execute_tool")));
+            }
         }
         let name = match tool {
             Some(tool) => format!("{method} {tool}"),
             None => method.to_string(),
         };
-        let traced = Traced {
+        Some(Traced {
             trace_id,
             server,
             client,
             parent: host.map(|p| p.span_id),
-            sampled,
+            sampled: host.is_none_or(|p| p.sampled),
             start: clock.wall,
+            sent: None,
             name,
             attributes,
-        };
-        (text, Some(traced))
+        })
     }
 
-    /// The spans of a forwarded request, ended now: `error` is its
-    /// `error.type`; `call` adds the decision to the server span.
-    pub(super) fn end_spans(
-        &self,
-        traced: &Traced,
-        clock: Clock,
-        error: Option<String>,
-        call: Option<&CallAudit>,
-        out: &mut Vec<Effect>,
-    ) {
-        let client = SpanRecord {
-            name: traced.name.clone(),
-            kind: Kind::Client,
+    /// The request `text` on its way to the server now, with the proxy's
+    /// client span as its `_meta.traceparent`.
+    pub(super) fn traced_text(traced: &mut Traced, text: String, clock: Clock) -> String {
+        traced.sent = Some(clock.wall);
+        let header = TraceParent {
             trace_id: traced.trace_id,
             span_id: traced.client,
-            parent: Some((traced.server, false)),
             sampled: traced.sampled,
-            start: traced.start,
-            end: clock.wall,
-            attributes: traced.attributes.clone(),
-            error: error.clone(),
-        };
-        let mut attributes = traced.attributes.clone();
-        if let Some(call) = call {
-            let judged = &call.judged;
-            let ns = mcp_resolve_telemetry::NAMESPACE;
-            attributes.push((format!("{ns}.variant"), judged.variant.clone().into()));
-            attributes.push((format!("{ns}.decision"), judged.decision.as_str().into()));
-            attributes.push((format!("{ns}.policies"), judged.policies.join(", ").into()));
-            attributes.push((
-                format!("{ns}.required_scopes"),
-                judged.scopes.join(" ").into(),
-            ));
-            attributes.push((format!("{ns}.described"), judged.described.into()));
-            attributes.push((format!("{ns}.outcome"), call.outcome.into()));
-            if let Value::Object(hints) = judged.annotations.complete_json() {
-                for (hint, value) in hints {
-                    attributes.push((format!("{ns}.hint.{hint}"), value));
-                }
+        }
+        .header();
+        inject(&text, &header).unwrap_or(text)
+    }
+
+    /// Ends a request's spans now: the server span, and the client span if
+    /// it was forwarded. `error` is its `error.type`. The audit records
+    /// among `out[from..]` (what this request's ending wrote) name the
+    /// spans (`traceId`, `spanId`: the log record is linked to its span),
+    /// and the last one's decision goes on the server span.
+    pub(super) fn end_spans(
+        &self,
+        traced: Traced,
+        clock: Clock,
+        error: Option<String>,
+        from: usize,
+        out: &mut Vec<Effect>,
+    ) {
+        let mut attributes = traced.attributes;
+        let mut decided = None;
+        for effect in out.get_mut(from..).into_iter().flatten() {
+            if let Effect::Audit(Value::Object(record)) = effect {
+                record.insert("traceId".into(), format!("{:032x}", traced.trace_id).into());
+                record.insert("spanId".into(), format!("{:016x}", traced.server).into());
+                decided = Some(&*record);
             }
         }
-        let server = SpanRecord {
-            name: traced.name.clone(),
+        let mut server_attributes = attributes.clone();
+        if let Some(record) = decided {
+            decision_attributes(record, &mut server_attributes);
+        }
+        let mut spans = Vec::with_capacity(2);
+        if let Some(sent) = traced.sent {
+            attributes.retain(|(k, _)| !k.starts_with(mcp_resolve_telemetry::NAMESPACE));
+            spans.push(SpanRecord {
+                name: traced.name.clone(),
+                kind: Kind::Client,
+                trace_id: traced.trace_id,
+                span_id: traced.client,
+                parent: Some((traced.server, false)),
+                sampled: traced.sampled,
+                start: sent,
+                end: clock.wall,
+                attributes,
+                error: error.clone(),
+            });
+        }
+        spans.push(SpanRecord {
+            name: traced.name,
             kind: Kind::Server,
             trace_id: traced.trace_id,
             span_id: traced.server,
@@ -229,11 +266,115 @@ impl Session<'_> {
             sampled: traced.sampled,
             start: traced.start,
             end: clock.wall,
-            attributes,
+            attributes: server_attributes,
             error,
-        };
-        out.push(Effect::Span(client));
-        out.push(Effect::Span(server));
+        });
+        out.extend(spans.into_iter().map(Effect::Span));
+    }
+
+    /// Ends the spans of a request the proxy answered itself: its answer
+    /// is the one to `id` among `out[from..]` (none yet: the request waits
+    /// for something else, and its spans are given up).
+    pub(super) fn end_answered(
+        &self,
+        traced: Traced,
+        id: &Value,
+        clock: Clock,
+        from: usize,
+        out: &mut Vec<Effect>,
+    ) {
+        let answer = out.get(from..).into_iter().flatten().find_map(|e| match e {
+            Effect::Host(line) => {
+                let answer = Envelope::of(line)?;
+                (answer.is_response() && answer.id.as_ref() == Some(id)).then(|| error_type(line))
+            }
+            _ => None,
+        });
+        if let Some(error) = answer {
+            self.end_spans(traced, clock, error, from, out);
+        }
+    }
+}
+
+/// A question's outcome (`accepted`, `declined`, `timed out`, …) and how
+/// long the user took, on a held call's server span.
+pub(super) fn asked(traced: &mut Traced, outcome: &str, wait: Duration) {
+    let ns = mcp_resolve_telemetry::NAMESPACE;
+    traced.add(&format!("{ns}.ask.outcome"), outcome);
+    traced.add(
+        &format!("{ns}.ask.wait_ms"),
+        (wait.as_secs_f64() * 1e6).round() / 1e3,
+    );
+}
+
+/// The `error.type` of an answer (JSON text): a JSON-RPC error's code,
+/// `tool_error` for a tool result with `isError: true`, else none.
+pub(super) fn error_type(answer: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Answer<'a> {
+        #[serde(borrow)]
+        error: Option<&'a RawValue>,
+        #[serde(borrow)]
+        result: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    struct Code {
+        code: Option<Value>,
+    }
+    #[derive(Deserialize)]
+    struct Outcome {
+        #[serde(rename = "isError")]
+        is_error: Option<bool>,
+    }
+    let answer: Answer<'_> = serde_json::from_str(answer).ok()?;
+    if let Some(error) = answer.error {
+        let code = serde_json::from_str::<Code>(error.get())
+            .ok()
+            .and_then(|c| c.code);
+        return Some(code.map_or_else(|| "_OTHER".to_string(), |c| c.to_string()));
+    }
+    let outcome: Outcome = serde_json::from_str(answer.result?.get()).ok()?;
+    outcome
+        .is_error
+        .unwrap_or(false)
+        .then(|| "tool_error".to_string())
+}
+
+/// What the proxy decided, from a request's audit record, as the server
+/// span's attributes (`mcp_resolve.variant`, `mcp_resolve.hint.<hint>`, …).
+fn decision_attributes(record: &serde_json::Map<String, Value>, into: &mut Vec<(String, Value)>) {
+    let ns = mcp_resolve_telemetry::NAMESPACE;
+    for (key, name) in [
+        ("variant", "variant"),
+        ("decision", "decision"),
+        ("rule", "rule"),
+        ("described", "described"),
+        ("outcome", "outcome"),
+        ("reason", "reason"),
+    ] {
+        if let Some(value) = record.get(key).filter(|v| !v.is_null()) {
+            into.push((format!("{ns}.{name}"), value.clone()));
+        }
+    }
+    let joined = |key: &str, separator: &str| {
+        record.get(key).and_then(Value::as_array).map(|items| {
+            items
+                .iter()
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                .collect::<Vec<_>>()
+                .join(separator)
+        })
+    };
+    if let Some(scopes) = joined("requiredScopes", " ") {
+        into.push((format!("{ns}.required_scopes"), scopes.into()));
+    }
+    if let Some(policies) = joined("policies", ", ") {
+        into.push((format!("{ns}.policies"), policies.into()));
+    }
+    if let Some(Value::Object(hints)) = record.get("annotations") {
+        for (hint, value) in hints {
+            into.push((format!("{ns}.hint.{hint}"), value.clone()));
+        }
     }
 }
 

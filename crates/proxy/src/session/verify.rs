@@ -199,11 +199,11 @@ impl Session<'_> {
     fn release_held(&mut self, clock: Clock, out: &mut Vec<Effect>) {
         for held in std::mem::take(&mut self.verification.held) {
             match held {
-                HeldListing::Host(_, waiting, text) => {
+                HeldListing::Host(_, mut waiting, text) => {
                     let message = Envelope::of(&text);
                     let error = message.as_ref().is_some_and(|m| m.error);
                     let result = message.as_ref().and_then(|m| m.result_raw).map(|r| r.get());
-                    let answer = self.deliver(&waiting, &text, error, result, clock, out);
+                    let answer = self.deliver(&mut waiting, &text, error, result, clock, out);
                     drop(message);
                     out.push(Effect::Host(answer.unwrap_or(text)));
                 }

@@ -135,7 +135,7 @@ impl Ledger {
                 Effect::Audit(record) => {
                     assert!(record["time"].is_string() && record["event"].is_string());
                 }
-                Effect::Log(_) | Effect::Trust(_) | Effect::Span(_) => {}
+                Effect::Log(_) | Effect::Trust(_) | Effect::Span(_) | Effect::Measure(_) => {}
             }
         }
     }

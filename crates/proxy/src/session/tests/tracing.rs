@@ -1,0 +1,330 @@
+//! Traces with telemetry on: every host request's server span (forwarded,
+//! answered by the proxy, held for a question), the client span of what
+//! goes upstream, the audit records that name their span, and the
+//! measures for the metrics.
+
+use super::*;
+use crate::session::with_http_traceparent;
+use mcp_resolve_telemetry::{Kind, Measure, SpanRecord};
+
+/// A port nothing listens on: the exporters fail quietly off the path.
+fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The asking guard, exporting to `port`.
+fn telemetry_guard(port: u16) -> Guard {
+    let mut guard = asking_guard();
+    guard.telemetry = mcp_resolve_telemetry::Telemetry::from_env(
+        Some(&format!("http://127.0.0.1:{port}")),
+        |_| {},
+    )
+    .unwrap();
+    guard
+}
+
+fn spans(out: &[Effect]) -> Vec<&SpanRecord> {
+    out.iter()
+        .filter_map(|e| match e {
+            Effect::Span(span) => Some(span),
+            _ => None,
+        })
+        .collect()
+}
+
+fn measures(out: &[Effect]) -> Vec<&Measure> {
+    out.iter()
+        .filter_map(|e| match e {
+            Effect::Measure(m) => Some(m),
+            _ => None,
+        })
+        .collect()
+}
+
+fn attribute(span: &SpanRecord, key: &str) -> Option<Value> {
+    span.attributes
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.clone())
+}
+
+/// A session past `initialize` (its own trace: ids 1–3), the host able to
+/// be asked.
+fn traced_session<'s>(rules: &'s ProxyRules, guard: &'s Guard) -> Harness<'s> {
+    let mut h = Harness::new(rules, guard, Some(TIMEOUT));
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25",
+                   "capabilities": {"elicitation": {}, "extensions": {EXTENSION: {}}},
+                   "clientInfo": {"name": "test", "version": "1"}}});
+    sole_request(&h.host(&init.to_string()));
+    let out = h.server(
+        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}"#,
+    );
+    assert_eq!(spans(&out).len(), 2);
+    h
+}
+
+/// With telemetry on, a forwarded call continues the host's trace: the
+/// server gets the proxy's client span as its `traceparent`, and the answer
+/// ends a server span (child of the host's) and a client span (child of
+/// the server span), the decision on the server span.
+#[test]
+fn a_forwarded_call_continues_the_hosts_trace() {
+    let rules = rules(Dialect::Extension);
+    let closed = closed_port();
+    let guard = telemetry_guard(closed);
+    let mut h = Harness::new(&rules, &guard, None);
+    // The initialize request is traced too: a trace of its own (id 1),
+    // spans 2 and 3.
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "test", "version": "1"}}});
+    let forwarded = sole_request(&h.host(&init.to_string()));
+    assert_eq!(
+        forwarded["params"]["_meta"]["traceparent"],
+        "00-00000000000000000000000000000001-0000000000000003-01"
+    );
+    h.server(
+        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}"#,
+    );
+    let host = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "manage_files", "arguments": {"path": "a", "action": "read"},
+                   "_meta": {"traceparent": host}}});
+    let out = h.host(&call.to_string());
+    let forwarded = sole_request(&out);
+    // The call continues the host's trace: spans 4 (server) and 5 (client).
+    assert_eq!(
+        forwarded["params"]["_meta"]["traceparent"],
+        "00-0af7651916cd43dd8448eb211c80319c-0000000000000005-01"
+    );
+    assert_eq!(forwarded["params"]["arguments"]["action"], "read");
+    let out = h.server(r#"{"jsonrpc":"2.0","id":5,"result":{"content":[]}}"#);
+    let spans = spans(&out);
+    assert_eq!(spans.len(), 2, "{out:?}");
+    let (client, server) = (spans[0], spans[1]);
+    assert_eq!(server.kind, mcp_resolve_telemetry::Kind::Server);
+    assert_eq!(server.trace_id, 0x0af7651916cd43dd8448eb211c80319c);
+    assert_eq!(server.parent, Some((0xb7ad6b7169203331, true)));
+    assert_eq!((server.span_id, client.span_id), (4, 5));
+    assert_eq!(client.parent, Some((4, false)));
+    assert_eq!(server.name, "tools/call manage_files");
+    assert_eq!(
+        attribute(server, "mcp_resolve.variant"),
+        Some(json!("read"))
+    );
+    assert_eq!(
+        attribute(server, "mcp_resolve.decision"),
+        Some(json!("allow"))
+    );
+    assert_eq!(
+        attribute(server, "mcp_resolve.hint.readOnlyHint"),
+        Some(json!(true))
+    );
+    assert_eq!(
+        attribute(client, "gen_ai.tool.name"),
+        Some(json!("manage_files"))
+    );
+    assert_eq!(
+        attribute(client, "mcp.protocol.version"),
+        Some(json!("2025-11-25"))
+    );
+    assert!(server.error.is_none());
+    // An error answer is the spans' error.type.
+    let out = h.host(&json!({"jsonrpc": "2.0", "id": 6, "method": "prompts/get"}).to_string());
+    assert!(sole_request(&out)["params"]["_meta"]["traceparent"].is_string());
+    let out = h.server(r#"{"jsonrpc":"2.0","id":6,"error":{"code":-32601,"message":"no"}}"#);
+    let errors: Vec<Option<String>> = out
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Span(span) => Some(span.error.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors, vec![Some("-32601".into()), Some("-32601".into())]);
+}
+
+/// A call the proxy answers itself has one span, a server span, with the
+/// decision and its answer's `error.type`; its audit record names it.
+#[test]
+fn requests_the_proxy_answers_have_a_server_span_and_linked_records() {
+    let rules = rules(Dialect::Extension);
+    let guard = telemetry_guard(closed_port());
+    let mut h = traced_session(&rules, &guard);
+    // Arguments the schema refuses: a tool result with `isError`.
+    let host = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let bad = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "manage_files", "arguments": {"path": "a", "action": "chmod"},
+                   "_meta": {"traceparent": host}}});
+    let out = h.host(&bad.to_string());
+    assert!(!out.iter().any(|e| matches!(e, Effect::Server(_))));
+    let [span] = spans(&out)[..] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(span.kind, Kind::Server);
+    assert_eq!(span.parent, Some((0xb7ad6b7169203331, true)));
+    assert_eq!(span.error.as_deref(), Some("tool_error"));
+    assert_eq!(
+        attribute(span, "mcp_resolve.outcome"),
+        Some(json!("invalid"))
+    );
+    assert_eq!(attribute(span, "network.transport"), Some(json!("pipe")));
+    assert_eq!(attribute(span, "jsonrpc.request.id"), Some(json!("7")));
+    let records = audits(&out);
+    assert_eq!(records[0]["traceId"], "0af7651916cd43dd8448eb211c80319c");
+    assert_eq!(records[0]["spanId"], format!("{:016x}", span.span_id));
+    // A resolution: the resolved variant and hints on the span.
+    let resolve = json!({"jsonrpc": "2.0", "id": "r", "method": "tools/resolve",
+        "params": {"name": "manage_files", "arguments": {"path": "a", "action": "delete"}}});
+    let out = h.host(&resolve.to_string());
+    let [span] = spans(&out)[..] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(span.name, "tools/resolve manage_files");
+    assert!(span.parent.is_none());
+    assert!(span.error.is_none());
+    assert_eq!(
+        attribute(span, "mcp_resolve.variant"),
+        Some(json!("overwrite"))
+    );
+    assert_eq!(
+        attribute(span, "mcp_resolve.hint.destructiveHint"),
+        Some(json!(true))
+    );
+    assert_eq!(
+        attribute(span, "gen_ai.tool.name"),
+        Some(json!("manage_files"))
+    );
+    assert_eq!(attribute(span, "gen_ai.operation.name"), None);
+    // A protocol error: its code.
+    let nameless = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {}});
+    let out = h.host(&nameless.to_string());
+    assert_eq!(spans(&out)[0].error.as_deref(), Some("-32602"));
+}
+
+/// A held call: its server span runs from the call to the answer, with the
+/// question's outcome and wait; the client span from the acceptance; the
+/// questions pending go up and down.
+#[test]
+fn an_asked_call_is_one_trace_from_the_call_through_the_question() {
+    let rules = rules(Dialect::Extension);
+    let guard = telemetry_guard(closed_port());
+    let mut h = traced_session(&rules, &guard);
+    let out = h.host(&call(5, "delete"));
+    assert!(spans(&out).is_empty(), "{out:?}");
+    assert_eq!(measures(&out), [&Measure::AskOpened]);
+    let question = host_lines(&out)[0]["id"].clone();
+    h.clock.advance(Duration::from_millis(1500));
+    let accept = json!({"jsonrpc": "2.0", "id": question, "result": {"action": "accept"}});
+    let out = h.host(&accept.to_string());
+    assert_eq!(
+        measures(&out),
+        [&Measure::AskClosed {
+            outcome: "accepted",
+            wait: Duration::from_millis(1500)
+        }]
+    );
+    let forwarded = sole_request(
+        &out.iter()
+            .filter(|e| matches!(e, Effect::Server(_)))
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
+    let traceparent = forwarded["params"]["_meta"]["traceparent"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    h.clock.advance(Duration::from_millis(20));
+    let out = h.server(r#"{"jsonrpc":"2.0","id":5,"result":{"content":[],"isError":true}}"#);
+    let [client, server] = spans(&out)[..] else {
+        panic!("{out:?}")
+    };
+    assert!(traceparent.contains(&format!("{:016x}", client.span_id)));
+    assert_eq!(client.parent, Some((server.span_id, false)));
+    let waited = |span: &SpanRecord| span.end.duration_since(span.start).unwrap();
+    assert_eq!(waited(server), Duration::from_millis(1520));
+    assert_eq!(waited(client), Duration::from_millis(20));
+    assert_eq!(
+        attribute(server, "mcp_resolve.ask.outcome"),
+        Some(json!("accepted"))
+    );
+    assert_eq!(
+        attribute(server, "mcp_resolve.ask.wait_ms"),
+        Some(json!(1500.0))
+    );
+    assert_eq!(
+        attribute(server, "mcp_resolve.outcome"),
+        Some(json!("accepted"))
+    );
+    assert_eq!(attribute(client, "mcp_resolve.ask.outcome"), None);
+    assert_eq!(server.error.as_deref(), Some("tool_error"));
+    // A question nobody answers: given up, its span ended with the refusal.
+    let out = h.host(&call(6, "delete"));
+    assert_eq!(measures(&out), [&Measure::AskOpened]);
+    let out = h.tick(ASK_TIMEOUT);
+    let [span] = spans(&out)[..] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(
+        attribute(span, "mcp_resolve.ask.outcome"),
+        Some(json!("timed out"))
+    );
+    assert_eq!(span.error.as_deref(), Some("-32001"));
+    assert!(matches!(
+        measures(&out)[..],
+        [Measure::AskClosed {
+            outcome: "timed out",
+            ..
+        }]
+    ));
+    // A question left when the server exits: ended with the session.
+    h.host(&call(7, "delete"));
+    let mut out = Vec::new();
+    h.session
+        .server_exited("the server exited".into(), h.clock.now(), &mut out);
+    let [span] = spans(&out)[..] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(span.error.as_deref(), Some("server_exited"));
+    assert!(measures(&out).contains(&&Measure::UpstreamError { kind: "exited" }));
+}
+
+/// A request that times out upstream is an upstream error, and its spans
+/// say `timeout`.
+#[test]
+fn a_timed_out_request_ends_its_spans_and_counts_an_upstream_error() {
+    let rules = rules(Dialect::Extension);
+    let guard = telemetry_guard(closed_port());
+    let mut h = traced_session(&rules, &guard);
+    sole_request(&h.host(&call(9, "read")));
+    let out = h.tick(TIMEOUT);
+    let errors: Vec<_> = spans(&out).iter().map(|s| s.error.clone()).collect();
+    assert_eq!(errors, [Some("timeout".into()), Some("timeout".into())]);
+    assert_eq!(
+        measures(&out),
+        [&Measure::UpstreamError { kind: "timeout" }]
+    );
+    assert_eq!(audits(&out)[0]["outcome"], "timed out");
+    assert!(audits(&out)[0]["traceId"].is_string());
+}
+
+/// An HTTP `traceparent` header goes into a request that names no trace
+/// context of its own; the message's own wins.
+#[test]
+fn an_http_traceparent_is_honoured_unless_the_message_has_one() {
+    let header = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let plain = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#;
+    let out = with_http_traceparent(plain, header).unwrap();
+    let out: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(out["params"]["_meta"]["traceparent"], header);
+    let own = r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}"#;
+    assert!(with_http_traceparent(own, header).is_none());
+    assert!(with_http_traceparent(plain, "garbage").is_none());
+    // Notifications and responses are left alone.
+    let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert!(with_http_traceparent(note, header).is_none());
+}
