@@ -143,9 +143,9 @@ impl Guard {
 
     /// Writes an audit record where it is wanted: the audit log and
     /// telemetry (which only queues it).
-    pub fn keep(&self, record: &Value) {
+    pub fn keep(&self, record: Value) {
         if let Some(audit) = &self.audit {
-            audit.write(record);
+            audit.write(&record);
         }
         if let Some(telemetry) = &self.telemetry {
             telemetry.record(record);

@@ -122,7 +122,7 @@ where
     let from_host = Source::lines(Box::new(host_in), options.max_message_bytes);
     let side = HostSide {
         per_message: false,
-        span_attributes: vec![("network.transport".into(), "pipe".into())],
+        span_attributes: vec![("network.transport", "pipe".into())],
     };
     relay(rules, options, link, from_host, &mut Lines(host_out), side).await
 }
@@ -204,7 +204,7 @@ pub(crate) struct HostSide {
     /// name no session), not on one stream.
     pub(crate) per_message: bool,
     /// What every span of the session says of its transport.
-    pub(crate) span_attributes: Vec<(String, serde_json::Value)>,
+    pub(crate) span_attributes: Vec<(&'static str, serde_json::Value)>,
 }
 
 /// A deadline no session reaches (the timer branch is off then anyway).
@@ -246,16 +246,16 @@ impl Driver<'_> {
                         log(&format!("cannot write to the server: {e}"));
                     }
                 }
-                Effect::Audit(record) => self.guard.keep(&record),
+                Effect::Audit(record) => self.guard.keep(record),
                 Effect::Log(line) => log(&line),
                 Effect::Span(span) => {
                     if let Some(telemetry) = &self.guard.telemetry {
-                        telemetry.span(&span);
+                        telemetry.span(span);
                     }
                 }
                 Effect::Measure(measure) => {
                     if let Some(telemetry) = &self.guard.telemetry {
-                        telemetry.measure(&measure);
+                        telemetry.measure(measure);
                     }
                 }
                 Effect::Trust(record) => {
@@ -279,9 +279,9 @@ impl Drop for Driver<'_> {
         self.session.abandon(Clock::system(), &mut self.effects);
         for effect in self.effects.drain(..) {
             match (effect, &self.guard.telemetry) {
-                (Effect::Audit(record), _) => self.guard.keep(&record),
-                (Effect::Span(span), Some(telemetry)) => telemetry.span(&span),
-                (Effect::Measure(measure), Some(telemetry)) => telemetry.measure(&measure),
+                (Effect::Audit(record), _) => self.guard.keep(record),
+                (Effect::Span(span), Some(telemetry)) => telemetry.span(span),
+                (Effect::Measure(measure), Some(telemetry)) => telemetry.measure(measure),
                 _ => {}
             }
         }

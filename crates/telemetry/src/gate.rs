@@ -55,15 +55,20 @@ impl Gate {
             })
             .is_ok();
         if !admitted {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-            if !self.said_drop.swap(true, Ordering::Relaxed) {
-                (self.say)(&format!(
-                    "telemetry: the {} queue is full ({} waiting for the collector); what does not fit is dropped and counted, and said again only at exit",
-                    self.signal, self.bound
-                ));
-            }
+            self.refuse();
         }
         admitted
+    }
+
+    /// An item refused before it was queued (its queue is full).
+    pub(crate) fn refuse(&self) {
+        self.dropped.fetch_add(1, Ordering::Relaxed);
+        if !self.said_drop.swap(true, Ordering::Relaxed) {
+            (self.say)(&format!(
+                "telemetry: the {} queue is full ({} waiting); what does not fit is dropped and counted, and said again only at exit",
+                self.signal, self.bound
+            ));
+        }
     }
 
     /// An admitted item that will not reach the exporter after all (a span

@@ -23,22 +23,23 @@
 
 mod context;
 mod gate;
+mod spans;
 
 use std::cell::Cell;
-use std::sync::Arc;
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
 pub use context::TraceParent;
 pub use gate::Say;
 use gate::{Gate, Gated};
+pub use spans::{ClientSpan, SpanRecord};
 
 use opentelemetry::KeyValue;
 use opentelemetry::logs::{AnyValue, LogRecord as _, Logger as _, LoggerProvider as _, Severity};
 use opentelemetry::metrics::{Counter, Histogram, MeterProvider as _, UpDownCounter};
-use opentelemetry::trace::{
-    Span as _, SpanContext, SpanId, SpanKind, Status, TraceContextExt as _, TraceFlags, TraceId,
-    TraceState, Tracer as _, TracerProvider as _,
-};
+use opentelemetry::trace::{SpanId, TraceFlags, TraceId, TracerProvider as _};
 use opentelemetry_otlp::WithExportConfig;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::logs::{SdkLogger, SdkLoggerProvider};
@@ -46,40 +47,9 @@ use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator, SdkTracer, SdkTracerProvider};
 use serde_json::Value;
 
-/// Which side of a request a span is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// A request the proxy received from the host.
-    Server,
-    /// A request the proxy sent to the server.
-    Client,
-}
-
-/// A finished span, as the proxy's session describes it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SpanRecord {
-    /// `{method} {target}` (`tools/call manage_files`).
-    pub name: String,
-    /// Server or client.
-    pub kind: Kind,
-    /// Its trace.
-    pub trace_id: u128,
-    /// Its id (the one a client span's `traceparent` carried upstream).
-    pub span_id: u64,
-    /// Its parent in the trace, if any, and whether that parent is another
-    /// process's (the host's).
-    pub parent: Option<(u64, bool)>,
-    /// Whether the trace is recorded (the host's flag, else on).
-    pub sampled: bool,
-    /// When it started and ended.
-    pub start: SystemTime,
-    /// When it ended.
-    pub end: SystemTime,
-    /// Its attributes (null values left out).
-    pub attributes: Vec<(String, Value)>,
-    /// `error.type`, when the request failed.
-    pub error: Option<String>,
-}
+/// An attribute's name: most are the conventions' own, known at compile
+/// time, so a span costs no allocation for them.
+pub type Key = std::borrow::Cow<'static, str>;
 
 /// Something the proxy counts that no audit record or span says.
 #[derive(Clone, Debug, PartialEq)]
@@ -159,8 +129,37 @@ pub enum TelemetryError {
     },
 }
 
-/// Where telemetry goes, once set up.
+/// Where telemetry goes, once set up: records, spans and measures go into
+/// a bounded queue (a full one drops, counts and says so once) that a
+/// worker thread of their own empties every [`DESK_INTERVAL`], building the
+/// SDK's objects and queueing them for export. On a request's path, only
+/// the hand-over: no lock, and no thread is woken.
 pub struct Telemetry {
+    jobs: SyncSender<Job>,
+    worker: Mutex<Option<JoinHandle<()>>>,
+    thread: std::thread::Thread,
+    sdk: Arc<Sdk>,
+    job_gate: Arc<Gate>,
+}
+
+/// What the worker is given.
+enum Job {
+    Record(Value),
+    Span(Box<SpanRecord>),
+    Measure(Measure),
+    /// Answered once everything before it was handed to the SDK.
+    Flush(SyncSender<()>),
+    Stop,
+}
+
+/// How often the worker empties its queue.
+pub const DESK_INTERVAL: Duration = Duration::from_millis(100);
+
+/// How many records, spans and measures may wait for the worker.
+const JOBS: usize = 8_192;
+
+/// The SDK's providers and instruments, used by the worker.
+struct Sdk {
     traces: SdkTracerProvider,
     tracer: SdkTracer,
     logs: SdkLoggerProvider,
@@ -203,6 +202,12 @@ const DURATION_BUCKETS: &[f64] = &[
     1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
 ];
 
+impl std::fmt::Debug for Sdk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sdk").finish_non_exhaustive()
+    }
+}
+
 impl std::fmt::Debug for Telemetry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Telemetry").finish_non_exhaustive()
@@ -239,6 +244,121 @@ impl Telemetry {
     /// What cannot be exported (a full queue, a collector that is down)
     /// is said once through `say`, and counted.
     pub fn from_env(otlp: Option<&str>, say: Say) -> Result<Option<Telemetry>, TelemetryError> {
+        let Some(sdk) = Sdk::from_env(otlp, say)? else {
+            return Ok(None);
+        };
+        let sdk = Arc::new(sdk);
+        let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(JOBS);
+        let worker_sdk = Arc::clone(&sdk);
+        let worker = std::thread::Builder::new()
+            .name("mcp-resolve-telemetry".into())
+            .spawn(move || work(&queue, &worker_sdk))
+            .map_err(|e| TelemetryError::Exporter {
+                signal: "any signal",
+                message: format!("cannot start its thread: {e}"),
+            })?;
+        Ok(Some(Telemetry {
+            jobs,
+            thread: worker.thread().clone(),
+            worker: Mutex::new(Some(worker)),
+            sdk,
+            job_gate: Gate::new("telemetry", JOBS, say),
+        }))
+    }
+
+    fn hand_over(&self, job: Job) {
+        if let Err(TrySendError::Full(_)) = self.jobs.try_send(job) {
+            self.job_gate.refuse();
+        }
+    }
+
+    /// Asks the worker for `job` now (a flush, the stop).
+    fn ask(&self, job: Job) -> bool {
+        let sent = self.jobs.send(job).is_ok();
+        self.thread.unpark();
+        sent
+    }
+
+    /// Exports one audit record: a log record linked to its span
+    /// (`traceId`, `spanId`), and the decisions counter.
+    pub fn record(&self, record: Value) {
+        self.hand_over(Job::Record(record));
+    }
+
+    /// Exports a request's spans (see [`SpanRecord`]), and records their
+    /// durations (`mcp.server.operation.duration`,
+    /// `mcp.client.operation.duration`).
+    pub fn span(&self, span: SpanRecord) {
+        self.hand_over(Job::Span(Box::new(span)));
+    }
+
+    /// Counts something no audit record or span says.
+    pub fn measure(&self, measure: Measure) {
+        self.hand_over(Job::Measure(measure));
+    }
+
+    /// Waits until everything given so far was handed to the SDK's batch
+    /// queues (not sent: that is the exporters' own pace).
+    pub fn flush(&self) {
+        let (done, wait) = std::sync::mpsc::sync_channel(1);
+        if self.ask(Job::Flush(done)) {
+            let _ = wait.recv();
+        }
+    }
+
+    /// Sends what is queued and stops, waiting [`SHUTDOWN_TIMEOUT`] at the
+    /// most for each signal (a dead collector costs the exit that, not a
+    /// hang). Returns why, for each signal that could not be sent, and what
+    /// was lost over the run.
+    pub fn shutdown(&self) -> Vec<String> {
+        // The worker only queues (never waits on the collector): it is
+        // done with what it was given at once.
+        if self.ask(Job::Stop)
+            && let Ok(mut worker) = self.worker.lock()
+            && let Some(worker) = worker.take()
+        {
+            let _ = worker.join();
+        }
+        let mut failed = self.sdk.shutdown();
+        failed.extend(self.job_gate.losses());
+        failed
+    }
+}
+
+/// The worker: empties the queue every [`DESK_INTERVAL`], or at once when
+/// a flush or the stop is asked, until the stop (or every sender is gone).
+fn work(queue: &Receiver<Job>, sdk: &Sdk) {
+    // The decision of the last audit record that named its span: the
+    // span's own record comes just before it.
+    let mut decided: Option<(u64, Vec<KeyValue>)> = None;
+    loop {
+        loop {
+            match queue.try_recv() {
+                Ok(Job::Record(record)) => {
+                    sdk.record(&record);
+                    decided = spans::decision(&record);
+                }
+                Ok(Job::Span(span)) => {
+                    let decision = decided
+                        .take_if(|(id, _)| *id == span.span_id)
+                        .map(|(_, d)| d);
+                    sdk.span(&span, decision.as_deref().unwrap_or_default());
+                }
+                Ok(Job::Measure(measure)) => sdk.measure(&measure),
+                Ok(Job::Flush(done)) => {
+                    let _ = done.send(());
+                }
+                Ok(Job::Stop) | Err(TryRecvError::Disconnected) => return,
+                Err(TryRecvError::Empty) => break,
+            }
+        }
+        std::thread::park_timeout(DESK_INTERVAL);
+    }
+}
+
+impl Sdk {
+    /// The SDK as [`Telemetry::from_env`] sets it up.
+    fn from_env(otlp: Option<&str>, say: Say) -> Result<Option<Sdk>, TelemetryError> {
         let env = |name: &str| std::env::var(name).ok();
         if !wanted(otlp, &env) {
             return Ok(None);
@@ -393,7 +513,7 @@ impl Telemetry {
                 .with_unit("{tool}")
                 .build(),
         };
-        Ok(Some(Telemetry {
+        Ok(Some(Sdk {
             traces,
             tracer,
             logs,
@@ -406,7 +526,7 @@ impl Telemetry {
     }
 
     /// Counts something no audit record or span says.
-    pub fn measure(&self, measure: &Measure) {
+    fn measure(&self, measure: &Measure) {
         let m = &self.instruments;
         match measure {
             Measure::AskOpened => m.asks_pending.add(1, &[]),
@@ -431,7 +551,7 @@ impl Telemetry {
 
     /// Exports one audit record: a log record, and its metrics. Only
     /// queues; never blocks on the collector.
-    pub fn record(&self, record: &Value) {
+    fn record(&self, record: &Value) {
         let Some(fields) = record.as_object() else {
             return;
         };
@@ -506,85 +626,10 @@ impl Telemetry {
         );
     }
 
-    /// Exports one finished span, with the ids the session gave it (the
-    /// SDK's sampler decides on the parent's flag), and records its
-    /// duration (`mcp.server.operation.duration`,
-    /// `mcp.client.operation.duration`). Only queues.
-    pub fn span(&self, record: &SpanRecord) {
-        let seconds = record
-            .end
-            .duration_since(record.start)
-            .unwrap_or_default()
-            .as_secs_f64();
-        let mut by: Vec<KeyValue> = record
-            .attributes
-            .iter()
-            .filter(|(k, _)| DURATION_ATTRIBUTES.contains(&k.as_str()))
-            .filter_map(|(k, v)| Some(KeyValue::new(k.clone(), scalar(v)?)))
-            .collect();
-        if let Some(error) = &record.error {
-            by.push(KeyValue::new("error.type", error.clone()));
-        }
-        match record.kind {
-            Kind::Server => self.instruments.server_duration.record(seconds, &by),
-            Kind::Client => self.instruments.client_duration.record(seconds, &by),
-        }
-        if !self.span_gate.admit() {
-            return;
-        }
-        let mut builder = self
-            .tracer
-            .span_builder(record.name.clone())
-            .with_kind(match record.kind {
-                Kind::Server => SpanKind::Server,
-                Kind::Client => SpanKind::Client,
-            })
-            .with_start_time(record.start);
-        let mut attributes: Vec<KeyValue> = Vec::with_capacity(record.attributes.len() + 1);
-        for (key, value) in &record.attributes {
-            if let Some(value) = scalar(value) {
-                attributes.push(KeyValue::new(key.clone(), value));
-            }
-        }
-        if let Some(error) = &record.error {
-            attributes.push(KeyValue::new("error.type", error.clone()));
-        }
-        builder = builder.with_attributes(attributes);
-        let flags = if record.sampled {
-            TraceFlags::SAMPLED
-        } else {
-            TraceFlags::default()
-        };
-        let parent = match record.parent {
-            Some((span, remote)) => {
-                opentelemetry::Context::new().with_remote_span_context(SpanContext::new(
-                    TraceId::from(record.trace_id),
-                    SpanId::from(span),
-                    flags,
-                    remote,
-                    TraceState::default(),
-                ))
-            }
-            None => opentelemetry::Context::new(),
-        };
-        NEXT.with(|next| next.set(Some((record.trace_id, record.span_id))));
-        let mut span = self.tracer.build_with_context(builder, &parent);
-        NEXT.with(|next| next.set(None));
-        if !span.is_recording() {
-            // Not sampled: nothing is queued.
-            self.span_gate.release();
-            return;
-        }
-        if let Some(error) = &record.error {
-            span.set_status(Status::error(error.clone()));
-        }
-        span.end_with_timestamp(record.end);
-    }
-
     /// Sends what is queued and stops, waiting [`SHUTDOWN_TIMEOUT`] at the
     /// most for each signal (a dead collector costs the exit that, not a
     /// hang). Returns why, for each signal that could not be sent.
-    pub fn shutdown(&self) -> Vec<String> {
+    fn shutdown(&self) -> Vec<String> {
         let mut failed = Vec::new();
         if let Err(e) = self.traces.shutdown_with_timeout(SHUTDOWN_TIMEOUT) {
             failed.push(format!("traces: {e}"));

@@ -103,7 +103,7 @@ pub(super) fn step_up(
         return None;
     }
     if hub.options.guard.records() {
-        hub.options.guard.keep(&json!({
+        hub.options.guard.keep(json!({
             "time": rfc3339(std::time::SystemTime::now()),
             "event": if method == "tools/call" { "call" } else { "resolve" },
             "tool": tool,

@@ -214,12 +214,12 @@ impl Hub {
         let session = HostSession::new(to_relay);
         let hub = Arc::clone(self);
         let router = Router(Arc::clone(&session));
-        let mut span_attributes: Vec<(String, Value)> = vec![
-            ("network.transport".into(), "tcp".into()),
-            ("network.protocol.name".into(), "http".into()),
+        let mut span_attributes: Vec<(&'static str, Value)> = vec![
+            ("network.transport", "tcp".into()),
+            ("network.protocol.name", "http".into()),
         ];
         if let Some(id) = session_id {
-            span_attributes.push(("mcp.session.id".into(), id.into()));
+            span_attributes.push(("mcp.session.id", id.into()));
         }
         let side = crate::relay::HostSide {
             per_message: stateless,
@@ -280,7 +280,7 @@ impl Hub {
             && let Some(telemetry) = &self.options.guard.telemetry
         {
             // The shared session's server ended: a new one takes its place.
-            telemetry.measure(&mcp_resolve_telemetry::Measure::UpstreamRestart);
+            telemetry.measure(mcp_resolve_telemetry::Measure::UpstreamRestart);
         }
         let session = self.open(true, None)?;
         *shared = Some(Arc::clone(&session));

@@ -119,7 +119,7 @@ pub struct Config {
     pub ids: Ids,
     /// What every span of the session says of its transport
     /// (`network.transport`, `mcp.session.id`, …; telemetry on).
-    pub span_attributes: Vec<(String, Value)>,
+    pub span_attributes: Vec<(&'static str, Value)>,
 }
 
 /// A request forwarded to the server and not answered yet.
@@ -232,7 +232,7 @@ pub struct Session<'s> {
     /// Where span and trace ids come from.
     ids: Ids,
     /// What every span says of the transport.
-    span_attributes: Vec<(String, Value)>,
+    span_attributes: Vec<(&'static str, Value)>,
     /// The spans of the host request being handled, until it is forwarded,
     /// held for a question, or answered by the proxy.
     opening: Option<trace::Traced>,

@@ -8,7 +8,7 @@
 use std::time::{Duration, SystemTime};
 
 use mcp_resolve_runtime::protocol::{Envelope, splice};
-use mcp_resolve_telemetry::{Kind, SpanRecord, TraceParent};
+use mcp_resolve_telemetry::{ClientSpan, Key, SpanRecord, TraceParent};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -19,9 +19,26 @@ use super::{Clock, Effect, Session};
 /// tests).
 pub type Ids = Box<dyn FnMut() -> u128 + Send>;
 
-/// Ids from the operating system's randomness.
+/// Ids from the operating system's randomness, read 64 at a time (one
+/// system call per 64 ids, not one per id: a request takes three).
 pub fn random_ids() -> Ids {
-    Box::new(|| uuid::Uuid::new_v4().as_u128())
+    const POOL: usize = 64;
+    let mut pool = [0u8; POOL * 16];
+    let mut next = POOL;
+    Box::new(move || {
+        if next == POOL {
+            if getrandom::fill(&mut pool).is_err() {
+                // No randomness from the system: one id at a time from
+                // uuid's source, which says why if it fails too.
+                return uuid::Uuid::new_v4().as_u128();
+            }
+            next = 0;
+        }
+        let mut id = [0u8; 16];
+        id.copy_from_slice(&pool[next * 16..next * 16 + 16]);
+        next += 1;
+        u128::from_le_bytes(id)
+    })
 }
 
 /// A host request's spans, from the moment the proxy read it.
@@ -37,13 +54,13 @@ pub(super) struct Traced {
     /// `start`); `None` while the proxy has not forwarded it.
     sent: Option<SystemTime>,
     name: String,
-    attributes: Vec<(String, Value)>,
+    attributes: Vec<(Key, Value)>,
 }
 
 impl Traced {
     /// Adds an attribute to both spans.
-    pub(super) fn add(&mut self, key: &str, value: impl Into<Value>) {
-        self.attributes.push((key.to_string(), value.into()));
+    pub(super) fn add(&mut self, key: &'static str, value: impl Into<Value>) {
+        self.attributes.push((Key::Borrowed(key), value.into()));
     }
 }
 
@@ -167,22 +184,32 @@ impl Session<'_> {
         };
         let (server, client) = (self.span_id(), self.span_id());
         let mut attributes = Vec::with_capacity(self.span_attributes.len() + 8);
-        attributes.push(("mcp.method.name".to_string(), Value::from(method)));
+        attributes.push((Key::Borrowed("mcp.method.name"), Value::from(method)));
         attributes.push((
-            "jsonrpc.request.id".to_string(),
+            Key::Borrowed("jsonrpc.request.id"),
             Value::from(match id {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
             }),
         ));
-        attributes.extend(self.span_attributes.iter().cloned());
+        attributes.extend(
+            self.span_attributes
+                .iter()
+                .map(|(k, v)| (Key::Borrowed(*k), v.clone())),
+        );
         if let Some(version) = &self.facts.protocol_version {
-            attributes.push(("mcp.protocol.version".into(), Value::from(version.clone())));
+            attributes.push((
+                Key::Borrowed("mcp.protocol.version"),
+                Value::from(version.clone()),
+            ));
         }
         if let Some(tool) = tool {
-            attributes.push(("gen_ai.tool.name".into(), Value::from(tool)));
+            attributes.push((Key::Borrowed("gen_ai.tool.name"), Value::from(tool)));
             if method == "tools/call" {
-                attributes.push(("gen_ai.operation.name".into(), Value::from("execute_tool")));
+                attributes.push((
+                    Key::Borrowed("gen_ai.operation.name"),
+                    Value::from("execute_tool"),
+                ));
             }
         }
         let name = match tool {
@@ -218,8 +245,8 @@ impl Session<'_> {
     /// Ends a request's spans now: the server span, and the client span if
     /// it was forwarded. `error` is its `error.type`. The audit records
     /// among `out[from..]` (what this request's ending wrote) name the
-    /// spans (`traceId`, `spanId`: the log record is linked to its span),
-    /// and the last one's decision goes on the server span.
+    /// server span (`traceId`, `spanId`): the log record is linked to it,
+    /// and the telemetry worker puts the decision on the span.
     pub(super) fn end_spans(
         &self,
         traced: Traced,
@@ -228,48 +255,27 @@ impl Session<'_> {
         from: usize,
         out: &mut Vec<Effect>,
     ) {
-        let mut attributes = traced.attributes;
-        let mut decided = None;
         for effect in out.get_mut(from..).into_iter().flatten() {
             if let Effect::Audit(Value::Object(record)) = effect {
                 record.insert("traceId".into(), format!("{:032x}", traced.trace_id).into());
                 record.insert("spanId".into(), format!("{:016x}", traced.server).into());
-                decided = Some(&*record);
             }
         }
-        let mut server_attributes = attributes.clone();
-        if let Some(record) = decided {
-            decision_attributes(record, &mut server_attributes);
-        }
-        let mut spans = Vec::with_capacity(2);
-        if let Some(sent) = traced.sent {
-            attributes.retain(|(k, _)| !k.starts_with(mcp_resolve_telemetry::NAMESPACE));
-            spans.push(SpanRecord {
-                name: traced.name.clone(),
-                kind: Kind::Client,
-                trace_id: traced.trace_id,
-                span_id: traced.client,
-                parent: Some((traced.server, false)),
-                sampled: traced.sampled,
-                start: sent,
-                end: clock.wall,
-                attributes,
-                error: error.clone(),
-            });
-        }
-        spans.push(SpanRecord {
+        out.push(Effect::Span(SpanRecord {
             name: traced.name,
-            kind: Kind::Server,
             trace_id: traced.trace_id,
             span_id: traced.server,
-            parent: traced.parent.map(|p| (p, true)),
+            parent: traced.parent,
             sampled: traced.sampled,
             start: traced.start,
             end: clock.wall,
-            attributes: server_attributes,
+            attributes: traced.attributes,
+            client: traced.sent.map(|start| ClientSpan {
+                span_id: traced.client,
+                start,
+            }),
             error,
-        });
-        out.extend(spans.into_iter().map(Effect::Span));
+        }));
     }
 
     /// Ends the spans of a request the proxy answered itself: its answer
@@ -299,10 +305,9 @@ impl Session<'_> {
 /// A question's outcome (`accepted`, `declined`, `timed out`, …) and how
 /// long the user took, on a held call's server span.
 pub(super) fn asked(traced: &mut Traced, outcome: &str, wait: Duration) {
-    let ns = mcp_resolve_telemetry::NAMESPACE;
-    traced.add(&format!("{ns}.ask.outcome"), outcome);
+    traced.add("mcp_resolve.ask.outcome", outcome);
     traced.add(
-        &format!("{ns}.ask.wait_ms"),
+        "mcp_resolve.ask.wait_ms",
         (wait.as_secs_f64() * 1e6).round() / 1e3,
     );
 }
@@ -338,44 +343,6 @@ pub(super) fn error_type(answer: &str) -> Option<String> {
         .is_error
         .unwrap_or(false)
         .then(|| "tool_error".to_string())
-}
-
-/// What the proxy decided, from a request's audit record, as the server
-/// span's attributes (`mcp_resolve.variant`, `mcp_resolve.hint.<hint>`, …).
-fn decision_attributes(record: &serde_json::Map<String, Value>, into: &mut Vec<(String, Value)>) {
-    let ns = mcp_resolve_telemetry::NAMESPACE;
-    for (key, name) in [
-        ("variant", "variant"),
-        ("decision", "decision"),
-        ("rule", "rule"),
-        ("described", "described"),
-        ("outcome", "outcome"),
-        ("reason", "reason"),
-    ] {
-        if let Some(value) = record.get(key).filter(|v| !v.is_null()) {
-            into.push((format!("{ns}.{name}"), value.clone()));
-        }
-    }
-    let joined = |key: &str, separator: &str| {
-        record.get(key).and_then(Value::as_array).map(|items| {
-            items
-                .iter()
-                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-                .collect::<Vec<_>>()
-                .join(separator)
-        })
-    };
-    if let Some(scopes) = joined("requiredScopes", " ") {
-        into.push((format!("{ns}.required_scopes"), scopes.into()));
-    }
-    if let Some(policies) = joined("policies", ", ") {
-        into.push((format!("{ns}.policies"), policies.into()));
-    }
-    if let Some(Value::Object(hints)) = record.get("annotations") {
-        for (hint, value) in hints {
-            into.push((format!("{ns}.hint.{hint}"), value.clone()));
-        }
-    }
 }
 
 #[cfg(test)]

@@ -60,7 +60,7 @@ fn config(timeout: Option<Duration>) -> Config {
             format!("ticket{n}")
         }),
         compare_listing: false,
-        span_attributes: vec![("network.transport".into(), "pipe".into())],
+        span_attributes: vec![("network.transport", "pipe".into())],
         ids: {
             let mut id = 0u128;
             Box::new(move || {

@@ -1,0 +1,255 @@
+//! A host request's spans: what the session says of them ([`SpanRecord`]),
+//! and how the worker makes them the SDK's — the server span, the client
+//! span of what went upstream, the decision joined from the request's audit
+//! record, and their durations in the MCP conventions' histograms.
+
+use std::time::SystemTime;
+
+use opentelemetry::KeyValue;
+use opentelemetry::trace::{
+    Span as _, SpanContext, SpanId, SpanKind, Status, TraceContextExt as _, TraceFlags, TraceId,
+    TraceState, Tracer as _,
+};
+use serde_json::Value;
+
+use super::{DURATION_ATTRIBUTES, Key, NAMESPACE, NEXT, Sdk, scalar};
+
+/// A host request's spans, as the proxy's session describes them: the
+/// server span from reading the request to its answer, and, when the
+/// request was forwarded, the client span of what went upstream.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpanRecord {
+    /// `{method} {target}` (`tools/call manage_files`).
+    pub name: String,
+    /// The trace.
+    pub trace_id: u128,
+    /// The server span's id.
+    pub span_id: u64,
+    /// The host's span, when the request named one.
+    pub parent: Option<u64>,
+    /// Whether the trace is recorded (the host's flag, else on).
+    pub sampled: bool,
+    /// When the proxy read the request.
+    pub start: SystemTime,
+    /// When it was answered.
+    pub end: SystemTime,
+    /// What both spans carry (null values left out); the project's own
+    /// (`mcp_resolve.*`) go on the server span only.
+    pub attributes: Vec<(Key, Value)>,
+    /// The client span, when the request was forwarded.
+    pub client: Option<ClientSpan>,
+    /// `error.type`, when the request failed.
+    pub error: Option<String>,
+}
+
+/// The client span of a forwarded request (child of its server span).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientSpan {
+    /// Its id (the one the forwarded request's `traceparent` carried).
+    pub span_id: u64,
+    /// When the request was sent (after a question, later than the server
+    /// span's start).
+    pub start: SystemTime,
+}
+
+/// What the audit record `record` says the proxy decided, as the server
+/// span's attributes, with the span it names (its `spanId`); `None` for a
+/// record that names no span.
+pub(crate) fn decision(record: &Value) -> Option<(u64, Vec<KeyValue>)> {
+    let fields = record.as_object()?;
+    let span = u64::from_str_radix(fields.get("spanId")?.as_str()?, 16).ok()?;
+    let mut into = Vec::with_capacity(16);
+    for (key, name) in [
+        ("variant", "mcp_resolve.variant"),
+        ("decision", "mcp_resolve.decision"),
+        ("rule", "mcp_resolve.rule"),
+        ("described", "mcp_resolve.described"),
+        ("outcome", "mcp_resolve.outcome"),
+        ("reason", "mcp_resolve.reason"),
+    ] {
+        if let Some(value) = fields.get(key).and_then(scalar) {
+            into.push(KeyValue::new(name, value));
+        }
+    }
+    let joined = |key: &str, separator: &str| {
+        fields.get(key).and_then(Value::as_array).map(|items| {
+            items
+                .iter()
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                .collect::<Vec<_>>()
+                .join(separator)
+        })
+    };
+    if let Some(scopes) = joined("requiredScopes", " ") {
+        into.push(KeyValue::new("mcp_resolve.required_scopes", scopes));
+    }
+    if let Some(policies) = joined("policies", ", ") {
+        into.push(KeyValue::new("mcp_resolve.policies", policies));
+    }
+    if let Some(Value::Object(hints)) = fields.get("annotations") {
+        for (hint, value) in hints {
+            if let Some(value) = scalar(value) {
+                into.push(KeyValue::new(format!("{NAMESPACE}.hint.{hint}"), value));
+            }
+        }
+    }
+    Some((span, into))
+}
+
+impl Sdk {
+    /// Exports a request's spans with the ids the session gave them (the
+    /// SDK's sampler decides on the parent's flag), `decision` on the
+    /// server span, and records their durations
+    /// (`mcp.server.operation.duration`, `mcp.client.operation.duration`).
+    /// Only queues.
+    pub(crate) fn span(&self, record: &SpanRecord, decision: &[KeyValue]) {
+        let shared: Vec<KeyValue> = record
+            .attributes
+            .iter()
+            .filter_map(|(k, v)| {
+                Some(KeyValue::new(
+                    opentelemetry::Key::from(k.clone()),
+                    scalar(v)?,
+                ))
+            })
+            .collect();
+        let error = record
+            .error
+            .as_ref()
+            .map(|e| KeyValue::new("error.type", e.clone()));
+        // The durations, by the low-cardinality attributes.
+        let mut by: Vec<KeyValue> = shared
+            .iter()
+            .chain(decision)
+            .filter(|kv| DURATION_ATTRIBUTES.contains(&kv.key.as_str()))
+            .cloned()
+            .chain(error.clone())
+            .collect();
+        let seconds = |from: SystemTime| {
+            record
+                .end
+                .duration_since(from)
+                .unwrap_or_default()
+                .as_secs_f64()
+        };
+        self.instruments
+            .server_duration
+            .record(seconds(record.start), &by);
+        if let Some(client) = &record.client {
+            by.retain(|kv| !kv.key.as_str().starts_with(NAMESPACE));
+            self.instruments
+                .client_duration
+                .record(seconds(client.start), &by);
+        }
+
+        let flags = if record.sampled {
+            TraceFlags::SAMPLED
+        } else {
+            TraceFlags::default()
+        };
+        let context = |span: u64, remote: bool| {
+            opentelemetry::Context::new().with_remote_span_context(SpanContext::new(
+                TraceId::from(record.trace_id),
+                SpanId::from(span),
+                flags,
+                remote,
+                TraceState::default(),
+            ))
+        };
+        let server_attributes: Vec<KeyValue> = shared
+            .iter()
+            .chain(decision)
+            .cloned()
+            .chain(error.clone())
+            .collect();
+        let parent = record
+            .parent
+            .map_or_else(opentelemetry::Context::new, |p| context(p, true));
+        self.export_span(
+            record,
+            SpanKind::Server,
+            record.span_id,
+            record.start,
+            server_attributes,
+            &parent,
+        );
+        if let Some(client) = &record.client {
+            let attributes: Vec<KeyValue> = shared
+                .into_iter()
+                .filter(|kv| !kv.key.as_str().starts_with(NAMESPACE))
+                .chain(error)
+                .collect();
+            self.export_span(
+                record,
+                SpanKind::Client,
+                client.span_id,
+                client.start,
+                attributes,
+                &context(record.span_id, false),
+            );
+        }
+    }
+
+    /// One span of `record` into the SDK's batch queue, if it fits.
+    fn export_span(
+        &self,
+        record: &SpanRecord,
+        kind: SpanKind,
+        span_id: u64,
+        start: SystemTime,
+        attributes: Vec<KeyValue>,
+        parent: &opentelemetry::Context,
+    ) {
+        if !self.span_gate.admit() {
+            return;
+        }
+        let builder = self
+            .tracer
+            .span_builder(record.name.clone())
+            .with_kind(kind)
+            .with_start_time(start)
+            .with_attributes(attributes);
+        NEXT.with(|next| next.set(Some((record.trace_id, span_id))));
+        let mut span = self.tracer.build_with_context(builder, parent);
+        NEXT.with(|next| next.set(None));
+        if !span.is_recording() {
+            // Not sampled: nothing is queued.
+            self.span_gate.release();
+            return;
+        }
+        if let Some(error) = &record.error {
+            span.set_status(Status::error(error.clone()));
+        }
+        span.end_with_timestamp(record.end);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_decision_is_read_from_the_record_that_names_its_span() {
+        let record = json!({"event": "call", "spanId": "00000000000000a1", "variant": "read",
+            "decision": "allow", "rule": null, "requiredScopes": ["a", "b"],
+            "policies": ["reads"], "annotations": {"readOnlyHint": true}, "outcome": "forwarded"});
+        let (span, attributes) = decision(&record).unwrap();
+        assert_eq!(span, 0xa1);
+        let names: Vec<&str> = attributes.iter().map(|kv| kv.key.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "mcp_resolve.variant",
+                "mcp_resolve.decision",
+                "mcp_resolve.outcome",
+                "mcp_resolve.required_scopes",
+                "mcp_resolve.policies",
+                "mcp_resolve.hint.readOnlyHint"
+            ]
+        );
+        assert_eq!(attributes[3].value.as_str(), "a b");
+        assert!(decision(&json!({"event": "call", "variant": "read"})).is_none());
+    }
+}
