@@ -126,7 +126,6 @@ fn session<'s>(
         timeout: Some(Duration::from_secs(60)),
         max_message_bytes: 1 << 20,
         per_message: false,
-        tokens: Box::new(|| "ticket".to_string()),
         compare_listing: false,
         ids: mcp_resolve_proxy::session::random_ids(),
         span_attributes: vec![("network.transport", "pipe".into())],

@@ -108,7 +108,8 @@ pub(crate) enum Command {
         sign: Vec<PathBuf>,
     },
     /// Make a signing key: NAME.pem (private, mode 0600) and NAME.jwk
-    /// (public, with its RFC 7638 thumbprint as `kid`).
+    /// (public, with its RFC 7638 thumbprint as `kid`); with `--state`, a
+    /// request-state key instead.
     Keygen {
         /// The files' name, without extension.
         #[arg(short, long, value_name = "NAME")]
@@ -116,6 +117,10 @@ pub(crate) enum Command {
         /// The algorithm.
         #[arg(long, value_enum, default_value_t = KeyAlgorithm::Ed25519)]
         alg: KeyAlgorithm,
+        /// Make a request-state key instead: NAME.key (32 random bytes as
+        /// hex, mode 0600), for `proxy --state-key-file` on every instance.
+        #[arg(long, conflicts_with = "alg")]
+        state: bool,
         /// Overwrite NAME.pem and NAME.jwk if they exist.
         #[arg(long)]
         force: bool,
@@ -507,6 +512,12 @@ pub(crate) struct ProxyArgs {
     /// record and metrics; `OTEL_EXPORTER_OTLP_ENDPOINT` does the same.
     #[arg(long, value_name = "ENDPOINT")]
     pub(crate) otlp: Option<String>,
+    /// Seal 2026-07-28 questions' request states with this key (from
+    /// `keygen --state`), so that any instance with the same key checks the
+    /// host's retry. Repeat to rotate: the first seals, every one opens.
+    /// Without it, a random key of this process's (one instance only).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) state_key_file: Vec<PathBuf>,
     /// Sign the declarations listed to hosts (SEP-3140) with this key
     /// (PKCS#8 PEM, from `keygen`): `declarations` capability, `trust`,
     /// `version` and `contentHash` on each tool, `declarations/manifest`,

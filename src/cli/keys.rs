@@ -34,6 +34,35 @@ fn create(path: &Path, text: &str, private: bool, force: bool) -> std::io::Resul
     options.open(path)?.write_all(text.as_bytes())
 }
 
+/// `keygen --state`: NAME.key, 32 random bytes as hex (mode 0600), what
+/// `proxy --state-key-file` reads.
+pub(crate) fn state_keygen(name: &Path, force: bool) -> u8 {
+    let path = with_extension(name, "key");
+    if !force && path.exists() {
+        eprintln!(
+            "error: `{}` exists; it is left as it is (--force replaces it)",
+            path.display()
+        );
+        return USAGE;
+    }
+    let text = match mcp_resolve_proxy::state::new_key_text() {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return FAILURE;
+        }
+    };
+    if let Err(e) = create(&path, &text, true, force) {
+        eprintln!("error: cannot write `{}`: {e}", path.display());
+        return USAGE;
+    }
+    eprintln!(
+        "wrote {} (the request-state key: keep it secret; give it to every proxy instance with --state-key-file)",
+        path.display()
+    );
+    OK
+}
+
 pub(crate) fn keygen(name: &Path, algorithm: Algorithm, force: bool) -> u8 {
     let (pem_path, jwk_path) = (with_extension(name, "pem"), with_extension(name, "jwk"));
     if !force {

@@ -134,7 +134,15 @@ fn run(command: Command) -> u8 {
                 signature::run(&paths, output.as_deref(), fingerprint_only, canonical)
             }
         },
-        Command::Keygen { output, alg, force } => keys::keygen(&output, alg.into(), force),
+        Command::Keygen {
+            output,
+            state: true,
+            force,
+            ..
+        } => keys::state_keygen(&output, force),
+        Command::Keygen {
+            output, alg, force, ..
+        } => keys::keygen(&output, alg.into(), force),
         Command::Manifest(args) => manifest::run(&args),
         Command::VerifyManifest {
             manifest,
@@ -236,6 +244,7 @@ fn run(command: Command) -> u8 {
                 audit,
                 audit_arguments,
                 otlp,
+                state_key_file,
                 sign_key,
                 server_uri,
                 publisher,
@@ -282,6 +291,7 @@ fn run(command: Command) -> u8 {
                 audit,
                 audit_arguments,
                 otlp,
+                state_key_file,
                 paths,
                 dialect,
                 timeout,

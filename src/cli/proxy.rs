@@ -39,6 +39,7 @@ pub(crate) struct Args {
     pub(crate) audit: Option<PathBuf>,
     pub(crate) audit_arguments: bool,
     pub(crate) otlp: Option<String>,
+    pub(crate) state_key_file: Vec<PathBuf>,
     pub(crate) sign_key: Option<PathBuf>,
     pub(crate) server_uri: Option<String>,
     pub(crate) publisher: Option<String>,
@@ -236,6 +237,18 @@ fn guard(args: &Args, server: &mcp_resolve::ir::Server) -> Result<Guard, u8> {
                 return Err(USAGE);
             }
         },
+        state: if args.state_key_file.is_empty() {
+            mcp_resolve_proxy::state::StateKeys::default()
+        } else {
+            match mcp_resolve_proxy::state::StateKeys::from_files(&args.state_key_file) {
+                Ok(keys) => keys,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return Err(USAGE);
+                }
+            }
+        },
+        spent: mcp_resolve_proxy::state::Spent::default(),
         pin,
         declare: None,
         verify: verifier(args)?,

@@ -5,24 +5,26 @@
 //!   ([`ask_request`]).
 //! - In a 2026-07-28 request, servers no longer send requests of their own:
 //!   the proxy answers the call with an `input_required` result whose one
-//!   input request is the question, and an opaque `requestState` naming a
-//!   ticket ([`Tickets`]). The host asks the user and retries the same call
-//!   with the answer and the state; the proxy forwards the retry on an
-//!   accept, without its own answer and state. When the server itself then
-//!   answers `input_required` (a question of its own), the proxy wraps the
-//!   server's state in a ticket of its own, so the host's next retry is not
-//!   asked about again and reaches the server with the server's state.
+//!   input request is the question, and a `requestState` sealed by the
+//!   proxy ([`crate::state`]): any instance holding the key checks the
+//!   retry, none keeps the question in memory. The host asks the user and
+//!   retries the same call with the answer and the state; the proxy
+//!   forwards the retry on an accept, without its own answer and state.
+//!   When the server itself then answers `input_required` (a question of its
+//!   own), the proxy seals the server's state inside a state of its own, so
+//!   the host's next retry is not asked about again and reaches the server
+//!   with the server's state.
 //!
-//! A ticket is bound to the tool and the arguments it was issued for, is
-//! used once, and expires with `--ask-timeout`.
+//! A state is bound to the tool and the arguments it was issued for, is
+//! used once ([`crate::state::Spent`]), and expires with `--ask-timeout`.
 
-use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcp_resolve_runtime::protocol::{META_PROTOCOL_VERSION, client_capabilities};
 use serde_json::{Map, Value, json};
 
 use crate::guard::Judged;
+use crate::state::{PREFIX, Spent, StateKeys, Ticket, arguments_digest, new_id};
 
 /// The key of the proxy's question in `inputRequests` / `inputResponses`.
 pub(crate) const CONFIRM: &str = "mcp-resolve/confirm";
@@ -31,9 +33,11 @@ pub(crate) const ASK_PREFIX: &str = "mcp-resolve-ask-";
 /// Why an `ask` call is refused to a host that cannot be asked.
 pub(crate) const NO_ELICITATION: &str =
     "needs the user's consent, and the host did not declare elicitation to ask for it";
-/// The most tickets outstanding at once; past it the one closest to
-/// expiring is dropped.
-const MOST_TICKETS: usize = 4096;
+/// Why an `ask` call is refused when its question cannot be sealed.
+pub(crate) const NO_STATE: &str = "needs the user's consent, and the proxy could not seal the question's state (no randomness from the system)";
+/// The question a state is about once the user accepted and the server
+/// asked its own.
+const SERVER_QUESTION: &str = "server";
 
 /// The question put to the user about a call: the `elicitation/create`
 /// params (a confirmation with nothing to fill in).
@@ -93,17 +97,6 @@ pub(crate) fn may_elicit(params: Option<&Value>, session: Option<&Value>) -> boo
     client_capabilities(params, session).is_some_and(|caps| caps.get("elicitation").is_some())
 }
 
-/// One question asked, or one accepted call going on.
-struct Ticket {
-    tool: String,
-    arguments: Value,
-    /// `None`: asked, not answered yet. `Some(state)`: accepted, and the
-    /// server asked a question of its own; `state` is the server's
-    /// `requestState`, restored on the retry.
-    accepted: Option<Option<Value>>,
-    expires: Instant,
-}
-
 /// What became of a `tools/call` that may be a retry.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Retry {
@@ -115,92 +108,64 @@ pub(crate) enum Retry {
     Refuse(&'static str, &'static str),
 }
 
-/// Where a session's ticket names come from: unguessable ones in the proxy
-/// ([`random_tokens`]), a counter in tests.
-pub type Tokens = Box<dyn FnMut() -> String + Send>;
-
-/// Ticket names from the operating system's randomness (UUID v4).
-pub fn random_tokens() -> Tokens {
-    Box::new(|| uuid::Uuid::new_v4().simple().to_string())
+/// The states of 2026-07-28 questions: sealed with the guard's keys,
+/// spent in its set.
+pub(crate) struct Tickets<'g> {
+    pub(crate) keys: &'g StateKeys,
+    pub(crate) spent: &'g Spent,
+    /// How long a state lives (`--ask-timeout`).
+    pub(crate) ttl: Duration,
 }
 
-/// The tickets of a session.
-pub(crate) struct Tickets {
-    map: HashMap<String, Ticket>,
-    ttl: Duration,
-    tokens: Tokens,
-}
-
-impl Tickets {
-    pub(crate) fn new(ttl: Duration, tokens: Tokens) -> Tickets {
-        Tickets {
-            map: HashMap::new(),
-            ttl,
-            tokens,
-        }
-    }
-
+impl Tickets<'_> {
     fn issue(
-        &mut self,
-        now: Instant,
+        &self,
+        now: u64,
         tool: &str,
         arguments: &Value,
-        accepted: Option<Option<Value>>,
-    ) -> String {
-        self.map.retain(|_, t| t.expires > now);
-        if self.map.len() >= MOST_TICKETS
-            && let Some(oldest) = self
-                .map
-                .iter()
-                .min_by_key(|(_, t)| t.expires)
-                .map(|(k, _)| k.clone())
-        {
-            self.map.remove(&oldest);
-        }
-        let token = format!("mcp-resolve:{}", (self.tokens)());
-        self.map.insert(
-            token.clone(),
-            Ticket {
-                tool: tool.to_string(),
-                arguments: arguments.clone(),
-                accepted,
-                expires: now + self.ttl,
-            },
-        );
-        token
+        question: &str,
+        server_state: Option<Value>,
+    ) -> Result<String, crate::state::StateKeyError> {
+        let ticket = Ticket {
+            id: new_id()?,
+            tool: tool.to_string(),
+            arguments: arguments_digest(arguments),
+            question: question.to_string(),
+            expires: now.saturating_add(self.ttl.as_secs()),
+            server_state,
+        };
+        self.keys.seal(&ticket)
     }
 
     /// The `input_required` result that asks the user about a call (JSON
-    /// text), with a new ticket for it.
-    pub(crate) fn ask(&mut self, now: Instant, judged: &Judged, arguments: &Value) -> String {
-        let token = self.issue(now, &judged.tool, arguments, None);
-        json!({
-            "resultType": "input_required",
-            "inputRequests": {
-                CONFIRM: {"method": "elicitation/create", "params": question(judged)},
-            },
-            "requestState": token,
-        })
-        .to_string()
+    /// text), with its sealed state; `None` when no state can be sealed
+    /// (the call is then refused: fail closed).
+    pub(crate) fn ask(&self, now: u64, judged: &Judged, arguments: &Value) -> Option<String> {
+        let state = self
+            .issue(now, &judged.tool, arguments, CONFIRM, None)
+            .ok()?;
+        Some(
+            json!({
+                "resultType": "input_required",
+                "inputRequests": {
+                    CONFIRM: {"method": "elicitation/create", "params": question(judged)},
+                },
+                "requestState": state,
+            })
+            .to_string(),
+        )
     }
 
-    /// Reads a call's `requestState` and `inputResponses`: whether it
-    /// answers (or continues) a question the proxy asked about this very
-    /// call. A ticket is used once.
-    pub(crate) fn retry(
-        &mut self,
-        now: Instant,
-        params: &Value,
-        tool: &str,
-        arguments: &Value,
-    ) -> Retry {
+    /// Reads a call's `requestState` and `inputResponses` at `now`: whether
+    /// it answers (or continues) a question the proxy asked about this very
+    /// call. A state is used once.
+    pub(crate) fn retry(&self, now: u64, params: &Value, tool: &str, arguments: &Value) -> Retry {
         let answer = params.get("inputResponses").and_then(|r| r.get(CONFIRM));
-        let ticket = params
+        let state = params
             .get("requestState")
             .and_then(Value::as_str)
-            .and_then(|state| self.map.remove(state))
-            .filter(|t| t.expires > now);
-        let Some(ticket) = ticket else {
+            .filter(|s| s.starts_with(PREFIX));
+        let Some(state) = state else {
             return match answer {
                 None => Retry::Fresh,
                 Some(_) => Retry::Refuse(
@@ -209,56 +174,65 @@ impl Tickets {
                 ),
             };
         };
-        if ticket.tool != tool || ticket.arguments != *arguments {
+        let ticket = match self.keys.open(state, now) {
+            Ok(ticket) => ticket,
+            Err(why) => {
+                let (outcome, reason) = why.outcome();
+                return Retry::Refuse(outcome, reason);
+            }
+        };
+        if ticket.tool != tool || ticket.arguments != arguments_digest(arguments) {
             return Retry::Refuse(
                 "unconfirmed",
                 "carries the answer to a question about another call",
+            );
+        }
+        if !self.spent.spend(&ticket.id, ticket.expires, now) {
+            return Retry::Refuse(
+                "replayed",
+                "carries a request state that was used already (call again to be asked)",
             );
         }
         let mut params = params.clone();
         let Some(map) = params.as_object_mut() else {
             return Retry::Fresh;
         };
-        match ticket.accepted {
+        if ticket.question == SERVER_QUESTION {
             // The server's own question goes on: its state goes back.
-            Some(state) => {
-                match state {
-                    Some(state) => map.insert("requestState".into(), state),
-                    None => map.remove("requestState"),
-                };
+            match ticket.server_state {
+                Some(state) => map.insert("requestState".into(), state),
+                None => map.remove("requestState"),
+            };
+            return Retry::Forward(params);
+        }
+        let action = answer.and_then(|a| a.get("action")).and_then(Value::as_str);
+        match action {
+            Some("accept") => {
+                map.remove("requestState");
+                if let Some(Value::Object(responses)) = map.get_mut("inputResponses") {
+                    responses.remove(CONFIRM);
+                    if responses.is_empty() {
+                        map.remove("inputResponses");
+                    }
+                }
                 Retry::Forward(params)
             }
-            None => {
-                let action = answer.and_then(|a| a.get("action")).and_then(Value::as_str);
-                match action {
-                    Some("accept") => {
-                        map.remove("requestState");
-                        if let Some(Value::Object(responses)) = map.get_mut("inputResponses") {
-                            responses.remove(CONFIRM);
-                            if responses.is_empty() {
-                                map.remove("inputResponses");
-                            }
-                        }
-                        Retry::Forward(params)
-                    }
-                    Some("decline") => Retry::Refuse("declined", "was declined by the user"),
-                    Some("cancel") => Retry::Refuse("cancelled", "was cancelled by the user"),
-                    None if answer.is_none() => Retry::Fresh,
-                    _ => Retry::Refuse(
-                        "unconfirmed",
-                        "was not confirmed (the answer to the question is not accept, decline or cancel)",
-                    ),
-                }
-            }
+            Some("decline") => Retry::Refuse("declined", "was declined by the user"),
+            Some("cancel") => Retry::Refuse("cancelled", "was cancelled by the user"),
+            None if answer.is_none() => Retry::Fresh,
+            _ => Retry::Refuse(
+                "unconfirmed",
+                "was not confirmed (the answer to the question is not accept, decline or cancel)",
+            ),
         }
     }
 
     /// The server answered an accepted call with `input_required`: its
-    /// `requestState` is kept in a ticket, and the result carries the
-    /// ticket instead. `false` when `result` is a final one.
+    /// `requestState` is sealed inside one of the proxy's, which the result
+    /// carries instead. `false` when `result` is a final one.
     pub(crate) fn carry(
-        &mut self,
-        now: Instant,
+        &self,
+        now: u64,
         tool: &str,
         arguments: &Value,
         result: &mut Map<String, Value>,
@@ -267,8 +241,11 @@ impl Tickets {
             return false;
         }
         let state = result.remove("requestState");
-        let token = self.issue(now, tool, arguments, Some(state));
-        result.insert("requestState".into(), Value::String(token));
+        // No state sealed: the host's retry carries none, and is asked
+        // about again (fail closed).
+        if let Ok(token) = self.issue(now, tool, arguments, SERVER_QUESTION, state) {
+            result.insert("requestState".into(), Value::String(token));
+        }
         true
     }
 }
@@ -279,12 +256,10 @@ mod tests {
     use crate::policy::Decision;
     use mcp_resolve_runtime::Annotations;
     use mcp_resolve_runtime::protocol::META_CLIENT_CAPABILITIES;
-    use std::sync::LazyLock;
 
-    /// One instant for every step: a ticket lives `ttl` from it.
-    fn now() -> Instant {
-        static NOW: LazyLock<Instant> = LazyLock::new(Instant::now);
-        *NOW
+    /// One time for every step: a state lives `ttl` from it.
+    fn now() -> u64 {
+        1_800_000_000
     }
 
     fn judged() -> Judged {
@@ -303,15 +278,17 @@ mod tests {
         }
     }
 
-    fn tickets(ttl: Duration) -> Tickets {
-        let mut n = 0;
-        Tickets::new(
+    /// The guard's keys and spent set, leaked for the test's length.
+    fn tickets_with(ttl: Duration) -> Tickets<'static> {
+        tickets(ttl)
+    }
+
+    fn tickets(ttl: Duration) -> Tickets<'static> {
+        Tickets {
+            keys: Box::leak(Box::default()),
+            spent: Box::leak(Box::default()),
             ttl,
-            Box::new(move || {
-                n += 1;
-                format!("t{n}")
-            }),
-        )
+        }
     }
 
     fn state_of(result: &str) -> String {
@@ -321,10 +298,10 @@ mod tests {
 
     #[test]
     fn an_accepted_answer_forwards_the_call_without_the_proxys_answer() {
-        let mut tickets = tickets(Duration::from_secs(60));
+        let tickets = tickets(Duration::from_secs(60));
         let arguments = json!({"path": "a", "action": "delete"});
         let asked: Value =
-            serde_json::from_str(&tickets.ask(now(), &judged(), &arguments)).unwrap();
+            serde_json::from_str(&tickets.ask(now(), &judged(), &arguments).unwrap()).unwrap();
         assert_eq!(asked["resultType"], "input_required");
         let message = asked["inputRequests"][CONFIRM]["params"]["message"]
             .as_str()
@@ -350,41 +327,56 @@ mod tests {
             forwarded,
             json!({"name": "manage_files", "arguments": arguments, "inputResponses": {"other": {"action": "accept"}}})
         );
-        // A ticket is used once.
+        // A state is used once.
         assert_eq!(
             tickets.retry(now(), &params, "manage_files", &arguments),
             Retry::Refuse(
-                "unconfirmed",
-                "carries an answer to a question that is unknown or expired (call again to be asked)"
+                "replayed",
+                "carries a request state that was used already (call again to be asked)"
             )
         );
+        // By any instance holding the key: a retry replayed to another
+        // instance is refused there by the shared spent set (Redis), not
+        // by the state.
+        let other = Tickets {
+            keys: tickets.keys,
+            spent: Box::leak(Box::default()),
+            ttl: tickets.ttl,
+        };
+        assert!(matches!(
+            other.retry(now(), &params, "manage_files", &arguments),
+            Retry::Forward(_)
+        ));
     }
 
     #[test]
     fn declines_cancels_other_calls_and_missing_answers() {
-        let mut tickets = tickets(Duration::from_secs(60));
+        let tickets = tickets(Duration::from_secs(60));
         let arguments = json!({"path": "a", "action": "delete"});
-        let answer = |tickets: &mut Tickets, action: Value, arguments: &Value| {
-            let state =
-                state_of(&tickets.ask(now(), &judged(), &json!({"path": "a", "action": "delete"})));
+        let answer = |tickets: &Tickets, action: Value, arguments: &Value| {
+            let state = state_of(
+                &tickets
+                    .ask(now(), &judged(), &json!({"path": "a", "action": "delete"}))
+                    .unwrap(),
+            );
             let params = json!({"requestState": state, "inputResponses": {CONFIRM: action}});
             tickets.retry(now(), &params, "manage_files", arguments)
         };
         assert_eq!(
-            answer(&mut tickets, json!({"action": "decline"}), &arguments),
+            answer(&tickets, json!({"action": "decline"}), &arguments),
             Retry::Refuse("declined", "was declined by the user")
         );
         assert_eq!(
-            answer(&mut tickets, json!({"action": "cancel"}), &arguments),
+            answer(&tickets, json!({"action": "cancel"}), &arguments),
             Retry::Refuse("cancelled", "was cancelled by the user")
         );
         assert!(matches!(
-            answer(&mut tickets, json!({"action": "maybe"}), &arguments),
+            answer(&tickets, json!({"action": "maybe"}), &arguments),
             Retry::Refuse("unconfirmed", _)
         ));
         assert_eq!(
             answer(
-                &mut tickets,
+                &tickets,
                 json!({"action": "accept"}),
                 &json!({"path": "b", "action": "delete"})
             ),
@@ -406,20 +398,40 @@ mod tests {
 
     #[test]
     fn an_expired_ticket_is_not_honoured() {
-        let mut tickets = tickets(Duration::ZERO);
+        let tickets = tickets(Duration::ZERO);
         let arguments = json!({});
-        let state = state_of(&tickets.ask(now(), &judged(), &arguments));
+        let state = state_of(&tickets.ask(now(), &judged(), &arguments).unwrap());
         let params =
             json!({"requestState": state, "inputResponses": {CONFIRM: {"action": "accept"}}});
         assert!(matches!(
             tickets.retry(now(), &params, "manage_files", &arguments),
-            Retry::Refuse("unconfirmed", _)
+            Retry::Refuse("expired", _)
+        ));
+        // A state changed by the host, or sealed by a proxy with other keys.
+        let tickets = tickets_with(Duration::from_secs(60));
+        let state = state_of(&tickets.ask(now(), &judged(), &arguments).unwrap());
+        let mut bytes = state.into_bytes();
+        let last = bytes.len() - 1;
+        bytes[last] = if bytes[last] == b'A' { b'B' } else { b'A' };
+        let params = json!({"requestState": String::from_utf8(bytes).unwrap(),
+                            "inputResponses": {CONFIRM: {"action": "accept"}}});
+        assert!(matches!(
+            tickets.retry(now(), &params, "manage_files", &arguments),
+            Retry::Refuse("tampered", _)
+        ));
+        let foreign = tickets_with(Duration::from_secs(60));
+        let state = state_of(&foreign.ask(now(), &judged(), &arguments).unwrap());
+        let params =
+            json!({"requestState": state, "inputResponses": {CONFIRM: {"action": "accept"}}});
+        assert!(matches!(
+            tickets.retry(now(), &params, "manage_files", &arguments),
+            Retry::Refuse("foreign", _)
         ));
     }
 
     #[test]
     fn the_servers_own_question_goes_on_with_its_state() {
-        let mut tickets = tickets(Duration::from_secs(60));
+        let tickets = tickets(Duration::from_secs(60));
         let arguments = json!({"x": 1});
         let mut result = json!({"resultType": "input_required", "requestState": "server-state",
                                 "inputRequests": {"q": {}}});

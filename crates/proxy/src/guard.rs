@@ -49,6 +49,11 @@ pub struct Guard {
     /// OpenTelemetry (`--otlp`, `OTEL_*`): every audit record is also
     /// exported, as a log record and metrics.
     pub telemetry: Option<mcp_resolve_telemetry::Telemetry>,
+    /// The keys 2026-07-28 questions' request states are sealed with
+    /// (`--state-key-file`; else one random key of this process's).
+    pub state: crate::state::StateKeys,
+    /// The request states already used (each is used once).
+    pub spent: crate::state::Spent,
 }
 
 impl Default for Guard {
@@ -62,6 +67,8 @@ impl Default for Guard {
             declare: None,
             verify: None,
             telemetry: None,
+            state: crate::state::StateKeys::default(),
+            spent: crate::state::Spent::default(),
         }
     }
 }

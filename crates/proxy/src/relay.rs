@@ -7,7 +7,6 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::AsyncWrite;
 
-use crate::consent::random_tokens;
 use crate::guard::Guard;
 pub use crate::link::Upstream;
 use crate::link::{GRACE, Link, Source, write_line};
@@ -144,7 +143,6 @@ pub(crate) async fn relay<S: HostSink>(
         timeout: options.timeout,
         max_message_bytes: options.max_message_bytes,
         per_message: side.per_message,
-        tokens: random_tokens(),
         compare_listing: options.compare_listing,
         ids: crate::session::random_ids(),
         span_attributes: side.span_attributes,

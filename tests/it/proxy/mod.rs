@@ -521,5 +521,6 @@ mod example;
 mod guard;
 mod hosts;
 mod http;
+mod instances;
 mod official;
 mod telemetry;

@@ -181,10 +181,8 @@ impl Session<'_> {
             .get("arguments")
             .cloned()
             .unwrap_or_else(|| json!({}));
-        match self
-            .tickets
-            .retry(clock.now, &params, &judged.tool, &called)
-        {
+        let now = super::unix_seconds(clock);
+        match self.tickets().retry(now, &params, &judged.tool, &called) {
             Retry::Forward(forward) => Step::Forward {
                 rewritten: Some(with_params(text, &forward)),
                 consent: Some((judged.tool.clone(), called)),
@@ -196,11 +194,13 @@ impl Session<'_> {
                 },
             },
             Retry::Refuse(outcome, why) => refused(judged, clock, outcome, why, arguments),
-            Retry::Fresh if may_elicit => {
-                let result = self.tickets.ask(clock.now, &judged, &called);
-                let record = judged.record(clock.wall, "asked", None, arguments.as_ref());
-                Step::Asked { result, record }
-            }
+            Retry::Fresh if may_elicit => match self.tickets().ask(now, &judged, &called) {
+                Some(result) => {
+                    let record = judged.record(clock.wall, "asked", None, arguments.as_ref());
+                    Step::Asked { result, record }
+                }
+                None => refused(judged, clock, "refused", consent::NO_STATE, arguments),
+            },
             Retry::Fresh => refused(judged, clock, "refused", consent::NO_ELICITATION, arguments),
         }
     }

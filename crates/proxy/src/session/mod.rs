@@ -34,7 +34,7 @@ use mcp_resolve_runtime::framing::Screen;
 use mcp_resolve_runtime::{Annotations, Dialect, RpcError};
 use serde_json::Value;
 
-use crate::consent::{Tickets, Tokens};
+use crate::consent::Tickets;
 use crate::guard::{Guard, Judged, PinState};
 use crate::rules::{ProxyRules, Rewrite};
 use mcp_resolve_runtime::protocol::error_response;
@@ -110,8 +110,6 @@ pub struct Config {
     /// The host's messages each arrive on their own (HTTP requests that
     /// name no session), not on one stream.
     pub per_message: bool,
-    /// Where the names of 2026-07-28 question tickets come from.
-    pub tokens: Tokens,
     /// Compare the rules with the server's first `tools/list` answer, and
     /// log where they disagree.
     pub compare_listing: bool,
@@ -195,8 +193,6 @@ pub struct Session<'s> {
     /// Calls held while the user is asked, by the key of the question's id.
     asks: HashMap<String, Held>,
     questions: u64,
-    /// Questions asked in 2026-07-28 requests, by their `requestState`.
-    tickets: Tickets,
     /// The proxy's own `tools/list` after the server announced a change.
     relist: Option<Relist>,
     relists: u64,
@@ -259,7 +255,6 @@ impl<'s> Session<'s> {
             pending: HashMap::new(),
             asks: HashMap::new(),
             questions: 0,
-            tickets: Tickets::new(guard.ask_timeout, config.tokens),
             relist: None,
             relists: 0,
             list_meta: None,
@@ -503,6 +498,15 @@ impl<'s> Session<'s> {
                 latency,
                 call.arguments.as_ref(),
             )));
+        }
+    }
+
+    /// The states of 2026-07-28 questions, under the guard's keys.
+    fn tickets(&self) -> Tickets<'_> {
+        Tickets {
+            keys: &self.guard.state,
+            spent: &self.guard.spent,
+            ttl: self.guard.ask_timeout,
         }
     }
 

@@ -189,7 +189,10 @@ impl Session<'_> {
                 let Value::Object(map) = &mut value else {
                     return None;
                 };
-                if !self.tickets.carry(clock.now, tool, arguments, map) {
+                if !self
+                    .tickets()
+                    .carry(super::unix_seconds(clock), tool, arguments, map)
+                {
                     return None;
                 }
             }

@@ -50,15 +50,10 @@ fn asking_guard() -> Guard {
 }
 
 fn config(timeout: Option<Duration>) -> Config {
-    let mut n = 0;
     Config {
         timeout,
         max_message_bytes: 1 << 20,
         per_message: false,
-        tokens: Box::new(move || {
-            n += 1;
-            format!("ticket{n}")
-        }),
         compare_listing: false,
         span_attributes: vec![("network.transport", "pipe".into())],
         ids: {
@@ -558,7 +553,7 @@ fn a_host_that_cannot_be_asked_is_refused() {
 }
 
 #[test]
-fn a_stateless_question_is_answered_with_a_ticket_and_the_retry_forwarded() {
+fn a_stateless_question_is_answered_with_a_sealed_state_and_the_retry_forwarded() {
     let rules = rules(Dialect::Extension);
     let guard = asking_guard();
     let mut h = Harness::new(&rules, &guard, None);
@@ -569,12 +564,17 @@ fn a_stateless_question_is_answered_with_a_ticket_and_the_retry_forwarded() {
         "params": {"name": "manage_files", "arguments": arguments, "_meta": meta}});
     let answers = host_lines(&h.host(&first.to_string()));
     assert_eq!(answers[0]["result"]["resultType"], "input_required");
-    assert_eq!(answers[0]["result"]["requestState"], "mcp-resolve:ticket1");
+    let state = answers[0]["result"]["requestState"].as_str().unwrap();
+    assert!(state.starts_with(crate::state::PREFIX), "{state}");
     let retry = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "manage_files", "arguments": arguments, "_meta": meta,
-                   "requestState": "mcp-resolve:ticket1",
+                   "requestState": state,
                    "inputResponses": {"mcp-resolve/confirm": {"action": "accept"}}}});
-    let out = h.host(&retry.to_string());
+    // The retry is checked by another session of the same guard (another
+    // instance with the same key is the same): nothing of the question is
+    // kept by the session that asked it.
+    let mut other = Harness::new(&rules, &guard, None);
+    let out = other.host(&retry.to_string());
     let [Effect::Server(forwarded)] = &out[..] else {
         panic!("{out:?}")
     };
@@ -583,9 +583,10 @@ fn a_stateless_question_is_answered_with_a_ticket_and_the_retry_forwarded() {
     assert!(forwarded["params"].get("requestState").is_none());
     assert!(forwarded["params"].get("inputResponses").is_none());
     assert_eq!(forwarded["params"]["_meta"], meta);
-    // The ticket was used once.
-    let answers = host_lines(&h.host(&retry.to_string()));
-    assert_eq!(answers[0]["error"]["code"], -32001);
+    // The state was used once: replayed, it is refused and audited.
+    let out = h.host(&retry.to_string());
+    assert_eq!(host_lines(&out)[0]["error"]["code"], -32001);
+    assert_eq!(audits(&out)[0]["outcome"], "replayed");
 }
 
 #[test]

@@ -1,0 +1,211 @@
+//! Several proxy instances, one service: a 2026-07-28 question asked by one
+//! instance is checked by any other holding the same state key
+//! (`--state-key-file`); a state sealed with another key, changed by the
+//! host, or used already is refused with a clear error and an audit line.
+
+use super::*;
+
+/// A 2026-07-28 `tools/call` of `manage_files` with `action`, from a host
+/// that can be asked.
+fn stateless_call(action: &str, extra: Value) -> Value {
+    let mut params = json!({"name": "manage_files", "arguments": {"path": "a", "action": action},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}});
+    if let (Value::Object(params), Value::Object(extra)) = (&mut params, extra) {
+        params.extend(extra);
+    }
+    params
+}
+
+/// A proxy with the asking policy, `keys` as its state keys, and an audit
+/// log at `audit`.
+fn instance(keys: &[&Path], audit: &Path) -> Proxy {
+    let mut args: Vec<String> = [
+        "rules/file-server.yaml",
+        "--no-probe",
+        "--policy",
+        "docs/policies/ask-destructive.yaml",
+        "--audit",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(audit.display().to_string());
+    for key in keys {
+        args.push("--state-key-file".into());
+        args.push(key.display().to_string());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Proxy::start(&args, &["python3", fake_server().to_str().unwrap(), "well"])
+}
+
+fn keygen(dir: &Path, name: &str) -> PathBuf {
+    let output = common::bin()
+        .args(["keygen", "--state", "-o"])
+        .arg(dir.join(name))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let path = dir.join(format!("{name}.key"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "the key is private");
+    }
+    path
+}
+
+fn outcomes(audit: &Path) -> Vec<String> {
+    std::fs::read_to_string(audit)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["outcome"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn a_question_asked_by_one_instance_is_answered_through_another() {
+    let dir = common::scratch("proxy", "instances");
+    let key = keygen(&dir, "shared");
+    let other_key = keygen(&dir, "other");
+    // `keygen` leaves an existing key alone.
+    let again = common::bin()
+        .args(["keygen", "--state", "-o"])
+        .arg(dir.join("shared"))
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2), "{again:?}");
+
+    let (audit_a, audit_b, audit_c) = (
+        dir.join("a.jsonl"),
+        dir.join("b.jsonl"),
+        dir.join("c.jsonl"),
+    );
+    let mut a = instance(&[&key], &audit_a);
+    // B reads with the shared key after a rotation to a new one.
+    let mut b = instance(&[&other_key, &key], &audit_b);
+    let mut c = instance(&[&other_key], &audit_c);
+
+    // A asks; the state says nothing of the call in the clear.
+    let asked = a.request(1, "tools/call", stateless_call("delete", json!({})));
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let state = asked["result"]["requestState"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        state.starts_with("mcp-resolve.v1.") && !state.contains("delete"),
+        "{state}"
+    );
+
+    // The host's retry lands on B, which never saw the question: forwarded.
+    let retry = stateless_call(
+        "delete",
+        json!({"requestState": state, "inputResponses": {"mcp-resolve/confirm": {"action": "accept"}}}),
+    );
+    let done = b.request(2, "tools/call", retry.clone());
+    let text = done["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.starts_with("called "), "{done}");
+    assert!(
+        !text.contains("requestState") && !text.contains("mcp-resolve/confirm"),
+        "{text}"
+    );
+
+    // Replayed to B: used already.
+    let replayed = b.request(3, "tools/call", retry.clone());
+    assert_eq!(replayed["error"]["code"], -32001, "{replayed}");
+    assert!(
+        replayed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("used already"),
+        "{replayed}"
+    );
+    // C holds another key: foreign.
+    let foreign = c.request(4, "tools/call", retry.clone());
+    assert!(
+        foreign["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not hold"),
+        "{foreign}"
+    );
+    // Changed by the host: tampered.
+    let mut changed = retry.clone();
+    let flipped = if state.ends_with('A') { "B" } else { "A" };
+    changed["requestState"] = json!(format!("{}{flipped}", &state[..state.len() - 1]));
+    let tampered = a.request(5, "tools/call", changed);
+    assert!(
+        tampered["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("changed"),
+        "{tampered}"
+    );
+    // Bound to its call: the same state with other arguments is refused.
+    let fresh = a.request(6, "tools/call", stateless_call("delete", json!({})));
+    let other_call = stateless_call(
+        "replace",
+        json!({"requestState": fresh["result"]["requestState"],
+               "inputResponses": {"mcp-resolve/confirm": {"action": "accept"}}}),
+    );
+    let refused = b.request(7, "tools/call", other_call);
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("another call"),
+        "{refused}"
+    );
+
+    for proxy in [a, b, c] {
+        let (status, stderr) = proxy.finish();
+        assert_eq!(status, 0, "{stderr:?}");
+    }
+    assert_eq!(outcomes(&audit_a), ["asked", "tampered", "asked"]);
+    assert_eq!(outcomes(&audit_b), ["accepted", "replayed", "unconfirmed"]);
+    assert_eq!(outcomes(&audit_c), ["foreign"]);
+}
+
+#[test]
+fn a_bad_state_key_stops_the_proxy_before_the_server_starts() {
+    let dir = common::scratch("proxy", "instances-bad-key");
+    let bad = dir.join("bad.key");
+    std::fs::write(&bad, "not a key\n").unwrap();
+    for (key, expected) in [
+        (
+            bad.clone(),
+            "is not 32 bytes written as 64 hexadecimal digits",
+        ),
+        (dir.join("missing.key"), "cannot read the state key"),
+    ] {
+        let output = common::bin()
+            .args([
+                "proxy",
+                "rules/file-server.yaml",
+                "--no-probe",
+                "--state-key-file",
+            ])
+            .arg(&key)
+            .args([
+                "--",
+                "python3",
+                "-c",
+                "raise SystemExit('the server was started')",
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(expected), "{stderr}");
+        assert!(!stderr.contains("the server was started"), "{stderr}");
+    }
+}
