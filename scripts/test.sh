@@ -16,6 +16,8 @@
 #   - the pinned real MCP servers in target/real-servers
 #     (scripts/install-real-servers.sh);
 #   - the SARIF 2.1.0 schema in target/sarif (scripts/fetch-sarif-schema.sh);
+#   - redis-server from Debian's packages (several proxy instances sharing a
+#     store; each test starts its own on a socket in its scratch directory);
 #   - Chromium and ChromeDriver from Debian's packages (scripts/apt-install.sh:
 #     as root or through sudo, without recommended packages, waiting for a
 #     busy apt lock) for the explain page's browser test.
@@ -81,6 +83,19 @@ export MCP_RESOLVE_REAL_SERVERS
 echo "== SARIF 2.1.0 schema (pinned serde-sarif crate, through cargo)"
 MCP_RESOLVE_SARIF_SCHEMA="$PWD/$(scripts/fetch-sarif-schema.sh target/sarif)"
 export MCP_RESOLVE_SARIF_SCHEMA
+
+echo "== Redis (Debian's package) for several proxy instances sharing a store"
+if ! command -v redis-server >/dev/null 2>&1; then
+  running_before=$(pgrep -x redis-server >/dev/null 2>&1 && echo yes || echo no)
+  apt_install redis-server
+  # The tests start their own Redis on a socket of their own; a service the
+  # package may have started is not theirs to leave running.
+  if [ "$running_before" = no ] && pgrep -x redis-server >/dev/null 2>&1; then
+    (service redis-server stop || pkill -x redis-server) >/dev/null 2>&1 || true
+  fi
+fi
+MCP_RESOLVE_REDIS="$(command -v redis-server)"
+export MCP_RESOLVE_REDIS
 
 echo "== Chromium and ChromeDriver (Debian's packages) for the explain page"
 if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then

@@ -129,6 +129,7 @@ fn session<'s>(
         compare_listing: false,
         ids: mcp_resolve_proxy::session::random_ids(),
         span_attributes: vec![("network.transport", "pipe".into())],
+        shared: false,
     };
     let mut session = Session::new(rules, guard, config);
     let mut out = Vec::new();

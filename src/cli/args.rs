@@ -518,6 +518,12 @@ pub(crate) struct ProxyArgs {
     /// Without it, a random key of this process's (one instance only).
     #[arg(long, value_name = "FILE")]
     pub(crate) state_key_file: Vec<PathBuf>,
+    /// Share with the other instances, in this Redis (`redis://HOST:PORT`,
+    /// `redis+unix:///PATH`), which request states were used: a retry
+    /// replayed to another instance is refused there too. Asks fail closed
+    /// while it does not answer; everything else goes on.
+    #[arg(long, value_name = "URL", requires = "state_key_file")]
+    pub(crate) redis: Option<String>,
     /// Sign the declarations listed to hosts (SEP-3140) with this key
     /// (PKCS#8 PEM, from `keygen`): `declarations` capability, `trust`,
     /// `version` and `contentHash` on each tool, `declarations/manifest`,

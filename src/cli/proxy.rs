@@ -40,6 +40,7 @@ pub(crate) struct Args {
     pub(crate) audit_arguments: bool,
     pub(crate) otlp: Option<String>,
     pub(crate) state_key_file: Vec<PathBuf>,
+    pub(crate) redis: Option<String>,
     pub(crate) sign_key: Option<PathBuf>,
     pub(crate) server_uri: Option<String>,
     pub(crate) publisher: Option<String>,
@@ -152,7 +153,20 @@ pub(crate) fn main(args: Args) -> u8 {
                 },
             };
         }
+        let shared = match args
+            .redis
+            .as_deref()
+            .map(mcp_resolve_proxy::shared::Shared::open)
+        {
+            None => None,
+            Some(Ok(shared)) => Some(Arc::new(shared)),
+            Some(Err(e)) => {
+                eprintln!("error: {e}");
+                return USAGE;
+            }
+        };
         let options = Options {
+            shared,
             timeout: (args.timeout > 0).then(|| Duration::from_secs(args.timeout)),
             max_message_bytes: args.max_message_bytes,
             guard: Arc::new(guard),

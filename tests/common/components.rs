@@ -41,6 +41,10 @@ pub const COMPONENTS: &[(&str, &str)] = &[
         "the SARIF 2.1.0 schema (SARIF output validation)",
     ),
     (
+        "MCP_RESOLVE_REDIS",
+        "redis-server from Debian's packages (several proxy instances sharing a store)",
+    ),
+    (
         "MCP_RESOLVE_CHROMEDRIVER",
         "Chromium and ChromeDriver (the explain page in a real browser)",
     ),

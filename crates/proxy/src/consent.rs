@@ -18,12 +18,14 @@
 //! A state is bound to the tool and the arguments it was issued for, is
 //! used once ([`crate::state::Spent`]), and expires with `--ask-timeout`.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use mcp_resolve_runtime::protocol::{META_PROTOCOL_VERSION, client_capabilities};
 use serde_json::{Map, Value, json};
 
 use crate::guard::Judged;
+use crate::shared::Claim;
 use crate::state::{PREFIX, Spent, StateKeys, Ticket, arguments_digest, new_id};
 
 /// The key of the proxy's question in `inputRequests` / `inputResponses`.
@@ -113,6 +115,9 @@ pub(crate) enum Retry {
 pub(crate) struct Tickets<'g> {
     pub(crate) keys: &'g StateKeys,
     pub(crate) spent: &'g Spent,
+    /// What the store several instances share said of the states of the
+    /// message being handled (`--redis`); `None`: one instance.
+    pub(crate) claims: Option<&'g HashMap<String, Claim>>,
     /// How long a state lives (`--ask-timeout`).
     pub(crate) ttl: Duration,
 }
@@ -187,11 +192,25 @@ impl Tickets<'_> {
                 "carries the answer to a question about another call",
             );
         }
+        let replayed = Retry::Refuse(
+            "replayed",
+            "carries a request state that was used already (call again to be asked)",
+        );
+        if let Some(claims) = self.claims {
+            match claims.get(&ticket.id) {
+                Some(Claim::Claimed) => {}
+                Some(Claim::Spent) => return replayed,
+                // Not claimed, or the store did not answer: fail closed.
+                Some(Claim::Unavailable(_)) | None => {
+                    return Retry::Refuse(
+                        "unavailable",
+                        "cannot be checked now: the store the proxy's instances share (--redis) did not answer (call again)",
+                    );
+                }
+            }
+        }
         if !self.spent.spend(&ticket.id, ticket.expires, now) {
-            return Retry::Refuse(
-                "replayed",
-                "carries a request state that was used already (call again to be asked)",
-            );
+            return replayed;
         }
         let mut params = params.clone();
         let Some(map) = params.as_object_mut() else {
@@ -287,6 +306,7 @@ mod tests {
         Tickets {
             keys: Box::leak(Box::default()),
             spent: Box::leak(Box::default()),
+            claims: None,
             ttl,
         }
     }
@@ -341,6 +361,7 @@ mod tests {
         let other = Tickets {
             keys: tickets.keys,
             spent: Box::leak(Box::default()),
+            claims: None,
             ttl: tickets.ttl,
         };
         assert!(matches!(

@@ -37,6 +37,7 @@ mod raw;
 mod relay;
 pub mod rules;
 pub mod session;
+pub mod shared;
 pub mod state;
 pub mod trust;
 pub mod upstream;

@@ -29,6 +29,8 @@ pub struct Options {
     /// session, and say on stderr where they disagree (the start-up check
     /// done on the host's own session: the server is started once).
     pub compare_listing: bool,
+    /// What several instances share (`--redis`): request states used.
+    pub shared: Option<Arc<crate::shared::Shared>>,
 }
 
 /// Where the proxy's messages for the host go: a line each.
@@ -146,6 +148,7 @@ pub(crate) async fn relay<S: HostSink>(
         compare_listing: options.compare_listing,
         ids: crate::session::random_ids(),
         span_attributes: side.span_attributes,
+        shared: options.shared.is_some(),
     };
     let mut driver = Driver {
         session: Session::new(rules, guard, config),
@@ -170,6 +173,9 @@ pub(crate) async fn relay<S: HostSink>(
         tokio::select! {
             input = from_host.recv() => {
                 let input = input.unwrap_or_else(|| Input::Ended(String::new()));
+                if let Some(shared) = &options.shared {
+                    claim(&mut driver.session, shared, guard, &input).await;
+                }
                 driver.session.from_host(input, Clock::system(), &mut driver.effects);
             }
             input = link.from.recv() => {
@@ -194,6 +200,35 @@ pub(crate) async fn relay<S: HostSink>(
     };
     link.close().await?;
     Ok(ended)
+}
+
+/// Claims in the shared store the request state a host's retry carries,
+/// and tells the session what the store said (`--redis`).
+async fn claim(
+    session: &mut Session<'_>,
+    shared: &crate::shared::Shared,
+    guard: &Guard,
+    input: &Input,
+) {
+    let (Input::Line(text) | Input::Authorized(text, _)) = input else {
+        return;
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let Some((id, expires)) = crate::state::retry_state(&guard.state, text, now) else {
+        return;
+    };
+    let verdict = shared
+        .claim(&id, Duration::from_secs(expires.saturating_sub(now)))
+        .await;
+    if let crate::shared::Claim::Unavailable(why) = &verdict {
+        log(&format!(
+            "the shared store ({}) did not answer: {why}; the retry is refused",
+            shared.shown()
+        ));
+    }
+    session.claimed(id, verdict);
 }
 
 /// What a relay's host side is.

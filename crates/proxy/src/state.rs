@@ -237,6 +237,27 @@ impl StateKeys {
     }
 }
 
+/// The id and expiry of the proxy's request state in the host's message
+/// `text`, if it is a `tools/call` retry carrying one that opens: what the
+/// transport claims in the shared store before the session sees it.
+pub fn retry_state(keys: &StateKeys, text: &str, now: u64) -> Option<(String, u64)> {
+    if !text.contains(PREFIX) {
+        return None;
+    }
+    let message = mcp_resolve_runtime::protocol::Envelope::of(text)?;
+    if message.method.as_deref() != Some("tools/call") {
+        return None;
+    }
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(rename = "requestState", borrow)]
+        request_state: Option<std::borrow::Cow<'a, str>>,
+    }
+    let params: Params<'_> = serde_json::from_str(message.params?.get()).ok()?;
+    let ticket = keys.open(&params.request_state?, now).ok()?;
+    Some((ticket.id, ticket.expires))
+}
+
 /// A key file's 32 bytes: 64 hex digits, surrounding whitespace allowed.
 fn parse_key(text: &[u8]) -> Option<[u8; 32]> {
     let text = std::str::from_utf8(text).ok()?.trim();

@@ -1,7 +1,8 @@
 //! Several proxy instances, one service: a 2026-07-28 question asked by one
 //! instance is checked by any other holding the same state key
 //! (`--state-key-file`); a state sealed with another key, changed by the
-//! host, or used already is refused with a clear error and an audit line.
+//! host, or used already is refused with a clear error and an audit line;
+//! with a shared Redis (`--redis`), "used already" holds across instances.
 
 use super::*;
 
@@ -208,4 +209,163 @@ fn a_bad_state_key_stops_the_proxy_before_the_server_starts() {
         assert!(stderr.contains(expected), "{stderr}");
         assert!(!stderr.contains("the server was started"), "{stderr}");
     }
+}
+
+/// A Redis of the test's own, on a Unix socket in `dir` (no TCP port, no
+/// persistence); stopped when dropped.
+struct Redis {
+    child: Child,
+    socket: PathBuf,
+}
+
+impl Redis {
+    fn start(server: &Path, dir: &Path) -> Redis {
+        let socket = dir.join("redis.sock");
+        let _ = std::fs::remove_file(&socket);
+        let child = std::process::Command::new(server)
+            .args([
+                "--port",
+                "0",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--unixsocketperm",
+                "700",
+            ])
+            .arg("--unixsocket")
+            .arg(&socket)
+            .arg("--dir")
+            .arg(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let redis = Redis { child, socket };
+        // Ready when it answers PING on its socket.
+        let start = std::time::Instant::now();
+        loop {
+            if redis.ping() {
+                return redis;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "redis-server did not answer on {}",
+                redis.socket.display()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[cfg(unix)]
+    fn ping(&self) -> bool {
+        use std::io::Read;
+        let Ok(mut stream) = std::os::unix::net::UnixStream::connect(&self.socket) else {
+            return false;
+        };
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+        let mut answer = [0u8; 7];
+        stream.write_all(b"PING\r\n").is_ok()
+            && stream.read_exact(&mut answer).is_ok()
+            && &answer == b"+PONG\r\n"
+    }
+
+    fn url(&self) -> String {
+        format!("redis+unix://{}", self.socket.display())
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// With `--redis`, "used once" holds across instances: a retry replayed to
+/// another instance is refused there; with Redis stopped, asks fail closed
+/// and everything else goes on.
+#[test]
+fn with_redis_a_state_is_used_once_by_all_instances() {
+    let Some(server) = common::component("MCP_RESOLVE_REDIS", "the Redis-backed instances") else {
+        return;
+    };
+    let dir = common::scratch("proxy", "instances-redis");
+    let key = keygen(&dir, "shared");
+    let mut redis = Redis::start(&server, &dir);
+    let start = |audit: &Path| {
+        let args: Vec<String> = [
+            "rules/file-server.yaml",
+            "--no-probe",
+            "--policy",
+            "docs/policies/ask-destructive.yaml",
+            "--state-key-file",
+            key.to_str().unwrap(),
+            "--redis",
+            &redis.url(),
+            "--audit",
+            audit.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        Proxy::start(&args, &["python3", fake_server().to_str().unwrap(), "well"])
+    };
+    let (audit_a, audit_b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
+    let (mut a, mut b) = (start(&audit_a), start(&audit_b));
+    let accept = |state: &Value| {
+        stateless_call(
+            "delete",
+            json!({"requestState": state, "inputResponses": {"mcp-resolve/confirm": {"action": "accept"}}}),
+        )
+    };
+    // Asked by A, answered through B.
+    let asked = a.request(1, "tools/call", stateless_call("delete", json!({})));
+    let retry = accept(&asked["result"]["requestState"]);
+    let done = b.request(2, "tools/call", retry.clone());
+    assert!(done["result"]["content"].is_array(), "{done}");
+    // Replayed to A, which never saw it used: Redis says it was.
+    let replayed = a.request(3, "tools/call", retry);
+    assert!(
+        replayed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("used already"),
+        "{replayed}"
+    );
+
+    // Redis stops: a new question is still asked (nothing to check yet),
+    // its retry is refused (fail closed), and a call the policy allows goes
+    // on as before.
+    let asked = a.request(4, "tools/call", stateless_call("delete", json!({})));
+    redis.stop();
+    let refused = b.request(5, "tools/call", accept(&asked["result"]["requestState"]));
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did not answer"),
+        "{refused}"
+    );
+    let read = b.request(6, "tools/call", stateless_call("read", json!({})));
+    assert!(read["result"]["content"].is_array(), "{read}");
+
+    let (status, stderr) = b.finish();
+    assert_eq!(status, 0, "{stderr:?}");
+    assert!(
+        stderr
+            .iter()
+            .any(|l| l.contains("the shared store") && l.contains("did not answer")),
+        "{stderr:#?}"
+    );
+    let (status, stderr) = a.finish();
+    assert_eq!(status, 0, "{stderr:?}");
+    assert_eq!(outcomes(&audit_a), ["asked", "replayed", "asked"]);
+    assert_eq!(outcomes(&audit_b), ["accepted", "unavailable", "forwarded"]);
 }

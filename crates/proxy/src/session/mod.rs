@@ -118,6 +118,10 @@ pub struct Config {
     /// What every span of the session says of its transport
     /// (`network.transport`, `mcp.session.id`, …; telemetry on).
     pub span_attributes: Vec<(&'static str, Value)>,
+    /// Several instances share a store (`--redis`): a request state is
+    /// used only when the store says this instance claimed it
+    /// ([`Session::claimed`]).
+    pub shared: bool,
 }
 
 /// A request forwarded to the server and not answered yet.
@@ -229,6 +233,10 @@ pub struct Session<'s> {
     ids: Ids,
     /// What every span says of the transport.
     span_attributes: Vec<(&'static str, Value)>,
+    /// Several instances share a store: the claims of the message being
+    /// handled.
+    shared: bool,
+    claims: HashMap<String, crate::shared::Claim>,
     /// The spans of the host request being handled, until it is forwarded,
     /// held for a question, or answered by the proxy.
     opening: Option<trace::Traced>,
@@ -271,6 +279,8 @@ impl<'s> Session<'s> {
             compare_pending: config.compare_listing,
             ids: config.ids,
             span_attributes: config.span_attributes,
+            shared: config.shared,
+            claims: HashMap::new(),
             opening: None,
             ended: None,
         }
@@ -281,11 +291,24 @@ impl<'s> Session<'s> {
         self.ended.as_ref()
     }
 
+    /// What the shared store said of request state `id` (its
+    /// [`crate::state`] id), claimed by the transport before it hands the
+    /// host's message carrying it to [`Session::from_host`].
+    pub fn claimed(&mut self, id: String, claim: crate::shared::Claim) {
+        self.claims.insert(id, claim);
+    }
+
     /// Something from the host.
     pub fn from_host(&mut self, input: Input, clock: Clock, out: &mut Vec<Effect>) {
         if self.ended.is_some() {
             return;
         }
+        self.host_input(input, clock, out);
+        // A claim is good for the message it was made for.
+        self.claims.clear();
+    }
+
+    fn host_input(&mut self, input: Input, clock: Clock, out: &mut Vec<Effect>) {
         match input {
             Input::Line(text) => {
                 self.principal = None;
@@ -506,6 +529,7 @@ impl<'s> Session<'s> {
         Tickets {
             keys: &self.guard.state,
             spent: &self.guard.spent,
+            claims: self.shared.then_some(&self.claims),
             ttl: self.guard.ask_timeout,
         }
     }

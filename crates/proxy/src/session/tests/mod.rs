@@ -56,6 +56,7 @@ fn config(timeout: Option<Duration>) -> Config {
         per_message: false,
         compare_listing: false,
         span_attributes: vec![("network.transport", "pipe".into())],
+        shared: false,
         ids: {
             let mut id = 0u128;
             Box::new(move || {

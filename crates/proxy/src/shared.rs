@@ -1,0 +1,144 @@
+//! What several proxy instances share (`--redis URL`): that a 2026-07-28
+//! request state was used, so a retry replayed to another instance is
+//! refused there too. A state is claimed with one atomic `SET … NX EX`
+//! (set if absent, expiring with the state); whoever sets it first uses the
+//! state, everyone after finds it spent.
+//!
+//! The store is reached from the transport (the relay), never from the
+//! sans-IO session: the relay claims the state of a host's retry before
+//! handing the retry to its session, with the verdict beside it. A store
+//! that does not answer within [`TIMEOUT`] makes the verdict
+//! [`Claim::Unavailable`]: the ask is refused (fail closed), everything
+//! else goes on.
+
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use tokio::sync::OnceCell;
+
+/// How long a claim may take, connecting included.
+pub const TIMEOUT: Duration = Duration::from_secs(1);
+
+/// What the store said of a state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// This instance is the first to use it.
+    Claimed,
+    /// Used already (by any instance).
+    Spent,
+    /// The store did not answer: why.
+    Unavailable(String),
+}
+
+/// Why `--redis` was refused at start.
+#[derive(Debug, thiserror::Error)]
+#[error("--redis {url}: {message}")]
+pub struct SharedError {
+    url: String,
+    message: String,
+}
+
+/// The shared store.
+pub struct Shared {
+    client: redis::Client,
+    /// Made on first use (inside the runtime), then reconnecting on its own.
+    manager: OnceCell<ConnectionManager>,
+    /// Where it is, without credentials, for messages.
+    shown: String,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared").field("at", &self.shown).finish()
+    }
+}
+
+/// The key of a state's claim.
+fn spent_key(id: &str) -> String {
+    format!("mcp-resolve:spent:{id}")
+}
+
+impl Shared {
+    /// The store at `url` (`redis://HOST:PORT/DB`, `rediss://…`,
+    /// `redis+unix:///PATH`); nothing is connected yet.
+    pub fn open(url: &str) -> Result<Shared, SharedError> {
+        let client = redis::Client::open(url).map_err(|e| SharedError {
+            url: shown(url),
+            message: e.to_string(),
+        })?;
+        Ok(Shared {
+            client,
+            manager: OnceCell::new(),
+            shown: shown(url),
+        })
+    }
+
+    /// Where the store is (credentials left out).
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    async fn manager(&self) -> redis::RedisResult<ConnectionManager> {
+        self.manager
+            .get_or_try_init(|| async {
+                let config = ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(TIMEOUT))
+                    .set_response_timeout(Some(TIMEOUT))
+                    .set_number_of_retries(1)
+                    .set_max_delay(Duration::from_millis(200));
+                self.client.get_connection_manager_lazy(config)
+            })
+            .await
+            .cloned()
+    }
+
+    /// Claims state `id` for `ttl` (at least a second): set if absent.
+    pub async fn claim(&self, id: &str, ttl: Duration) -> Claim {
+        let attempt = async {
+            let mut connection = self.manager().await?;
+            redis::cmd("SET")
+                .arg(spent_key(id))
+                .arg(1)
+                .arg("NX")
+                .arg("EX")
+                .arg(ttl.as_secs().max(1))
+                .query_async::<Option<String>>(&mut connection)
+                .await
+        };
+        match tokio::time::timeout(TIMEOUT * 2, attempt).await {
+            Ok(Ok(Some(_))) => Claim::Claimed,
+            Ok(Ok(None)) => Claim::Spent,
+            Ok(Err(e)) => Claim::Unavailable(e.to_string()),
+            Err(_) => Claim::Unavailable(format!("no answer within {}s", (TIMEOUT * 2).as_secs())),
+        }
+    }
+}
+
+/// `url` without a password.
+fn shown(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            format!("{}://…@{}", &url[..scheme], &url[at + 1..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_stay_out_of_messages() {
+        assert_eq!(
+            shown("redis://:secret@10.0.0.1:6379/0"),
+            "redis://…@10.0.0.1:6379/0"
+        );
+        assert_eq!(
+            shown("redis+unix:///run/redis.sock"),
+            "redis+unix:///run/redis.sock"
+        );
+        assert!(Shared::open("not a url").is_err());
+        assert_eq!(spent_key("ab"), "mcp-resolve:spent:ab");
+    }
+}
