@@ -16,8 +16,9 @@
 #   - the pinned real MCP servers in target/real-servers
 #     (scripts/install-real-servers.sh);
 #   - the SARIF 2.1.0 schema in target/sarif (scripts/fetch-sarif-schema.sh);
-#   - redis-server from Debian's packages (several proxy instances sharing a
-#     store; each test starts its own on a socket in its scratch directory);
+#   - redis-server and HAProxy from Debian's packages (several proxy
+#     instances behind a load balancer, sharing a store; each test starts its
+#     own, on a socket or a loopback port, and stops them);
 #   - Chromium and ChromeDriver from Debian's packages (scripts/apt-install.sh:
 #     as root or through sudo, without recommended packages, waiting for a
 #     busy apt lock) for the explain page's browser test.
@@ -84,18 +85,25 @@ echo "== SARIF 2.1.0 schema (pinned serde-sarif crate, through cargo)"
 MCP_RESOLVE_SARIF_SCHEMA="$PWD/$(scripts/fetch-sarif-schema.sh target/sarif)"
 export MCP_RESOLVE_SARIF_SCHEMA
 
-echo "== Redis (Debian's package) for several proxy instances sharing a store"
-if ! command -v redis-server >/dev/null 2>&1; then
-  running_before=$(pgrep -x redis-server >/dev/null 2>&1 && echo yes || echo no)
-  apt_install redis-server
-  # The tests start their own Redis on a socket of their own; a service the
-  # package may have started is not theirs to leave running.
-  if [ "$running_before" = no ] && pgrep -x redis-server >/dev/null 2>&1; then
-    (service redis-server stop || pkill -x redis-server) >/dev/null 2>&1 || true
+# A Debian package whose service the tests do not use: installed if its
+# program is missing, and its service stopped if installing started it (the
+# tests start their own, on loopback, and stop them).
+apt_install_tool() {
+  local program=$1 package=$2 running_before
+  command -v "$program" >/dev/null 2>&1 && return 0
+  running_before=$(pgrep -x "$program" >/dev/null 2>&1 && echo yes || echo no)
+  apt_install "$package"
+  if [ "$running_before" = no ] && pgrep -x "$program" >/dev/null 2>&1; then
+    (service "$package" stop || pkill -x "$program") >/dev/null 2>&1 || true
   fi
-fi
+}
+
+echo "== Redis and HAProxy (Debian's packages) for several proxy instances"
+apt_install_tool redis-server redis-server
+apt_install_tool haproxy haproxy
 MCP_RESOLVE_REDIS="$(command -v redis-server)"
-export MCP_RESOLVE_REDIS
+MCP_RESOLVE_HAPROXY="$(command -v haproxy)"
+export MCP_RESOLVE_REDIS MCP_RESOLVE_HAPROXY
 
 echo "== Chromium and ChromeDriver (Debian's packages) for the explain page"
 if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then

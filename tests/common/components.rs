@@ -45,6 +45,10 @@ pub const COMPONENTS: &[(&str, &str)] = &[
         "redis-server from Debian's packages (several proxy instances sharing a store)",
     ),
     (
+        "MCP_RESOLVE_HAPROXY",
+        "HAProxy from Debian's packages (three proxy instances behind a load balancer)",
+    ),
+    (
         "MCP_RESOLVE_CHROMEDRIVER",
         "Chromium and ChromeDriver (the explain page in a real browser)",
     ),

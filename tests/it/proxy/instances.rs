@@ -8,7 +8,7 @@ use super::*;
 
 /// A 2026-07-28 `tools/call` of `manage_files` with `action`, from a host
 /// that can be asked.
-fn stateless_call(action: &str, extra: Value) -> Value {
+pub(super) fn stateless_call(action: &str, extra: Value) -> Value {
     let mut params = json!({"name": "manage_files", "arguments": {"path": "a", "action": action},
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                   "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}});
@@ -40,7 +40,7 @@ fn instance(keys: &[&Path], audit: &Path) -> Proxy {
     Proxy::start(&args, &["python3", fake_server().to_str().unwrap(), "well"])
 }
 
-fn keygen(dir: &Path, name: &str) -> PathBuf {
+pub(super) fn keygen(dir: &Path, name: &str) -> PathBuf {
     let output = common::bin()
         .args(["keygen", "--state", "-o"])
         .arg(dir.join(name))
@@ -57,7 +57,7 @@ fn keygen(dir: &Path, name: &str) -> PathBuf {
     path
 }
 
-fn outcomes(audit: &Path) -> Vec<String> {
+pub(super) fn outcomes(audit: &Path) -> Vec<String> {
     std::fs::read_to_string(audit)
         .unwrap_or_default()
         .lines()
@@ -213,13 +213,13 @@ fn a_bad_state_key_stops_the_proxy_before_the_server_starts() {
 
 /// A Redis of the test's own, on a Unix socket in `dir` (no TCP port, no
 /// persistence); stopped when dropped.
-struct Redis {
+pub(super) struct Redis {
     child: Child,
     socket: PathBuf,
 }
 
 impl Redis {
-    fn start(server: &Path, dir: &Path) -> Redis {
+    pub(super) fn start(server: &Path, dir: &Path) -> Redis {
         let socket = dir.join("redis.sock");
         let _ = std::fs::remove_file(&socket);
         let child = std::process::Command::new(server)
@@ -271,11 +271,11 @@ impl Redis {
             && &answer == b"+PONG\r\n"
     }
 
-    fn url(&self) -> String {
+    pub(super) fn url(&self) -> String {
         format!("redis+unix://{}", self.socket.display())
     }
 
-    fn stop(&mut self) {
+    pub(super) fn stop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -517,6 +517,7 @@ fn free_port() -> u16 {
 mod auth;
 mod cedar;
 mod declarations;
+mod deploy;
 mod example;
 mod guard;
 mod hosts;
