@@ -89,11 +89,16 @@ impl Guard {
     /// or that changed since the server first listed it in this session is
     /// removed from `result` and remembered as withheld, with why (a line
     /// for the log each, in `notes`).
+    ///
+    /// `shared`: with several instances (`--redis`), each tool as the
+    /// server behind any instance first listed it — or why the store could
+    /// not say, and every tool is withheld (fail closed).
     pub(crate) fn check_listing(
         &self,
         state: &mut PinState,
         raw: &Value,
         result: &mut Value,
+        shared: Option<&crate::shared::Baselines>,
         notes: &mut Vec<String>,
     ) {
         let Some(pin) = &self.pin else {
@@ -115,7 +120,17 @@ impl Guard {
             };
             let mut why = Vec::new();
             if let Some(raw) = raw_tools.get(name) {
-                match state.baseline.get(name) {
+                let first = match shared {
+                    Some(Ok(first)) => first.get(name).or_else(|| state.baseline.get(name)),
+                    Some(Err(unchecked)) => {
+                        why.push(format!(
+                            "it cannot be checked against the first listing the instances share: {unchecked}"
+                        ));
+                        state.baseline.get(name)
+                    }
+                    None => state.baseline.get(name),
+                };
+                match first {
                     None => {
                         state.baseline.insert(name.to_string(), (*raw).clone());
                     }
@@ -125,7 +140,12 @@ impl Guard {
                             changed_members(first, raw)
                         ));
                     }
-                    Some(_) => {}
+                    Some(_) => {
+                        state
+                            .baseline
+                            .entry(name.to_string())
+                            .or_insert_with(|| (*raw).clone());
+                    }
                 }
             }
             if let Err(violations) = pin.verify_tools_list(&Value::Array(vec![tool.clone()])) {

@@ -183,6 +183,16 @@ pub(crate) async fn relay<S: HostSink>(
                     Some(input) => input,
                     None => Input::Ended(link.ended().await),
                 };
+                if let (Some(shared), Input::Line(text)) = (&options.shared, &input)
+                    && driver.session.wants_baselines(text)
+                {
+                    let tools = listed_tools(text);
+                    let baselines = shared.baselines(&rules.server().name, &tools).await;
+                    if let Err(why) = &baselines {
+                        log(&format!("{why}; the pin withholds the tools it lists"));
+                    }
+                    driver.session.shared_baselines(baselines);
+                }
                 driver.session.from_server(input, Clock::system(), &mut driver.effects);
             }
             () = &mut timer, if armed.is_some() => {
@@ -229,6 +239,21 @@ async fn claim(
         ));
     }
     session.claimed(id, verdict);
+}
+
+/// The tools of a `tools/list` answer (name, the tool as listed).
+fn listed_tools(text: &str) -> Vec<(String, Value)> {
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|answer| answer.pointer("/result/tools").cloned())
+        .and_then(|tools| match tools {
+            Value::Array(tools) => Some(tools),
+            _ => None,
+        })
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|tool| Some((tool.get("name")?.as_str()?.to_string(), tool)))
+        .collect()
 }
 
 /// What a relay's host side is.
@@ -338,6 +363,7 @@ pub fn check_pin(rules: &ProxyRules, guard: &Guard, listed: &[Value]) {
         &mut crate::guard::PinState::default(),
         &raw,
         &mut result,
+        None,
         &mut notes,
     );
     for note in notes {

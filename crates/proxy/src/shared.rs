@@ -1,8 +1,12 @@
-//! What several proxy instances share (`--redis URL`): that a 2026-07-28
-//! request state was used, so a retry replayed to another instance is
-//! refused there too. A state is claimed with one atomic `SET … NX EX`
-//! (set if absent, expiring with the state); whoever sets it first uses the
-//! state, everyone after finds it spent.
+//! What several proxy instances share (`--redis URL`):
+//!
+//! - that a 2026-07-28 request state was used, so a retry replayed to
+//!   another instance is refused there too. A state is claimed with one
+//!   atomic `SET … NX EX` (set if absent, expiring with the state); whoever
+//!   sets it first uses the state, everyone after finds it spent;
+//! - with a pin, each tool as a server behind any instance first listed it
+//!   (`SET … NX` then `MGET`), so a server that lists a tool changed from
+//!   what another instance's server listed is caught too.
 //!
 //! The store is reached from the transport (the relay), never from the
 //! sans-IO session: the relay claims the state of a host's retry before
@@ -11,13 +15,25 @@
 //! [`Claim::Unavailable`]: the ask is refused (fail closed), everything
 //! else goes on.
 
+use std::collections::HashMap;
 use std::time::Duration;
+
+use serde_json::Value;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use tokio::sync::OnceCell;
 
 /// How long a claim may take, connecting included.
 pub const TIMEOUT: Duration = Duration::from_secs(1);
+
+/// How long a tool's first listing is kept (renewed by nothing: a server
+/// that changes a tool on purpose is trusted again a day later, or at once
+/// when its keys are deleted).
+pub const BASELINE_TTL: Duration = Duration::from_secs(86_400);
+
+/// Each tool as a server behind any instance first listed it, by name; or
+/// why the store could not say.
+pub type Baselines = Result<HashMap<String, Value>, String>;
 
 /// What the store said of a state.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,6 +126,55 @@ impl Shared {
             Ok(Ok(None)) => Claim::Spent,
             Ok(Err(e)) => Claim::Unavailable(e.to_string()),
             Err(_) => Claim::Unavailable(format!("no answer within {}s", (TIMEOUT * 2).as_secs())),
+        }
+    }
+}
+
+impl Shared {
+    /// Records `tools` (name, the tool as listed) as first listed by
+    /// `server` where no instance did before, and returns each tool's
+    /// first listing.
+    pub async fn baselines(&self, server: &str, tools: &[(String, Value)]) -> Baselines {
+        if tools.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let keys: Vec<String> = tools
+            .iter()
+            .map(|(name, _)| format!("mcp-resolve:baseline:{server}:{name}"))
+            .collect();
+        let attempt = async {
+            let mut connection = self.manager().await?;
+            let mut pipe = redis::pipe();
+            for (key, (_, tool)) in keys.iter().zip(tools) {
+                pipe.cmd("SET")
+                    .arg(key)
+                    .arg(tool.to_string())
+                    .arg("NX")
+                    .arg("EX")
+                    .arg(BASELINE_TTL.as_secs())
+                    .ignore();
+            }
+            pipe.cmd("MGET").arg(&keys);
+            pipe.query_async::<(Vec<Option<String>>,)>(&mut connection)
+                .await
+        };
+        match tokio::time::timeout(TIMEOUT * 2, attempt).await {
+            Ok(Ok((firsts,))) => Ok(tools
+                .iter()
+                .zip(firsts)
+                .filter_map(|((name, _), first)| {
+                    Some((name.clone(), serde_json::from_str(&first?).ok()?))
+                })
+                .collect()),
+            Ok(Err(e)) => Err(format!(
+                "the shared store ({}) did not answer: {e}",
+                self.shown
+            )),
+            Err(_) => Err(format!(
+                "the shared store ({}) did not answer within {}s",
+                self.shown,
+                (TIMEOUT * 2).as_secs()
+            )),
         }
     }
 }

@@ -369,3 +369,66 @@ fn with_redis_a_state_is_used_once_by_all_instances() {
     assert_eq!(outcomes(&audit_a), ["asked", "replayed", "asked"]);
     assert_eq!(outcomes(&audit_b), ["accepted", "unavailable", "forwarded"]);
 }
+
+/// With a pin and Redis, each tool's first listing is the instances': a
+/// server behind one instance that lists a tool changed from what another
+/// instance's server listed first is caught; Redis gone, the pin withholds
+/// what it cannot check (fail closed).
+#[test]
+fn with_redis_the_pin_compares_every_instance_with_the_first_listing() {
+    let Some(server) = common::component("MCP_RESOLVE_REDIS", "the Redis-backed pin") else {
+        return;
+    };
+    let dir = common::scratch("proxy", "instances-pin");
+    let key = keygen(&dir, "shared");
+    let mut redis = Redis::start(&server, &dir);
+    let start = |mode: &str| {
+        let args: Vec<String> = [
+            &fixture("fake-rules.yaml"),
+            "--no-probe",
+            "--pin",
+            &fixture("fake-signature.json"),
+            "--state-key-file",
+            key.to_str().unwrap(),
+            "--redis",
+            &redis.url(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        Proxy::start(&args, &["python3", fake_server().to_str().unwrap(), mode])
+    };
+    let listed = |proxy: &mut Proxy, id: i64| {
+        let answer = proxy.request(id, "tools/list", json!({}));
+        answer["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let (mut first, mut changed) = (start("well"), start("changed"));
+    first.initialize(declaring());
+    changed.initialize(declaring());
+    assert_eq!(listed(&mut first, 1), ["manage_files"]);
+    // The second instance's server lists the tool with another description:
+    // withheld, though this instance never saw the first listing itself.
+    assert!(listed(&mut changed, 1).is_empty());
+    let read = json!({"name": "manage_files", "arguments": {"path": "a", "action": "read"}});
+    let answer = changed.request(2, "tools/call", read.clone());
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("withheld") && message.contains("`description`"),
+        "{answer}"
+    );
+    // The first instance is unaffected.
+    assert!(first.request(2, "tools/call", read).get("result").is_some());
+    // Redis gone: what cannot be checked is withheld.
+    redis.stop();
+    assert!(listed(&mut first, 3).is_empty());
+    for proxy in [first, changed] {
+        let (status, stderr) = proxy.finish();
+        assert_eq!(status, 0, "{stderr:?}");
+    }
+}

@@ -37,7 +37,7 @@ use serde_json::Value;
 use crate::consent::Tickets;
 use crate::guard::{Guard, Judged, PinState};
 use crate::rules::{ProxyRules, Rewrite};
-use mcp_resolve_runtime::protocol::error_response;
+use mcp_resolve_runtime::protocol::{error_response, id_key};
 
 use self::relist::Relist;
 pub(crate) use self::trace::with_http_traceparent;
@@ -237,6 +237,9 @@ pub struct Session<'s> {
     /// handled.
     shared: bool,
     claims: HashMap<String, crate::shared::Claim>,
+    /// Each tool as the servers behind all instances first listed it, for
+    /// the pin, until the listing it was read for is shown.
+    baselines: Option<crate::shared::Baselines>,
     /// The spans of the host request being handled, until it is forwarded,
     /// held for a question, or answered by the proxy.
     opening: Option<trace::Traced>,
@@ -281,6 +284,7 @@ impl<'s> Session<'s> {
             span_attributes: config.span_attributes,
             shared: config.shared,
             claims: HashMap::new(),
+            baselines: None,
             opening: None,
             ended: None,
         }
@@ -296,6 +300,41 @@ impl<'s> Session<'s> {
     /// host's message carrying it to [`Session::from_host`].
     pub fn claimed(&mut self, id: String, claim: crate::shared::Claim) {
         self.claims.insert(id, claim);
+    }
+
+    /// Whether the server's message `text` is a `tools/list` answer whose
+    /// tools the pin compares with the first listings the instances share
+    /// (`--pin` and `--redis`): the transport then reads them from the store
+    /// and hands them over ([`Session::shared_baselines`]) first.
+    pub fn wants_baselines(&self, text: &str) -> bool {
+        if !self.shared || self.guard.pin.is_none() {
+            return false;
+        }
+        let Some(message) = mcp_resolve_runtime::protocol::Envelope::of(text) else {
+            return false;
+        };
+        let Some(key) = message.id.as_ref().filter(|_| message.result).map(id_key) else {
+            return false;
+        };
+        self.relist.as_ref().is_some_and(|l| l.key() == key)
+            || self
+                .pending
+                .get(&key)
+                .is_some_and(|p| matches!(p.rewrite, Rewrite::Tools { .. }))
+    }
+
+    /// The first listings the instances share, for the `tools/list` answer
+    /// handed to [`Session::from_server`] next (merged with those of earlier
+    /// pages of the same listing).
+    pub fn shared_baselines(&mut self, baselines: crate::shared::Baselines) {
+        self.baselines = Some(match (self.baselines.take(), baselines) {
+            (Some(Ok(mut earlier)), Ok(more)) => {
+                earlier.extend(more);
+                Ok(earlier)
+            }
+            (Some(Err(why)), _) | (_, Err(why)) => Err(why),
+            (None, now) => now,
+        });
     }
 
     /// Something from the host.

@@ -262,8 +262,13 @@ impl Session<'_> {
             }
         }
         let before = tool_count(&value);
-        self.guard
-            .check_listing(&mut self.pins, raw, &mut value, &mut notes);
+        self.guard.check_listing(
+            &mut self.pins,
+            raw,
+            &mut value,
+            self.baselines.take().as_ref(),
+            &mut notes,
+        );
         self.withheld("pin", before, tool_count(&value), out);
         if let Some(declarer) = &self.guard.declare {
             self.declared.marked = marked;
