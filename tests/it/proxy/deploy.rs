@@ -4,7 +4,6 @@
 //! example rmcp server; HAProxy and Redis from Debian's packages, started
 //! and stopped by the test on loopback.
 
-use super::instances::Redis;
 use super::*;
 
 /// HAProxy in front of `backends`, on a free loopback port, stopped when
@@ -132,27 +131,19 @@ fn outcomes(audit: &Path) -> Vec<String> {
 
 #[test]
 fn three_instances_behind_haproxy_share_questions_and_survive_a_lost_instance() {
-    let Some(redis_server) = common::component("MCP_RESOLVE_REDIS", "the deployment test") else {
-        return;
-    };
     let Some(haproxy) = common::component("MCP_RESOLVE_HAPROXY", "the deployment test") else {
         return;
     };
-    let server = Path::new(env!("CARGO_BIN_EXE_mcp-resolve")).with_file_name("file-server");
-    if !server.exists() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI runs `cargo test --workspace`, which builds the example server"
-        );
+    let Some(server) = super::example::file_server() else {
         return;
-    }
-    let dir = common::scratch("proxy", "deploy");
+    };
+    let Some((dir, key, mut redis)) = super::instances::with_redis("deploy") else {
+        return;
+    };
     let files = dir.join("files");
     std::fs::create_dir_all(&files).unwrap();
     std::fs::write(files.join("a"), "hello").unwrap();
     let marker = files.to_str().unwrap().to_string();
-    let key = super::instances::keygen(&dir, "state");
-    let mut redis = Redis::start(&redis_server, &dir);
     let audits: Vec<PathBuf> = (0..3)
         .map(|i| dir.join(format!("audit{i}.jsonl")))
         .collect();

@@ -4,7 +4,7 @@ use super::*;
 
 /// The example server's binary, which `cargo test --workspace` builds next
 /// to this crate's (a failure in CI without it, a skip elsewhere).
-fn file_server() -> Option<PathBuf> {
+pub(super) fn file_server() -> Option<PathBuf> {
     let binary = Path::new(env!("CARGO_BIN_EXE_mcp-resolve")).with_file_name("file-server");
     if binary.exists() {
         return Some(binary);

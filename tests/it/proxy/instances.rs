@@ -18,26 +18,35 @@ pub(super) fn stateless_call(action: &str, extra: Value) -> Value {
     params
 }
 
-/// A proxy with the asking policy, `keys` as its state keys, and an audit
-/// log at `audit`.
-fn instance(keys: &[&Path], audit: &Path) -> Proxy {
-    let mut args: Vec<String> = [
+/// A proxy in front of the test server in `mode`, with `args`.
+fn start_with(args: &[String], mode: &str) -> Proxy {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Proxy::start(&args, &["python3", fake_server().to_str().unwrap(), mode])
+}
+
+/// The asking policy's arguments, then `more`.
+fn asking(more: &[&str]) -> Vec<String> {
+    [
         "rules/file-server.yaml",
         "--no-probe",
         "--policy",
         "docs/policies/ask-destructive.yaml",
-        "--audit",
     ]
     .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.push(audit.display().to_string());
+    .chain(more)
+    .map(ToString::to_string)
+    .collect()
+}
+
+/// A proxy with the asking policy, `keys` as its state keys, and an audit
+/// log at `audit`.
+fn instance(keys: &[&Path], audit: &Path) -> Proxy {
+    let mut args = asking(&["--audit", audit.to_str().unwrap()]);
     for key in keys {
         args.push("--state-key-file".into());
         args.push(key.display().to_string());
     }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    Proxy::start(&args, &["python3", fake_server().to_str().unwrap(), "well"])
+    start_with(&args, "well")
 }
 
 pub(super) fn keygen(dir: &Path, name: &str) -> PathBuf {
@@ -287,35 +296,34 @@ impl Drop for Redis {
     }
 }
 
+/// A scratch directory for `test`, a state key in it, and a Redis of the
+/// test's own (`None`: redis-server is not installed, outside CI).
+pub(super) fn with_redis(test: &str) -> Option<(PathBuf, PathBuf, Redis)> {
+    let server = common::component("MCP_RESOLVE_REDIS", test)?;
+    let dir = common::scratch("proxy", test);
+    let key = keygen(&dir, "shared");
+    let redis = Redis::start(&server, &dir);
+    Some((dir, key, redis))
+}
+
 /// With `--redis`, "used once" holds across instances: a retry replayed to
 /// another instance is refused there; with Redis stopped, asks fail closed
 /// and everything else goes on.
 #[test]
 fn with_redis_a_state_is_used_once_by_all_instances() {
-    let Some(server) = common::component("MCP_RESOLVE_REDIS", "the Redis-backed instances") else {
+    let Some((dir, key, mut redis)) = with_redis("instances-redis") else {
         return;
     };
-    let dir = common::scratch("proxy", "instances-redis");
-    let key = keygen(&dir, "shared");
-    let mut redis = Redis::start(&server, &dir);
     let start = |audit: &Path| {
-        let args: Vec<String> = [
-            "rules/file-server.yaml",
-            "--no-probe",
-            "--policy",
-            "docs/policies/ask-destructive.yaml",
+        let args = asking(&[
             "--state-key-file",
             key.to_str().unwrap(),
             "--redis",
             &redis.url(),
             "--audit",
             audit.to_str().unwrap(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        Proxy::start(&args, &["python3", fake_server().to_str().unwrap(), "well"])
+        ]);
+        start_with(&args, "well")
     };
     let (audit_a, audit_b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
     let (mut a, mut b) = (start(&audit_a), start(&audit_b));
@@ -376,14 +384,11 @@ fn with_redis_a_state_is_used_once_by_all_instances() {
 /// what it cannot check (fail closed).
 #[test]
 fn with_redis_the_pin_compares_every_instance_with_the_first_listing() {
-    let Some(server) = common::component("MCP_RESOLVE_REDIS", "the Redis-backed pin") else {
+    let Some((_, key, mut redis)) = with_redis("instances-pin") else {
         return;
     };
-    let dir = common::scratch("proxy", "instances-pin");
-    let key = keygen(&dir, "shared");
-    let mut redis = Redis::start(&server, &dir);
     let start = |mode: &str| {
-        let args: Vec<String> = [
+        let args = [
             &fixture("fake-rules.yaml"),
             "--no-probe",
             "--pin",
@@ -393,11 +398,8 @@ fn with_redis_the_pin_compares_every_instance_with_the_first_listing() {
             "--redis",
             &redis.url(),
         ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        Proxy::start(&args, &["python3", fake_server().to_str().unwrap(), mode])
+        .map(ToString::to_string);
+        start_with(&args, mode)
     };
     let listed = |proxy: &mut Proxy, id: i64| {
         let answer = proxy.request(id, "tools/list", json!({}));

@@ -80,6 +80,27 @@ fn attributes(record: &Value) -> serde_json::Map<String, Value> {
         .collect()
 }
 
+/// A real receiver, and a proxy with the asking policy exporting to it
+/// (`None`: the receiver's Python is not installed, outside CI).
+fn exporting(test: &str) -> Option<(Receiver, Proxy)> {
+    let python = common::mcp_python("the OTLP receiver (opentelemetry-proto)")?;
+    let dir = common::scratch("proxy", test);
+    let receiver = Receiver::start(&python, &dir);
+    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
+    let proxy = Proxy::start(
+        &[
+            "rules/file-server.yaml",
+            "--no-probe",
+            "--policy",
+            "docs/policies/ask-destructive.yaml",
+            "--otlp",
+            &endpoint,
+        ],
+        &["python3", fake_server().to_str().unwrap(), "well"],
+    );
+    Some((receiver, proxy))
+}
+
 /// Every span received.
 fn spans_received(receiver: &Receiver) -> Vec<Value> {
     receiver
@@ -118,23 +139,9 @@ fn b64(hex: &str) -> String {
 /// question and the server's answer, the client span from the acceptance.
 #[test]
 fn an_asked_call_is_one_trace_in_a_real_receiver() {
-    let Some(python) = common::mcp_python("the OTLP receiver (opentelemetry-proto)") else {
+    let Some((receiver, mut proxy)) = exporting("telemetry-ask") else {
         return;
     };
-    let dir = common::scratch("proxy", "telemetry-ask");
-    let receiver = Receiver::start(&python, &dir);
-    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
-    let mut proxy = Proxy::start(
-        &[
-            "rules/file-server.yaml",
-            "--no-probe",
-            "--policy",
-            "docs/policies/ask-destructive.yaml",
-            "--otlp",
-            &endpoint,
-        ],
-        &["python3", fake_server().to_str().unwrap(), "well"],
-    );
     let mut capabilities = declaring();
     capabilities["elicitation"] = json!({});
     proxy.initialize(capabilities);
@@ -201,23 +208,9 @@ fn an_asked_call_is_one_trace_in_a_real_receiver() {
 
 #[test]
 fn audit_records_reach_a_real_otlp_receiver_as_log_records_and_metrics() {
-    let Some(python) = common::mcp_python("the OTLP receiver (opentelemetry-proto)") else {
+    let Some((receiver, mut proxy)) = exporting("telemetry") else {
         return;
     };
-    let dir = common::scratch("proxy", "telemetry");
-    let receiver = Receiver::start(&python, &dir);
-    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
-    let mut proxy = Proxy::start(
-        &[
-            "rules/file-server.yaml",
-            "--no-probe",
-            "--policy",
-            "docs/policies/ask-destructive.yaml",
-            "--otlp",
-            &endpoint,
-        ],
-        &["python3", fake_server().to_str().unwrap(), "well"],
-    );
     proxy.initialize(declaring());
     let call = |action: &str| json!({"name": "manage_files", "arguments": {"path": "a", "action": action}});
     // The host's trace context rides in `_meta` (MCP 2026-07-28).
