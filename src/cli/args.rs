@@ -308,6 +308,9 @@ pub(crate) enum Command {
     /// and policies checked, explained variant by variant, and compared.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// The language server of rules files, on stdio: check's diagnostics as
+    /// you type, for any editor with an LSP client (docs/editor.md).
+    Lsp,
     /// Print the JSON Schema of the rules format (for editors).
     Schema {
         /// Write to this file instead of standard output.

@@ -312,6 +312,13 @@ fn run(command: Command) -> u8 {
             })
         }
         Command::Policy(command) => policy::main(command),
+        Command::Lsp => match mcp_resolve_lsp::stdio() {
+            Ok(()) => OK,
+            Err(e) => {
+                eprintln!("error: mcp-resolve lsp: {e}");
+                FAILURE
+            }
+        },
         Command::Schema { output, policy } => write_output(
             output.as_deref(),
             &if policy {

@@ -18,6 +18,7 @@ mod fixtures;
 mod import;
 mod import_live;
 mod load;
+mod lsp;
 mod malformed;
 mod manifest;
 mod proxy;

@@ -43,7 +43,9 @@ use util::{markup, par, regex_cache, suggest};
 
 pub use analysis::Limits as AnalysisLimits;
 pub use builder::Builder;
-pub use project::{LoadError, LoadOptions, Project, Stage, load, load_str, load_with};
+pub use project::{
+    LoadError, LoadOptions, Project, Stage, load, load_str, load_str_with, load_with,
+};
 pub use resolve::Resolver;
 
 /// The compiler's phases, for this crate's own tests, benchmarks and fuzz

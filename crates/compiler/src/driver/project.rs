@@ -354,6 +354,17 @@ pub fn load_str(path: &str, text: &str) -> Project {
     load_str_to(path, text, Until::Analysed, &LoadOptions::default())
 }
 
+/// [`load_str`] within `options`' limits, and without the pattern analysis
+/// when `analysed` is false: the cheap checks an editor shows first.
+pub fn load_str_with(path: &str, text: &str, analysed: bool, options: &LoadOptions) -> Project {
+    let until = if analysed {
+        Until::Analysed
+    } else {
+        Until::Checked
+    };
+    load_str_to(path, text, until, options)
+}
+
 /// How far [`load_str_to`] takes a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Until {

@@ -164,6 +164,26 @@ fn telemetry_knows_nothing_of_the_proxy_policy_or_the_command() {
 }
 
 #[test]
+fn the_language_server_knows_the_compiler_and_nothing_of_the_proxy() {
+    let lsp = tree("mcp-resolve-lsp", &[]);
+    assert_none_of(
+        "mcp-resolve-lsp",
+        &lsp,
+        &[
+            "mcp-resolve-proxy",
+            "mcp-resolve-policy",
+            "mcp-resolve-telemetry",
+            "mcp-resolve-cli",
+            "tokio",
+            "clap",
+        ],
+    );
+    assert!(lsp.contains("lsp-server") && lsp.contains("mcp-resolve"), "{lsp:?}");
+    let compiler = tree("mcp-resolve", &[]);
+    assert_none_of("mcp-resolve", &compiler, &["lsp-server", "lsp-types"]);
+}
+
+#[test]
 fn only_the_command_knows_clap() {
     let proxy = tree("mcp-resolve-proxy", &[]);
     assert_none_of(

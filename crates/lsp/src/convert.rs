@@ -1,0 +1,183 @@
+//! The compiler's findings as the protocol's: byte spans as UTF-16
+//! positions, codes, severities, related locations, help.
+
+use lsp_types::{
+    DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Position, Range,
+    Uri,
+};
+use mcp_resolve::diagnostic::{Diagnostic, Severity};
+use mcp_resolve::source::{SourceFile, Span};
+
+/// The path the compiler is given for the document at `uri` (its syntax
+/// follows the extension); `None` for a document that is not a rules file.
+pub(crate) fn rules_path(uri: &Uri) -> Option<String> {
+    let text = uri.as_str();
+    let path = match text.strip_prefix("file://") {
+        Some(rest) => decode(rest),
+        None => text.rsplit(['/', ':']).next().unwrap_or(text).to_string(),
+    };
+    let lower = path.to_ascii_lowercase();
+    [".yaml", ".yml", ".rules"]
+        .iter()
+        .any(|ext| lower.ends_with(ext))
+        .then_some(path)
+}
+
+/// `%XX` escapes decoded (what is not valid UTF-8 stays as written).
+fn decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(byte) = text
+                .get(i + 1..i + 3)
+                .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+        {
+            out.push(byte);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
+}
+
+/// A file's path as a `file:` URI.
+fn file_uri(path: &std::path::Path) -> Option<Uri> {
+    let absolute = std::path::absolute(path).ok()?;
+    let mut text = String::from("file://");
+    for byte in absolute.to_string_lossy().bytes() {
+        if byte.is_ascii_alphanumeric() || b"/-._~".contains(&byte) {
+            text.push(byte as char);
+        } else {
+            text.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    text.parse().ok()
+}
+
+/// The protocol position of byte `offset` of `file` (0-based line, UTF-16
+/// column).
+pub(crate) fn position(file: &SourceFile, offset: usize) -> Position {
+    let offset = offset.min(file.text.len());
+    let (line, _) = file.line_col(offset);
+    let start = file.offset_of(line, 1);
+    let column = file
+        .text
+        .get(start..offset)
+        .map_or(0, |s| s.encode_utf16().count());
+    Position::new((line - 1) as u32, column as u32)
+}
+
+fn range(file: &SourceFile, span: Span) -> Range {
+    Range::new(position(file, span.start), position(file, span.end))
+}
+
+/// The document's diagnostics: `project`'s, in the protocol's terms. A
+/// finding in another file (a schema file) is shown at the top of the
+/// document, with the place as related information.
+pub(crate) fn diagnostics(project: &mcp_resolve::Project, uri: &Uri) -> Vec<lsp_types::Diagnostic> {
+    let document = project.sources.files().next().map(|(id, _)| id);
+    let location = |span: Span| -> Option<Location> {
+        let file = project.sources.get(span.file)?;
+        let uri = if Some(span.file) == document {
+            uri.clone()
+        } else {
+            file_uri(&file.path)?
+        };
+        Some(Location::new(uri, range(file, span)))
+    };
+    project
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let mut related: Vec<DiagnosticRelatedInformation> = d
+                .related
+                .iter()
+                .filter_map(|label| {
+                    Some(DiagnosticRelatedInformation {
+                        location: location(label.span)?,
+                        message: label.message.clone(),
+                    })
+                })
+                .collect();
+            let at = match d.span {
+                Some(span) if Some(span.file) == document => location(span).map(|l| l.range),
+                Some(span) => {
+                    if let Some(place) = location(span) {
+                        related.insert(
+                            0,
+                            DiagnosticRelatedInformation {
+                                location: place,
+                                message: d.label.clone().unwrap_or_else(|| "here".into()),
+                            },
+                        );
+                    }
+                    None
+                }
+                None => None,
+            };
+            convert(d, at.unwrap_or_default(), related)
+        })
+        .collect()
+}
+
+fn convert(
+    d: &Diagnostic,
+    range: Range,
+    related: Vec<DiagnosticRelatedInformation>,
+) -> lsp_types::Diagnostic {
+    let mut message = d.message.clone();
+    if let Some(label) = &d.label {
+        message.push_str(&format!(" ({label})"));
+    }
+    if let Some(help) = &d.help {
+        message.push_str(&format!("\nhelp: {help}"));
+    }
+    lsp_types::Diagnostic {
+        range,
+        severity: Some(match d.severity {
+            Severity::Error => DiagnosticSeverity::ERROR,
+            Severity::Warning => DiagnosticSeverity::WARNING,
+            Severity::Info => DiagnosticSeverity::INFORMATION,
+        }),
+        code: Some(NumberOrString::String(d.code.as_str().into())),
+        source: Some("mcp-resolve".into()),
+        message,
+        related_information: (!related.is_empty()).then_some(related),
+        data: Some(serde_json::json!({"tool": d.tool, "variant": d.variant})),
+        ..lsp_types::Diagnostic::default()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_files_are_known_by_their_extension() {
+        let uri = |s: &str| s.parse::<Uri>().unwrap();
+        assert_eq!(
+            rules_path(&uri("file:///home/a%20b/x.rules")).as_deref(),
+            Some("/home/a b/x.rules")
+        );
+        assert_eq!(
+            rules_path(&uri("untitled:Untitled-1.yaml")).as_deref(),
+            Some("Untitled-1.yaml")
+        );
+        assert!(rules_path(&uri("file:///a/readme.md")).is_none());
+    }
+
+    #[test]
+    fn positions_count_utf16_units() {
+        let project = mcp_resolve::load_str("x.yaml", "a: é😀b\n");
+        let (_, file) = project.sources.files().next().unwrap();
+        // `b` is after `é` (1 unit) and `😀` (2 units), from column 3.
+        let offset = file.text.find('b').unwrap();
+        assert_eq!(position(file, offset), Position::new(0, 6));
+        assert_eq!(position(file, file.text.len()), Position::new(1, 0));
+    }
+}

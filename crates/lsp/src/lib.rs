@@ -1,0 +1,241 @@
+//! The language server of mcp-resolve rules files (`mcp-resolve lsp`): the
+//! diagnostics `check` reports, as the author types, over the Language
+//! Server Protocol on stdio (rust-analyzer's `lsp-server` and `lsp-types`).
+//!
+//! Every open YAML rules file (`*.yaml`, `*.yml`) and `.rules` file is
+//! checked on open and on each change, in two passes: the cheap checks
+//! (syntax, schemas, the conservative bound, unknown arguments) are
+//! published first, then the pattern analysis (unreachable variants,
+//! non-exhaustive tools with their witnesses) — unless a newer message
+//! arrived meanwhile, which cancels the analysis of the stale text. Edits
+//! that arrive together are applied together, and the file checked once.
+//! Codes, spans, related spans and help are `check`'s own.
+//!
+//! Architecture invariant: no protocol type leaves this crate, and no
+//! check is written here — the compiler is asked, and its answer
+//! translated.
+#![deny(missing_docs)]
+
+mod convert;
+
+use std::collections::{BTreeSet, HashMap};
+
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
+use lsp_types::notification::{
+    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification as _,
+    PublishDiagnostics,
+};
+use lsp_types::{
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+    InitializeParams, PublishDiagnosticsParams, ServerCapabilities, ServerInfo,
+    TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
+};
+
+/// Why the server stopped other than by `shutdown` and `exit`.
+#[derive(Debug)]
+pub struct LspError(String);
+
+impl std::fmt::Display for LspError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+// Not `std::error::Error` itself: any error converts into it with `?`.
+impl<E: std::error::Error> From<E> for LspError {
+    fn from(e: E) -> Self {
+        LspError(e.to_string())
+    }
+}
+
+/// An open document.
+struct Document {
+    text: String,
+    version: i32,
+}
+
+/// Serves on this process's stdio until the client says `exit`.
+pub fn stdio() -> Result<(), LspError> {
+    let (connection, threads) = Connection::stdio();
+    serve(&connection)?;
+    drop(connection);
+    threads.join()?;
+    Ok(())
+}
+
+/// The server's capabilities: whole documents on each change (rules files
+/// are small; the analysis is per tool).
+fn capabilities() -> ServerCapabilities {
+    ServerCapabilities {
+        text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::FULL)),
+        ..ServerCapabilities::default()
+    }
+}
+
+/// Serves `connection` until the client says `exit`: the handshake, then
+/// documents checked as they open and change.
+pub fn serve(connection: &Connection) -> Result<(), LspError> {
+    let result = serde_json::json!({
+        "capabilities": capabilities(),
+        "serverInfo": ServerInfo {
+            name: "mcp-resolve".into(),
+            version: Some(env!("CARGO_PKG_VERSION").into()),
+        },
+    });
+    let (id, params) = connection.initialize_start()?;
+    let _: InitializeParams = serde_json::from_value(params).unwrap_or_default();
+    connection.initialize_finish(id, result)?;
+    Server {
+        connection,
+        documents: HashMap::new(),
+    }
+    .run()
+}
+
+struct Server<'c> {
+    connection: &'c Connection,
+    documents: HashMap<String, (Uri, Document)>,
+}
+
+impl Server<'_> {
+    fn run(&mut self) -> Result<(), LspError> {
+        while let Ok(message) = self.connection.receiver.recv() {
+            // What arrived together is applied together; the documents it
+            // changed are checked once, with their latest text.
+            let mut changed = BTreeSet::new();
+            let mut next = Some(message);
+            while let Some(message) = next.take() {
+                if self.handle(message, &mut changed)? {
+                    return Ok(());
+                }
+                next = self.connection.receiver.try_recv().ok();
+            }
+            for key in changed {
+                self.check(&key)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Handles one message; `true` when the client asked to exit.
+    fn handle(
+        &mut self,
+        message: Message,
+        changed: &mut BTreeSet<String>,
+    ) -> Result<bool, LspError> {
+        match message {
+            Message::Request(request) => {
+                if self.connection.handle_shutdown(&request)? {
+                    return Ok(true);
+                }
+                self.refuse(request)?;
+            }
+            Message::Notification(notification) => self.notified(notification, changed)?,
+            Message::Response(_) => {}
+        }
+        Ok(false)
+    }
+
+    /// A request this server does not serve (yet): said so.
+    fn refuse(&self, request: Request) -> Result<(), LspError> {
+        let response = Response::new_err(
+            request.id,
+            ErrorCode::MethodNotFound as i32,
+            format!("mcp-resolve lsp does not serve `{}`", request.method),
+        );
+        self.connection.sender.send(Message::Response(response))?;
+        Ok(())
+    }
+
+    fn notified(
+        &mut self,
+        notification: Notification,
+        changed: &mut BTreeSet<String>,
+    ) -> Result<(), LspError> {
+        match notification.method.as_str() {
+            DidOpenTextDocument::METHOD => {
+                let params: DidOpenTextDocumentParams =
+                    serde_json::from_value(notification.params)?;
+                let document = params.text_document;
+                let key = document.uri.as_str().to_string();
+                self.documents.insert(
+                    key.clone(),
+                    (
+                        document.uri,
+                        Document {
+                            text: document.text,
+                            version: document.version,
+                        },
+                    ),
+                );
+                changed.insert(key);
+            }
+            DidChangeTextDocument::METHOD => {
+                let params: DidChangeTextDocumentParams =
+                    serde_json::from_value(notification.params)?;
+                let key = params.text_document.uri.as_str().to_string();
+                // Whole documents (the sync kind this server asks for): the
+                // last change is the text.
+                if let (Some((_, document)), Some(change)) = (
+                    self.documents.get_mut(&key),
+                    params.content_changes.into_iter().last(),
+                ) {
+                    document.text = change.text;
+                    document.version = params.text_document.version;
+                    changed.insert(key);
+                }
+            }
+            DidCloseTextDocument::METHOD => {
+                let params: DidCloseTextDocumentParams =
+                    serde_json::from_value(notification.params)?;
+                let key = params.text_document.uri.as_str().to_string();
+                changed.remove(&key);
+                if let Some((uri, _)) = self.documents.remove(&key) {
+                    self.publish(uri, Vec::new(), None)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Checks the document `key`: the cheap checks published at once, then
+    /// the analysis, unless a newer message is waiting (it may change the
+    /// text: the next round checks again).
+    fn check(&self, key: &str) -> Result<(), LspError> {
+        let Some((uri, document)) = self.documents.get(key) else {
+            return Ok(());
+        };
+        let Some(path) = convert::rules_path(uri) else {
+            return Ok(());
+        };
+        let options = mcp_resolve::LoadOptions::default();
+        for analysed in [false, true] {
+            if analysed && !self.connection.receiver.is_empty() {
+                return Ok(());
+            }
+            let project = mcp_resolve::load_str_with(&path, &document.text, analysed, &options);
+            let diagnostics = convert::diagnostics(&project, uri);
+            self.publish(uri.clone(), diagnostics, Some(document.version))?;
+        }
+        Ok(())
+    }
+
+    fn publish(
+        &self,
+        uri: Uri,
+        diagnostics: Vec<lsp_types::Diagnostic>,
+        version: Option<i32>,
+    ) -> Result<(), LspError> {
+        let params = PublishDiagnosticsParams {
+            uri,
+            diagnostics,
+            version,
+        };
+        let notification = Notification::new(PublishDiagnostics::METHOD.into(), params);
+        self.connection
+            .sender
+            .send(Message::Notification(notification))?;
+        Ok(())
+    }
+}

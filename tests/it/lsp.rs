@@ -1,0 +1,225 @@
+//! `mcp-resolve lsp` driven by a scripted client over stdio: the handshake,
+//! the diagnostics of an opened file (the same codes and places `check`
+//! reports), an edit that clears them, one that breaks the bound, a request
+//! the server does not serve, and a clean exit.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common;
+
+/// A language server under test, its messages read on a thread.
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    messages: mpsc::Receiver<Value>,
+}
+
+impl Client {
+    fn start() -> Client {
+        let mut child = common::bin()
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, messages) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut length = None;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let line = line.trim_end();
+                    if line.is_empty() {
+                        break;
+                    }
+                    if let Some(n) = line.strip_prefix("Content-Length: ") {
+                        length = n.parse::<usize>().ok();
+                    }
+                }
+                let mut body = vec![0; length.expect("a Content-Length header")];
+                reader.read_exact(&mut body).unwrap();
+                if tx.send(serde_json::from_slice(&body).unwrap()).is_err() {
+                    return;
+                }
+            }
+        });
+        Client {
+            stdin: child.stdin.take(),
+            child,
+            messages,
+        }
+    }
+
+    fn send(&mut self, message: Value) {
+        let body = message.to_string();
+        let stdin = self.stdin.as_mut().unwrap();
+        write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn next(&self) -> Value {
+        self.messages
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a message from the server within 60 s")
+    }
+
+    /// The next diagnostics published for `uri` at `version` once the
+    /// analysis ran (the second pass of a check).
+    fn diagnostics(&self, uri: &str, version: i64) -> Vec<Value> {
+        let mut passes = 0;
+        loop {
+            let message = self.next();
+            if message["method"] == "textDocument/publishDiagnostics"
+                && message["params"]["uri"] == uri
+                && message["params"]["version"] == version
+            {
+                passes += 1;
+                if passes == 2 {
+                    return message["params"]["diagnostics"].as_array().unwrap().clone();
+                }
+            }
+        }
+    }
+}
+
+fn rules(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn the_language_server_reports_what_check_reports_as_the_file_changes() {
+    let dir = common::scratch("lsp", "protocol");
+    let path = dir.join("worst-case.yaml");
+    let text = rules("tests/fixtures/invalid/worst-case-extra-hints.yaml");
+    std::fs::write(&path, &text).unwrap();
+    let uri = format!("file://{}", path.display());
+
+    let mut client = Client::start();
+    client.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"processId": null, "rootUri": null, "capabilities": {}}}));
+    let answer = client.next();
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert_eq!(answer["result"]["capabilities"]["textDocumentSync"], 1);
+    assert_eq!(answer["result"]["serverInfo"]["name"], "mcp-resolve");
+    client.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+
+    client.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+        "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}}));
+    let found = client.diagnostics(&uri, 1);
+    // What `check --format json` says of the same file.
+    let output = common::bin()
+        .args(["check", "--format", "json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let checked: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let checked = checked["diagnostics"].as_array().unwrap().clone();
+    assert_eq!(found.len(), checked.len(), "{found:#?}\n{checked:#?}");
+    for (lsp, check) in found.iter().zip(&checked) {
+        assert_eq!(lsp["code"], check["code"], "{lsp}\n{check}");
+        assert_eq!(lsp["source"], "mcp-resolve");
+        assert!(
+            lsp["message"]
+                .as_str()
+                .unwrap()
+                .starts_with(check["message"].as_str().unwrap()),
+            "{lsp}\n{check}"
+        );
+        // 1-based lines and columns in check, 0-based in the protocol
+        // (the file is ASCII: characters and UTF-16 units agree).
+        let at = |key: &str| check[key].as_u64().unwrap() - 1;
+        assert_eq!(
+            lsp["range"],
+            json!({"start": {"line": at("line"), "character": at("column")},
+                   "end": {"line": at("endLine"), "character": at("endColumn")}}),
+            "{lsp}\n{check}"
+        );
+    }
+    let worst: Vec<&Value> = found.iter().filter(|d| d["code"] == "worst-case").collect();
+    assert!(!worst.is_empty(), "{found:#?}");
+    assert_eq!(worst[0]["severity"], 1);
+    assert!(
+        worst[0]["message"].as_str().unwrap().contains("help:"),
+        "{}",
+        worst[0]
+    );
+    assert!(
+        worst.iter().any(|d| d["relatedInformation"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|i| i["message"] == "static value"))),
+        "{worst:#?}"
+    );
+
+    // The static annotations made conservative: the bound holds.
+    let fixed = text.replace(
+        "annotations: { openWorldHint: false, privateHint: false }",
+        "annotations: { openWorldHint: true, privateHint: true, agencyHint: true }",
+    );
+    client.send(json!({"jsonrpc": "2.0", "method": "textDocument/didChange",
+        "params": {"textDocument": {"uri": uri, "version": 2},
+                   "contentChanges": [{"text": fixed}]}}));
+    let found = client.diagnostics(&uri, 2);
+    assert!(
+        found.iter().all(|d| d["code"] != "worst-case"),
+        "{found:#?}"
+    );
+    // Broken again, as typed: two edits at once are checked once, as the
+    // last says.
+    client.send(json!({"jsonrpc": "2.0", "method": "textDocument/didChange",
+        "params": {"textDocument": {"uri": uri, "version": 3},
+                   "contentChanges": [{"text": "version: 1\nserver: {"}]}}));
+    client.send(json!({"jsonrpc": "2.0", "method": "textDocument/didChange",
+        "params": {"textDocument": {"uri": uri, "version": 4},
+                   "contentChanges": [{"text": text}]}}));
+    let found = client.diagnostics(&uri, 4);
+    assert!(
+        found.iter().any(|d| d["code"] == "worst-case"),
+        "{found:#?}"
+    );
+
+    // What it does not serve yet, it says so.
+    client.send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover",
+        "params": {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}}),
+    );
+    loop {
+        let message = client.next();
+        if message["id"] == 2 {
+            assert_eq!(message["error"]["code"], -32601, "{message}");
+            break;
+        }
+    }
+    // Closed: its diagnostics cleared.
+    client.send(json!({"jsonrpc": "2.0", "method": "textDocument/didClose",
+        "params": {"textDocument": {"uri": uri}}}));
+    loop {
+        let message = client.next();
+        if message["method"] == "textDocument/publishDiagnostics"
+            && message["params"]["uri"] == uri
+            && message["params"]["diagnostics"] == json!([])
+        {
+            break;
+        }
+    }
+    client.send(json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}));
+    loop {
+        if client.next()["id"] == 3 {
+            break;
+        }
+    }
+    client.send(json!({"jsonrpc": "2.0", "method": "exit"}));
+    drop(client.stdin.take());
+    let status = common::wait_for(&mut client.child, Duration::from_secs(20));
+    assert_eq!(status, 0);
+}
