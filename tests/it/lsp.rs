@@ -223,3 +223,114 @@ fn the_language_server_reports_what_check_reports_as_the_file_changes() {
     let status = common::wait_for(&mut client.child, Duration::from_secs(20));
     assert_eq!(status, 0);
 }
+
+/// The text `text` with `edit` (an LSP `TextEdit`, ASCII text) applied.
+fn apply(text: &str, edit: &Value) -> String {
+    let offset = |position: &Value| {
+        let line = position["line"].as_u64().unwrap() as usize;
+        let character = position["character"].as_u64().unwrap() as usize;
+        text.split_inclusive('\n')
+            .take(line)
+            .map(str::len)
+            .sum::<usize>()
+            + character
+    };
+    let (start, end) = (
+        offset(&edit["range"]["start"]),
+        offset(&edit["range"]["end"]),
+    );
+    format!(
+        "{}{}{}",
+        &text[..start],
+        edit["newText"].as_str().unwrap(),
+        &text[end..]
+    )
+}
+
+#[test]
+fn a_worst_case_error_is_fixed_by_its_code_action() {
+    let text = rules("tests/fixtures/invalid/worst-case-extra-hints.yaml");
+    let uri = "file:///rules/worst-case.yaml";
+    let mut client = Client::start();
+    client.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"processId": null, "rootUri": null, "capabilities": {}}}));
+    let answer = client.next();
+    assert_eq!(
+        answer["result"]["capabilities"]["codeActionProvider"], true,
+        "{answer}"
+    );
+    client.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    client.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+        "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}}));
+    let found = client.diagnostics(uri, 1);
+    let open_world = found
+        .iter()
+        .find(|d| {
+            d["message"]
+                .as_str()
+                .unwrap()
+                .contains("`openWorldHint: true`")
+        })
+        .unwrap_or_else(|| panic!("{found:#?}"));
+    client.send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/codeAction",
+        "params": {"textDocument": {"uri": uri}, "range": open_world["range"],
+                   "context": {"diagnostics": [open_world]}}}),
+    );
+    let actions = loop {
+        let message = client.next();
+        if message["id"] == 2 {
+            break message["result"].as_array().unwrap().clone();
+        }
+    };
+    let action = actions
+        .iter()
+        .find(|a| a["title"].as_str().unwrap().contains("openWorldHint"))
+        .unwrap_or_else(|| panic!("{actions:#?}"));
+    assert_eq!(action["kind"], "quickfix");
+    assert_eq!(action["isPreferred"], true);
+    let edits = action["edit"]["changes"][uri].as_array().unwrap();
+    assert_eq!(edits.len(), 1, "{action:#}");
+    assert_eq!(edits[0]["newText"], "openWorldHint: true");
+    let fixed = apply(&text, &edits[0]);
+    assert!(
+        fixed.contains("annotations: { openWorldHint: true, privateHint: false }"),
+        "{fixed}"
+    );
+    client.send(json!({"jsonrpc": "2.0", "method": "textDocument/didChange",
+        "params": {"textDocument": {"uri": uri, "version": 2},
+                   "contentChanges": [{"text": fixed}]}}));
+    let found = client.diagnostics(uri, 2);
+    assert!(
+        !found.iter().any(|d| d["message"]
+            .as_str()
+            .unwrap()
+            .contains("`openWorldHint: true`")),
+        "{found:#?}"
+    );
+    // The other findings of the file stay, with fixes of their own.
+    assert!(
+        found.iter().any(|d| d["code"] == "worst-case"),
+        "{found:#?}"
+    );
+    // A range with nothing in it: no action.
+    client.send(json!({"jsonrpc": "2.0", "id": 3, "method": "textDocument/codeAction",
+        "params": {"textDocument": {"uri": uri},
+                   "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+                   "context": {"diagnostics": []}}}));
+    loop {
+        let message = client.next();
+        if message["id"] == 3 {
+            assert_eq!(message["result"], json!([]), "{message}");
+            break;
+        }
+    }
+    client.send(json!({"jsonrpc": "2.0", "id": 4, "method": "shutdown"}));
+    while client.next()["id"] != 4 {}
+    client.send(json!({"jsonrpc": "2.0", "method": "exit"}));
+    drop(client.stdin.take());
+    assert_eq!(
+        common::wait_for(&mut client.child, Duration::from_secs(20)),
+        0
+    );
+}

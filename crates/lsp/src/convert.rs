@@ -1,9 +1,11 @@
 //! The compiler's findings as the protocol's: byte spans as UTF-16
 //! positions, codes, severities, related locations, help.
 
+use std::collections::HashMap;
+
 use lsp_types::{
-    DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Position, Range,
-    Uri,
+    CodeAction, CodeActionKind, DiagnosticRelatedInformation, DiagnosticSeverity, Location,
+    NumberOrString, Position, Range, TextEdit, Uri, WorkspaceEdit,
 };
 use mcp_resolve::diagnostic::{Diagnostic, Severity};
 use mcp_resolve::source::{SourceFile, Span};
@@ -120,6 +122,48 @@ pub(crate) fn diagnostics(project: &mcp_resolve::Project, uri: &Uri) -> Vec<lsp_
                 None => None,
             };
             convert(d, at.unwrap_or_default(), related)
+        })
+        .collect()
+}
+
+/// The quick fixes of the document's findings that touch `range`: each
+/// finding's own fix (the check that found it knows it), as an edit of the
+/// document.
+pub(crate) fn fixes(project: &mcp_resolve::Project, uri: &Uri, range: Range) -> Vec<CodeAction> {
+    let Some((document, file)) = project.sources.files().next() else {
+        return Vec::new();
+    };
+    let touches = |r: Range| r.start <= range.end && range.start <= r.end;
+    let mut seen = Vec::new();
+    project
+        .diagnostics
+        .iter()
+        .filter_map(|d| {
+            let fix = d.fix.as_ref()?;
+            let at = d
+                .span
+                .filter(|s| s.file == document)
+                .map(|s| self::range(file, s))?;
+            if fix.span.file != document || !(touches(at) || touches(self::range(file, fix.span))) {
+                return None;
+            }
+            // One action per edit, however many findings it resolves.
+            let edit = TextEdit::new(self::range(file, fix.span), fix.replacement.clone());
+            if seen.contains(&edit) {
+                return None;
+            }
+            seen.push(edit.clone());
+            Some(CodeAction {
+                title: fix.message.clone(),
+                kind: Some(CodeActionKind::QUICKFIX),
+                diagnostics: Some(vec![convert(d, at, Vec::new())]),
+                edit: Some(WorkspaceEdit {
+                    changes: Some(HashMap::from([(uri.clone(), vec![edit])])),
+                    ..WorkspaceEdit::default()
+                }),
+                is_preferred: Some(true),
+                ..CodeAction::default()
+            })
         })
         .collect()
 }

@@ -25,10 +25,12 @@ use lsp_types::notification::{
     DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification as _,
     PublishDiagnostics,
 };
+use lsp_types::request::{CodeActionRequest, Request as _};
 use lsp_types::{
-    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
-    InitializeParams, PublishDiagnosticsParams, ServerCapabilities, ServerInfo,
-    TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
+    CodeActionParams, CodeActionProviderCapability, DidChangeTextDocumentParams,
+    DidCloseTextDocumentParams, DidOpenTextDocumentParams, InitializeParams,
+    PublishDiagnosticsParams, ServerCapabilities, ServerInfo, TextDocumentSyncCapability,
+    TextDocumentSyncKind, Uri,
 };
 
 /// Why the server stopped other than by `shutdown` and `exit`.
@@ -68,6 +70,7 @@ pub fn stdio() -> Result<(), LspError> {
 fn capabilities() -> ServerCapabilities {
     ServerCapabilities {
         text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::FULL)),
+        code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
         ..ServerCapabilities::default()
     }
 }
@@ -128,12 +131,44 @@ impl Server<'_> {
                 if self.connection.handle_shutdown(&request)? {
                     return Ok(true);
                 }
-                self.refuse(request)?;
+                match request.method.as_str() {
+                    CodeActionRequest::METHOD => self.code_actions(request)?,
+                    _ => self.refuse(request)?,
+                }
             }
             Message::Notification(notification) => self.notified(notification, changed)?,
             Message::Response(_) => {}
         }
         Ok(false)
+    }
+
+    /// The quick fixes the checks know for the findings in the range asked
+    /// about, on the document's current text.
+    fn code_actions(&self, request: Request) -> Result<(), LspError> {
+        let params: CodeActionParams = match serde_json::from_value(request.params) {
+            Ok(params) => params,
+            Err(e) => {
+                let response =
+                    Response::new_err(request.id, ErrorCode::InvalidParams as i32, e.to_string());
+                self.connection.sender.send(Message::Response(response))?;
+                return Ok(());
+            }
+        };
+        let key = params.text_document.uri.as_str();
+        let actions = match (
+            self.documents.get(key),
+            convert::rules_path(&params.text_document.uri),
+        ) {
+            (Some((uri, document)), Some(path)) => {
+                let options = mcp_resolve::LoadOptions::default();
+                let project = mcp_resolve::load_str_with(&path, &document.text, false, &options);
+                convert::fixes(&project, uri, params.range)
+            }
+            _ => Vec::new(),
+        };
+        let response = Response::new_ok(request.id, actions);
+        self.connection.sender.send(Message::Response(response))?;
+        Ok(())
     }
 
     /// A request this server does not serve (yet): said so.

@@ -149,6 +149,21 @@ pub struct Diagnostic {
     pub variant: Option<String>,
     /// A suggestion.
     pub help: Option<String>,
+    /// A change of the rules that resolves it, when the check knows one
+    /// (what an editor offers as a quick fix).
+    pub fix: Option<Fix>,
+}
+
+/// A change of the rules that resolves a finding: `replacement` for the
+/// text at `span`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fix {
+    /// What it does, as a title (`raise the static readOnlyHint to …`).
+    pub message: String,
+    /// The text replaced.
+    pub span: Span,
+    /// What replaces it.
+    pub replacement: String,
 }
 
 impl Diagnostic {
@@ -164,6 +179,7 @@ impl Diagnostic {
             tool: None,
             variant: None,
             help: None,
+            fix: None,
         }
     }
 
@@ -204,6 +220,21 @@ impl Diagnostic {
     /// Sets the help line.
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
+        self
+    }
+
+    /// Sets the fix.
+    pub fn with_fix(
+        mut self,
+        message: impl Into<String>,
+        span: Span,
+        replacement: impl Into<String>,
+    ) -> Self {
+        self.fix = Some(Fix {
+            message: message.into(),
+            span,
+            replacement: replacement.into(),
+        });
         self
     }
 

@@ -178,7 +178,10 @@ fn the_language_server_knows_the_compiler_and_nothing_of_the_proxy() {
             "clap",
         ],
     );
-    assert!(lsp.contains("lsp-server") && lsp.contains("mcp-resolve"), "{lsp:?}");
+    assert!(
+        lsp.contains("lsp-server") && lsp.contains("mcp-resolve"),
+        "{lsp:?}"
+    );
     let compiler = tree("mcp-resolve", &[]);
     assert_none_of("mcp-resolve", &compiler, &["lsp-server", "lsp-types"]);
 }

@@ -44,7 +44,13 @@ pub(super) fn check_tool(server: &Server, tool: &Tool, diags: &mut Vec<Diagnosti
                     .flatten()
                     .find(|s| s.hint == violation.hint)
                 {
-                    d = d.with_related(s.loc.0, "static value");
+                    // The fix is the conservative bound itself: the static
+                    // value becomes what the variant resolves to.
+                    d = d.with_related(s.loc.0, "static value").with_fix(
+                        format!("raise the static `{name}` to the worst case: `{name}: {value}`"),
+                        s.loc.0,
+                        format!("{name}: {value}"),
+                    );
                 }
                 diags.push(d);
             }
