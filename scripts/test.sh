@@ -16,6 +16,7 @@
 #   - the pinned real MCP servers in target/real-servers
 #     (scripts/install-real-servers.sh);
 #   - the SARIF 2.1.0 schema in target/sarif (scripts/fetch-sarif-schema.sh);
+#   - Neovim from Debian's packages (its LSP client on mcp-resolve lsp);
 #   - redis-server and HAProxy from Debian's packages (several proxy
 #     instances behind a load balancer, sharing a store; each test starts its
 #     own, on a socket or a loopback port, and stops them);
@@ -104,6 +105,11 @@ apt_install_tool haproxy haproxy
 MCP_RESOLVE_REDIS="$(command -v redis-server)"
 MCP_RESOLVE_HAPROXY="$(command -v haproxy)"
 export MCP_RESOLVE_REDIS MCP_RESOLVE_HAPROXY
+
+echo "== Neovim (Debian's package): a real editor's LSP client for mcp-resolve lsp"
+apt_install_tool nvim neovim
+MCP_RESOLVE_NVIM="$(command -v nvim)"
+export MCP_RESOLVE_NVIM
 
 echo "== Chromium and ChromeDriver (Debian's packages) for the explain page"
 if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then

@@ -49,6 +49,10 @@ pub const COMPONENTS: &[(&str, &str)] = &[
         "HAProxy from Debian's packages (three proxy instances behind a load balancer)",
     ),
     (
+        "MCP_RESOLVE_NVIM",
+        "Neovim from Debian's packages (its own LSP client attached to mcp-resolve lsp)",
+    ),
+    (
         "MCP_RESOLVE_CHROMEDRIVER",
         "Chromium and ChromeDriver (the explain page in a real browser)",
     ),

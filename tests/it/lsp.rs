@@ -334,3 +334,57 @@ fn a_worst_case_error_is_fixed_by_its_code_action() {
         0
     );
 }
+
+/// Neovim's own LSP client, headless: an author opens a rules file, types
+/// an edit that breaks the bound, reads the diagnostic, applies the code
+/// action and sees the diagnostic cleared
+/// (`tests/fixtures/lsp/nvim_client.lua`).
+#[test]
+fn in_neovim_a_worst_case_error_is_typed_seen_and_fixed() {
+    let Some(nvim) = common::component("MCP_RESOLVE_NVIM", "the Neovim LSP client test") else {
+        return;
+    };
+    let dir = common::scratch("lsp", "neovim");
+    let file = dir.join("file-server.yaml");
+    std::fs::write(&file, rules("rules/file-server.yaml")).unwrap();
+    let out = dir.join("seen.txt");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp/nvim_client.lua");
+    let mut child = std::process::Command::new(nvim)
+        .args(["--headless", "--clean", "-n", "-c"])
+        .arg(format!("luafile {}", script.display()))
+        .env("MCP_RESOLVE_BIN", env!("CARGO_BIN_EXE_mcp-resolve"))
+        .env("RULES_FILE", &file)
+        .env("NVIM_OUT", &out)
+        .env("HOME", &dir)
+        .env("XDG_STATE_HOME", &dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let status = common::wait_for(&mut child, Duration::from_secs(180));
+    let seen = std::fs::read_to_string(&out).unwrap_or_default();
+    assert_eq!(status, 0, "{seen}");
+    let lines: Vec<&str> = seen.lines().collect();
+    assert_eq!(lines.last(), Some(&"ok"), "{seen}");
+    assert!(
+        lines.iter().any(|l| l.starts_with(
+            "diagnostic: variant `append` of tool `manage_files` resolves to `openWorldHint: true`"
+        )),
+        "{seen}"
+    );
+    assert!(
+        lines.contains(
+            &"action: raise the static `openWorldHint` to the worst case: `openWorldHint: true`"
+        ),
+        "{seen}"
+    );
+    assert!(lines.contains(&"static: openWorldHint: true"), "{seen}");
+    assert!(lines.contains(&"cleared"), "{seen}");
+    // The file on disk is the author's to save: untouched.
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        rules("rules/file-server.yaml")
+    );
+}

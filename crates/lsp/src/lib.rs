@@ -27,10 +27,9 @@ use lsp_types::notification::{
 };
 use lsp_types::request::{CodeActionRequest, Request as _};
 use lsp_types::{
-    CodeActionParams, CodeActionProviderCapability, DidChangeTextDocumentParams,
-    DidCloseTextDocumentParams, DidOpenTextDocumentParams, InitializeParams,
-    PublishDiagnosticsParams, ServerCapabilities, ServerInfo, TextDocumentSyncCapability,
-    TextDocumentSyncKind, Uri,
+    CodeActionProviderCapability, DidChangeTextDocumentParams, DidCloseTextDocumentParams,
+    DidOpenTextDocumentParams, InitializeParams, PublishDiagnosticsParams, ServerCapabilities,
+    ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
 };
 
 /// Why the server stopped other than by `shutdown` and `exit`.
@@ -128,13 +127,27 @@ impl Server<'_> {
     ) -> Result<bool, LspError> {
         match message {
             Message::Request(request) => {
-                if self.connection.handle_shutdown(&request)? {
-                    return Ok(true);
-                }
                 match request.method.as_str() {
+                    "shutdown" => {
+                        let done = Response::new_ok(request.id, serde_json::Value::Null);
+                        self.connection.sender.send(Message::Response(done))?;
+                        // Then `exit`; a client that closes the stream
+                        // instead is gone all the same.
+                        while let Ok(message) = self.connection.receiver.recv() {
+                            if let Message::Notification(n) = message
+                                && n.method == "exit"
+                            {
+                                break;
+                            }
+                        }
+                        return Ok(true);
+                    }
                     CodeActionRequest::METHOD => self.code_actions(request)?,
                     _ => self.refuse(request)?,
                 }
+            }
+            Message::Notification(notification) if notification.method == "exit" => {
+                return Err(LspError("`exit` before `shutdown`".into()));
             }
             Message::Notification(notification) => self.notified(notification, changed)?,
             Message::Response(_) => {}
@@ -145,7 +158,16 @@ impl Server<'_> {
     /// The quick fixes the checks know for the findings in the range asked
     /// about, on the document's current text.
     fn code_actions(&self, request: Request) -> Result<(), LspError> {
-        let params: CodeActionParams = match serde_json::from_value(request.params) {
+        // Only the document and the range are read: the findings are
+        // computed again on the current text, whatever the client sends as
+        // its context.
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Asked {
+            text_document: lsp_types::TextDocumentIdentifier,
+            range: lsp_types::Range,
+        }
+        let params: Asked = match serde_json::from_value(request.params) {
             Ok(params) => params,
             Err(e) => {
                 let response =
