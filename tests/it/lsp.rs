@@ -188,14 +188,55 @@ fn the_language_server_reports_what_check_reports_as_the_file_changes() {
         "{found:#?}"
     );
 
-    // What it does not serve yet, it says so.
+    // Hover on the variant's name: its resolved annotations.
+    let line = text
+        .lines()
+        .position(|l| l.contains("- name: agentic"))
+        .unwrap();
     client.send(
         json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover",
-        "params": {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}}),
+        "params": {"textDocument": {"uri": uri}, "position": {"line": line, "character": 16}}}),
     );
     loop {
         let message = client.next();
         if message["id"] == 2 {
+            let value = message["result"]["contents"]["value"]
+                .as_str()
+                .unwrap_or_default();
+            assert!(value.contains("**variant `agentic`**"), "{message}");
+            assert!(value.contains("| `agencyHint` | `true` |"), "{message}");
+            break;
+        }
+    }
+    // Completion after `action: ` in a `when`: the argument's enum.
+    let line = text
+        .lines()
+        .position(|l| l.contains("when: { action: append }"))
+        .unwrap();
+    let character = text.lines().nth(line).unwrap().find("append").unwrap();
+    client.send(json!({"jsonrpc": "2.0", "id": 5, "method": "textDocument/completion",
+        "params": {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}}));
+    loop {
+        let message = client.next();
+        if message["id"] == 5 {
+            let labels: Vec<&str> = message["result"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i["label"].as_str().unwrap())
+                .collect();
+            assert_eq!(labels, ["read", "append", "delete"], "{message}");
+            break;
+        }
+    }
+    // What it does not serve yet, it says so.
+    client.send(
+        json!({"jsonrpc": "2.0", "id": 6, "method": "textDocument/definition",
+        "params": {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}}),
+    );
+    loop {
+        let message = client.next();
+        if message["id"] == 6 {
             assert_eq!(message["error"]["code"], -32601, "{message}");
             break;
         }

@@ -16,7 +16,9 @@
 //! translated.
 #![deny(missing_docs)]
 
+mod complete;
 mod convert;
+mod hover;
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -25,11 +27,12 @@ use lsp_types::notification::{
     DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification as _,
     PublishDiagnostics,
 };
-use lsp_types::request::{CodeActionRequest, Request as _};
+use lsp_types::request::{CodeActionRequest, Completion, HoverRequest, Request as _};
 use lsp_types::{
-    CodeActionProviderCapability, DidChangeTextDocumentParams, DidCloseTextDocumentParams,
-    DidOpenTextDocumentParams, InitializeParams, PublishDiagnosticsParams, ServerCapabilities,
-    ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
+    CodeActionProviderCapability, CompletionOptions, DidChangeTextDocumentParams,
+    DidCloseTextDocumentParams, DidOpenTextDocumentParams, HoverProviderCapability,
+    InitializeParams, PublishDiagnosticsParams, ServerCapabilities, ServerInfo,
+    TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
 };
 
 /// Why the server stopped other than by `shutdown` and `exit`.
@@ -53,6 +56,8 @@ impl<E: std::error::Error> From<E> for LspError {
 struct Document {
     text: String,
     version: i32,
+    /// What the last text that compiled names (for completion).
+    vocabulary: std::cell::RefCell<complete::Vocabulary>,
 }
 
 /// Serves on this process's stdio until the client says `exit`.
@@ -70,6 +75,11 @@ fn capabilities() -> ServerCapabilities {
     ServerCapabilities {
         text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::FULL)),
         code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
+        hover_provider: Some(HoverProviderCapability::Simple(true)),
+        completion_provider: Some(CompletionOptions {
+            trigger_characters: Some(vec![" ".into(), "{".into(), "[".into(), ".".into()]),
+            ..CompletionOptions::default()
+        }),
         ..ServerCapabilities::default()
     }
 }
@@ -143,6 +153,8 @@ impl Server<'_> {
                         return Ok(true);
                     }
                     CodeActionRequest::METHOD => self.code_actions(request)?,
+                    HoverRequest::METHOD => self.hover(request)?,
+                    Completion::METHOD => self.complete(request)?,
                     _ => self.refuse(request)?,
                 }
             }
@@ -193,6 +205,65 @@ impl Server<'_> {
         Ok(())
     }
 
+    /// What the compiler knows of the name under the cursor.
+    fn hover(&self, request: Request) -> Result<(), LspError> {
+        let params: lsp_types::TextDocumentPositionParams =
+            match serde_json::from_value(request.params) {
+                Ok(params) => params,
+                Err(e) => {
+                    let response = Response::new_err(
+                        request.id,
+                        ErrorCode::InvalidParams as i32,
+                        e.to_string(),
+                    );
+                    self.connection.sender.send(Message::Response(response))?;
+                    return Ok(());
+                }
+            };
+        let key = params.text_document.uri.as_str();
+        let found = match (
+            self.documents.get(key),
+            convert::rules_path(&params.text_document.uri),
+        ) {
+            (Some((_, document)), Some(path)) => {
+                let options = mcp_resolve::LoadOptions::default();
+                let project = mcp_resolve::load_str_with(&path, &document.text, true, &options);
+                hover::hover(&project, hover::offset(&document.text, params.position))
+            }
+            _ => None,
+        };
+        let response = Response::new_ok(request.id, found);
+        self.connection.sender.send(Message::Response(response))?;
+        Ok(())
+    }
+
+    /// What the rules can name at the cursor.
+    fn complete(&self, request: Request) -> Result<(), LspError> {
+        let params: lsp_types::TextDocumentPositionParams = match serde_json::from_value::<
+            lsp_types::CompletionParams,
+        >(request.params)
+        {
+            Ok(params) => params.text_document_position,
+            Err(e) => {
+                let response =
+                    Response::new_err(request.id, ErrorCode::InvalidParams as i32, e.to_string());
+                self.connection.sender.send(Message::Response(response))?;
+                return Ok(());
+            }
+        };
+        let items = self
+            .documents
+            .get(params.text_document.uri.as_str())
+            .map(|(_, document)| {
+                let at = hover::offset(&document.text, params.position);
+                document.vocabulary.borrow().items(&document.text, at)
+            })
+            .unwrap_or_default();
+        let response = Response::new_ok(request.id, items);
+        self.connection.sender.send(Message::Response(response))?;
+        Ok(())
+    }
+
     /// A request this server does not serve (yet): said so.
     fn refuse(&self, request: Request) -> Result<(), LspError> {
         let response = Response::new_err(
@@ -222,6 +293,7 @@ impl Server<'_> {
                         Document {
                             text: document.text,
                             version: document.version,
+                            vocabulary: Default::default(),
                         },
                     ),
                 );
@@ -272,6 +344,9 @@ impl Server<'_> {
                 return Ok(());
             }
             let project = mcp_resolve::load_str_with(&path, &document.text, analysed, &options);
+            if let Some(vocabulary) = complete::Vocabulary::of(&project) {
+                *document.vocabulary.borrow_mut() = vocabulary;
+            }
             let diagnostics = convert::diagnostics(&project, uri);
             self.publish(uri.clone(), diagnostics, Some(document.version))?;
         }
