@@ -231,8 +231,9 @@ fn the_language_server_reports_what_check_reports_as_the_file_changes() {
     }
     // What it does not serve yet, it says so.
     client.send(
-        json!({"jsonrpc": "2.0", "id": 6, "method": "textDocument/definition",
-        "params": {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}}),
+        json!({"jsonrpc": "2.0", "id": 6, "method": "textDocument/rename",
+        "params": {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0},
+                   "newName": "x"}}),
     );
     loop {
         let message = client.next();
@@ -427,5 +428,83 @@ fn in_neovim_a_worst_case_error_is_typed_seen_and_fixed() {
     assert_eq!(
         std::fs::read_to_string(&file).unwrap(),
         rules("rules/file-server.yaml")
+    );
+}
+
+/// Go to definition from `inputSchemaFile` to the schema file, and
+/// formatting as `mcp-resolve fmt` prints the file.
+#[test]
+fn definitions_and_formatting_through_the_protocol() {
+    let path = std::path::absolute("rules/filesystem.yaml").unwrap();
+    let uri = format!("file://{}", path.display());
+    let text = rules("rules/filesystem.yaml");
+    let messy = text.replacen("version: 1", "version:    1", 1);
+    let mut client = Client::start();
+    client.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"processId": null, "rootUri": null, "capabilities": {}}}));
+    let answer = client.next();
+    let capabilities = &answer["result"]["capabilities"];
+    assert_eq!(capabilities["definitionProvider"], true, "{answer}");
+    assert_eq!(capabilities["documentFormattingProvider"], true, "{answer}");
+    client.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    client.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+        "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": messy}}}));
+    let line = messy
+        .lines()
+        .position(|l| l.contains("inputSchemaFile"))
+        .unwrap();
+    let character = messy.lines().nth(line).unwrap().find("schemas/").unwrap() + 2;
+    client.send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/definition",
+        "params": {"textDocument": {"uri": uri},
+                   "position": {"line": line, "character": character}}}),
+    );
+    client.send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "textDocument/formatting",
+        "params": {"textDocument": {"uri": uri},
+                   "options": {"tabSize": 2, "insertSpaces": true}}}),
+    );
+    let (mut definition, mut formatting) = (None, None);
+    while definition.is_none() || formatting.is_none() {
+        let message = client.next();
+        match message["id"].as_i64() {
+            Some(2) => definition = Some(message),
+            Some(3) => formatting = Some(message),
+            _ => {}
+        }
+    }
+    let definition = definition.unwrap();
+    assert!(
+        definition["result"]["uri"]
+            .as_str()
+            .unwrap()
+            .ends_with("/rules/schemas/filesystem.json"),
+        "{definition}"
+    );
+    let formatting = formatting.unwrap();
+    let edits = formatting["result"].as_array().unwrap();
+    assert_eq!(edits.len(), 1, "{formatting}");
+    let dir = common::scratch("lsp", "formatting");
+    let messy_file = dir.join("filesystem.yaml");
+    std::fs::write(&messy_file, &messy).unwrap();
+    std::fs::create_dir_all(dir.join("schemas")).unwrap();
+    std::fs::copy(
+        "rules/schemas/filesystem.json",
+        dir.join("schemas/filesystem.json"),
+    )
+    .unwrap();
+    let printed = common::bin().arg("fmt").arg(&messy_file).output().unwrap();
+    assert!(printed.status.success(), "{printed:?}");
+    assert_eq!(
+        edits[0]["newText"].as_str().unwrap(),
+        String::from_utf8(printed.stdout).unwrap()
+    );
+    client.send(json!({"jsonrpc": "2.0", "id": 4, "method": "shutdown"}));
+    while client.next()["id"] != 4 {}
+    client.send(json!({"jsonrpc": "2.0", "method": "exit"}));
+    drop(client.stdin.take());
+    assert_eq!(
+        common::wait_for(&mut client.child, Duration::from_secs(20)),
+        0
     );
 }

@@ -47,7 +47,7 @@ fn decode(text: &str) -> String {
 }
 
 /// A file's path as a `file:` URI.
-fn file_uri(path: &std::path::Path) -> Option<Uri> {
+pub(crate) fn file_uri(path: &std::path::Path) -> Option<Uri> {
     let absolute = std::path::absolute(path).ok()?;
     let mut text = String::from("file://");
     for byte in absolute.to_string_lossy().bytes() {
@@ -71,6 +71,13 @@ pub(crate) fn position(file: &SourceFile, offset: usize) -> Position {
         .get(start..offset)
         .map_or(0, |s| s.encode_utf16().count());
     Position::new((line - 1) as u32, column as u32)
+}
+
+/// The position just past the end of `text`.
+pub(crate) fn end_of(text: &str) -> Position {
+    let line = text.matches('\n').count();
+    let start = text.rfind('\n').map_or(0, |i| i + 1);
+    Position::new(line as u32, text[start..].encode_utf16().count() as u32)
 }
 
 fn range(file: &SourceFile, span: Span) -> Range {

@@ -18,6 +18,7 @@
 
 mod complete;
 mod convert;
+mod define;
 mod hover;
 
 use std::collections::{BTreeSet, HashMap};
@@ -27,7 +28,9 @@ use lsp_types::notification::{
     DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification as _,
     PublishDiagnostics,
 };
-use lsp_types::request::{CodeActionRequest, Completion, HoverRequest, Request as _};
+use lsp_types::request::{
+    CodeActionRequest, Completion, Formatting, GotoDefinition, HoverRequest, Request as _,
+};
 use lsp_types::{
     CodeActionProviderCapability, CompletionOptions, DidChangeTextDocumentParams,
     DidCloseTextDocumentParams, DidOpenTextDocumentParams, HoverProviderCapability,
@@ -76,6 +79,8 @@ fn capabilities() -> ServerCapabilities {
         text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::FULL)),
         code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
+        definition_provider: Some(lsp_types::OneOf::Left(true)),
+        document_formatting_provider: Some(lsp_types::OneOf::Left(true)),
         completion_provider: Some(CompletionOptions {
             trigger_characters: Some(vec![" ".into(), "{".into(), "[".into(), ".".into()]),
             ..CompletionOptions::default()
@@ -155,6 +160,8 @@ impl Server<'_> {
                     CodeActionRequest::METHOD => self.code_actions(request)?,
                     HoverRequest::METHOD => self.hover(request)?,
                     Completion::METHOD => self.complete(request)?,
+                    GotoDefinition::METHOD => self.define(request)?,
+                    Formatting::METHOD => self.format(request)?,
                     _ => self.refuse(request)?,
                 }
             }
@@ -233,6 +240,79 @@ impl Server<'_> {
             _ => None,
         };
         let response = Response::new_ok(request.id, found);
+        self.connection.sender.send(Message::Response(response))?;
+        Ok(())
+    }
+
+    /// Where the schema file or the `$ref` under the cursor is defined.
+    fn define(&self, request: Request) -> Result<(), LspError> {
+        let params: lsp_types::TextDocumentPositionParams = match serde_json::from_value::<
+            lsp_types::GotoDefinitionParams,
+        >(request.params)
+        {
+            Ok(params) => params.text_document_position_params,
+            Err(e) => {
+                let response =
+                    Response::new_err(request.id, ErrorCode::InvalidParams as i32, e.to_string());
+                self.connection.sender.send(Message::Response(response))?;
+                return Ok(());
+            }
+        };
+        let found = match (
+            self.documents.get(params.text_document.uri.as_str()),
+            convert::rules_path(&params.text_document.uri),
+        ) {
+            (Some((uri, document)), Some(path)) => define::definition(
+                uri,
+                &path,
+                &document.text,
+                hover::offset(&document.text, params.position),
+            ),
+            _ => None,
+        };
+        let response = Response::new_ok(request.id, found);
+        self.connection.sender.send(Message::Response(response))?;
+        Ok(())
+    }
+
+    /// The document in `fmt`'s canonical form: one edit of the whole text,
+    /// none when it is canonical already; an error saying why when it does
+    /// not parse.
+    fn format(&self, request: Request) -> Result<(), LspError> {
+        let uri = serde_json::from_value::<lsp_types::DocumentFormattingParams>(request.params)
+            .map(|p| p.text_document.uri);
+        let document = uri
+            .as_ref()
+            .ok()
+            .and_then(|uri| Some((self.documents.get(uri.as_str())?, convert::rules_path(uri)?)));
+        let response = match document {
+            Some(((_, document), path)) => {
+                let path = std::path::Path::new(&path);
+                let syntax = mcp_resolve::format::Syntax::of(path);
+                match mcp_resolve::format::format_file(path, &document.text, syntax) {
+                    Ok(formatted) if formatted == document.text => {
+                        Response::new_ok(request.id, Vec::<lsp_types::TextEdit>::new())
+                    }
+                    Ok(formatted) => {
+                        let end = convert::end_of(&document.text);
+                        let edit = lsp_types::TextEdit::new(
+                            lsp_types::Range::new(lsp_types::Position::new(0, 0), end),
+                            formatted,
+                        );
+                        Response::new_ok(request.id, vec![edit])
+                    }
+                    Err(
+                        mcp_resolve::format::FormatError::Invalid(why)
+                        | mcp_resolve::format::FormatError::Internal(why),
+                    ) => Response::new_err(
+                        request.id,
+                        ErrorCode::RequestFailed as i32,
+                        format!("mcp-resolve fmt: {why}"),
+                    ),
+                }
+            }
+            None => Response::new_ok(request.id, serde_json::Value::Null),
+        };
         self.connection.sender.send(Message::Response(response))?;
         Ok(())
     }
