@@ -223,6 +223,55 @@ mod tests {
     }
 
     #[test]
+    fn typos_are_fixed_by_the_closest_name() {
+        let text = include_str!("../../../rules/file-server.yaml")
+            .replacen("when: { action: read }", "when: { actoin: read }", 1)
+            .replacen(
+                "annotations: { destructiveHint: false }",
+                "annotations: { destructivHint: false }",
+                1,
+            );
+        let project = mcp_resolve::load_str("file-server.yaml", &text);
+        let uri: Uri = "file:///r/file-server.yaml".parse().unwrap();
+        let everywhere = Range::new(Position::new(0, 0), Position::new(9999, 0));
+        let titles: Vec<String> = fixes(&project, &uri, everywhere)
+            .into_iter()
+            .map(|a| a.title)
+            .collect();
+        assert!(
+            titles.contains(&"replace with `action`".to_string()),
+            "{titles:?}"
+        );
+        assert!(
+            titles.contains(&"replace with `destructiveHint`".to_string()),
+            "{titles:?}"
+        );
+        // Applied, the file checks clean again.
+        let mut fixed = text.clone();
+        for action in fixes(&project, &uri, everywhere).into_iter().rev() {
+            let edits = &action.edit.unwrap().changes.unwrap()[&uri];
+            let (_, file) = project.sources.files().next().unwrap();
+            let start = file.offset_of(
+                edits[0].range.start.line as usize + 1,
+                edits[0].range.start.character as usize + 1,
+            );
+            let end = file.offset_of(
+                edits[0].range.end.line as usize + 1,
+                edits[0].range.end.character as usize + 1,
+            );
+            fixed.replace_range(start..end, &edits[0].new_text);
+        }
+        let again = mcp_resolve::load_str("file-server.yaml", &fixed);
+        assert!(
+            again
+                .diagnostics
+                .iter()
+                .all(|d| d.severity != mcp_resolve::diagnostic::Severity::Error),
+            "{fixed}"
+        );
+    }
+
+    #[test]
     fn positions_count_utf16_units() {
         let project = mcp_resolve::load_str("x.yaml", "a: é😀b\n");
         let (_, file) = project.sources.files().next().unwrap();

@@ -208,11 +208,19 @@ fn check_path(tool: &Tool, v: &Variant, path: &ArgPath, diags: &mut Vec<Diagnost
         // Whether or not the schema refuses undeclared keys, a name it does
         // not describe is a typo in practice: the declared properties are
         // the tool's vocabulary.
-        let diagnostic = Diagnostic::new(
+        let mut diagnostic = Diagnostic::new(
             Code::UnknownArgument,
             format!("tool `{}` has no argument `{}`", tool.name, full(seg)),
         )
         .labeled(path.loc.0, "not in the inputSchema");
+        // A top-level argument is written as its own name: the fix replaces
+        // it with the closest declared one.
+        if path.segments.len() == 1
+            && let Some(closest) = suggest::closest(seg, names.iter().copied())
+        {
+            diagnostic =
+                diagnostic.with_fix(format!("replace with `{closest}`"), path.loc.0, closest);
+        }
         diags.push(
             diagnostic
                 .for_tool(&tool.name)

@@ -140,8 +140,8 @@ fn lower_settings(
                     s.value.span.end,
                 )),
             }),
-            None => diags.push(
-                Diagnostic::new(
+            None => {
+                let mut d = Diagnostic::new(
                     Code::UnknownField,
                     format!("unknown hint `{}`", s.name.value),
                 )
@@ -151,8 +151,12 @@ fn lower_settings(
                     suggest::did_you_mean(&s.name.value, hints.names()).unwrap_or_else(|| {
                         "declare extra hints under `hints:` at the top of the file".into()
                     }),
-                ),
-            ),
+                );
+                if let Some(closest) = suggest::closest(&s.name.value, hints.names()) {
+                    d = d.with_fix(format!("replace with `{closest}`"), s.name.span, closest);
+                }
+                diags.push(d);
+            }
         }
     }
     out
