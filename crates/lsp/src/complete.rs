@@ -118,6 +118,18 @@ impl Vocabulary {
     }
 }
 
+/// Each argument of `schema` (dotted path) with the values its schema
+/// names (enum, const, both booleans).
+pub(crate) fn named_values(schema: &Value) -> Vec<(String, Vec<Value>)> {
+    let mut arguments = Vec::new();
+    walk(schema, "", 0, &mut arguments);
+    arguments
+        .into_iter()
+        .filter(|a| !a.values.is_empty())
+        .map(|a| (a.path, a.values))
+        .collect()
+}
+
 /// The schema's arguments, nested ones dotted (`options.force`).
 fn walk(schema: &Value, prefix: &str, depth: usize, out: &mut Vec<Argument>) {
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {

@@ -106,7 +106,13 @@ fn variant_facts(
         }
     ));
     out.push_str(&match &row.reach {
-        Reachability::Yes => "reachable: some call resolves here".to_string(),
+        Reachability::Yes => match example_call(server, tool, name) {
+            Some(call) => format!(
+                "reachable; for example\n\n```json\n{}\n```",
+                serde_json::to_string_pretty(&call).unwrap_or_default()
+            ),
+            None => "reachable: some call resolves here".to_string(),
+        },
         Reachability::Shadowed { by, example } => {
             let mut text = format!(
                 "**unreachable**: every call it matches resolves to {}",
@@ -124,6 +130,61 @@ fn variant_facts(
         Reachability::Undecided(why) => format!("reachability undecided: {why}"),
     });
     Some(out)
+}
+
+/// The most candidate calls tried for an example.
+const EXAMPLE_BUDGET: usize = 500;
+
+/// A call that resolves to variant `name`, checked with the compiler's own
+/// resolver: the smallest valid call, with the values the schema names set
+/// one or two at a time (`None` when none of those reaches it).
+fn example_call(server: &Server, tool: &Tool, name: &str) -> Option<Value> {
+    let resolver = mcp_resolve::Resolver::new(server).ok()?;
+    let base =
+        mcp_resolve::internals::analysis::minimal_value(&tool.input_schema, Default::default())?;
+    let named = crate::complete::named_values(&tool.input_schema);
+    let singles: Vec<(&str, &Value)> = named
+        .iter()
+        .flat_map(|(path, values)| values.iter().map(move |v| (path.as_str(), v)))
+        .collect();
+    let mut candidates = vec![base.clone()];
+    for (i, (path, value)) in singles.iter().enumerate() {
+        let one = with(&base, path, value);
+        for (other, other_value) in singles.iter().skip(i + 1) {
+            if other != path {
+                candidates.push(with(&one, other, other_value));
+            }
+        }
+        candidates.insert(1, one);
+    }
+    candidates.into_iter().take(EXAMPLE_BUDGET).find(|call| {
+        resolver
+            .resolve(&tool.name, call)
+            .is_ok_and(|r| r.variant.as_deref() == Some(name))
+    })
+}
+
+/// `base` with `value` at dotted `path` (objects made on the way).
+fn with(base: &Value, path: &str, value: &Value) -> Value {
+    let mut out = base.clone();
+    let mut at = &mut out;
+    let segments: Vec<&str> = path.split('.').collect();
+    for (i, segment) in segments.iter().enumerate() {
+        if !at.is_object() {
+            *at = Value::Object(Default::default());
+        }
+        let Value::Object(map) = at else {
+            return out;
+        };
+        if i + 1 == segments.len() {
+            map.insert((*segment).to_string(), value.clone());
+            return out;
+        }
+        at = map
+            .entry((*segment).to_string())
+            .or_insert_with(|| Value::Object(Default::default()));
+    }
+    out
 }
 
 /// The argument path written at `at` in a condition.
@@ -191,6 +252,12 @@ mod tests {
         };
         let variant = show("name: overwrite", 7);
         assert!(variant.contains("**variant `overwrite`**"), "{variant}");
+        // An example call the resolver sends to it.
+        assert!(
+            variant.contains("\"action\": \"replace\"")
+                || variant.contains("\"action\": \"delete\""),
+            "{variant}"
+        );
         assert!(
             variant.contains("| `destructiveHint` | `true` |"),
             "{variant}"
