@@ -146,22 +146,35 @@ pub(crate) fn fixes(project: &mcp_resolve::Project, uri: &Uri, range: Range) -> 
         .diagnostics
         .iter()
         .filter_map(|d| {
-            let fix = d.fix.as_ref()?;
             let at = d
                 .span
                 .filter(|s| s.file == document)
                 .map(|s| self::range(file, s))?;
-            if fix.span.file != document || !(touches(at) || touches(self::range(file, fix.span))) {
+            let (title, span, replacement) = match &d.fix {
+                Some(fix) => (fix.message.clone(), fix.span, fix.replacement.clone()),
+                // An unreachable variant: its whole entry removed.
+                None if d.code.as_str() == "unreachable-variant" => {
+                    let (from, to) = variant_block(&file.text, d.span?.start)?;
+                    let name = d.variant.clone().unwrap_or_default();
+                    (
+                        format!("remove the unreachable variant `{name}`"),
+                        mcp_resolve::source::Span::new(document, from, to),
+                        String::new(),
+                    )
+                }
+                None => return None,
+            };
+            if span.file != document || !(touches(at) || touches(self::range(file, span))) {
                 return None;
             }
             // One action per edit, however many findings it resolves.
-            let edit = TextEdit::new(self::range(file, fix.span), fix.replacement.clone());
+            let edit = TextEdit::new(self::range(file, span), replacement);
             if seen.contains(&edit) {
                 return None;
             }
             seen.push(edit.clone());
             Some(CodeAction {
-                title: fix.message.clone(),
+                title,
                 kind: Some(CodeActionKind::QUICKFIX),
                 diagnostics: Some(vec![convert(d, at, Vec::new())]),
                 edit: Some(WorkspaceEdit {
@@ -173,6 +186,46 @@ pub(crate) fn fixes(project: &mcp_resolve::Project, uri: &Uri, range: Range) -> 
             })
         })
         .collect()
+}
+
+/// The bytes of the variant entry whose name is written at `start`: whole
+/// lines, from the entry's first to the line before the next entry or the
+/// end of the block (YAML: lines indented deeper than the entry's `-`;
+/// `.rules`: through the brace that closes `variant … {`).
+fn variant_block(text: &str, start: usize) -> Option<(usize, usize)> {
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let first = text[line_start..].lines().next()?;
+    let indent = first.len() - first.trim_start().len();
+    let next_line = |from: usize| text[from..].find('\n').map_or(text.len(), |i| from + i + 1);
+    if first.trim_start().starts_with("variant ") {
+        // `.rules`: through the matching closing brace.
+        let open = start + text[start..].find('{')?;
+        let mut depth = 0usize;
+        for (i, c) in text[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return Some((line_start, next_line(open + i)));
+                    }
+                }
+                _ => {}
+            }
+        }
+        return None;
+    }
+    // YAML: the `- name: …` line, then every line indented deeper.
+    let mut end = next_line(line_start);
+    while end < text.len() {
+        let this = text[end..].lines().next().unwrap_or("");
+        let own = this.len() - this.trim_start().len();
+        if !this.trim().is_empty() && own <= indent {
+            break;
+        }
+        end = next_line(end);
+    }
+    Some((line_start, end))
 }
 
 fn convert(
@@ -268,6 +321,51 @@ mod tests {
                 .iter()
                 .all(|d| d.severity != mcp_resolve::diagnostic::Severity::Error),
             "{fixed}"
+        );
+    }
+
+    #[test]
+    fn an_unreachable_variant_is_removed_whole_in_either_syntax() {
+        let yaml = include_str!("../../../rules/file-server.yaml").replacen(
+            "    variants:\n",
+            "    variants:\n      - name: early\n        when: { action: read }\n        annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true }\n        requiredScopes: [files:read]\n",
+            1,
+        );
+        let project = mcp_resolve::load_str("file-server.yaml", &yaml);
+        let uri: Uri = "file:///r/file-server.yaml".parse().unwrap();
+        let everywhere = Range::new(Position::new(0, 0), Position::new(9999, 0));
+        let actions = fixes(&project, &uri, everywhere);
+        let titles: Vec<&String> = actions.iter().map(|a| &a.title).collect();
+        let removal = actions
+            .iter()
+            .find(|a| a.title == "remove the unreachable variant `read`")
+            .unwrap_or_else(|| panic!("{titles:?}"));
+        let edit = &removal.edit.as_ref().unwrap().changes.as_ref().unwrap()[&uri][0];
+        let (_, file) = project.sources.files().next().unwrap();
+        let start = file.offset_of(edit.range.start.line as usize + 1, 1);
+        let end = file.offset_of(edit.range.end.line as usize + 1, 1);
+        let mut fixed = yaml.clone();
+        fixed.replace_range(start..end, "");
+        assert!(!fixed.contains("- name: read\n"), "{fixed}");
+        assert!(
+            fixed.contains("- name: early") && fixed.contains("- name: append"),
+            "{fixed}"
+        );
+        let again = mcp_resolve::load_str("file-server.yaml", &fixed);
+        assert!(
+            !again
+                .diagnostics
+                .iter()
+                .any(|d| d.code.as_str() == "unreachable-variant"),
+            "{fixed}"
+        );
+        // `.rules`: through the closing brace.
+        let rules = "tool t {\n  variant a when x == 1 {\n    annotations { readOnlyHint: true }\n  }\n  variant b when x == 2 { }\n}\n";
+        let at = rules.find("a when").unwrap();
+        let (from, to) = variant_block(rules, at).unwrap();
+        assert_eq!(
+            &rules[from..to],
+            "  variant a when x == 1 {\n    annotations { readOnlyHint: true }\n  }\n"
         );
     }
 

@@ -202,7 +202,7 @@ impl Server<'_> {
         ) {
             (Some((uri, document)), Some(path)) => {
                 let options = mcp_resolve::LoadOptions::default();
-                let project = mcp_resolve::load_str_with(&path, &document.text, false, &options);
+                let project = mcp_resolve::load_str_with(&path, &document.text, true, &options);
                 convert::fixes(&project, uri, params.range)
             }
             _ => Vec::new(),
