@@ -87,28 +87,15 @@ class Deployment:
             self.proxies.append(proxy.pid)
         self.port = free_port()
         config = os.path.join(work, "haproxy.cfg")
+        # The configuration of docs/deploy.md (the test suite's fixture).
+        template = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "fixtures", "deploy", "haproxy.cfg")
+        with open(template) as f:
+            text = f.read()
+        servers = "".join(f"    server proxy{i} {backend} check inter 300ms fall 1 rise 2\n"
+                          for i, backend in enumerate(backends))
         with open(config, "w") as f:
-            f.write(f"""global
-    maxconn 512
-defaults
-    mode http
-    timeout connect 2s
-    timeout client 60s
-    timeout server 60s
-    option redispatch
-    retries 3
-    retry-on conn-failure empty-response
-frontend mcp
-    bind 127.0.0.1:{self.port}
-    default_backend proxies
-backend proxies
-    balance roundrobin
-    stick-table type string len 64 size 100k expire 30m
-    stick store-response res.hdr(mcp-session-id)
-    stick match req.hdr(mcp-session-id)
-""")
-            for i, backend in enumerate(backends):
-                f.write(f"    server proxy{i} {backend} check inter 300ms fall 1 rise 2\n")
+            f.write(text.replace("@PORT@", str(self.port)).replace("@SERVERS@\n", servers))
         self.processes.append(subprocess.Popen([args.haproxy, "-db", "-f", config],
                                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
         wait_for(lambda: _connects(self.port), "HAProxy")

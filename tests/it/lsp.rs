@@ -61,6 +61,18 @@ impl Client {
         }
     }
 
+    /// `shutdown`, then `exit`: the server must end with status 0.
+    fn finish(mut self) {
+        self.send(json!({"jsonrpc": "2.0", "id": "bye", "method": "shutdown"}));
+        while self.next()["id"] != "bye" {}
+        self.send(json!({"jsonrpc": "2.0", "method": "exit"}));
+        drop(self.stdin.take());
+        assert_eq!(
+            common::wait_for(&mut self.child, Duration::from_secs(20)),
+            0
+        );
+    }
+
     fn send(&mut self, message: Value) {
         let body = message.to_string();
         let stdin = self.stdin.as_mut().unwrap();
@@ -254,16 +266,7 @@ fn the_language_server_reports_what_check_reports_as_the_file_changes() {
             break;
         }
     }
-    client.send(json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}));
-    loop {
-        if client.next()["id"] == 3 {
-            break;
-        }
-    }
-    client.send(json!({"jsonrpc": "2.0", "method": "exit"}));
-    drop(client.stdin.take());
-    let status = common::wait_for(&mut client.child, Duration::from_secs(20));
-    assert_eq!(status, 0);
+    client.finish();
 }
 
 /// The text `text` with `edit` (an LSP `TextEdit`, ASCII text) applied.
@@ -367,14 +370,7 @@ fn a_worst_case_error_is_fixed_by_its_code_action() {
             break;
         }
     }
-    client.send(json!({"jsonrpc": "2.0", "id": 4, "method": "shutdown"}));
-    while client.next()["id"] != 4 {}
-    client.send(json!({"jsonrpc": "2.0", "method": "exit"}));
-    drop(client.stdin.take());
-    assert_eq!(
-        common::wait_for(&mut client.child, Duration::from_secs(20)),
-        0
-    );
+    client.finish();
 }
 
 /// Neovim's own LSP client, headless: an author opens a rules file, types
@@ -499,12 +495,5 @@ fn definitions_and_formatting_through_the_protocol() {
         edits[0]["newText"].as_str().unwrap(),
         String::from_utf8(printed.stdout).unwrap()
     );
-    client.send(json!({"jsonrpc": "2.0", "id": 4, "method": "shutdown"}));
-    while client.next()["id"] != 4 {}
-    client.send(json!({"jsonrpc": "2.0", "method": "exit"}));
-    drop(client.stdin.take());
-    assert_eq!(
-        common::wait_for(&mut client.child, Duration::from_secs(20)),
-        0
-    );
+    client.finish();
 }

@@ -35,7 +35,7 @@ use lsp_types::{
     CodeActionProviderCapability, CompletionOptions, DidChangeTextDocumentParams,
     DidCloseTextDocumentParams, DidOpenTextDocumentParams, HoverProviderCapability,
     InitializeParams, PublishDiagnosticsParams, ServerCapabilities, ServerInfo,
-    TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
+    TextDocumentPositionParams, TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
 };
 
 /// Why the server stopped other than by `shutdown` and `exit`.
@@ -109,6 +109,16 @@ pub fn serve(connection: &Connection) -> Result<(), LspError> {
     .run()
 }
 
+/// What a code action request is read for: only the document and the
+/// range (the findings are computed again on the current text, whatever
+/// the client sends as its context).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Asked {
+    text_document: lsp_types::TextDocumentIdentifier,
+    range: lsp_types::Range,
+}
+
 struct Server<'c> {
     connection: &'c Connection,
     documents: HashMap<String, (Uri, Document)>,
@@ -157,11 +167,34 @@ impl Server<'_> {
                         }
                         return Ok(true);
                     }
-                    CodeActionRequest::METHOD => self.code_actions(request)?,
-                    HoverRequest::METHOD => self.hover(request)?,
-                    Completion::METHOD => self.complete(request)?,
-                    GotoDefinition::METHOD => self.define(request)?,
-                    Formatting::METHOD => self.format(request)?,
+                    // Hover, definition and completion all read the
+                    // document and the position (their own members, if
+                    // any, are not needed).
+                    CodeActionRequest::METHOD => {
+                        if let Some((id, asked)) = self.params(request)? {
+                            self.code_actions(id, asked)?;
+                        }
+                    }
+                    HoverRequest::METHOD => {
+                        if let Some((id, at)) = self.params(request)? {
+                            self.hover(id, at)?;
+                        }
+                    }
+                    GotoDefinition::METHOD => {
+                        if let Some((id, at)) = self.params(request)? {
+                            self.define(id, at)?;
+                        }
+                    }
+                    Completion::METHOD => {
+                        if let Some((id, at)) = self.params(request)? {
+                            self.complete(id, at)?;
+                        }
+                    }
+                    Formatting::METHOD => {
+                        if let Some((id, asked)) = self.params(request)? {
+                            self.format(id, asked)?;
+                        }
+                    }
                     _ => self.refuse(request)?,
                 }
             }
@@ -174,174 +207,138 @@ impl Server<'_> {
         Ok(false)
     }
 
-    /// The quick fixes the checks know for the findings in the range asked
-    /// about, on the document's current text.
-    fn code_actions(&self, request: Request) -> Result<(), LspError> {
-        // Only the document and the range are read: the findings are
-        // computed again on the current text, whatever the client sends as
-        // its context.
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Asked {
-            text_document: lsp_types::TextDocumentIdentifier,
-            range: lsp_types::Range,
-        }
-        let params: Asked = match serde_json::from_value(request.params) {
-            Ok(params) => params,
+    /// The request's params as `P`, or an `InvalidParams` answer (`None`).
+    fn params<P: serde::de::DeserializeOwned>(
+        &self,
+        request: Request,
+    ) -> Result<Option<(lsp_server::RequestId, P)>, LspError> {
+        match serde_json::from_value(request.params) {
+            Ok(params) => Ok(Some((request.id, params))),
             Err(e) => {
                 let response =
                     Response::new_err(request.id, ErrorCode::InvalidParams as i32, e.to_string());
                 self.connection.sender.send(Message::Response(response))?;
-                return Ok(());
+                Ok(None)
             }
-        };
-        let key = params.text_document.uri.as_str();
-        let actions = match (
-            self.documents.get(key),
-            convert::rules_path(&params.text_document.uri),
-        ) {
-            (Some((uri, document)), Some(path)) => {
-                let options = mcp_resolve::LoadOptions::default();
-                let project = mcp_resolve::load_str_with(&path, &document.text, true, &options);
-                convert::fixes(&project, uri, params.range)
-            }
-            _ => Vec::new(),
-        };
-        let response = Response::new_ok(request.id, actions);
+        }
+    }
+
+    fn respond(
+        &self,
+        id: lsp_server::RequestId,
+        result: impl serde::Serialize,
+    ) -> Result<(), LspError> {
+        let response = Response::new_ok(id, result);
         self.connection.sender.send(Message::Response(response))?;
         Ok(())
+    }
+
+    /// The open rules document `uri` names: its text and the path the
+    /// compiler is given.
+    fn document(&self, uri: &Uri) -> Option<(&Uri, &Document, String)> {
+        let (uri, document) = self.documents.get(uri.as_str())?;
+        Some((uri, document, convert::rules_path(uri)?))
+    }
+
+    /// The quick fixes the checks know for the findings in the range asked
+    /// about, on the document's current text.
+    fn code_actions(&self, id: lsp_server::RequestId, asked: Asked) -> Result<(), LspError> {
+        let actions = match self.document(&asked.text_document.uri) {
+            Some((uri, document, path)) => {
+                let options = mcp_resolve::LoadOptions::default();
+                let project = mcp_resolve::load_str_with(&path, &document.text, true, &options);
+                convert::fixes(&project, uri, asked.range)
+            }
+            None => Vec::new(),
+        };
+        self.respond(id, actions)
     }
 
     /// What the compiler knows of the name under the cursor.
-    fn hover(&self, request: Request) -> Result<(), LspError> {
-        let params: lsp_types::TextDocumentPositionParams =
-            match serde_json::from_value(request.params) {
-                Ok(params) => params,
-                Err(e) => {
-                    let response = Response::new_err(
-                        request.id,
-                        ErrorCode::InvalidParams as i32,
-                        e.to_string(),
-                    );
-                    self.connection.sender.send(Message::Response(response))?;
-                    return Ok(());
-                }
-            };
-        let key = params.text_document.uri.as_str();
-        let found = match (
-            self.documents.get(key),
-            convert::rules_path(&params.text_document.uri),
-        ) {
-            (Some((_, document)), Some(path)) => {
+    fn hover(
+        &self,
+        id: lsp_server::RequestId,
+        at: TextDocumentPositionParams,
+    ) -> Result<(), LspError> {
+        let found = self
+            .document(&at.text_document.uri)
+            .and_then(|(_, document, path)| {
                 let options = mcp_resolve::LoadOptions::default();
                 let project = mcp_resolve::load_str_with(&path, &document.text, true, &options);
-                hover::hover(&project, hover::offset(&document.text, params.position))
-            }
-            _ => None,
-        };
-        let response = Response::new_ok(request.id, found);
-        self.connection.sender.send(Message::Response(response))?;
-        Ok(())
+                hover::hover(&project, hover::offset(&document.text, at.position))
+            });
+        self.respond(id, found)
     }
 
     /// Where the schema file or the `$ref` under the cursor is defined.
-    fn define(&self, request: Request) -> Result<(), LspError> {
-        let params: lsp_types::TextDocumentPositionParams = match serde_json::from_value::<
-            lsp_types::GotoDefinitionParams,
-        >(request.params)
-        {
-            Ok(params) => params.text_document_position_params,
-            Err(e) => {
-                let response =
-                    Response::new_err(request.id, ErrorCode::InvalidParams as i32, e.to_string());
-                self.connection.sender.send(Message::Response(response))?;
-                return Ok(());
-            }
-        };
-        let found = match (
-            self.documents.get(params.text_document.uri.as_str()),
-            convert::rules_path(&params.text_document.uri),
-        ) {
-            (Some((uri, document)), Some(path)) => define::definition(
-                uri,
-                &path,
-                &document.text,
-                hover::offset(&document.text, params.position),
-            ),
-            _ => None,
-        };
-        let response = Response::new_ok(request.id, found);
-        self.connection.sender.send(Message::Response(response))?;
-        Ok(())
+    fn define(
+        &self,
+        id: lsp_server::RequestId,
+        at: TextDocumentPositionParams,
+    ) -> Result<(), LspError> {
+        let found = self
+            .document(&at.text_document.uri)
+            .and_then(|(uri, document, path)| {
+                let offset = hover::offset(&document.text, at.position);
+                define::definition(uri, &path, &document.text, offset)
+            });
+        self.respond(id, found)
+    }
+
+    /// What the rules can name at the cursor.
+    fn complete(
+        &self,
+        id: lsp_server::RequestId,
+        at: TextDocumentPositionParams,
+    ) -> Result<(), LspError> {
+        let items = self
+            .documents
+            .get(at.text_document.uri.as_str())
+            .map(|(_, document)| {
+                let offset = hover::offset(&document.text, at.position);
+                document.vocabulary.borrow().items(&document.text, offset)
+            })
+            .unwrap_or_default();
+        self.respond(id, items)
     }
 
     /// The document in `fmt`'s canonical form: one edit of the whole text,
     /// none when it is canonical already; an error saying why when it does
     /// not parse.
-    fn format(&self, request: Request) -> Result<(), LspError> {
-        let uri = serde_json::from_value::<lsp_types::DocumentFormattingParams>(request.params)
-            .map(|p| p.text_document.uri);
-        let document = uri
-            .as_ref()
-            .ok()
-            .and_then(|uri| Some((self.documents.get(uri.as_str())?, convert::rules_path(uri)?)));
-        let response = match document {
-            Some(((_, document), path)) => {
-                let path = std::path::Path::new(&path);
-                let syntax = mcp_resolve::format::Syntax::of(path);
-                match mcp_resolve::format::format_file(path, &document.text, syntax) {
-                    Ok(formatted) if formatted == document.text => {
-                        Response::new_ok(request.id, Vec::<lsp_types::TextEdit>::new())
-                    }
-                    Ok(formatted) => {
-                        let end = convert::end_of(&document.text);
-                        let edit = lsp_types::TextEdit::new(
-                            lsp_types::Range::new(lsp_types::Position::new(0, 0), end),
-                            formatted,
-                        );
-                        Response::new_ok(request.id, vec![edit])
-                    }
-                    Err(
-                        mcp_resolve::format::FormatError::Invalid(why)
-                        | mcp_resolve::format::FormatError::Internal(why),
-                    ) => Response::new_err(
-                        request.id,
-                        ErrorCode::RequestFailed as i32,
-                        format!("mcp-resolve fmt: {why}"),
-                    ),
-                }
-            }
-            None => Response::new_ok(request.id, serde_json::Value::Null),
+    fn format(
+        &self,
+        id: lsp_server::RequestId,
+        asked: lsp_types::DocumentFormattingParams,
+    ) -> Result<(), LspError> {
+        let Some((_, document, path)) = self.document(&asked.text_document.uri) else {
+            return self.respond(id, serde_json::Value::Null);
         };
-        self.connection.sender.send(Message::Response(response))?;
-        Ok(())
-    }
-
-    /// What the rules can name at the cursor.
-    fn complete(&self, request: Request) -> Result<(), LspError> {
-        let params: lsp_types::TextDocumentPositionParams = match serde_json::from_value::<
-            lsp_types::CompletionParams,
-        >(request.params)
-        {
-            Ok(params) => params.text_document_position,
-            Err(e) => {
-                let response =
-                    Response::new_err(request.id, ErrorCode::InvalidParams as i32, e.to_string());
+        let path = std::path::Path::new(&path);
+        let syntax = mcp_resolve::format::Syntax::of(path);
+        match mcp_resolve::format::format_file(path, &document.text, syntax) {
+            Ok(formatted) if formatted == document.text => {
+                self.respond(id, Vec::<lsp_types::TextEdit>::new())
+            }
+            Ok(formatted) => {
+                let whole = lsp_types::Range::new(
+                    lsp_types::Position::new(0, 0),
+                    convert::end_of(&document.text),
+                );
+                self.respond(id, vec![lsp_types::TextEdit::new(whole, formatted)])
+            }
+            Err(
+                mcp_resolve::format::FormatError::Invalid(why)
+                | mcp_resolve::format::FormatError::Internal(why),
+            ) => {
+                let response = Response::new_err(
+                    id,
+                    ErrorCode::RequestFailed as i32,
+                    format!("mcp-resolve fmt: {why}"),
+                );
                 self.connection.sender.send(Message::Response(response))?;
-                return Ok(());
+                Ok(())
             }
-        };
-        let items = self
-            .documents
-            .get(params.text_document.uri.as_str())
-            .map(|(_, document)| {
-                let at = hover::offset(&document.text, params.position);
-                document.vocabulary.borrow().items(&document.text, at)
-            })
-            .unwrap_or_default();
-        let response = Response::new_ok(request.id, items);
-        self.connection.sender.send(Message::Response(response))?;
-        Ok(())
+        }
     }
 
     /// A request this server does not serve (yet): said so.

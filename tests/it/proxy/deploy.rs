@@ -60,38 +60,22 @@ impl Drop for Haproxy {
     }
 }
 
-/// The configuration docs/deploy.md shows, on `port`, with `backends`.
+/// The configuration docs/deploy.md shows
+/// (`tests/fixtures/deploy/haproxy.cfg`), on `port`, with `backends`.
 fn config_text(port: u16, backends: &[String]) -> String {
-    let mut text = format!(
-        "global
-    maxconn 512
-
-defaults
-    mode http
-    timeout connect 2s
-    timeout client 60s
-    timeout server 60s
-    option redispatch
-    retries 3
-    retry-on conn-failure empty-response
-
-frontend mcp
-    bind 127.0.0.1:{port}
-    default_backend proxies
-
-backend proxies
-    balance roundrobin
-    stick-table type string len 64 size 100k expire 30m
-    stick store-response res.hdr(mcp-session-id)
-    stick match req.hdr(mcp-session-id)
-"
-    );
-    for (i, backend) in backends.iter().enumerate() {
-        text.push_str(&format!(
-            "    server proxy{i} {backend} check inter 300ms fall 1 rise 2\n"
-        ));
-    }
-    text
+    let servers: String = backends
+        .iter()
+        .enumerate()
+        .map(|(i, backend)| {
+            format!("    server proxy{i} {backend} check inter 300ms fall 1 rise 2\n")
+        })
+        .collect();
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/deploy/haproxy.cfg"),
+    )
+    .unwrap()
+    .replace("@PORT@", &port.to_string())
+    .replace("@SERVERS@\n", &servers)
 }
 
 /// One 2026-07-28 request's JSON-RPC answer through `addr` (`None`: a clean
