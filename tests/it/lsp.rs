@@ -358,6 +358,18 @@ fn a_worst_case_error_is_fixed_by_its_code_action() {
         found.iter().any(|d| d["code"] == "worst-case"),
         "{found:#?}"
     );
+    // A YAML file that is not a rules file (a policy) is left alone.
+    let policy = "file:///rules/ask-destructive.yaml";
+    client.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+        "params": {"textDocument": {"uri": policy, "languageId": "yaml", "version": 1,
+                                    "text": rules("docs/policies/ask-destructive.yaml")}}}));
+    loop {
+        let message = client.next();
+        if message["params"]["uri"] == policy {
+            assert_eq!(message["params"]["diagnostics"], json!([]), "{message}");
+            break;
+        }
+    }
     // A range with nothing in it: no action.
     client.send(json!({"jsonrpc": "2.0", "id": 3, "method": "textDocument/codeAction",
         "params": {"textDocument": {"uri": uri},

@@ -25,6 +25,16 @@ pub(crate) fn rules_path(uri: &Uri) -> Option<String> {
         .then_some(path)
 }
 
+/// Whether the document is a rules file: `.rules`, or YAML with a
+/// top-level `tools:` or `server:` (other YAML — a policy, a CI workflow —
+/// is not this server's to check).
+pub(crate) fn is_rules(path: &str, text: &str) -> bool {
+    path.to_ascii_lowercase().ends_with(".rules")
+        || text
+            .lines()
+            .any(|line| line.starts_with("tools:") || line.starts_with("server:"))
+}
+
 /// `%XX` escapes decoded (what is not valid UTF-8 stays as written).
 fn decode(text: &str) -> String {
     let bytes = text.as_bytes();
@@ -273,6 +283,16 @@ mod tests {
             Some("Untitled-1.yaml")
         );
         assert!(rules_path(&uri("file:///a/readme.md")).is_none());
+        // YAML that is not a rules file is left alone.
+        assert!(is_rules(
+            "x.yaml",
+            "version: 1\nserver: { name: s }\ntools: []\n"
+        ));
+        assert!(!is_rules(
+            "policy.yaml",
+            "version: 1\ndefault: allow\nrules: []\n"
+        ));
+        assert!(is_rules("x.rules", ""));
     }
 
     #[test]

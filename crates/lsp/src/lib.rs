@@ -237,7 +237,8 @@ impl Server<'_> {
     /// compiler is given.
     fn document(&self, uri: &Uri) -> Option<(&Uri, &Document, String)> {
         let (uri, document) = self.documents.get(uri.as_str())?;
-        Some((uri, document, convert::rules_path(uri)?))
+        let path = convert::rules_path(uri)?;
+        convert::is_rules(&path, &document.text).then_some((uri, document, path))
     }
 
     /// The quick fixes the checks know for the findings in the range asked
@@ -415,6 +416,10 @@ impl Server<'_> {
         let Some(path) = convert::rules_path(uri) else {
             return Ok(());
         };
+        if !convert::is_rules(&path, &document.text) {
+            // Not (or no longer) a rules file: nothing of this server's.
+            return self.publish(uri.clone(), Vec::new(), Some(document.version));
+        }
         let options = mcp_resolve::LoadOptions::default();
         for analysed in [false, true] {
             if analysed && !self.connection.receiver.is_empty() {
