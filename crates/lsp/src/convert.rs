@@ -163,6 +163,25 @@ pub(crate) fn fixes(project: &mcp_resolve::Project, uri: &Uri, range: Range) -> 
             let (title, span, replacement) = match &d.fix {
                 Some(fix) => (fix.message.clone(), fix.span, fix.replacement.clone()),
                 // An unreachable variant: its whole entry removed.
+                // A non-exhaustive tool: a variant for its example call,
+                // after its last one (the static annotations until the
+                // author writes its own).
+                None if d.code.as_str() == "non-exhaustive" => {
+                    let tool = project
+                        .servers
+                        .iter()
+                        .flat_map(|s| &s.tools)
+                        .find(|t| Some(&t.name) == d.tool.as_ref())?;
+                    let last = tool.variants.last()?;
+                    let (_, end) = variant_block(&file.text, last.loc.0.start)?;
+                    let entry =
+                        variant_entry(&file.text, last.loc.0.start, tool, d.example.as_ref()?)?;
+                    (
+                        "add a variant for the call that matches none".to_string(),
+                        mcp_resolve::source::Span::new(document, end, end),
+                        entry,
+                    )
+                }
                 None if d.code.as_str() == "unreachable-variant" => {
                     let (from, to) = variant_block(&file.text, d.span?.start)?;
                     let name = d.variant.clone().unwrap_or_default();
@@ -196,6 +215,66 @@ pub(crate) fn fixes(project: &mcp_resolve::Project, uri: &Uri, range: Range) -> 
             })
         })
         .collect()
+}
+
+/// A new variant for `example` (a call's arguments), written like the
+/// variant whose name is at `like` (its indentation, its syntax): each
+/// scalar argument as an equality, nested ones by dotted path.
+fn variant_entry(
+    text: &str,
+    like: usize,
+    tool: &mcp_resolve::ir::Tool,
+    example: &serde_json::Value,
+) -> Option<String> {
+    let line_start = text[..like].rfind('\n').map_or(0, |i| i + 1);
+    let first = text[line_start..].lines().next()?;
+    let indent = &first[..first.len() - first.trim_start().len()];
+    let mut pairs = Vec::new();
+    flatten(example, "", &mut pairs);
+    let mut name = "uncovered".to_string();
+    let mut n = 1;
+    while tool.variants.iter().any(|v| v.name == name) {
+        n += 1;
+        name = format!("uncovered{n}");
+    }
+    if first.trim_start().starts_with("variant ") {
+        let condition = if pairs.is_empty() {
+            "true".to_string()
+        } else {
+            pairs
+                .iter()
+                .map(|(path, value)| format!("{path} == {value}"))
+                .collect::<Vec<_>>()
+                .join(" && ")
+        };
+        return Some(format!("{indent}variant {name} when {condition} {{ }}\n"));
+    }
+    let when = pairs
+        .iter()
+        .map(|(path, value)| format!("{path}: {value}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(format!(
+        "{indent}- name: {name}\n{indent}  when: {{ {when} }}\n"
+    ))
+}
+
+/// The scalar members of `value`, by dotted path, as JSON text.
+fn flatten(value: &serde_json::Value, prefix: &str, out: &mut Vec<(String, String)>) {
+    if let serde_json::Value::Object(members) = value {
+        for (key, member) in members {
+            let path = if prefix.is_empty() {
+                key.clone()
+            } else {
+                format!("{prefix}.{key}")
+            };
+            match member {
+                serde_json::Value::Object(_) => flatten(member, &path, out),
+                serde_json::Value::Array(_) => {}
+                scalar => out.push((path, scalar.to_string())),
+            }
+        }
+    }
 }
 
 /// The bytes of the variant entry whose name is written at `start`: whole
@@ -386,6 +465,68 @@ mod tests {
         assert_eq!(
             &rules[from..to],
             "  variant a when x == 1 {\n    annotations { readOnlyHint: true }\n  }\n"
+        );
+    }
+
+    #[test]
+    fn a_call_that_matches_no_variant_gets_a_variant_of_its_own() {
+        // `append` removed: a call with `action: append` matches none.
+        let original = include_str!("../../../rules/file-server.yaml");
+        let at = original.find("      - name: append").unwrap();
+        let end = original.find("      - name: overwrite").unwrap();
+        let text = format!("{}{}", &original[..at], &original[end..]);
+        let project = mcp_resolve::load_str("file-server.yaml", &text);
+        let uri: Uri = "file:///r/file-server.yaml".parse().unwrap();
+        let everywhere = Range::new(Position::new(0, 0), Position::new(9999, 0));
+        let actions = fixes(&project, &uri, everywhere);
+        let add = actions
+            .iter()
+            .find(|a| a.title == "add a variant for the call that matches none")
+            .unwrap_or_else(|| {
+                panic!("{:?}", actions.iter().map(|a| &a.title).collect::<Vec<_>>())
+            });
+        let edit = &add.edit.as_ref().unwrap().changes.as_ref().unwrap()[&uri][0];
+        assert!(
+            edit.new_text
+                .starts_with("      - name: uncovered\n        when: { "),
+            "{}",
+            edit.new_text
+        );
+        let (_, file) = project.sources.files().next().unwrap();
+        let offset = file.offset_of(edit.range.start.line as usize + 1, 1);
+        let mut fixed = text.clone();
+        fixed.insert_str(offset, &edit.new_text);
+        // The example call now resolves to the new variant.
+        let again = mcp_resolve::load_str("file-server.yaml", &fixed);
+        let example = project
+            .diagnostics
+            .iter()
+            .find_map(|d| d.example.clone())
+            .unwrap();
+        let server = &again.servers[0];
+        let resolver = mcp_resolve::Resolver::new(server).unwrap();
+        let resolution = resolver.resolve("manage_files", &example).unwrap();
+        assert_eq!(resolution.variant.as_deref(), Some("uncovered"), "{fixed}");
+        // In `.rules`: a `variant … when … { }` block after the last one.
+        let rules = include_str!("../../../tests/fixtures/lsp/non-exhaustive.rules");
+        let project = mcp_resolve::load_str("t.rules", rules);
+        let uri: Uri = "file:///r/t.rules".parse().unwrap();
+        let actions = fixes(&project, &uri, everywhere);
+        let edit = &actions[0].edit.as_ref().unwrap().changes.as_ref().unwrap()[&uri][0];
+        assert_eq!(edit.new_text, "  variant uncovered when a == \"y\" { }\n");
+        let (_, file) = project.sources.files().next().unwrap();
+        let mut fixed = rules.to_string();
+        fixed.insert_str(
+            file.offset_of(edit.range.start.line as usize + 1, 1),
+            &edit.new_text,
+        );
+        let again = mcp_resolve::load_str("t.rules", &fixed);
+        assert!(
+            !again
+                .diagnostics
+                .iter()
+                .any(|d| d.code.as_str() == "non-exhaustive"),
+            "{fixed}"
         );
     }
 

@@ -152,6 +152,9 @@ pub struct Diagnostic {
     /// A change of the rules that resolves it, when the check knows one
     /// (what an editor offers as a quick fix).
     pub fix: Option<Fix>,
+    /// The arguments of a call that shows the finding (a non-exhaustive
+    /// tool's call that matches no variant), when the analysis built one.
+    pub example: Option<serde_json::Value>,
 }
 
 /// A change of the rules that resolves a finding: `replacement` for the
@@ -180,6 +183,7 @@ impl Diagnostic {
             variant: None,
             help: None,
             fix: None,
+            example: None,
         }
     }
 
@@ -220,6 +224,12 @@ impl Diagnostic {
     /// Sets the help line.
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
+        self
+    }
+
+    /// Sets the example call.
+    pub fn with_example(mut self, arguments: serde_json::Value) -> Self {
+        self.example = Some(arguments);
         self
     }
 

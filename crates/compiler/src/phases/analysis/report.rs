@@ -115,7 +115,8 @@ pub fn report(
             .with_help(format!(
                 "e.g. `{}` matches no variant and resolves to the static annotations",
                 compact(obj)
-            )),
+            ))
+            .with_example(obj.clone()),
         ),
         Coverage::Exhaustive => too_strict(hints, tool, reach, diags),
     }
