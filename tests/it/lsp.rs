@@ -509,3 +509,61 @@ fn definitions_and_formatting_through_the_protocol() {
     );
     client.finish();
 }
+
+/// A server written over several files: the document is checked with the
+/// other files of its directory that declare the same server (a hint
+/// declared in one and used in another), and not with a file of another
+/// server.
+#[test]
+fn a_server_over_several_files_is_checked_as_one() {
+    let dir = common::scratch("lsp", "several-files");
+    let file = |name: &str, server: &str, body: &str| {
+        let path = dir.join(name);
+        std::fs::write(
+            &path,
+            format!("version: 1\nserver: {{ name: {server}, version: \"1\" }}\n{body}"),
+        )
+        .unwrap();
+        path
+    };
+    file(
+        "a.yaml",
+        "s",
+        "hints:\n  privateHint: { worst: true, default: false }\ntools:\n  - name: a\n    inputSchema: { type: object }\n    annotations: { readOnlyHint: true, privateHint: false }\n",
+    );
+    file(
+        "c.yaml",
+        "other",
+        "tools:\n  - name: b\n    inputSchema: { type: object }\n    annotations: { readOnlyHint: true }\n",
+    );
+    let b = file(
+        "b.yaml",
+        "s",
+        "tools:\n  - name: b\n    inputSchema: { type: object }\n    annotations: { readOnlyHint: true, privateHint: true }\n",
+    );
+    let text = std::fs::read_to_string(&b).unwrap();
+    let uri = format!("file://{}", b.display());
+    let mut client = Client::start();
+    client.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"processId": null, "rootUri": null, "capabilities": {}}}));
+    client.next();
+    client.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    client.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+        "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}}));
+    let found = client.diagnostics(&uri, 1);
+    assert!(
+        found.iter().all(|d| d["severity"] != 1),
+        "the hint a.yaml declares is known: {found:#?}"
+    );
+    // The same tool name as a.yaml's: a duplicate within the server.
+    let twice = text.replace("name: b", "name: a");
+    client.send(json!({"jsonrpc": "2.0", "method": "textDocument/didChange",
+        "params": {"textDocument": {"uri": uri, "version": 2},
+                   "contentChanges": [{"text": twice}]}}));
+    let found = client.diagnostics(&uri, 2);
+    assert!(
+        found.iter().any(|d| d["code"] == "duplicate-tool"),
+        "{found:#?}"
+    );
+    client.finish();
+}

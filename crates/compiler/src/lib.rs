@@ -44,7 +44,7 @@ use util::{markup, par, regex_cache, suggest};
 pub use analysis::Limits as AnalysisLimits;
 pub use builder::Builder;
 pub use project::{
-    LoadError, LoadOptions, Project, Stage, load, load_str, load_str_with, load_with,
+    LoadError, LoadOptions, Project, Stage, load, load_str, load_str_with, load_texts, load_with,
 };
 pub use resolve::Resolver;
 

@@ -25,6 +25,14 @@ pub(crate) fn rules_path(uri: &Uri) -> Option<String> {
         .then_some(path)
 }
 
+/// Whether a file's name is a rules file's (`.yaml`, `.yml`, `.rules`).
+pub(crate) fn is_rules_path(path: &std::path::Path) -> bool {
+    let name = path.to_string_lossy().to_ascii_lowercase();
+    [".yaml", ".yml", ".rules"]
+        .iter()
+        .any(|ext| name.ends_with(ext))
+}
+
 /// Whether the document is a rules file: `.rules`, or YAML with a
 /// top-level `tools:` or `server:` (other YAML — a policy, a CI workflow —
 /// is not this server's to check).
@@ -96,9 +104,20 @@ fn range(file: &SourceFile, span: Span) -> Range {
 
 /// The document's diagnostics: `project`'s, in the protocol's terms. A
 /// finding in another file (a schema file) is shown at the top of the
-/// document, with the place as related information.
-pub(crate) fn diagnostics(project: &mcp_resolve::Project, uri: &Uri) -> Vec<lsp_types::Diagnostic> {
+/// document, with the place as related information; one in another rules
+/// file of the same server (`others`) is shown where it touches the
+/// document (a related place in it: the first definition of a tool defined
+/// again there), and left to that file otherwise.
+pub(crate) fn diagnostics(
+    project: &mcp_resolve::Project,
+    uri: &Uri,
+    others: &[std::path::PathBuf],
+) -> Vec<lsp_types::Diagnostic> {
     let document = project.sources.files().next().map(|(id, _)| id);
+    let elsewhere = |span: Option<Span>| {
+        span.and_then(|s| project.sources.get(s.file))
+            .is_some_and(|file| others.contains(&file.path))
+    };
     let location = |span: Span| -> Option<Location> {
         let file = project.sources.get(span.file)?;
         let uri = if Some(span.file) == document {
@@ -108,9 +127,11 @@ pub(crate) fn diagnostics(project: &mcp_resolve::Project, uri: &Uri) -> Vec<lsp_
         };
         Some(Location::new(uri, range(file, span)))
     };
+    let in_document = |span: Span| Some(span.file) == document;
     project
         .diagnostics
         .iter()
+        .filter(|d| !elsewhere(d.span) || d.related.iter().any(|l| in_document(l.span)))
         .map(|d| {
             let mut related: Vec<DiagnosticRelatedInformation> = d
                 .related
@@ -124,6 +145,23 @@ pub(crate) fn diagnostics(project: &mcp_resolve::Project, uri: &Uri) -> Vec<lsp_
                 .collect();
             let at = match d.span {
                 Some(span) if Some(span.file) == document => location(span).map(|l| l.range),
+                // Another file's finding: shown at its place in this one.
+                Some(span) if elsewhere(Some(span)) => {
+                    if let Some(place) = location(span) {
+                        related.insert(
+                            0,
+                            DiagnosticRelatedInformation {
+                                location: place,
+                                message: d.label.clone().unwrap_or_else(|| "here".into()),
+                            },
+                        );
+                    }
+                    d.related
+                        .iter()
+                        .find(|l| in_document(l.span))
+                        .and_then(|l| location(l.span))
+                        .map(|l| l.range)
+                }
                 Some(span) => {
                     if let Some(place) = location(span) {
                         related.insert(

@@ -20,6 +20,7 @@ mod complete;
 mod convert;
 mod define;
 mod hover;
+mod siblings;
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -105,6 +106,7 @@ pub fn serve(connection: &Connection) -> Result<(), LspError> {
     Server {
         connection,
         documents: HashMap::new(),
+        siblings: siblings::Siblings::default(),
     }
     .run()
 }
@@ -122,6 +124,7 @@ struct Asked {
 struct Server<'c> {
     connection: &'c Connection,
     documents: HashMap<String, (Uri, Document)>,
+    siblings: siblings::Siblings,
 }
 
 impl Server<'_> {
@@ -247,7 +250,7 @@ impl Server<'_> {
         let actions = match self.document(&asked.text_document.uri) {
             Some((uri, document, path)) => {
                 let options = mcp_resolve::LoadOptions::default();
-                let project = mcp_resolve::load_str_with(&path, &document.text, true, &options);
+                let (project, _) = self.compile(&path, &document.text, true, &options);
                 convert::fixes(&project, uri, asked.range)
             }
             None => Vec::new(),
@@ -265,7 +268,7 @@ impl Server<'_> {
             .document(&at.text_document.uri)
             .and_then(|(_, document, path)| {
                 let options = mcp_resolve::LoadOptions::default();
-                let project = mcp_resolve::load_str_with(&path, &document.text, true, &options);
+                let (project, _) = self.compile(&path, &document.text, true, &options);
                 hover::hover(&project, hover::offset(&document.text, at.position))
             });
         self.respond(id, found)
@@ -425,14 +428,49 @@ impl Server<'_> {
             if analysed && !self.connection.receiver.is_empty() {
                 return Ok(());
             }
-            let project = mcp_resolve::load_str_with(&path, &document.text, analysed, &options);
+            let (project, others) = self.compile(&path, &document.text, analysed, &options);
             if let Some(vocabulary) = complete::Vocabulary::of(&project) {
                 *document.vocabulary.borrow_mut() = vocabulary;
             }
-            let diagnostics = convert::diagnostics(&project, uri);
+            let diagnostics = convert::diagnostics(&project, uri, &others);
             self.publish(uri.clone(), diagnostics, Some(document.version))?;
         }
         Ok(())
+    }
+
+    /// The document's text compiled with the other files of its server
+    /// (first, so that its file is the project's first), and those files'
+    /// paths.
+    fn compile(
+        &self,
+        path: &str,
+        text: &str,
+        analysed: bool,
+        options: &mcp_resolve::LoadOptions,
+    ) -> (mcp_resolve::Project, Vec<std::path::PathBuf>) {
+        let own = std::path::Path::new(path);
+        let siblings = match siblings::server_name(own, text) {
+            Some(server) => {
+                let open = |p: &std::path::Path| {
+                    self.documents.values().find_map(|(uri, document)| {
+                        (convert::rules_path(uri).as_deref() == p.to_str())
+                            .then(|| document.text.clone())
+                    })
+                };
+                self.siblings.of(own, &server, &open)
+            }
+            None => Vec::new(),
+        };
+        if siblings.is_empty() {
+            return (
+                mcp_resolve::load_str_with(path, text, analysed, options),
+                Vec::new(),
+            );
+        }
+        let others: Vec<std::path::PathBuf> = siblings.iter().map(|(p, _)| p.clone()).collect();
+        let mut files = vec![(own.to_path_buf(), text.to_string())];
+        files.extend(siblings);
+        (mcp_resolve::load_texts(files, analysed, options), others)
     }
 
     fn publish(

@@ -365,6 +365,32 @@ pub fn load_str_with(path: &str, text: &str, analysed: bool, options: &LoadOptio
     load_str_to(path, text, until, options)
 }
 
+/// Compiles in-memory files together, each as if read from its path: an
+/// editor's document with the other files of its server. Without the
+/// pattern analysis when `analysed` is false.
+pub fn load_texts(files: Vec<(PathBuf, String)>, analysed: bool, options: &LoadOptions) -> Project {
+    let mut project = Project {
+        sources: SourceMap::new(),
+        files: Vec::new(),
+        servers: Vec::new(),
+        diagnostics: Vec::new(),
+        inputs: Vec::new(),
+        analyses: Vec::new(),
+    };
+    let ids: Vec<FileId> = files
+        .into_iter()
+        .map(|(path, text)| project.sources.add(path, text))
+        .collect();
+    parse_sources(&mut project, &ids, options);
+    let until = if analysed {
+        Until::Analysed
+    } else {
+        Until::Checked
+    };
+    finish_to(&mut project, until, options);
+    project
+}
+
 /// How far [`load_str_to`] takes a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Until {
