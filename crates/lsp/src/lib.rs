@@ -173,31 +173,11 @@ impl Server<'_> {
                     // Hover, definition and completion all read the
                     // document and the position (their own members, if
                     // any, are not needed).
-                    CodeActionRequest::METHOD => {
-                        if let Some((id, asked)) = self.params(request)? {
-                            self.code_actions(id, asked)?;
-                        }
-                    }
-                    HoverRequest::METHOD => {
-                        if let Some((id, at)) = self.params(request)? {
-                            self.hover(id, at)?;
-                        }
-                    }
-                    GotoDefinition::METHOD => {
-                        if let Some((id, at)) = self.params(request)? {
-                            self.define(id, at)?;
-                        }
-                    }
-                    Completion::METHOD => {
-                        if let Some((id, at)) = self.params(request)? {
-                            self.complete(id, at)?;
-                        }
-                    }
-                    Formatting::METHOD => {
-                        if let Some((id, asked)) = self.params(request)? {
-                            self.format(id, asked)?;
-                        }
-                    }
+                    CodeActionRequest::METHOD => self.serve(request, Self::code_actions)?,
+                    HoverRequest::METHOD => self.serve(request, Self::hover)?,
+                    GotoDefinition::METHOD => self.serve(request, Self::define)?,
+                    Completion::METHOD => self.serve(request, Self::complete)?,
+                    Formatting::METHOD => self.serve(request, Self::format)?,
                     _ => self.refuse(request)?,
                 }
             }
@@ -208,6 +188,19 @@ impl Server<'_> {
             Message::Response(_) => {}
         }
         Ok(false)
+    }
+
+    /// Answers `request` with `handler`, its params read as `P` (or an
+    /// `InvalidParams` answer when they are not).
+    fn serve<P: serde::de::DeserializeOwned>(
+        &self,
+        request: Request,
+        handler: fn(&Self, lsp_server::RequestId, P) -> Result<(), LspError>,
+    ) -> Result<(), LspError> {
+        match self.params(request)? {
+            Some((id, params)) => handler(self, id, params),
+            None => Ok(()),
+        }
     }
 
     /// The request's params as `P`, or an `InvalidParams` answer (`None`).

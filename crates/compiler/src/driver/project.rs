@@ -119,6 +119,18 @@ impl LoadError {
 }
 
 impl Project {
+    /// A project of nothing yet: what loading starts from.
+    fn empty() -> Project {
+        Project {
+            sources: SourceMap::new(),
+            files: Vec::new(),
+            servers: Vec::new(),
+            diagnostics: Vec::new(),
+            inputs: Vec::new(),
+            analyses: Vec::new(),
+        }
+    }
+
     /// Whether any finding is an error.
     pub fn has_errors(&self) -> bool {
         self.diagnostics
@@ -318,14 +330,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Project, LoadError> {
 /// [`load`] within `options`' limits.
 pub fn load_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Project, LoadError> {
     let files = expand_paths(paths)?;
-    let mut project = Project {
-        sources: SourceMap::new(),
-        files: Vec::new(),
-        servers: Vec::new(),
-        diagnostics: Vec::new(),
-        inputs: Vec::new(),
-        analyses: Vec::new(),
-    };
+    let mut project = Project::empty();
     if files.is_empty() {
         return Err(LoadError::NoRulesFiles {
             path: paths.first().cloned().unwrap_or_default(),
@@ -369,14 +374,7 @@ pub fn load_str_with(path: &str, text: &str, analysed: bool, options: &LoadOptio
 /// editor's document with the other files of its server. Without the
 /// pattern analysis when `analysed` is false.
 pub fn load_texts(files: Vec<(PathBuf, String)>, analysed: bool, options: &LoadOptions) -> Project {
-    let mut project = Project {
-        sources: SourceMap::new(),
-        files: Vec::new(),
-        servers: Vec::new(),
-        diagnostics: Vec::new(),
-        inputs: Vec::new(),
-        analyses: Vec::new(),
-    };
+    let mut project = Project::empty();
     let ids: Vec<FileId> = files
         .into_iter()
         .map(|(path, text)| project.sources.add(path, text))
@@ -405,14 +403,7 @@ pub(crate) enum Until {
 
 /// [`load_str`], stopping after `until`.
 pub(crate) fn load_str_to(path: &str, text: &str, until: Until, options: &LoadOptions) -> Project {
-    let mut project = Project {
-        sources: SourceMap::new(),
-        files: Vec::new(),
-        servers: Vec::new(),
-        diagnostics: Vec::new(),
-        inputs: Vec::new(),
-        analyses: Vec::new(),
-    };
+    let mut project = Project::empty();
     let id = project.sources.add(PathBuf::from(path), text.to_string());
     parse_sources(&mut project, &[id], options);
     finish_to(&mut project, until, options);
