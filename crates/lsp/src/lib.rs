@@ -129,10 +129,13 @@ struct Server<'c> {
 
 impl Server<'_> {
     fn run(&mut self) -> Result<(), LspError> {
+        // Documents whose analysis a waiting message cut short: checked
+        // again after it (a hover must not leave the findings unpublished).
+        let mut unfinished = BTreeSet::new();
         while let Ok(message) = self.connection.receiver.recv() {
             // What arrived together is applied together; the documents it
             // changed are checked once, with their latest text.
-            let mut changed = BTreeSet::new();
+            let mut changed: BTreeSet<String> = std::mem::take(&mut unfinished);
             let mut next = Some(message);
             while let Some(message) = next.take() {
                 if self.handle(message, &mut changed)? {
@@ -141,7 +144,9 @@ impl Server<'_> {
                 next = self.connection.receiver.try_recv().ok();
             }
             for key in changed {
-                self.check(&key)?;
+                if !self.check(&key)? {
+                    unfinished.insert(key);
+                }
             }
         }
         Ok(())
@@ -405,21 +410,23 @@ impl Server<'_> {
     /// Checks the document `key`: the cheap checks published at once, then
     /// the analysis, unless a newer message is waiting (it may change the
     /// text: the next round checks again).
-    fn check(&self, key: &str) -> Result<(), LspError> {
+    /// `false` when the analysis was left for later.
+    fn check(&self, key: &str) -> Result<bool, LspError> {
         let Some((uri, document)) = self.documents.get(key) else {
-            return Ok(());
+            return Ok(true);
         };
         let Some(path) = convert::rules_path(uri) else {
-            return Ok(());
+            return Ok(true);
         };
         if !convert::is_rules(&path, &document.text) {
             // Not (or no longer) a rules file: nothing of this server's.
-            return self.publish(uri.clone(), Vec::new(), Some(document.version));
+            self.publish(uri.clone(), Vec::new(), Some(document.version))?;
+            return Ok(true);
         }
         let options = mcp_resolve::LoadOptions::default();
         for analysed in [false, true] {
             if analysed && !self.connection.receiver.is_empty() {
-                return Ok(());
+                return Ok(false);
             }
             let (project, others) = self.compile(&path, &document.text, analysed, &options);
             if let Some(vocabulary) = complete::Vocabulary::of(&project) {
@@ -428,7 +435,7 @@ impl Server<'_> {
             let diagnostics = convert::diagnostics(&project, uri, &others);
             self.publish(uri.clone(), diagnostics, Some(document.version))?;
         }
-        Ok(())
+        Ok(true)
     }
 
     /// The document's text compiled with the other files of its server
