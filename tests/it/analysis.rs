@@ -249,3 +249,87 @@ fn analysis_on_threads_matches_one_analyzer_in_order_for_every_run_budget() {
     // the start or never.
     assert!(mixed >= 10, "only {mixed} budgets ran out part way");
 }
+
+/// An editor's cache of analyses changes nothing: a project analysed with
+/// the analyses of another version of its text kept (tools edited, moved,
+/// added, removed) gets, to the unit of the run's budget, the findings of
+/// one analysed without.
+#[test]
+fn analyses_kept_between_versions_give_the_findings_of_a_fresh_run() {
+    use mcp_resolve::{AnalysisCache, AnalysisLimits, LoadOptions, analyse, load_str_with};
+    let tool = |i: usize, pattern: &str| {
+        format!(
+            "  - name: t{i}\n    inputSchema: {{ type: object, properties: {{ path: {{ type: string }}, mode: {{ enum: [r, w] }} }}, required: [path, mode] }}\n    variants:\n      - {{ name: tmp, when: {{ path: {{ pattern: \"{pattern}\" }} }} }}\n      - {{ name: read, when: {{ mode: r }} }}\n"
+        )
+    };
+    let file = |tools: &[String]| {
+        format!(
+            "version: 1\nserver: {{ name: s, version: '1' }}\ntools:\n{}",
+            tools.concat()
+        )
+    };
+    let before: Vec<String> = (0..12).map(|i| tool(i, &format!("^/t{i}/"))).collect();
+    // t0 removed, t5 edited (non-exhaustive → exhaustive), t11 moved first,
+    // t12 added, every other tool moved by the edits before it.
+    let mut after = before.clone();
+    after[5] = after[5].replace("{ mode: r }", "{ mode: { enum: [r, w] } }");
+    after.remove(0);
+    let last = after.pop().unwrap_or_default();
+    after.insert(0, last);
+    after.push(tool(12, "^/t0/"));
+    let (before, after) = (file(&before), file(&after));
+    let mut mixed = 0;
+    // The first DFA costs about a mebiunit; each tool's own pattern a few
+    // thousand units more: budgets that run out part way through the tools.
+    let budgets = (0..7).map(|k| (1 << 20) + k * 20_000);
+    for run_budget in budgets.chain([0, AnalysisLimits::default().run_budget]) {
+        let options = LoadOptions::default().with_analysis(AnalysisLimits {
+            run_budget,
+            ..AnalysisLimits::default()
+        });
+        let fresh = |text: &str| {
+            let mut project = load_str_with("x.yaml", text, false, &options);
+            analyse(&mut project, &options, None);
+            project
+        };
+        let mut cache = AnalysisCache::new();
+        // Tools kept: none at first; then the ten unchanged (t0 removed,
+        // t5 changed, t12 new; the others moved); all twelve; the ten again.
+        for (text, kept) in [(&before, 0), (&after, 10), (&after, 12), (&before, 10)] {
+            let mut project = load_str_with("x.yaml", text, false, &options);
+            analyse(&mut project, &options, Some(&mut cache));
+            if run_budget == AnalysisLimits::default().run_budget {
+                assert_eq!(cache.reused(), kept);
+            }
+            let expected = fresh(text);
+            assert_eq!(
+                project.diagnostics, expected.diagnostics,
+                "run budget {run_budget}"
+            );
+            assert_eq!(project.servers, expected.servers, "run budget {run_budget}");
+        }
+        // Only the last version's tools are kept.
+        assert!(cache.len() <= 12, "{} kept", cache.len());
+        let spent = fresh(&after)
+            .diagnostics
+            .iter()
+            .filter(|d| d.message.contains("inconclusive"))
+            .count();
+        if spent > 0 && spent < 12 {
+            mixed += 1;
+        }
+    }
+    // Some budgets ran out part way through the tools.
+    assert!(mixed >= 3, "only {mixed} budgets ran out part way");
+    // Analyses made within other limits are not taken.
+    let mut cache = AnalysisCache::new();
+    for budget in [1_000_000, 999_999] {
+        let options = LoadOptions::default().with_analysis(AnalysisLimits {
+            budget,
+            ..AnalysisLimits::default()
+        });
+        let mut project = load_str_with("x.yaml", &after, false, &options);
+        analyse(&mut project, &options, Some(&mut cache));
+        assert_eq!(cache.reused(), 0);
+    }
+}

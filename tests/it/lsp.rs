@@ -567,3 +567,62 @@ fn a_server_over_several_files_is_checked_as_one() {
     );
     client.finish();
 }
+
+/// In a policy, `variant:` completes the variants of the rule's tool, from
+/// the rules files at the workspace's root (`rules/`) and the open rules
+/// documents' unsaved text; `decision:` the decisions.
+#[test]
+fn a_policys_variants_come_from_the_rules_nearby() {
+    let root = common::scratch("lsp", "policy");
+    std::fs::create_dir_all(root.join("rules")).unwrap();
+    std::fs::create_dir_all(root.join("policies")).unwrap();
+    let rules = root.join("rules/file-server.yaml");
+    std::fs::copy("rules/file-server.yaml", &rules).unwrap();
+    let policy = root.join("policies/writes.yaml");
+    let text = "version: 1\ndefault: ask\nrules:\n  - name: reads\n    when: { tool: manage_files, variant: [] }\n    decision: \n";
+    std::fs::write(&policy, text).unwrap();
+    let uri = format!("file://{}", policy.display());
+    let mut client = Client::start();
+    client.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"processId": null, "rootUri": format!("file://{}", root.display()),
+                   "capabilities": {}}}));
+    client.next();
+    client.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    client.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+        "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}}));
+    let mut id = 1;
+    let mut complete = |client: &mut Client, line: u32, character: u32| -> Vec<String> {
+        id += 1;
+        client.send(json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/completion",
+            "params": {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}}));
+        loop {
+            let message = client.next();
+            if message["id"] == id {
+                let items = message["result"].as_array().cloned().unwrap_or_default();
+                return items
+                    .iter()
+                    .map(|i| i["label"].as_str().unwrap().to_string())
+                    .collect();
+            }
+        }
+    };
+    let in_list = "    when: { tool: manage_files, variant: [".len() as u32;
+    assert_eq!(
+        complete(&mut client, 4, in_list),
+        ["append", "overwrite", "read"]
+    );
+    assert_eq!(complete(&mut client, 5, 14), ["allow", "deny", "ask"]);
+    // The rules file opened and changed, not saved: its text counts.
+    let changed = std::fs::read_to_string(&rules)
+        .unwrap()
+        .replace("- name: append", "- name: append-only");
+    let rules_uri = format!("file://{}", rules.display());
+    client.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+        "params": {"textDocument": {"uri": rules_uri, "languageId": "yaml", "version": 1, "text": changed}}}));
+    client.diagnostics(&rules_uri, 1);
+    assert_eq!(
+        complete(&mut client, 4, in_list),
+        ["append-only", "overwrite", "read"]
+    );
+    client.finish();
+}

@@ -41,10 +41,11 @@ use phases::{analysis, check, lower, parse};
 use semantics::{eval, schema};
 use util::{markup, par, regex_cache, suggest};
 
-pub use analysis::Limits as AnalysisLimits;
+pub use analysis::{AnalysisCache, Limits as AnalysisLimits};
 pub use builder::Builder;
 pub use project::{
-    LoadError, LoadOptions, Project, Stage, load, load_str, load_str_with, load_texts, load_with,
+    LoadError, LoadOptions, Project, Stage, analyse, load, load_str, load_str_with, load_texts,
+    load_with,
 };
 pub use resolve::Resolver;
 

@@ -21,7 +21,11 @@ struct Argument {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Vocabulary {
     tools: BTreeMap<String, Vec<Argument>>,
-    hints: Vec<String>,
+    pub(crate) hints: Vec<String>,
+    /// Each tool's variants, in order (what a policy's `variant:` names).
+    pub(crate) variants: BTreeMap<String, Vec<String>>,
+    /// Every scope a tool or variant requires.
+    pub(crate) scopes: Vec<String>,
 }
 
 impl Vocabulary {
@@ -44,7 +48,28 @@ impl Vocabulary {
             .iter()
             .map(|d| d.name.to_string())
             .collect();
-        Some(Vocabulary { tools, hints })
+        let variants = server
+            .tools
+            .iter()
+            .map(|tool| {
+                let names = tool.variants.iter().map(|v| v.name.clone()).collect();
+                (tool.name.clone(), names)
+            })
+            .collect();
+        let scopes: std::collections::BTreeSet<String> = server
+            .tools
+            .iter()
+            .flat_map(|tool| {
+                let variants = tool.variants.iter().flat_map(|v| v.scopes());
+                tool.required_scopes.iter().cloned().chain(variants)
+            })
+            .collect();
+        Some(Vocabulary {
+            tools,
+            hints,
+            variants,
+            scopes: scopes.into_iter().collect(),
+        })
     }
 
     /// The items at byte `at` of `text`.

@@ -14,15 +14,18 @@ use mcp_resolve::source::{SourceFile, Span};
 /// follows the extension); `None` for a document that is not a rules file.
 pub(crate) fn rules_path(uri: &Uri) -> Option<String> {
     let text = uri.as_str();
-    let path = match text.strip_prefix("file://") {
-        Some(rest) => decode(rest),
-        None => text.rsplit(['/', ':']).next().unwrap_or(text).to_string(),
-    };
+    let path = file_path(uri)
+        .unwrap_or_else(|| text.rsplit(['/', ':']).next().unwrap_or(text).to_string());
     let lower = path.to_ascii_lowercase();
     [".yaml", ".yml", ".rules"]
         .iter()
         .any(|ext| lower.ends_with(ext))
         .then_some(path)
+}
+
+/// The local path a `file:` URI names (`None` for another scheme).
+pub(crate) fn file_path(uri: &Uri) -> Option<String> {
+    uri.as_str().strip_prefix("file://").map(decode)
 }
 
 /// Whether a file's name is a rules file's (`.yaml`, `.yml`, `.rules`).

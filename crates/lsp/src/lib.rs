@@ -20,6 +20,7 @@ mod complete;
 mod convert;
 mod define;
 mod hover;
+mod policy;
 mod siblings;
 
 use std::collections::{BTreeSet, HashMap};
@@ -62,6 +63,26 @@ struct Document {
     version: i32,
     /// What the last text that compiled names (for completion).
     vocabulary: std::cell::RefCell<complete::Vocabulary>,
+    /// The analyses of the last text's tools: an edit analyses again only
+    /// the tools it changed.
+    analyses: std::cell::RefCell<mcp_resolve::AnalysisCache>,
+}
+
+impl Document {
+    fn new(text: String, version: i32) -> Document {
+        Document {
+            text,
+            version,
+            vocabulary: Default::default(),
+            analyses: Default::default(),
+        }
+    }
+
+    /// `project` analysed, with the analyses of its unchanged tools taken
+    /// from the last run's.
+    fn analyse(&self, project: &mut mcp_resolve::Project, options: &mcp_resolve::LoadOptions) {
+        mcp_resolve::analyse(project, options, Some(&mut self.analyses.borrow_mut()));
+    }
 }
 
 /// Serves on this process's stdio until the client says `exit`.
@@ -101,14 +122,28 @@ pub fn serve(connection: &Connection) -> Result<(), LspError> {
         },
     });
     let (id, params) = connection.initialize_start()?;
-    let _: InitializeParams = serde_json::from_value(params).unwrap_or_default();
+    let params: InitializeParams = serde_json::from_value(params).unwrap_or_default();
     connection.initialize_finish(id, result)?;
     Server {
         connection,
         documents: HashMap::new(),
         siblings: siblings::Siblings::default(),
+        roots: roots(&params),
+        on_disk: policy::OnDisk::default(),
     }
     .run()
+}
+
+/// The workspace's folders (or its root), as paths.
+fn roots(params: &InitializeParams) -> Vec<std::path::PathBuf> {
+    #[allow(deprecated)] // `root_uri`: what clients without folders send
+    let root = params.root_uri.iter();
+    let folders = params.workspace_folders.iter().flatten().map(|f| &f.uri);
+    folders
+        .chain(root)
+        .filter_map(convert::file_path)
+        .map(std::path::PathBuf::from)
+        .collect()
 }
 
 /// What a code action request is read for: only the document and the
@@ -125,6 +160,10 @@ struct Server<'c> {
     connection: &'c Connection,
     documents: HashMap<String, (Uri, Document)>,
     siblings: siblings::Siblings,
+    /// The workspace's folders: where a policy's rules are looked for.
+    roots: Vec<std::path::PathBuf>,
+    /// The names of rules files on disk, for policies.
+    on_disk: policy::OnDisk,
 }
 
 impl Server<'_> {
@@ -248,7 +287,8 @@ impl Server<'_> {
         let actions = match self.document(&asked.text_document.uri) {
             Some((uri, document, path)) => {
                 let options = mcp_resolve::LoadOptions::default();
-                let (project, _) = self.compile(&path, &document.text, true, &options);
+                let (mut project, _) = self.compile(&path, &document.text, &options);
+                document.analyse(&mut project, &options);
                 convert::fixes(&project, uri, asked.range)
             }
             None => Vec::new(),
@@ -266,7 +306,8 @@ impl Server<'_> {
             .document(&at.text_document.uri)
             .and_then(|(_, document, path)| {
                 let options = mcp_resolve::LoadOptions::default();
-                let (project, _) = self.compile(&path, &document.text, true, &options);
+                let (mut project, _) = self.compile(&path, &document.text, &options);
+                document.analyse(&mut project, &options);
                 hover::hover(&project, hover::offset(&document.text, at.position))
             });
         self.respond(id, found)
@@ -296,12 +337,42 @@ impl Server<'_> {
         let items = self
             .documents
             .get(at.text_document.uri.as_str())
-            .map(|(_, document)| {
+            .map(|(uri, document)| {
                 let offset = hover::offset(&document.text, at.position);
-                document.vocabulary.borrow().items(&document.text, offset)
+                match convert::rules_path(uri) {
+                    Some(path)
+                        if !convert::is_rules(&path, &document.text)
+                            && policy::is_policy(&path, &document.text) =>
+                    {
+                        policy::items(&self.policy_names(&path), &document.text, offset)
+                    }
+                    _ => document.vocabulary.borrow().items(&document.text, offset),
+                }
             })
             .unwrap_or_default();
         self.respond(id, items)
+    }
+
+    /// What the rules near the policy at `path` name: the open rules
+    /// documents' (their unsaved text), then the files on disk not open.
+    fn policy_names(&self, path: &str) -> policy::Names {
+        let mut names = policy::Names::default();
+        let mut open = BTreeSet::new();
+        for (uri, document) in self.documents.values() {
+            if let Some(path) = convert::rules_path(uri)
+                && convert::is_rules(&path, &document.text)
+            {
+                names.add(&document.vocabulary.borrow());
+                open.insert(std::path::PathBuf::from(path));
+            }
+        }
+        let directories = policy::directories(std::path::Path::new(path), &self.roots);
+        for (file, vocabulary) in self.on_disk.vocabularies(&directories) {
+            if !open.contains(&file) {
+                names.add(&vocabulary);
+            }
+        }
+        names
     }
 
     /// The document in `fmt`'s canonical form: one edit of the whole text,
@@ -367,14 +438,7 @@ impl Server<'_> {
                 let key = document.uri.as_str().to_string();
                 self.documents.insert(
                     key.clone(),
-                    (
-                        document.uri,
-                        Document {
-                            text: document.text,
-                            version: document.version,
-                            vocabulary: Default::default(),
-                        },
-                    ),
+                    (document.uri, Document::new(document.text, document.version)),
                 );
                 changed.insert(key);
             }
@@ -424,32 +488,33 @@ impl Server<'_> {
             return Ok(true);
         }
         let options = mcp_resolve::LoadOptions::default();
-        for analysed in [false, true] {
-            if analysed && !self.connection.receiver.is_empty() {
-                return Ok(false);
-            }
-            let (project, others) = self.compile(&path, &document.text, analysed, &options);
-            if let Some(vocabulary) = complete::Vocabulary::of(&project) {
-                *document.vocabulary.borrow_mut() = vocabulary;
-            }
-            let diagnostics = convert::diagnostics(&project, uri, &others);
-            self.publish(uri.clone(), diagnostics, Some(document.version))?;
+        let (mut project, others) = self.compile(&path, &document.text, &options);
+        if let Some(vocabulary) = complete::Vocabulary::of(&project) {
+            *document.vocabulary.borrow_mut() = vocabulary;
         }
+        let diagnostics = convert::diagnostics(&project, uri, &others);
+        self.publish(uri.clone(), diagnostics, Some(document.version))?;
+        if !self.connection.receiver.is_empty() {
+            return Ok(false);
+        }
+        document.analyse(&mut project, &options);
+        let diagnostics = convert::diagnostics(&project, uri, &others);
+        self.publish(uri.clone(), diagnostics, Some(document.version))?;
         Ok(true)
     }
 
-    /// The document's text compiled with the other files of its server
-    /// (first, so that its file is the project's first), and those files'
-    /// paths.
+    /// The document's text compiled, without the pattern analysis, with the
+    /// other files of its server (first, so that its file is the project's
+    /// first), and those files' paths.
     fn compile(
         &self,
         path: &str,
         text: &str,
-        analysed: bool,
         options: &mcp_resolve::LoadOptions,
     ) -> (mcp_resolve::Project, Vec<std::path::PathBuf>) {
+        let alone = mcp_resolve::load_str_with(path, text, false, options);
         let own = std::path::Path::new(path);
-        let siblings = match siblings::server_name(own, text) {
+        let siblings = match alone.servers.first() {
             Some(server) => {
                 let open = |p: &std::path::Path| {
                     self.documents.values().find_map(|(uri, document)| {
@@ -457,20 +522,17 @@ impl Server<'_> {
                             .then(|| document.text.clone())
                     })
                 };
-                self.siblings.of(own, &server, &open)
+                self.siblings.of(own, &server.name, &open)
             }
             None => Vec::new(),
         };
         if siblings.is_empty() {
-            return (
-                mcp_resolve::load_str_with(path, text, analysed, options),
-                Vec::new(),
-            );
+            return (alone, Vec::new());
         }
         let others: Vec<std::path::PathBuf> = siblings.iter().map(|(p, _)| p.clone()).collect();
         let mut files = vec![(own.to_path_buf(), text.to_string())];
         files.extend(siblings);
-        (mcp_resolve::load_texts(files, analysed, options), others)
+        (mcp_resolve::load_texts(files, false, options), others)
     }
 
     fn publish(

@@ -524,21 +524,47 @@ fn finish_to(project: &mut Project, until: Until, options: &LoadOptions) {
     for server in &project.servers {
         check_server(server, options.jobs, &mut project.diagnostics);
     }
-    // Like rustc's match checking, pattern analysis runs on rules that check.
-    if until == Until::Analysed && crate::analysis::should_run(&project.diagnostics) {
-        if let Some(progress) = options.progress {
-            progress(Stage::Analysing { tools });
-        }
-        for server in &mut project.servers {
-            let facts = crate::analysis::analyze_server_with(
-                server,
-                options.analysis,
-                options.jobs,
-                &mut project.diagnostics,
-            );
-            crate::analysis::derive_annotations(server, &facts);
-            project.analyses.push(facts);
-        }
+    diagnostic::sort(&mut project.diagnostics);
+    if until == Until::Analysed {
+        analyse(project, options, None);
+    }
+}
+
+/// The pattern analysis of a project loaded without it
+/// ([`load_str_with`] or [`load_texts`] with `analysed` false): its
+/// findings added to the diagnostics, and the static annotations it derives
+/// filled in. Taking the analyses of tools unchanged since the last run
+/// from `cache`, when given (an editor's), with the same results.
+///
+/// Like rustc's match checking, the analysis runs only on rules that check:
+/// a project with errors is left as it is. A project analysed already is
+/// not analysed again.
+pub fn analyse(
+    project: &mut Project,
+    options: &LoadOptions,
+    mut cache: Option<&mut crate::analysis::AnalysisCache>,
+) {
+    if !project.analyses.is_empty() || !crate::analysis::should_run(&project.diagnostics) {
+        return;
+    }
+    if let Some(progress) = options.progress {
+        let tools = project.servers.iter().map(|s| s.tools.len()).sum();
+        progress(Stage::Analysing { tools });
+    }
+    for server in &mut project.servers {
+        let facts = crate::analysis::analyze_server_cached(
+            server,
+            options.analysis,
+            options.jobs,
+            &mut project.diagnostics,
+            cache.as_deref_mut(),
+        );
+        crate::analysis::derive_annotations(server, &facts);
+        project.analyses.push(facts);
+    }
+    if let Some(cache) = cache {
+        let names: Vec<&str> = project.servers.iter().map(|s| s.name.as_str()).collect();
+        cache.retain(&names);
     }
     diagnostic::sort(&mut project.diagnostics);
 }

@@ -165,13 +165,14 @@ fn telemetry_knows_nothing_of_the_proxy_policy_or_the_command() {
 
 #[test]
 fn the_language_server_knows_the_compiler_and_nothing_of_the_proxy() {
+    // The policy crate for the policy schema (what a policy's completion
+    // offers); nothing that serves or transports.
     let lsp = tree("mcp-resolve-lsp", &[]);
     assert_none_of(
         "mcp-resolve-lsp",
         &lsp,
         &[
             "mcp-resolve-proxy",
-            "mcp-resolve-policy",
             "mcp-resolve-telemetry",
             "mcp-resolve-cli",
             "tokio",

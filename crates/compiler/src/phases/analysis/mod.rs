@@ -23,12 +23,14 @@
 //! is hit, the tool's analysis is *inconclusive*: nothing is claimed, and
 //! derived static annotations keep the core defaults.
 
+mod cache;
 mod domain;
 mod matrix;
 mod report;
 mod strings;
 mod translate;
 
+pub use cache::AnalysisCache;
 pub use report::{report, summary};
 
 use std::collections::HashMap;
@@ -39,7 +41,7 @@ use std::collections::HashMap;
 /// depends on the maps' order.
 pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use mcp_resolve_runtime::ArgumentValidator;
 use serde_json::{Map, Value};
@@ -578,6 +580,19 @@ pub fn analyze_server_with(
     jobs: usize,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<Option<ToolAnalysis>> {
+    analyze_server_cached(server, limits, jobs, diags, None)
+}
+
+/// [`analyze_server_with`], taking the analyses of unchanged tools from
+/// `cache` and keeping this run's there. The results are the same as
+/// without a cache (see [`AnalysisCache`]).
+pub fn analyze_server_cached(
+    server: &Server,
+    limits: Limits,
+    jobs: usize,
+    diags: &mut Vec<Diagnostic>,
+    cache: Option<&mut AnalysisCache>,
+) -> Vec<Option<ToolAnalysis>> {
     struct Settling {
         ledger: Ledger,
         /// Traces of tools done before the ones still running, by index.
@@ -591,6 +606,12 @@ pub fn analyze_server_with(
         paid: Vec::with_capacity(server.tools.len()),
     });
     let spent = AtomicBool::new(false);
+    let kept = match &cache {
+        Some(cache) => cache.lookup(server, limits),
+        None => Vec::new(),
+    };
+    let keeping = cache.is_some();
+    let reused = AtomicUsize::new(0);
     let analyses = crate::par::map_with(
         &server.tools,
         crate::par::threads(jobs),
@@ -602,7 +623,16 @@ pub fn analyze_server_with(
             } else {
                 limits.run_budget
             };
-            let (analysis, trace) = analyzer.analyze_apart(tool, cap);
+            // A kept analysis was made with the whole budget available; a
+            // tool started after the run's budget is spent gets none.
+            let (analysis, trace) = match kept.get(i) {
+                Some(Some(kept)) if cap != 0 => {
+                    reused.fetch_add(1, Ordering::Relaxed);
+                    kept.clone()
+                }
+                _ => analyzer.analyze_apart(tool, cap),
+            };
+            let keep = (keeping && cap != 0).then(|| (analysis.clone(), trace.clone()));
             let mut guard = settling.lock().unwrap_or_else(|e| e.into_inner());
             let s = &mut *guard;
             s.waiting.insert(i, trace);
@@ -613,15 +643,18 @@ pub fn analyze_server_with(
             if s.ledger.run_left() == 0 {
                 spent.store(true, Ordering::Release);
             }
-            analysis
+            (analysis, keep)
         },
     );
     // A panic is a bug: raise it here, as a loop would have (before the
     // ledger, which stops at the tool that never finished).
-    let analyses: Vec<Option<ToolAnalysis>> = analyses
+    let (analyses, made): (Vec<Option<ToolAnalysis>>, Vec<_>) = analyses
         .into_iter()
         .map(|analysis| analysis.unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-        .collect();
+        .unzip();
+    if let Some(cache) = cache {
+        cache.keep(server, limits, made, reused.into_inner());
+    }
     let paid = settling
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
