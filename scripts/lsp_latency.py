@@ -10,7 +10,11 @@ analysis. Prints p50/p99 of both from the edit, and the server's resident
 memory (VmRSS) after the first 10 edits and after all of them.
 
 Usage:
-  lsp_latency.py --bin target/release/mcp-resolve [--tools 1000] [--edits 1000]
+  lsp_latency.py --bin [NAME=]PATH [--bin NAME=PATH ...] [--tools 1000] [--edits 1000]
+
+With several binaries (the one before a change, the one after), each gets
+its own session on the same file and edits, one after the other, and the
+table has a column for each.
 """
 
 from __future__ import annotations
@@ -59,18 +63,10 @@ class Server:
         return 0
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--bin", required=True)
-    parser.add_argument("--tools", type=int, default=1000)
-    parser.add_argument("--edits", type=int, default=1000)
-    args = parser.parse_args()
-    here = os.path.dirname(os.path.abspath(__file__))
-    text = subprocess.run([sys.executable, os.path.join(here, "gen_large_rules.py"),
-                           str(args.tools), "3"], check=True, capture_output=True,
-                          text=True).stdout
+def measure(binary, text, edits):
+    """One server's session: open, then `edits` edits each waited for."""
     uri = "file:///bench/large.yaml"
-    server = Server(args.bin)
+    server = Server(binary)
     server.send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                  "params": {"processId": None, "rootUri": None, "capabilities": {}}})
     server.receive()
@@ -99,7 +95,7 @@ def main():
     cheap_times, analysed_times = [], []
     rss_early = None
     current = text
-    for edit in range(args.edits):
+    for edit in range(edits):
         at = spots[(edit * 7919) % len(spots)]
         old = current[at:at + len(marker)]
         new = "openWorldHint: false}" if old == marker else marker
@@ -118,18 +114,39 @@ def main():
     server.send({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
     server.send({"jsonrpc": "2.0", "method": "exit"})
     server.process.wait(timeout=30)
+    return {"opened": opened, "cheap": cheap_times, "analysed": analysed_times,
+            "rss": (rss_early, rss_late)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bin", action="append", required=True,
+                        help="PATH or NAME=PATH; repeat to compare binaries side by side")
+    parser.add_argument("--tools", type=int, default=1000)
+    parser.add_argument("--edits", type=int, default=1000)
+    args = parser.parse_args()
+    here = os.path.dirname(os.path.abspath(__file__))
+    text = subprocess.run([sys.executable, os.path.join(here, "gen_large_rules.py"),
+                           str(args.tools), "3"], check=True, capture_output=True,
+                          text=True).stdout
+    binaries = [b.split("=", 1) if "=" in b else (b, b) for b in args.bin]
+    results = [(name, measure(path, text, args.edits)) for name, path in binaries]
 
     ms = lambda s: f"{s * 1e3:,.0f}"
     print(f"{args.tools} tools ({len(text):,} bytes), {args.edits} edits, each waited for\n")
-    print("| | p50 (ms) | p99 (ms) |")
-    print("|---|---:|---:|")
-    print(f"| open: cheap checks / analysis | {ms(opened[0])} | {ms(opened[1])} |")
-    print(f"| edit → cheap checks published | {ms(quantile(cheap_times, .5))} "
-          f"| {ms(quantile(cheap_times, .99))} |")
-    print(f"| edit → analysis published | {ms(quantile(analysed_times, .5))} "
-          f"| {ms(quantile(analysed_times, .99))} |")
-    print(f"\nresident memory: {rss_early / 1024:.1f} MiB after 10 edits, "
-          f"{rss_late / 1024:.1f} MiB after {args.edits}")
+    print("| ms, p50 / p99 | " + " | ".join(name for name, _ in results) + " |")
+    print("|---|" + "---:|" * len(results))
+    rows = [
+        ("open: cheap checks / analysis", lambda r: f"{ms(r['opened'][0])} / {ms(r['opened'][1])}"),
+        ("edit → cheap checks published",
+         lambda r: f"{ms(quantile(r['cheap'], .5))} / {ms(quantile(r['cheap'], .99))}"),
+        ("edit → analysis published",
+         lambda r: f"{ms(quantile(r['analysed'], .5))} / {ms(quantile(r['analysed'], .99))}"),
+        ("resident memory after 10 edits / all (MiB)",
+         lambda r: f"{r['rss'][0] / 1024:.1f} / {r['rss'][1] / 1024:.1f}"),
+    ]
+    for label, cell in rows:
+        print(f"| {label} | " + " | ".join(cell(r) for _, r in results) + " |")
 
 
 if __name__ == "__main__":
