@@ -333,3 +333,44 @@ fn analyses_kept_between_versions_give_the_findings_of_a_fresh_run() {
         assert_eq!(cache.reused(), 0);
     }
 }
+
+/// An analysis stopped part way (an editor's newer text arrived) leaves the
+/// project as it was, and keeps what it finished: the next run takes those
+/// tools from the cache and ends as a fresh run does.
+#[test]
+fn a_stopped_analysis_changes_nothing_and_keeps_what_it_finished() {
+    use mcp_resolve::{AnalysisCache, LoadOptions, analyse, analyse_until, load_str_with};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let mut text = String::from("version: 1\nserver: { name: s, version: '1' }\ntools:\n");
+    for i in 0..8 {
+        text.push_str(&format!(
+            "  - name: t{i}\n    inputSchema: {{ type: object, properties: {{ path: {{ type: string }} }} }}\n    variants:\n      - {{ name: tmp, when: {{ path: {{ pattern: \"^/t{i}/\" }} }} }}\n"
+        ));
+    }
+    let options = LoadOptions::default();
+    let checked = load_str_with("stopped.yaml", &text, false, &options);
+    let mut cache = AnalysisCache::new();
+    let mut project = load_str_with("stopped.yaml", &text, false, &options);
+    let asked = AtomicUsize::new(0);
+    let third = || asked.fetch_add(1, Ordering::SeqCst) >= 2;
+    assert!(!analyse_until(
+        &mut project,
+        &options,
+        Some(&mut cache),
+        &third
+    ));
+    assert_eq!(project.diagnostics, checked.diagnostics);
+    assert_eq!(project.servers, checked.servers);
+    // The two tools analysed before the stop are kept; the rest is done now.
+    assert!(analyse_until(
+        &mut project,
+        &options,
+        Some(&mut cache),
+        &|| false
+    ));
+    assert_eq!(cache.reused(), 2);
+    let mut fresh = load_str_with("stopped.yaml", &text, false, &options);
+    analyse(&mut fresh, &options, None);
+    assert_eq!(project.diagnostics, fresh.diagnostics);
+    assert_eq!(project.servers, fresh.servers);
+}

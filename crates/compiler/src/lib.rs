@@ -44,8 +44,8 @@ use util::{markup, par, regex_cache, suggest};
 pub use analysis::{AnalysisCache, Limits as AnalysisLimits};
 pub use builder::Builder;
 pub use project::{
-    LoadError, LoadOptions, Project, Stage, analyse, load, load_str, load_str_with, load_texts,
-    load_with,
+    LoadError, LoadOptions, Project, Stage, analyse, analyse_until, load, load_str, load_str_with,
+    load_texts, load_with,
 };
 pub use resolve::Resolver;
 

@@ -472,8 +472,8 @@ impl Server<'_> {
     }
 
     /// Checks the document `key`: the cheap checks published at once, then
-    /// the analysis, unless a newer message is waiting (it may change the
-    /// text: the next round checks again).
+    /// the analysis, stopped by a newer message (it may change the text: the
+    /// next round checks again).
     /// `false` when the analysis was left for later.
     fn check(&self, key: &str) -> Result<bool, LspError> {
         let Some((uri, document)) = self.documents.get(key) else {
@@ -494,10 +494,13 @@ impl Server<'_> {
         }
         let diagnostics = convert::diagnostics(&project, uri, &others);
         self.publish(uri.clone(), diagnostics, Some(document.version))?;
-        if !self.connection.receiver.is_empty() {
+        // A message that arrives meanwhile stops the analysis (before the
+        // next tool; those finished are kept for the next run).
+        let waiting = || !self.connection.receiver.is_empty();
+        let mut analyses = document.analyses.borrow_mut();
+        if !mcp_resolve::analyse_until(&mut project, &options, Some(&mut analyses), &waiting) {
             return Ok(false);
         }
-        document.analyse(&mut project, &options);
         let diagnostics = convert::diagnostics(&project, uri, &others);
         self.publish(uri.clone(), diagnostics, Some(document.version))?;
         Ok(true)

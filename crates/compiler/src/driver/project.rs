@@ -542,29 +542,53 @@ fn finish_to(project: &mut Project, until: Until, options: &LoadOptions) {
 pub fn analyse(
     project: &mut Project,
     options: &LoadOptions,
-    mut cache: Option<&mut crate::analysis::AnalysisCache>,
+    cache: Option<&mut crate::analysis::AnalysisCache>,
 ) {
+    analyse_until(project, options, cache, &|| false);
+}
+
+/// [`analyse`], stopped as soon as `stop` says so (it is asked before each
+/// tool): then `false`, and the project left as it was — the analyses
+/// finished before the stop are kept in `cache` all the same. An editor
+/// stops the analysis of a text a newer edit replaced.
+pub fn analyse_until(
+    project: &mut Project,
+    options: &LoadOptions,
+    mut cache: Option<&mut crate::analysis::AnalysisCache>,
+    stop: crate::analysis::Stop<'_>,
+) -> bool {
     if !project.analyses.is_empty() || !crate::analysis::should_run(&project.diagnostics) {
-        return;
+        return true;
     }
     if let Some(progress) = options.progress {
         let tools = project.servers.iter().map(|s| s.tools.len()).sum();
         progress(Stage::Analysing { tools });
     }
-    for server in &mut project.servers {
-        let facts = crate::analysis::analyze_server_cached(
+    // Every server's facts first: a stop leaves the project untouched.
+    let mut diagnostics = Vec::new();
+    let mut analyses = Vec::with_capacity(project.servers.len());
+    for server in &project.servers {
+        let Some(facts) = crate::analysis::analyze_server_until(
             server,
             options.analysis,
             options.jobs,
-            &mut project.diagnostics,
+            &mut diagnostics,
             cache.as_deref_mut(),
-        );
-        crate::analysis::derive_annotations(server, &facts);
-        project.analyses.push(facts);
+            Some(stop),
+        ) else {
+            return false;
+        };
+        analyses.push(facts);
     }
+    for (server, facts) in project.servers.iter_mut().zip(&analyses) {
+        crate::analysis::derive_annotations(server, facts);
+    }
+    project.analyses = analyses;
+    project.diagnostics.extend(diagnostics);
     if let Some(cache) = cache {
         let names: Vec<&str> = project.servers.iter().map(|s| s.name.as_str()).collect();
         cache.retain(&names);
     }
     diagnostic::sort(&mut project.diagnostics);
+    true
 }

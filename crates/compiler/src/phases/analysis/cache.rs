@@ -78,36 +78,35 @@ impl AnalysisCache {
     }
 
     /// Keeps `server`'s analyses (each tool's, when it was made with the
-    /// run's whole budget available), replacing what was kept for it.
+    /// run's whole budget available), replacing what was kept for it — or,
+    /// for a run that was `stopped` part way, beside it.
     pub(super) fn keep(
         &mut self,
         server: &Server,
         limits: Limits,
         made: Vec<Option<Kept>>,
         reused: usize,
+        stopped: bool,
     ) {
         self.reused = reused;
         if self.limits != Some(limits) {
             self.servers.clear();
             self.limits = Some(limits);
         }
-        let entries = server
-            .tools
-            .iter()
-            .zip(made)
-            .filter_map(|(tool, made)| {
-                let (analysis, trace) = made?;
-                Some((
-                    tool.name.clone(),
-                    Entry {
-                        tool: tool.clone(),
-                        analysis,
-                        trace,
-                    },
-                ))
-            })
-            .collect();
-        self.servers.insert(server.name.clone(), entries);
+        let entries = self.servers.entry(server.name.clone()).or_default();
+        if !stopped {
+            entries.clear();
+        }
+        for (tool, made) in server.tools.iter().zip(made) {
+            if let Some((analysis, trace)) = made {
+                let entry = Entry {
+                    tool: tool.clone(),
+                    analysis,
+                    trace,
+                };
+                entries.insert(tool.name.clone(), entry);
+            }
+        }
     }
 
     /// Forgets the servers not among `names` (a file that no longer

@@ -593,6 +593,24 @@ pub fn analyze_server_cached(
     diags: &mut Vec<Diagnostic>,
     cache: Option<&mut AnalysisCache>,
 ) -> Vec<Option<ToolAnalysis>> {
+    analyze_server_until(server, limits, jobs, diags, cache, None).unwrap_or_default()
+}
+
+/// Asked before each tool's analysis: `true` stops the run (an editor's
+/// newer text arrived).
+pub type Stop<'a> = &'a (dyn Fn() -> bool + Sync);
+
+/// [`analyze_server_cached`], stopped when `stop` says so before a tool:
+/// then `None`, nothing reported, and the analyses finished so far kept in
+/// `cache` beside those it had (they are a fresh run's all the same).
+pub fn analyze_server_until(
+    server: &Server,
+    limits: Limits,
+    jobs: usize,
+    diags: &mut Vec<Diagnostic>,
+    cache: Option<&mut AnalysisCache>,
+    stop: Option<Stop<'_>>,
+) -> Option<Vec<Option<ToolAnalysis>>> {
     struct Settling {
         ledger: Ledger,
         /// Traces of tools done before the ones still running, by index.
@@ -618,6 +636,9 @@ pub fn analyze_server_cached(
         Some(crate::par::WORK_STACK),
         || Analyzer::with_limits(limits),
         |analyzer, i, tool| {
+            if stop.is_some_and(|stop| stop()) {
+                return None;
+            }
             let cap = if spent.load(Ordering::Acquire) {
                 0
             } else {
@@ -643,17 +664,25 @@ pub fn analyze_server_cached(
             if s.ledger.run_left() == 0 {
                 spent.store(true, Ordering::Release);
             }
-            (analysis, keep)
+            Some((analysis, keep))
         },
     );
     // A panic is a bug: raise it here, as a loop would have (before the
     // ledger, which stops at the tool that never finished).
-    let (analyses, made): (Vec<Option<ToolAnalysis>>, Vec<_>) = analyses
+    let analyses: Vec<_> = analyses
         .into_iter()
         .map(|analysis| analysis.unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        .collect();
+    let stopped = analyses.iter().any(Option::is_none);
+    let (analyses, made): (Vec<Option<ToolAnalysis>>, Vec<_>) = analyses
+        .into_iter()
+        .map(|done| done.unwrap_or((None, None)))
         .unzip();
     if let Some(cache) = cache {
-        cache.keep(server, limits, made, reused.into_inner());
+        cache.keep(server, limits, made, reused.into_inner(), stopped);
+    }
+    if stopped {
+        return None;
     }
     let paid = settling
         .into_inner()
@@ -670,7 +699,7 @@ pub fn analyze_server_cached(
         }
         results.push(analysis);
     }
-    results
+    Some(results)
 }
 
 /// The finishing step after analysis: a tool that leaves its static
