@@ -94,6 +94,7 @@ def measure(binary, text, edits):
     spots = [i for i in range(len(text)) if text.startswith(marker, i)]
     cheap_times, analysed_times = [], []
     rss_early = None
+    rss_by = []  # after every 1,000th edit
     current = text
     for edit in range(edits):
         at = spots[(edit * 7919) % len(spots)]
@@ -110,12 +111,14 @@ def measure(binary, text, edits):
         analysed_times.append(analysed - started)
         if edit == 9:
             rss_early = server.rss_kib()
+        if (edit + 1) % 1000 == 0:
+            rss_by.append(server.rss_kib())
     rss_late = server.rss_kib()
     server.send({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
     server.send({"jsonrpc": "2.0", "method": "exit"})
     server.process.wait(timeout=30)
     return {"opened": opened, "cheap": cheap_times, "analysed": analysed_times,
-            "rss": (rss_early, rss_late)}
+            "rss": (rss_early, rss_late), "rss_by": rss_by}
 
 
 def main():
@@ -147,6 +150,10 @@ def main():
     ]
     for label, cell in rows:
         print(f"| {label} | " + " | ".join(cell(r) for _, r in results) + " |")
+    if args.edits >= 2000:
+        print("\nresident memory (MiB) after each 1,000 edits: " + "; ".join(
+            f"{name}: " + ", ".join(f"{k / 1024:.1f}" for k in r["rss_by"])
+            for name, r in results))
 
 
 if __name__ == "__main__":

@@ -15,13 +15,42 @@ use crate::hints::{HintSet, HintTable, HintTableExt};
 use crate::source::{FileId, Span};
 
 /// A span that takes no part in equality.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct Loc(pub Span);
 
 impl PartialEq for Loc {
     fn eq(&self, _: &Loc) -> bool {
         true
     }
+}
+
+thread_local! {
+    /// Whether a `Loc` shows its span when formatted with `{:?}`.
+    static SPANS_SHOWN: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+impl fmt::Debug for Loc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if SPANS_SHOWN.get() {
+            f.debug_tuple("Loc").field(&self.0).finish()
+        } else {
+            f.write_str("Loc")
+        }
+    }
+}
+
+/// `f` run with every `Loc` formatted by `{:?}` without its span, on this
+/// thread: what IR prints then, two IRs print alike exactly when they are
+/// equal (`Loc` takes no part in either).
+pub(crate) fn without_spans<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SPANS_SHOWN.set(self.0);
+        }
+    }
+    let _restore = Restore(SPANS_SHOWN.replace(false));
+    f()
 }
 
 /// One server: every tool of the files that declare it.

@@ -3,8 +3,11 @@
 //! changed since the last check.
 //!
 //! A tool is analysed again only when its checked IR differs from the one
-//! its kept analysis was made from ([`Tool`]'s equality ignores spans, so a
-//! tool that only moved is not analysed again). What is kept is the
+//! its kept analysis was made from: the kept analysis carries the SHA-256
+//! of the IR printed without spans (so a tool that only moved is not
+//! analysed again), not a copy of the IR — a copy per changed tool, made
+//! at every edit among the edit's short-lived allocations, would scatter
+//! long-lived objects over the heap and keep its pages resident. What is kept is the
 //! analysis *and* what it charged the run's budget: the ledger settles kept
 //! and new traces alike, in tool order, so the verdicts are those of a run
 //! without the cache, to the unit. The diagnostics are written afresh from
@@ -18,8 +21,9 @@ use crate::ir::{Server, Tool};
 
 /// One tool's kept analysis.
 struct Entry {
-    /// The tool as analysed (before derived annotations were filled in).
-    tool: Tool,
+    /// The [`key`] of the tool as analysed (before derived annotations
+    /// were filled in).
+    key: String,
     analysis: Option<ToolAnalysis>,
     trace: Vec<Charge>,
 }
@@ -35,8 +39,24 @@ pub struct AnalysisCache {
     reused: usize,
 }
 
+/// What identifies a tool's checked IR: the SHA-256 of its `{:?}` text
+/// without spans (every field but the spans, so two tools have the same key
+/// exactly when they are equal, but for a hash collision).
+fn key(tool: &Tool) -> String {
+    let text = crate::ir::without_spans(|| format!("{tool:?}"));
+    mcp_resolve_host::signature::fingerprint_of_parts([text.as_bytes()])
+}
+
 /// A kept analysis and its trace, ready for the ledger.
 pub(super) type Kept = (Option<ToolAnalysis>, Vec<Charge>);
+
+/// What a run did with a tool, for the cache.
+pub(super) enum Made {
+    /// Took the kept analysis: the entry stays as it is.
+    Kept,
+    /// Analysed it, with the run's whole budget available.
+    New(Option<ToolAnalysis>, Vec<Charge>),
+}
 
 impl AnalysisCache {
     /// An empty cache.
@@ -60,9 +80,9 @@ impl AnalysisCache {
         self.len() == 0
     }
 
-    /// For each tool of `server`, the analysis kept for it if it is
-    /// unchanged and was made within `limits`.
-    pub(super) fn lookup(&self, server: &Server, limits: Limits) -> Vec<Option<Kept>> {
+    /// For each tool of `server`, its key and the analysis kept for it if
+    /// it is unchanged and was made within `limits`.
+    pub(super) fn lookup(&self, server: &Server, limits: Limits) -> Vec<(String, Option<Kept>)> {
         let tools = self
             .servers
             .get(&server.name)
@@ -71,20 +91,27 @@ impl AnalysisCache {
             .tools
             .iter()
             .map(|tool| {
-                let entry = tools?.get(&tool.name)?;
-                (entry.tool == *tool).then(|| (entry.analysis.clone(), entry.trace.clone()))
+                let key = key(tool);
+                let kept = tools
+                    .and_then(|tools| tools.get(&tool.name))
+                    .filter(|entry| entry.key == key)
+                    .map(|entry| (entry.analysis.clone(), entry.trace.clone()));
+                (key, kept)
             })
             .collect()
     }
 
-    /// Keeps `server`'s analyses (each tool's, when it was made with the
-    /// run's whole budget available), replacing what was kept for it — or,
-    /// for a run that was `stopped` part way, beside it.
+    /// Keeps `server`'s analyses: the entries the run took as they are,
+    /// the tools it analysed (with the run's whole budget available) anew;
+    /// the others are forgotten — unless the run was `stopped` part way,
+    /// when what it did not reach stays as it was. An edit that changes one
+    /// tool replaces one entry (no allocation for the others).
     pub(super) fn keep(
         &mut self,
         server: &Server,
         limits: Limits,
-        made: Vec<Option<Kept>>,
+        made: Vec<Option<Made>>,
+        keys: Vec<String>,
         reused: usize,
         stopped: bool,
     ) {
@@ -95,16 +122,28 @@ impl AnalysisCache {
         }
         let entries = self.servers.entry(server.name.clone()).or_default();
         if !stopped {
-            entries.clear();
+            // Tools the server no longer has.
+            let names: std::collections::HashSet<&str> =
+                server.tools.iter().map(|t| t.name.as_str()).collect();
+            entries.retain(|name, _| names.contains(name.as_str()));
         }
-        for (tool, made) in server.tools.iter().zip(made) {
-            if let Some((analysis, trace)) = made {
-                let entry = Entry {
-                    tool: tool.clone(),
-                    analysis,
-                    trace,
-                };
-                entries.insert(tool.name.clone(), entry);
+        for ((tool, made), key) in server.tools.iter().zip(made).zip(keys) {
+            match made {
+                Some(Made::New(analysis, trace)) => {
+                    let entry = Entry {
+                        key,
+                        analysis,
+                        trace,
+                    };
+                    entries.insert(tool.name.clone(), entry);
+                }
+                Some(Made::Kept) => {}
+                // Not reached before the stop: as it was.
+                None if stopped => {}
+                // Analysed after the run's budget was spent: not kept.
+                None => {
+                    entries.remove(&tool.name);
+                }
             }
         }
     }

@@ -624,9 +624,9 @@ pub fn analyze_server_until(
         paid: Vec::with_capacity(server.tools.len()),
     });
     let spent = AtomicBool::new(false);
-    let kept = match &cache {
-        Some(cache) => cache.lookup(server, limits),
-        None => Vec::new(),
+    let (keys, kept): (Vec<String>, Vec<_>) = match &cache {
+        Some(cache) => cache.lookup(server, limits).into_iter().unzip(),
+        None => (Vec::new(), Vec::new()),
     };
     let keeping = cache.is_some();
     let reused = AtomicUsize::new(0);
@@ -646,14 +646,18 @@ pub fn analyze_server_until(
             };
             // A kept analysis was made with the whole budget available; a
             // tool started after the run's budget is spent gets none.
-            let (analysis, trace) = match kept.get(i) {
+            let ((analysis, trace), keep) = match kept.get(i) {
                 Some(Some(kept)) if cap != 0 => {
                     reused.fetch_add(1, Ordering::Relaxed);
-                    kept.clone()
+                    (kept.clone(), Some(cache::Made::Kept))
                 }
-                _ => analyzer.analyze_apart(tool, cap),
+                _ => {
+                    let (analysis, trace) = analyzer.analyze_apart(tool, cap);
+                    let keep = (keeping && cap != 0)
+                        .then(|| cache::Made::New(analysis.clone(), trace.clone()));
+                    ((analysis, trace), keep)
+                }
             };
-            let keep = (keeping && cap != 0).then(|| (analysis.clone(), trace.clone()));
             let mut guard = settling.lock().unwrap_or_else(|e| e.into_inner());
             let s = &mut *guard;
             s.waiting.insert(i, trace);
@@ -679,7 +683,7 @@ pub fn analyze_server_until(
         .map(|done| done.unwrap_or((None, None)))
         .unzip();
     if let Some(cache) = cache {
-        cache.keep(server, limits, made, reused.into_inner(), stopped);
+        cache.keep(server, limits, made, keys, reused.into_inner(), stopped);
     }
     if stopped {
         return None;
