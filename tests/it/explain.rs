@@ -164,7 +164,10 @@ struct Browser {
 }
 
 impl Browser {
-    fn start(chromedriver: &Path, width: u32, height: u32) -> Browser {
+    /// ChromeDriver and its browser, their temporary files in `tmp` (the
+    /// test's scratch directory: a browser killed at the end would leave
+    /// its profile directories in the system's).
+    fn start(chromedriver: &Path, tmp: &Path, width: u32, height: u32) -> Browser {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -172,6 +175,7 @@ impl Browser {
             .port();
         let driver = Command::new(chromedriver)
             .arg(format!("--port={port}"))
+            .env("TMPDIR", tmp)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -303,7 +307,17 @@ fn the_html_page_renders_its_tables_in_a_real_browser() {
     )
     .unwrap();
 
-    let phone = Browser::start(&chromedriver, 390, 844);
+    let phone = Browser::start(&chromedriver, &dir, 390, 844);
+    // The browser's profile is in the scratch directory, not the system's
+    // temporary directory (where a killed browser would leave it).
+    let profiles = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy().starts_with("org.chromium.")
+        })
+        .count();
+    assert!(profiles > 0, "no browser profile in {}", dir.display());
     phone.open(&page);
     let tables = phone.eval(
         "return Array.from(document.querySelectorAll('table')).map(t => \
@@ -390,7 +404,7 @@ fn the_html_page_renders_its_tables_in_a_real_browser() {
     std::fs::write(dir.join("phone.png"), &shot).unwrap();
     drop(phone);
 
-    let desktop = Browser::start(&chromedriver, 1100, 1300);
+    let desktop = Browser::start(&chromedriver, &dir, 1100, 1300);
     desktop.open(&page);
     let shot = desktop.screenshot();
     std::fs::write(dir.join("desktop.png"), &shot).unwrap();
