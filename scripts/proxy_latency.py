@@ -16,7 +16,8 @@ its own cost apart from waiting for wake-ups.
 
 `--variant NAME=ARGS` adds a route: the same proxy with more arguments
 (`--variant 'otlp=--otlp http://127.0.0.1:4318'`: telemetry on, beside
-the proxy with it off).
+the proxy with it off); `--baseline-variant NAME=ARGS` the same for the
+baseline binary.
 
 Usage:
   proxy_latency.py --proxy BIN [--baseline BIN] [--variant NAME=ARGS]... \
@@ -180,6 +181,8 @@ def main() -> int:
     parser.add_argument("--resolve", help="'TOOL JSON-ARGUMENTS' for tools/resolve (default: --call)")
     parser.add_argument("--variant", action="append", default=[],
                         help="NAME=ARGS: the proxy again, with these arguments")
+    parser.add_argument("--baseline-variant", action="append", default=[],
+                        help="NAME=ARGS: the baseline binary again, with these arguments")
     parser.add_argument("command", nargs="+")
     args = parser.parse_args()
     tool, arguments = args.call.split(" ", 1)
@@ -196,9 +199,13 @@ def main() -> int:
     if args.baseline:
         routes["baseline"] = [args.baseline, "proxy", args.rules, "--no-probe", "--", *args.command]
     routes["proxy"] = [args.proxy, "proxy", args.rules, "--no-probe", "--", *args.command]
-    for variant in args.variant:
+    variants = [(args.proxy, v) for v in args.variant]
+    if args.baseline_variant and not args.baseline:
+        parser.error("--baseline-variant needs --baseline")
+    variants += [(args.baseline, v) for v in args.baseline_variant]
+    for binary, variant in variants:
         name, _, extra = variant.partition("=")
-        routes[name] = [args.proxy, "proxy", args.rules, "--no-probe", *shlex.split(extra),
+        routes[name] = [binary, "proxy", args.rules, "--no-probe", *shlex.split(extra),
                         "--", *args.command]
     sessions = {name: Session(command) for name, command in routes.items()}
     for name, session in sessions.items():
