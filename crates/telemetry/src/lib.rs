@@ -244,45 +244,19 @@ impl Telemetry {
     /// What cannot be exported (a full queue, a collector that is down)
     /// is said once through `say`, and counted.
     pub fn from_env(otlp: Option<&str>, say: Say) -> Result<Option<Telemetry>, TelemetryError> {
-        if !wanted(otlp, &|name: &str| std::env::var(name).ok()) {
+        let Some(sdk) = Sdk::from_env(otlp, say)? else {
             return Ok(None);
-        }
-        // The SDK is set up on the worker, after it lowered its priority:
-        // the SDK's threads (batching, exporting, the HTTP client's) start
-        // from there and inherit it.
-        let (ready, started) = std::sync::mpsc::sync_channel(1);
+        };
+        let sdk = Arc::new(sdk);
         let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(JOBS);
-        let otlp = otlp.map(str::to_string);
+        let worker_sdk = Arc::clone(&sdk);
         let worker = std::thread::Builder::new()
             .name("mcp-resolve-telemetry".into())
-            .spawn(move || {
-                background();
-                let sdk = match Sdk::from_env(otlp.as_deref(), say) {
-                    Ok(Some(sdk)) => Arc::new(sdk),
-                    other => {
-                        let _ = ready.send(other.map(|_| None));
-                        return;
-                    }
-                };
-                if ready.send(Ok(Some(Arc::clone(&sdk)))).is_ok() {
-                    work(&queue, &sdk);
-                }
-            })
+            .spawn(move || work(&queue, &worker_sdk))
             .map_err(|e| TelemetryError::Exporter {
                 signal: "any signal",
                 message: format!("cannot start its thread: {e}"),
             })?;
-        let sdk = match started.recv() {
-            Ok(Ok(Some(sdk))) => sdk,
-            Ok(Ok(None)) => return Ok(None),
-            Ok(Err(e)) => return Err(e),
-            Err(_) => {
-                return Err(TelemetryError::Exporter {
-                    signal: "any signal",
-                    message: "its thread stopped while setting up".into(),
-                });
-            }
-        };
         Ok(Some(Telemetry {
             jobs,
             thread: worker.thread().clone(),
@@ -348,27 +322,6 @@ impl Telemetry {
         let mut failed = self.sdk.shutdown();
         failed.extend(self.job_gate.losses());
         failed
-    }
-}
-
-/// How much less the telemetry's threads weigh than the proxy's own (nice
-/// values above the proxy's, 19 at most): when the cores are busy, the
-/// scheduler runs the requests' path first, and export takes what is left
-/// — a queue that fills is counted and said once, never waited on.
-pub const BACKGROUND_NICE: i32 = 10;
-
-/// Lowers the calling thread's scheduling priority by
-/// [`BACKGROUND_NICE`], and so that of the threads it starts. Linux only:
-/// there `setpriority` of the calling "process" is the calling thread's;
-/// elsewhere it would be the whole proxy's, and nothing is changed.
-fn background() {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    {
-        use rustix::process::{getpriority_process, setpriority_process};
-        // At worst the export keeps the proxy's priority.
-        if let Ok(own) = getpriority_process(None) {
-            let _ = setpriority_process(None, (own + BACKGROUND_NICE).min(19));
-        }
     }
 }
 
