@@ -23,6 +23,7 @@
 
 mod context;
 mod gate;
+mod keys;
 mod spans;
 
 use std::cell::Cell;
@@ -597,9 +598,9 @@ impl Sdk {
         }
         for (key, value) in fields {
             let name = match key.as_str() {
-                "tool" => "gen_ai.tool.name".to_string(),
+                "tool" => opentelemetry::Key::from_static_str("gen_ai.tool.name"),
                 "time" | "traceId" | "spanId" => continue,
-                other => format!("{NAMESPACE}.{}", snake(other)),
+                other => keys::field(other),
             };
             if let Some(value) = any_value(value) {
                 log.add_attribute(name, value);
@@ -620,8 +621,8 @@ impl Sdk {
             1,
             &[
                 KeyValue::new("mcp.method.name", method),
-                KeyValue::new(format!("{NAMESPACE}.decision"), text("decision")),
-                KeyValue::new(format!("{NAMESPACE}.outcome"), text("outcome")),
+                KeyValue::new(keys::field("decision"), text("decision")),
+                KeyValue::new(keys::field("outcome"), text("outcome")),
             ],
         );
     }
@@ -648,7 +649,7 @@ impl Sdk {
 }
 
 /// `camelCase` as `snake_case` (`requiredScopes` → `required_scopes`).
-fn snake(name: &str) -> String {
+pub(crate) fn snake(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 4);
     for c in name.chars() {
         if c.is_ascii_uppercase() {
@@ -705,7 +706,14 @@ fn parse_rfc3339(text: &str) -> Option<SystemTime> {
     let (hms, fraction) = time.split_once('.').unwrap_or((time, "0"));
     let mut hms = hms.split(':').map(|p| p.parse::<i64>().ok());
     let (hh, mm, ss) = (hms.next()??, hms.next()??, hms.next()??);
-    let nanos: u32 = format!("{fraction:0<9}").get(..9)?.parse().ok()?;
+    // The fraction's first nine digits, padded with zeros: nanoseconds.
+    let digits = fraction.as_bytes();
+    if !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let nanos = (0..9).fold(0u32, |n, i| {
+        n * 10 + u32::from(digits.get(i).map_or(0, |d| d - b'0'))
+    });
     // Days from the civil date (Howard Hinnant's algorithm).
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);

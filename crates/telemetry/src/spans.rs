@@ -89,7 +89,7 @@ pub(crate) fn decision(record: &Value) -> Option<(u64, Vec<KeyValue>)> {
     if let Some(Value::Object(hints)) = fields.get("annotations") {
         for (hint, value) in hints {
             if let Some(value) = scalar(value) {
-                into.push(KeyValue::new(format!("{NAMESPACE}.hint.{hint}"), value));
+                into.push(KeyValue::new(crate::keys::hint(hint), value));
             }
         }
     }
