@@ -77,12 +77,6 @@ impl Document {
             analyses: Default::default(),
         }
     }
-
-    /// `project` analysed, with the analyses of its unchanged tools taken
-    /// from the last run's.
-    fn analyse(&self, project: &mut mcp_resolve::Project, options: &mcp_resolve::LoadOptions) {
-        mcp_resolve::analyse(project, options, Some(&mut self.analyses.borrow_mut()));
-    }
 }
 
 /// Serves on this process's stdio until the client says `exit`.
@@ -286,10 +280,7 @@ impl Server<'_> {
     fn code_actions(&self, id: lsp_server::RequestId, asked: Asked) -> Result<(), LspError> {
         let actions = match self.document(&asked.text_document.uri) {
             Some((uri, document, path)) => {
-                let options = mcp_resolve::LoadOptions::default();
-                let (mut project, _) = self.compile(&path, &document.text, &options);
-                document.analyse(&mut project, &options);
-                convert::fixes(&project, uri, asked.range)
+                convert::fixes(&self.analysed(&path, document), uri, asked.range)
             }
             None => Vec::new(),
         };
@@ -305,9 +296,7 @@ impl Server<'_> {
         let found = self
             .document(&at.text_document.uri)
             .and_then(|(_, document, path)| {
-                let options = mcp_resolve::LoadOptions::default();
-                let (mut project, _) = self.compile(&path, &document.text, &options);
-                document.analyse(&mut project, &options);
+                let project = self.analysed(&path, document);
                 hover::hover(&project, hover::offset(&document.text, at.position))
             });
         self.respond(id, found)
@@ -504,6 +493,20 @@ impl Server<'_> {
         let diagnostics = convert::diagnostics(&project, uri, &others);
         self.publish(uri.clone(), diagnostics, Some(document.version))?;
         Ok(true)
+    }
+
+    /// The document compiled and analysed (the analysis of its unchanged
+    /// tools taken from its cache): what a request about it is answered
+    /// from.
+    fn analysed(&self, path: &str, document: &Document) -> mcp_resolve::Project {
+        let options = mcp_resolve::LoadOptions::default();
+        let (mut project, _) = self.compile(path, &document.text, &options);
+        mcp_resolve::analyse(
+            &mut project,
+            &options,
+            Some(&mut document.analyses.borrow_mut()),
+        );
+        project
     }
 
     /// The document's text compiled, without the pattern analysis, with the

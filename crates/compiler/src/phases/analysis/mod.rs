@@ -692,6 +692,17 @@ pub fn analyze_server_until(
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .paid;
+    Some(reported(server, analyses, paid, diags))
+}
+
+/// The run's analyses, in tool order, with the ledger's verdict applied (a
+/// tool the run's budget did not pay for is inconclusive), each reported.
+fn reported(
+    server: &Server,
+    analyses: Vec<Option<ToolAnalysis>>,
+    paid: Vec<bool>,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Option<ToolAnalysis>> {
     let mut results = Vec::with_capacity(analyses.len());
     for ((analysis, tool), paid) in analyses.into_iter().zip(&server.tools).zip(paid) {
         let analysis = match analysis {
@@ -703,7 +714,7 @@ pub fn analyze_server_until(
         }
         results.push(analysis);
     }
-    Some(results)
+    results
 }
 
 /// The finishing step after analysis: a tool that leaves its static
