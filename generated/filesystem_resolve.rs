@@ -291,9 +291,7 @@ fn match_0(args: &::mcp_resolve_runtime::Arguments) -> usize {
     if json::is_str(arg_0, "append") && json::arg::min_length(arg_1, 1) {
         return 1;
     }
-    if (json::is_str(arg_0, "append") && arg_1.is_none())
-        || (json::is_str(arg_0, "append") && json::is_str(arg_1, ""))
-    {
+    if json::is_str(arg_0, "append") && (arg_1.is_none() || json::is_str(arg_1, "")) {
         return 2;
     }
     if json::is_str(arg_0, "overwrite") {
