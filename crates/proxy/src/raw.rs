@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde::Deserialize;
-use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 /// An object's members as written: each key and its raw value, in order; a
@@ -169,26 +169,136 @@ fn tools_in_one_pass(result: &str) -> Option<Vec<(&str, Option<Members<'_>>)>> {
 
 /// The text in `outer` of the object whose members are `members`.
 fn object_text<'a>(outer: &'a str, members: &Members<'a>) -> Option<&'a str> {
-    let base = outer.as_ptr() as usize;
     let Cow::Borrowed(first) = &members.0.first()?.0 else {
         return None;
     };
-    let key = (first.as_ptr() as usize).checked_sub(base)?;
     // The value written last ends last (a repeated key keeps its first
     // place and its last value).
     let end = members
         .0
         .iter()
-        .map(|(_, v)| (v.get().as_ptr() as usize + v.get().len()).checked_sub(base))
+        .map(|(_, v)| end_in(outer, v.get()))
         .max()??;
+    around(outer, first, end, b'{', b'}')
+}
+
+/// Where `part` (a slice of `outer`) ends in `outer`.
+fn end_in(outer: &str, part: &str) -> Option<usize> {
+    (part.as_ptr() as usize + part.len()).checked_sub(outer.as_ptr() as usize)
+}
+
+/// The text in `outer` from the `open` before the quoted `first` (a slice
+/// of `outer`), whitespace between, to the `close` after `end`, whitespace
+/// between.
+fn around<'a>(outer: &'a str, first: &str, end: usize, open: u8, close: u8) -> Option<&'a str> {
+    let key = (first.as_ptr() as usize).checked_sub(outer.as_ptr() as usize)?;
     let bytes = outer.as_bytes();
     let before = bytes.get(..key.checked_sub(1)?)?;
-    let open = before.iter().rposition(|b| !is_space(*b))?;
+    let start = before.iter().rposition(|b| !is_space(*b))?;
     let after = bytes.get(end..)?;
-    let close = end + after.iter().position(|b| !is_space(*b))?;
-    (bytes.get(key - 1) == Some(&b'"') && before[open] == b'{' && bytes[close] == b'}')
-        .then(|| outer.get(open..=close))
+    let stop = end + after.iter().position(|b| !is_space(*b))?;
+    (bytes.get(key - 1) == Some(&b'"') && before[start] == open && bytes[stop] == close)
+        .then(|| outer.get(start..=stop))
         .flatten()
+}
+
+/// A `tools/list` result read with the envelope of the answer that carries
+/// it ([`Envelope::of_reading`]): its text, and its tools as
+/// [`listed_tools`] reads them. The seed refuses what it cannot read that
+/// way (a tool that is not an object, a key with escapes, `tools` missing,
+/// empty or written twice), and the answer is then read in two passes.
+///
+/// [`Envelope::of_reading`]: mcp_resolve_runtime::protocol::Envelope::of_reading
+pub(crate) struct Listing<'a> {
+    /// The result as written.
+    pub(crate) text: &'a str,
+    /// Each tool's text and members.
+    pub(crate) tools: Vec<(&'a str, Option<Members<'a>>)>,
+}
+
+/// An answer's result as it was read with the envelope.
+pub(crate) enum Read<'a> {
+    /// As written.
+    Raw(&'a str),
+    /// As a listing, in the same pass.
+    Listing(Listing<'a>),
+}
+
+impl<'a> Read<'a> {
+    /// The result as written.
+    pub(crate) fn text(&self) -> &'a str {
+        match self {
+            Read::Raw(text) => text,
+            Read::Listing(listing) => listing.text,
+        }
+    }
+
+    /// Its tools as [`listed_tools`] reads them.
+    pub(crate) fn tools(self) -> Option<Vec<(&'a str, Option<Members<'a>>)>> {
+        match self {
+            Read::Raw(text) => listed_tools(text),
+            Read::Listing(listing) => Some(listing.tools),
+        }
+    }
+}
+
+/// Reads a [`Listing`] out of `line`, the whole answer.
+#[derive(Clone, Copy)]
+pub(crate) struct ListingSeed<'a>(pub(crate) &'a str);
+
+impl<'a> DeserializeSeed<'a> for ListingSeed<'a> {
+    type Value = Listing<'a>;
+    fn deserialize<D: Deserializer<'a>>(self, deserializer: D) -> Result<Listing<'a>, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'a> Visitor<'a> for ListingSeed<'a> {
+    type Value = Listing<'a>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a tools/list result")
+    }
+    fn visit_map<M: MapAccess<'a>>(self, mut map: M) -> Result<Listing<'a>, M::Error> {
+        use serde::de::Error;
+        let line = self.0;
+        let unread = || M::Error::custom("not read in one pass");
+        let (mut first, mut end, mut tools) = (None, 0, None);
+        while let Some(Key(key)) = map.next_key::<Key<'a>>()? {
+            let Cow::Borrowed(key) = key else {
+                return Err(unread());
+            };
+            first.get_or_insert(key);
+            let value_end = if key == "tools" {
+                let items: Vec<Members<'a>> = map.next_value()?;
+                let texts = items
+                    .iter()
+                    .map(|members| object_text(line, members))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(unread)?;
+                // The array ends at the `]` after its last item.
+                let last = end_in(line, texts.last().ok_or_else(unread)?).ok_or_else(unread)?;
+                let close = line.as_bytes()[last..]
+                    .iter()
+                    .position(|b| !is_space(*b))
+                    .filter(|&i| line.as_bytes()[last + i] == b']')
+                    .ok_or_else(unread)?;
+                if tools.is_some() {
+                    return Err(unread());
+                }
+                tools = Some(texts.into_iter().zip(items.into_iter().map(Some)).collect());
+                last + close + 1
+            } else {
+                let value: &'a RawValue = map.next_value()?;
+                end_in(line, value.get()).ok_or_else(unread)?
+            };
+            end = end.max(value_end);
+        }
+        let text = around(line, first.ok_or_else(unread)?, end, b'{', b'}').ok_or_else(unread)?;
+        Ok(Listing {
+            text,
+            tools: tools.ok_or_else(unread)?,
+        })
+    }
 }
 
 /// JSON's whitespace.
@@ -298,5 +408,51 @@ mod tests {
                 .is_some()
         );
         assert_eq!(splice_all(result, &[]).unwrap(), result);
+    }
+
+    #[test]
+    fn a_listing_read_with_its_envelope_is_the_listing_read_after_it() {
+        use mcp_resolve_runtime::protocol::Envelope;
+        fn read(line: &str) -> Option<(Option<serde_json::Value>, &str, Vec<&str>)> {
+            let (message, listing) = Envelope::of_reading(line, ListingSeed(line))?;
+            let listing = listing?;
+            let tools: Vec<&str> = listing.tools.iter().map(|(text, _)| *text).collect();
+            Some((message.id, listing.text, tools))
+        }
+        for line in [
+            r#"{"result":{"tools":[{"name":"a","x":{"}":"{"}} , { "name" : "b" }]},"jsonrpc":"2.0","id":1}"#,
+            r#"{"jsonrpc":"2.0","id":"k","result": { "nextCursor":"c", "tools" : [ {"name":"a"}
+            ] ,"_meta":{}} }"#,
+            r#"{"id":2,"result":{"tools":[{"name":"a"}],"x":[1,{"y":"]"}]}}"#,
+        ] {
+            let (id, text, tools) = read(line).unwrap_or_else(|| panic!("{line}"));
+            let message = Envelope::of(line).unwrap();
+            assert_eq!(id, message.id);
+            assert_eq!(text, message.result_raw.unwrap().get());
+            let after: Vec<&str> = listed_tools(text)
+                .unwrap()
+                .iter()
+                .map(|(t, _)| *t)
+                .collect();
+            assert_eq!(tools, after, "{line}");
+        }
+        // What one pass cannot read is read in two.
+        for line in [
+            r#"{"id":1,"result":{"tools":[]}}"#,
+            r#"{"id":1,"result":{"tools":[{"name":"a"}, 2]}}"#,
+            r#"{"id":1,"result":{"tools":[{"n\u0061me":"a"}]}}"#,
+            r#"{"id":1,"result":{"t\u006fols":[{"name":"a"}]}}"#,
+            r#"{"id":1,"result":{"tools":[{"name":"a"}],"tools":[{"name":"b"}]}}"#,
+            r#"{"id":1,"result":{"tools":null}}"#,
+            r#"{"id":1,"result":{"other":1}}"#,
+            r#"{"id":1,"result":[]}"#,
+            r#"{"id":1,"result":{"tools":[{"name":"a"}]}} x"#,
+        ] {
+            assert!(read(line).is_none(), "{line}");
+        }
+        // An answer without a result reads as its envelope.
+        let (message, listing) =
+            Envelope::of_reading(r#"{"id":1,"error":{"code":1}}"#, ListingSeed("")).unwrap();
+        assert!(message.error && listing.is_none());
     }
 }

@@ -24,12 +24,29 @@ impl Session<'_> {
         if text.trim().is_empty() {
             return;
         }
-        let Some(message) = Envelope::of(&text) else {
-            out.push(Effect::Log(format!(
-                "the server wrote something that is not JSON-RPC; skipped: {}",
-                excerpt(&text)
-            )));
-            return;
+        // A listing the proxy annotates is read with its envelope, in one
+        // pass; anything else (or a listing that cannot be read so) as an
+        // envelope with its result raw.
+        let (message, listing) = match self
+            .expects_listing()
+            .then(|| Envelope::of_reading(&text, raw::ListingSeed(&text)))
+            .flatten()
+        {
+            Some(read) => read,
+            None => match Envelope::of(&text) {
+                Some(message) => (message, None),
+                None => {
+                    out.push(Effect::Log(format!(
+                        "the server wrote something that is not JSON-RPC; skipped: {}",
+                        excerpt(&text)
+                    )));
+                    return;
+                }
+            },
+        };
+        let result = match listing {
+            Some(listing) => Some(raw::Read::Listing(listing)),
+            None => message.result_raw.map(|raw| raw::Read::Raw(raw.get())),
         };
         // The server announced a new list: the proxy reads it before the
         // host hears of it, so the pin and the policy judge the calls that
@@ -56,7 +73,7 @@ impl Session<'_> {
         if let (Some(listing), Some(key)) = (&self.relist, &key)
             && *key == listing.key()
         {
-            let page = message.result_raw.map(|raw| raw.get().to_string());
+            let page = result.as_ref().map(|r| r.text().to_string());
             drop(message);
             if page.is_some() && self.needs_manifest(clock) {
                 self.hold_listing(HeldListing::Relist(page, text), clock, out);
@@ -107,7 +124,7 @@ impl Session<'_> {
         };
         // A listing waits for the server's manifest under `--trust`.
         if matches!(waiting.rewrite, Rewrite::Tools { .. })
-            && message.result_raw.is_some()
+            && result.is_some()
             && self.needs_manifest(clock)
         {
             let key = message.id.as_ref().map(id_key).unwrap_or_default();
@@ -115,21 +132,22 @@ impl Session<'_> {
             self.hold_listing(HeldListing::Host(key, Box::new(waiting), text), clock, out);
             return;
         }
-        let result = message.result_raw.map(|raw| raw.get());
-        let answer = self.deliver(&mut waiting, &text, message.error, result, clock, out);
+        let error = message.error;
+        let answer = self.deliver(&mut waiting, &text, error, result, clock, out);
         drop(message);
         out.push(Effect::Host(answer.unwrap_or(text)));
     }
 
     /// The server's answer `text` to `waiting` (an error, or the result
-    /// `result`, a slice of `text`): the call audited, and the answer
-    /// rewritten where the proxy changes it (`None`: as written).
+    /// `result`, a slice of `text`, as it was read with the envelope): the
+    /// call audited, and the answer rewritten where the proxy changes it
+    /// (`None`: as written).
     pub(super) fn deliver(
         &mut self,
         waiting: &mut Pending,
         text: &str,
         error: bool,
-        result: Option<&str>,
+        result: Option<raw::Read<'_>>,
         clock: Clock,
         out: &mut Vec<Effect>,
     ) -> Option<String> {
@@ -146,17 +164,18 @@ impl Session<'_> {
         self.rewritten(waiting, text, result?, clock, out)
     }
 
-    /// The answer to `waiting` whose result is the JSON text `result` (a
+    /// The answer to `waiting` whose result is `read` (its JSON text a
     /// slice of `text`), changed where the proxy changes it; `None` when
     /// it goes to the host as the server wrote it.
     fn rewritten(
         &mut self,
         waiting: &Pending,
         text: &str,
-        result: &str,
+        read: raw::Read<'_>,
         clock: Clock,
         out: &mut Vec<Effect>,
     ) -> Option<String> {
+        let result = read.text();
         if matches!(waiting.rewrite, Rewrite::Tools { .. }) && self.compare_pending {
             // The start-up comparison, on the host's own first listing.
             self.compare_pending = false;
@@ -176,7 +195,16 @@ impl Session<'_> {
             && self.guard.declare.is_none()
             && self.guard.verify.is_none()
         {
-            return self.annotated_list(text, result, *marked);
+            return self.annotated_list(text, read.tools()?, *marked);
+        }
+        if let Pending {
+            rewrite: Rewrite::None,
+            consent: None,
+            ..
+        } = waiting
+        {
+            // Most answers: as the server wrote them, never parsed.
+            return None;
         }
         let mut value: Value = serde_json::from_str(result).ok()?;
         match waiting {
@@ -318,13 +346,33 @@ impl Session<'_> {
         (unmarked != map).then(|| Value::Object(unmarked).to_string())
     }
 
+    /// Whether an answer is likely a listing the proxy annotates as text
+    /// (a plain `tools/list` in flight, without a pin, declarations or
+    /// verification), so that it is worth reading the result as one with
+    /// the envelope. Only a few requests in flight are looked at: with
+    /// many, the answer is read in two passes.
+    fn expects_listing(&self) -> bool {
+        self.guard.pin.is_none()
+            && self.guard.declare.is_none()
+            && self.guard.verify.is_none()
+            && self.pending.len() <= 8
+            && self.pending.values().any(|waiting| {
+                matches!(waiting.rewrite, Rewrite::Tools { .. }) && waiting.consent.is_none()
+            })
+    }
+
     /// A `tools/list` answer without a pin to check: each tool the rules
     /// describe annotated as text (schemas and every other member left as
     /// written, [`ProxyRules::annotate_text`]) and spliced back in; the
     /// listed static annotations remembered. `None` when nothing changes.
-    fn annotated_list(&mut self, text: &str, result: &str, marked: bool) -> Option<String> {
+    fn annotated_list<'t>(
+        &mut self,
+        text: &'t str,
+        tools: Vec<(&'t str, Option<Members<'t>>)>,
+        marked: bool,
+    ) -> Option<String> {
         let mut annotated = Vec::new();
-        for (tool, members) in raw::listed_tools(result)? {
+        for (tool, members) in tools {
             let Some(members) = members else {
                 continue;
             };

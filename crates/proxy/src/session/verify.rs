@@ -202,7 +202,10 @@ impl Session<'_> {
                 HeldListing::Host(_, mut waiting, text) => {
                     let message = Envelope::of(&text);
                     let error = message.as_ref().is_some_and(|m| m.error);
-                    let result = message.as_ref().and_then(|m| m.result_raw).map(|r| r.get());
+                    let result = message
+                        .as_ref()
+                        .and_then(|m| m.result_raw)
+                        .map(|r| crate::raw::Read::Raw(r.get()));
                     let answer = self.deliver(&mut waiting, &text, error, result, clock, out);
                     drop(message);
                     out.push(Effect::Host(answer.unwrap_or(text)));

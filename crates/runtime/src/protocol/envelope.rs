@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
-use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -101,52 +101,76 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
 
 impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Members<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for Members<'a> {
-            type Value = Envelope<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON-RPC message (an object)")
-            }
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Envelope<'a>, M::Error> {
-                let mut envelope = Envelope::default();
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                    match key.as_ref() {
-                        "id" => {
-                            let raw: &'de RawValue = map.next_value()?;
-                            envelope.id = serde_json::from_str(raw.get()).ok();
-                            envelope.id_raw = Some(raw);
-                        }
-                        "method" => {
-                            envelope.has_method = true;
-                            envelope.method = match map.next_value::<Text<'de>>()? {
-                                Text::String(method) => Some(method),
-                                Text::Other => None,
-                            };
-                        }
-                        "jsonrpc" => {
-                            envelope.jsonrpc = matches!(
-                                map.next_value::<Text<'de>>()?,
-                                Text::String(version) if version == "2.0"
-                            );
-                        }
-                        "params" => envelope.params = Some(map.next_value()?),
-                        "result" => {
-                            envelope.result_raw = Some(map.next_value()?);
-                            envelope.result = true;
-                        }
-                        "error" => {
-                            map.next_value::<IgnoredAny>()?;
-                            envelope.error = true;
-                        }
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
+        let (mut envelope, raw) = deserializer.deserialize_map(Members {
+            result: RawResult,
+            text: std::marker::PhantomData,
+        })?;
+        envelope.result_raw = raw;
+        Ok(envelope)
+    }
+}
+
+/// Reads `result` as written.
+#[derive(Clone, Copy)]
+struct RawResult;
+
+impl<'de> DeserializeSeed<'de> for RawResult {
+    type Value = &'de RawValue;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        <&'de RawValue>::deserialize(deserializer)
+    }
+}
+
+/// The envelope's members, with `result` read by `result` (the last one
+/// written counts).
+struct Members<'a, S> {
+    result: S,
+    text: std::marker::PhantomData<&'a ()>,
+}
+
+impl<'de: 'a, 'a, S: DeserializeSeed<'de> + Copy> Visitor<'de> for Members<'a, S> {
+    type Value = (Envelope<'a>, Option<S::Value>);
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON-RPC message (an object)")
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        let mut envelope = Envelope::default();
+        let mut result = None;
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match key.as_ref() {
+                "id" => {
+                    let raw: &'de RawValue = map.next_value()?;
+                    envelope.id = serde_json::from_str(raw.get()).ok();
+                    envelope.id_raw = Some(raw);
                 }
-                Ok(envelope)
+                "method" => {
+                    envelope.has_method = true;
+                    envelope.method = match map.next_value::<Text<'de>>()? {
+                        Text::String(method) => Some(method),
+                        Text::Other => None,
+                    };
+                }
+                "jsonrpc" => {
+                    envelope.jsonrpc = matches!(
+                        map.next_value::<Text<'de>>()?,
+                        Text::String(version) if version == "2.0"
+                    );
+                }
+                "params" => envelope.params = Some(map.next_value()?),
+                "result" => {
+                    result = Some(map.next_value_seed(self.result)?);
+                    envelope.result = true;
+                }
+                "error" => {
+                    map.next_value::<IgnoredAny>()?;
+                    envelope.error = true;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
-        deserializer.deserialize_map(Members(std::marker::PhantomData))
+        Ok((envelope, result))
     }
 }
 
@@ -154,6 +178,27 @@ impl<'a> Envelope<'a> {
     /// The envelope of `text`, when it is one JSON object.
     pub fn of(text: &'a str) -> Option<Self> {
         serde_json::from_str(text).ok()
+    }
+
+    /// The envelope of `text` with its `result` read by `result` in the
+    /// same pass, for a reader that needs the result whole anyway (a proxy
+    /// annotating a `tools/list` answer): one walk over the text instead of
+    /// two. `None` when `text` is not one JSON object, or `result` refuses
+    /// the result (the caller then reads it as [`Envelope::of`] does).
+    /// `result_raw` is `None`: the reader keeps what it needs of the text.
+    pub fn of_reading<S>(text: &'a str, result: S) -> Option<(Self, Option<S::Value>)>
+    where
+        S: DeserializeSeed<'a> + Copy,
+    {
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let read = deserializer
+            .deserialize_map(Members {
+                result,
+                text: std::marker::PhantomData,
+            })
+            .ok()?;
+        deserializer.end().ok()?;
+        Some(read)
     }
 
     /// A response (a `result` or an `error`, no method).
@@ -237,6 +282,35 @@ mod tests {
         let message = Envelope::of(r#"{"id" : "\u0061","method":"m"}"#).unwrap();
         assert_eq!(message.id, Some(Value::from("a")));
         assert_eq!(message.id_raw.unwrap().get(), r#""\u0061""#);
+    }
+
+    #[test]
+    fn a_result_read_in_the_same_pass() {
+        // A seed that reads a result's `n`, refusing anything else.
+        #[derive(Clone, Copy)]
+        struct N;
+        impl<'de> DeserializeSeed<'de> for N {
+            type Value = u64;
+            fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<u64, D::Error> {
+                #[derive(Deserialize)]
+                struct R {
+                    n: u64,
+                }
+                R::deserialize(d).map(|r| r.n)
+            }
+        }
+        let text = r#"{"result":{"n":1},"jsonrpc":"2.0","result":{"n":2},"id":"x"}"#;
+        let (message, n) = Envelope::of_reading(text, N).unwrap();
+        let plain = Envelope::of(text).unwrap();
+        assert_eq!(n, Some(2), "the last one written counts");
+        assert!(message.is_response() && message.result_raw.is_none());
+        assert_eq!((message.id, message.jsonrpc), (plain.id, plain.jsonrpc));
+        assert!(plain.result_raw.is_some());
+        let (request, none) = Envelope::of_reading(r#"{"id":1,"method":"m"}"#, N).unwrap();
+        assert!(request.is_request() && none.is_none());
+        // A result the seed refuses, or text after the object: no envelope.
+        assert!(Envelope::of_reading(r#"{"id":1,"result":{"m":1}}"#, N).is_none());
+        assert!(Envelope::of_reading(r#"{"id":1,"result":{"n":1}} {}"#, N).is_none());
     }
 
     #[test]
