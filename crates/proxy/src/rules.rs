@@ -257,7 +257,7 @@ impl ProxyRules {
             for (hint, value) in annotations {
                 listed.insert(hint.clone(), value.clone());
             }
-            edits.set("annotations", Value::Object(listed).to_string());
+            edits.set("annotations", text_of(&listed));
         }
         if marked {
             for (key, value) in entry {
@@ -270,10 +270,10 @@ impl ProxyRules {
                             for (k, v) in meta {
                                 listed.insert(k.clone(), v.clone());
                             }
-                            edits.set("_meta", Value::Object(listed).to_string());
+                            edits.set("_meta", text_of(&listed));
                         }
                     }
-                    _ => edits.set(key, value.to_string()),
+                    _ => edits.set(key, text_of(value)),
                 }
             }
         }
@@ -404,6 +404,12 @@ fn object_at<'m>(map: &'m mut Map<String, Value>, key: &str) -> Option<&'m mut M
         })
         .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()
+}
+
+/// JSON text, written straight into a buffer (`to_string` goes through
+/// `Display` and its formatter, a few times slower).
+fn text_of<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
 }
 
 /// Edits of one tool's text (see [`ProxyRules::annotate_members`]).

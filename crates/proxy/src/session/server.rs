@@ -525,5 +525,11 @@ fn remember_listed(
     let annotations = annotations
         .and_then(|a| Annotations::from_map(a).ok())
         .unwrap_or_else(Annotations::defaults);
-    listed.insert(name.into_owned(), annotations);
+    // The same tools listed again: their entries replaced in place.
+    match listed.get_mut(name.as_ref()) {
+        Some(entry) => *entry = annotations,
+        None => {
+            listed.insert(name.into_owned(), annotations);
+        }
+    }
 }
