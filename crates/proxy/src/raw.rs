@@ -329,15 +329,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawItems<'a> {
     }
 }
 
-/// A member's raw value parsed as an object; `None` when it is missing or
-/// not an object.
-pub(crate) fn object_of(
-    value: Option<&RawValue>,
-) -> Option<serde_json::Map<String, serde_json::Value>> {
-    match serde_json::from_str(value?.get()) {
-        Ok(serde_json::Value::Object(map)) => Some(map),
-        _ => None,
-    }
+/// A member's raw value read as an object's members; `None` when it is
+/// missing or not an object.
+pub(crate) fn object_members(value: Option<&RawValue>) -> Option<Members<'_>> {
+    Members::of(value?.get())
 }
 
 /// `text` with each `(part, with)` replaced, every part a slice of `text`

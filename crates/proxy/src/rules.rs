@@ -223,8 +223,8 @@ impl ProxyRules {
     #[cfg(test)]
     pub(crate) fn annotate_text(&self, tool: &str, marked: bool) -> Option<String> {
         let members = Members::of(tool)?;
-        let listed = crate::raw::object_of(members.get("annotations"));
-        let edits = self.annotate_members(tool, &members, listed, marked)?;
+        let listed = crate::raw::object_members(members.get("annotations"));
+        let edits = self.annotate_members(tool, &members, listed.as_ref(), marked)?;
         crate::raw::splice_all(tool, &edits)
     }
 
@@ -238,7 +238,7 @@ impl ProxyRules {
         &self,
         tool: &'t str,
         members: &Members<'t>,
-        listed: Option<Map<String, Value>>,
+        listed: Option<&Members<'_>>,
         marked: bool,
     ) -> Option<Vec<(&'t str, String)>> {
         let name: Cow<'_, str> = serde_json::from_str(members.get("name")?.get()).ok()?;
@@ -253,11 +253,7 @@ impl ProxyRules {
             edits: Vec::new(),
         };
         if let Some(Value::Object(annotations)) = entry.get("annotations") {
-            let mut listed = listed.unwrap_or_default();
-            for (hint, value) in annotations {
-                listed.insert(hint.clone(), value.clone());
-            }
-            edits.set("annotations", text_of(&listed));
+            edits.set("annotations", merged(listed, annotations));
         }
         if marked {
             for (key, value) in entry {
@@ -406,6 +402,38 @@ fn object_at<'m>(map: &'m mut Map<String, Value>, key: &str) -> Option<&'m mut M
         .as_object_mut()
 }
 
+/// The listed annotations (`listed`, as written) with the rules' hints
+/// (`rules`) over them, as inserting the rules' into the parsed object
+/// would have them: a hint both name keeps its listed place and takes the
+/// rules' value, the rules' others follow in their order. What the rules
+/// do not name stays as the server wrote it.
+fn merged(listed: Option<&Members<'_>>, rules: &Map<String, Value>) -> String {
+    let listed = listed.map_or(&[][..], |members| members.0.as_slice());
+    let mut out = String::with_capacity(32 * (listed.len() + rules.len()) + 2);
+    out.push('{');
+    let mut member = |key: &str, value: &str| {
+        if out.len() > 1 {
+            out.push(',');
+        }
+        out.push_str(&text_of(key));
+        out.push(':');
+        out.push_str(value);
+    };
+    for (key, raw) in listed {
+        match rules.iter().find(|(hint, _)| *hint == key) {
+            Some((_, value)) => member(key, &text_of(value)),
+            None => member(key, raw.get()),
+        }
+    }
+    for (hint, value) in rules {
+        if !listed.iter().any(|(key, _)| key == hint) {
+            member(hint, &text_of(value));
+        }
+    }
+    out.push('}');
+    out
+}
+
 /// JSON text, written straight into a buffer (`to_string` goes through
 /// `Display` and its formatter, a few times slower).
 fn text_of<T: serde::Serialize + ?Sized>(value: &T) -> String {
@@ -474,6 +502,11 @@ mod tests {
             ));
             out.push(format!(
                 r#"{{"name":"{name}","annotations":[1],"_meta":7}}"#
+            ));
+            // Escapes, a hint written twice, a value that is no hint's.
+            out.push(format!(
+                r#"{{"name":"{name}","annotations":{{ "title" : "TA\/", "readOnlyHint":false,
+                    "x-own" : [1, 2], "readOnlyHint" : true }}}}"#
             ));
         }
         out.push(r#"{"name":"not-described","annotations":{"readOnlyHint":false}}"#.into());

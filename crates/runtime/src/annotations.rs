@@ -188,14 +188,30 @@ impl Annotations {
     /// deserializing one does: for a reader that has the object parsed
     /// already.
     pub fn from_map(map: &Map<String, Value>) -> Result<Annotations, String> {
+        Annotations::from_entries(map.iter().map(|(hint, value)| {
+            let value = match value {
+                Value::Bool(b) => Listed::Bool(*b),
+                Value::String(_) => Listed::String,
+                _ => Listed::Other,
+            };
+            (hint.as_str(), value)
+        }))
+    }
+
+    /// [`Annotations::from_map`] over an object's members and the kinds of
+    /// their values, for a reader that has not parsed the object (each
+    /// hint once, as a parsed object has it).
+    pub fn from_entries<'a>(
+        entries: impl IntoIterator<Item = (&'a str, Listed)>,
+    ) -> Result<Annotations, String> {
         let mut out = Annotations::defaults();
         let mut extra = Vec::new();
-        for (hint, value) in map {
+        for (hint, value) in entries {
             match value {
-                Value::Bool(b) => out.set(hint, *b, &mut extra),
+                Listed::Bool(b) => out.set(hint, b, &mut extra),
                 // ToolAnnotations' display title is not a hint
                 // (`ToolAnnotations` keeps it).
-                Value::String(_) if hint == "title" => {}
+                Listed::String if hint == "title" => {}
                 _ if hint == "title" => {
                     return Err("annotation `title` must be a string".into());
                 }
@@ -225,6 +241,18 @@ impl Serialize for Annotations {
         }
         map.end()
     }
+}
+
+/// What an annotation's value is, as [`Annotations::from_entries`] reads
+/// it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Listed {
+    /// A boolean: a hint's value.
+    Bool(bool),
+    /// A string (a `title`).
+    String,
+    /// Anything else.
+    Other,
 }
 
 impl<'de> Deserialize<'de> for Annotations {

@@ -35,7 +35,7 @@ pub mod rmcp;
 mod rules;
 mod validate;
 
-pub use annotations::{Annotations, ExtraHints, ToolAnnotations};
+pub use annotations::{Annotations, ExtraHints, Listed, ToolAnnotations};
 pub use dialect::{Dialect, Resolution, UnknownDialect};
 pub use error::{ErrorObject, RpcError};
 pub use hints::CORE_HINTS;

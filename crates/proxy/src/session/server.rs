@@ -6,9 +6,9 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use mcp_resolve_runtime::Annotations;
+use mcp_resolve_runtime::{Annotations, Listed};
 
 use super::relist::Relist;
 use super::verify::HeldListing;
@@ -377,9 +377,10 @@ impl Session<'_> {
                 continue;
             };
             // The listed annotations, parsed once for both uses.
-            let listed = raw::object_of(members.get("annotations"));
+            let listed = raw::object_members(members.get("annotations"));
             remember_listed(&mut self.listed, &members, listed.as_ref());
-            if let Some(edits) = self.rules.annotate_members(tool, &members, listed, marked) {
+            if let Some(edits) = self.rules.annotate_members(tool, &members, listed.as_ref(), marked)
+            {
                 annotated.extend(edits);
             } else if let Some(unmarked) = self.unmarked(tool) {
                 annotated.push((tool, unmarked));
@@ -514,7 +515,7 @@ fn remember_listing(listed: &mut HashMap<String, Annotations>, result: &Value) {
 fn remember_listed(
     listed: &mut HashMap<String, Annotations>,
     tool: &Members<'_>,
-    annotations: Option<&Map<String, Value>>,
+    annotations: Option<&Members<'_>>,
 ) {
     let Some(name) = tool
         .get("name")
@@ -523,7 +524,19 @@ fn remember_listed(
         return;
     };
     let annotations = annotations
-        .and_then(|a| Annotations::from_map(a).ok())
+        .and_then(|members| {
+            Annotations::from_entries(members.0.iter().map(|(hint, raw)| {
+                // A member's value as written: `true`, `false`, a string.
+                let value = match raw.get() {
+                    "true" => Listed::Bool(true),
+                    "false" => Listed::Bool(false),
+                    text if text.starts_with('"') => Listed::String,
+                    _ => Listed::Other,
+                };
+                (hint.as_ref(), value)
+            }))
+            .ok()
+        })
         .unwrap_or_else(Annotations::defaults);
     // The same tools listed again: their entries replaced in place.
     match listed.get_mut(name.as_ref()) {
