@@ -379,7 +379,9 @@ impl Session<'_> {
             // The listed annotations, parsed once for both uses.
             let listed = raw::object_members(members.get("annotations"));
             remember_listed(&mut self.listed, &members, listed.as_ref());
-            if let Some(edits) = self.rules.annotate_members(tool, &members, listed.as_ref(), marked)
+            if let Some(edits) =
+                self.rules
+                    .annotate_members(tool, &members, listed.as_ref(), marked)
             {
                 annotated.extend(edits);
             } else if let Some(unmarked) = self.unmarked(tool) {

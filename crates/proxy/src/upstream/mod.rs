@@ -453,19 +453,43 @@ pub async fn until_interrupted<T>(
 
 /// Resolves when the user interrupts (`SIGINT`, and on Unix `SIGTERM` and
 /// `SIGHUP`).
+///
+/// The signals are watched by a task of their own, which says so through a
+/// channel: the future a session's loop polls at each of its wake-ups is
+/// that channel, not three signal streams.
 #[cfg(unix)]
 pub async fn interrupted() {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut hup)) = (
+    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::interrupt()),
         signal(SignalKind::terminate()),
         signal(SignalKind::hangup()),
     ) else {
         return std::future::pending().await;
     };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-        _ = hup.recv() => {}
+    let (tell, told) = tokio::sync::oneshot::channel();
+    let watch = Watch(tokio::spawn(async move {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+            _ = hup.recv() => {}
+        }
+        let _ = tell.send(());
+    }));
+    if told.await.is_err() {
+        std::future::pending::<()>().await;
+    }
+    drop(watch);
+}
+
+/// A task that ends with the future that started it.
+#[cfg(unix)]
+struct Watch(tokio::task::JoinHandle<()>);
+
+#[cfg(unix)]
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
