@@ -62,20 +62,22 @@ impl Session<'_> {
         match (method.as_deref(), id) {
             (Some("tools/call"), Some(id)) => {
                 let params = message.params();
+                let raw_params = message.params.map(|raw| raw.get());
                 drop(message);
                 let from = out.len();
                 let tool = params
                     .as_ref()
                     .and_then(|p| p.get("name"))
                     .and_then(Value::as_str);
-                self.opening = self.open_trace(&text, "tools/call", &id, tool, clock);
+                self.opening = self.open_trace(raw_params, "tools/call", &id, tool, clock);
                 self.host_call(text, id.clone(), params.as_ref(), clock, out);
                 self.settle_span(&id, clock, from, out);
             }
             (Some(MANIFEST_METHOD), Some(id)) if self.guard.declare.is_some() => {
+                let raw_params = message.params.map(|raw| raw.get());
                 drop(message);
                 let from = out.len();
-                self.opening = self.open_trace(&text, MANIFEST_METHOD, &id, None, clock);
+                self.opening = self.open_trace(raw_params, MANIFEST_METHOD, &id, None, clock);
                 self.answer_manifest(id.clone(), clock, out);
                 self.settle_span(&id, clock, from, out);
             }
@@ -86,6 +88,7 @@ impl Session<'_> {
                     _ if owned => message.params(),
                     _ => None,
                 };
+                let raw_params = message.params.map(|raw| raw.get());
                 drop(message);
                 let from = out.len();
                 let tool = params
@@ -93,7 +96,7 @@ impl Session<'_> {
                     .filter(|_| owned)
                     .and_then(|p| p.get("name"))
                     .and_then(Value::as_str);
-                self.opening = self.open_trace(&text, method, &id, tool, clock);
+                self.opening = self.open_trace(raw_params, method, &id, tool, clock);
                 if owned && self.answer_owned(method, &id, params.as_ref(), clock, out) {
                     self.settle_span(&id, clock, from, out);
                     return;

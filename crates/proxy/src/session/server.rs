@@ -158,7 +158,8 @@ impl Session<'_> {
         }
         if let Some(traced) = waiting.trace.take() {
             // A JSON-RPC error's code, or `tool_error`.
-            let error = super::trace::error_type(text);
+            let result = result.as_ref().filter(|_| !error).map(raw::Read::text);
+            let error = super::trace::error_type_of(text, result);
             self.end_spans(traced, clock, error, from, out);
         }
         self.rewritten(waiting, text, result?, clock, out)

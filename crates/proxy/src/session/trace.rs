@@ -156,12 +156,12 @@ impl Session<'_> {
         }
     }
 
-    /// The spans of the host's request `text` (`None`: telemetry off),
-    /// begun now: the host's trace continued when its `_meta` names one,
-    /// else a trace of its own.
+    /// The spans of a host's request (its `params` as written, when it has
+    /// them), begun now (`None`: telemetry off): the host's trace continued
+    /// when its `_meta` names one, else a trace of its own.
     pub(super) fn open_trace(
         &mut self,
-        text: &str,
+        params: Option<&str>,
         method: &str,
         id: &Value,
         tool: Option<&str>,
@@ -170,9 +170,7 @@ impl Session<'_> {
         if !self.tracing() {
             return None;
         }
-        let host = Envelope::of(text)
-            .and_then(|e| e.params)
-            .and_then(|raw| host_parent(raw.get()));
+        let host = params.and_then(host_parent);
         let trace_id = match host {
             Some(parent) => parent.trace_id,
             None => loop {
@@ -315,6 +313,20 @@ pub(super) fn asked(traced: &mut Traced, outcome: &str, wait: Duration) {
 /// The `error.type` of an answer (JSON text): a JSON-RPC error's code,
 /// `tool_error` for a tool result with `isError: true`, else none.
 pub(super) fn error_type(answer: &str) -> Option<String> {
+    error_type_of(answer, None)
+}
+
+/// [`error_type`] of an answer whose envelope was read already: `result`,
+/// its result as written, when it is not an error (`None`: read the
+/// answer). A result that cannot say `isError` — neither the word nor an
+/// escape that could spell it — is not read again.
+pub(super) fn error_type_of(answer: &str, result: Option<&str>) -> Option<String> {
+    if let Some(result) = result
+        && !result.contains("isError")
+        && !result.contains('\\')
+    {
+        return None;
+    }
     #[derive(Deserialize)]
     struct Answer<'a> {
         #[serde(borrow)]
@@ -398,5 +410,49 @@ mod tests {
         assert_eq!(parent.span_id, 0xb7ad6b7169203331);
         assert!(host_parent(r#"{"_meta":{"traceparent":"garbage"}}"#).is_none());
         assert!(host_parent(r#"{"_meta":{"traceparent":7}}"#).is_none());
+    }
+
+    #[test]
+    fn an_answers_error_type_with_and_without_its_envelope() {
+        let cases = [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}"#,
+                Some("-32602"),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"error":{"message":"m"}}"#,
+                Some("_OTHER"),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}"#,
+                Some("tool_error"),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"is\u0045rror":true}}"#,
+                Some("tool_error"),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false}}"#,
+                None,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"text":"isError"}]}}"#,
+                None,
+            ),
+            (r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#, None),
+        ];
+        for (answer, expected) in cases {
+            assert_eq!(error_type(answer).as_deref(), expected, "{answer}");
+            let envelope = Envelope::of(answer).unwrap();
+            let result = envelope
+                .result_raw
+                .filter(|_| !envelope.error)
+                .map(|r| r.get());
+            assert_eq!(
+                error_type_of(answer, result).as_deref(),
+                expected,
+                "{answer}"
+            );
+        }
     }
 }
