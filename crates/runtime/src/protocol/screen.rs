@@ -297,6 +297,11 @@ fn is_object(raw: &RawValue) -> bool {
 /// Whether an object's `_meta` member, when it has one (the last one
 /// written), is an object; read without building the object.
 fn meta_is_object(params: &RawValue) -> bool {
+    // Params that cannot name `_meta` (neither the word nor an escape that
+    // could spell it) have none: not read again.
+    if !params.get().contains("_meta") && !params.get().contains('\\') {
+        return true;
+    }
     struct MetaShape(bool);
     impl<'de> Deserialize<'de> for MetaShape {
         fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -359,7 +364,13 @@ mod tests {
             code(&s.line(r#"{"jsonrpc":"2.0","id":"a","method":7}"#)),
             (-32600, json!("a"))
         );
-        for params in [r#"[]"#, r#""x""#, r#"{"_meta":[]}"#, "null"] {
+        for params in [
+            r#"[]"#,
+            r#""x""#,
+            r#"{"_meta":[]}"#,
+            r#"{"\u005fmeta":[]}"#,
+            "null",
+        ] {
             let line =
                 format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{params}}}"#);
             assert_eq!(code(&s.line(&line)), (-32602, json!(3)), "{line}");
@@ -493,6 +504,8 @@ mod tests {
             Just(r#""params":{"_meta":{}}"#.to_string()),
             Just(r#""params":{"_meta":1,"x":[{"_meta":2}]}"#.to_string()),
             Just(r#""params":{"_meta":[],"_meta":{}}"#.to_string()),
+            Just(r#""params":{"\u005fmeta":1}"#.to_string()),
+            Just(r#""params":{"x":"_meta","y":{"_met\u0061":[]}}"#.to_string()),
             Just(r#""params":[]"#.to_string()),
             Just(r#""params":null"#.to_string()),
             Just(r#""result":null"#.to_string()),
