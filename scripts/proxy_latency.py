@@ -14,13 +14,19 @@ by the proxies themselves. The CPU column is the time the relay's two
 `cat`s or the proxy process used per request (Linux `/proc/PID/schedstat`),
 its own cost apart from waiting for wake-ups.
 
+`--line-relay BIN` adds the route "tokio relay": `target/release/line-relay`
+(`cargo build --release -p mcp-resolve-benches --bin line-relay`), a
+current-thread tokio runtime that moves lines as the proxy reads and writes
+them and does nothing else — the floor of a proxy built as this one is,
+between the `cat` relay and the proxy.
+
 `--variant NAME=ARGS` adds a route: the same proxy with more arguments
 (`--variant 'otlp=--otlp http://127.0.0.1:4318'`: telemetry on, beside
 the proxy with it off); `--baseline-variant NAME=ARGS` the same for the
 baseline binary.
 
 Usage:
-  proxy_latency.py --proxy BIN [--baseline BIN] [--variant NAME=ARGS]... \
+  proxy_latency.py --proxy BIN [--baseline BIN] [--line-relay BIN] [--variant NAME=ARGS]... \
       --rules RULES [--requests N] --call 'TOOL JSON' [--resolve 'TOOL JSON'] \
       -- SERVER ARGS...
 
@@ -174,6 +180,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--proxy", required=True, help="the mcp-resolve binary")
     parser.add_argument("--baseline", help="an earlier mcp-resolve binary, measured beside it")
+    parser.add_argument("--line-relay", help="the line-relay binary (the tokio floor), measured beside it")
     parser.add_argument("--rules", required=True)
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=4)
@@ -196,6 +203,8 @@ def main() -> int:
         "direct": args.command,
         "relay": ["sh", "-c", 'cat | "$@" | cat', "relay", *args.command],
     }
+    if args.line_relay:
+        routes["tokio relay"] = [args.line_relay, *args.command]
     if args.baseline:
         routes["baseline"] = [args.baseline, "proxy", args.rules, "--no-probe", "--", *args.command]
     routes["proxy"] = [args.proxy, "proxy", args.rules, "--no-probe", "--", *args.command]
@@ -213,7 +222,7 @@ def main() -> int:
             session.measured = [c for c in children(session.process.pid) if comm(c) == "cat"]
         elif name != "direct":
             session.measured = [session.process.pid]
-    proxies = [name for name in sessions if name not in ("direct", "relay")]
+    proxies = [name for name in sessions if name not in ("direct", "relay", "tokio relay")]
 
     kinds = [("tools/list", {}), ("tools/call", call)]
     rows = []
