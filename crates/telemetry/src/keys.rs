@@ -37,9 +37,28 @@ impl Made {
     }
 }
 
-/// `mcp_resolve.<name in snake case>`: an audit record's field.
+/// `mcp_resolve.<name in snake case>`: an audit record's field. The
+/// fields the proxy's records have are written out here (no lookup); any
+/// other is made once.
 pub(crate) fn field(name: &str) -> Key {
-    FIELDS.get(name, || format!("{NAMESPACE}.{}", crate::snake(name)))
+    let known = match name {
+        "event" => "mcp_resolve.event",
+        "variant" => "mcp_resolve.variant",
+        "annotations" => "mcp_resolve.annotations",
+        "requiredScopes" => "mcp_resolve.required_scopes",
+        "described" => "mcp_resolve.described",
+        "decision" => "mcp_resolve.decision",
+        "rule" => "mcp_resolve.rule",
+        "policies" => "mcp_resolve.policies",
+        "outcome" => "mcp_resolve.outcome",
+        "upstreamMs" => "mcp_resolve.upstream_ms",
+        "arguments" => "mcp_resolve.arguments",
+        "principal" => "mcp_resolve.principal",
+        "reason" => "mcp_resolve.reason",
+        "error" => "mcp_resolve.error",
+        _ => return FIELDS.get(name, || format!("{NAMESPACE}.{}", crate::snake(name))),
+    };
+    Key::from_static_str(known)
 }
 
 /// `mcp_resolve.hint.<name>`: a resolved hint.
@@ -61,6 +80,26 @@ mod tests {
             hint("readOnlyHint").as_str(),
             "mcp_resolve.hint.readOnlyHint"
         );
+        // The fields written out are the ones made.
+        for name in [
+            "event",
+            "variant",
+            "annotations",
+            "requiredScopes",
+            "described",
+            "decision",
+            "rule",
+            "policies",
+            "outcome",
+            "upstreamMs",
+            "arguments",
+            "principal",
+            "reason",
+            "error",
+        ] {
+            let made = format!("{NAMESPACE}.{}", crate::snake(name));
+            assert_eq!(field(name).as_str(), made);
+        }
         let (a, b) = (hint("privateHint"), hint("privateHint"));
         assert_eq!(a, b);
         // Past the bound, still the right key.

@@ -56,41 +56,60 @@ pub struct ClientSpan {
 /// span's attributes, with the span it names (its `spanId`); `None` for a
 /// record that names no span.
 pub(crate) fn decision(record: &Value) -> Option<(u64, Vec<KeyValue>)> {
-    let fields = record.as_object()?;
-    let span = u64::from_str_radix(fields.get("spanId")?.as_str()?, 16).ok()?;
-    let mut into = Vec::with_capacity(16);
-    for (key, name) in [
+    /// The scalar fields, in the order their attributes are written.
+    const SCALARS: [(&str, &str); 6] = [
         ("variant", "mcp_resolve.variant"),
         ("decision", "mcp_resolve.decision"),
         ("rule", "mcp_resolve.rule"),
         ("described", "mcp_resolve.described"),
         ("outcome", "mcp_resolve.outcome"),
         ("reason", "mcp_resolve.reason"),
-    ] {
-        if let Some(value) = fields.get(key).and_then(scalar) {
-            into.push(KeyValue::new(name, value));
+    ];
+    // One pass over the record's fields (no lookup per field).
+    let (mut span, mut scalars) = (None, [None; SCALARS.len()]);
+    let (mut scopes, mut policies, mut hints) = (None, None, None);
+    for (key, value) in record.as_object()? {
+        match key.as_str() {
+            "spanId" => span = value.as_str(),
+            "requiredScopes" => scopes = value.as_array(),
+            "policies" => policies = value.as_array(),
+            "annotations" => hints = value.as_object(),
+            other => {
+                if let Some(i) = SCALARS.iter().position(|(field, _)| *field == other) {
+                    scalars[i] = Some(value);
+                }
+            }
         }
     }
-    let joined = |key: &str, separator: &str| {
-        fields.get(key).and_then(Value::as_array).map(|items| {
-            items
-                .iter()
-                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-                .collect::<Vec<_>>()
-                .join(separator)
-        })
+    let span = u64::from_str_radix(span?, 16).ok()?;
+    let mut into = Vec::with_capacity(16);
+    for ((_, name), value) in SCALARS.iter().zip(scalars) {
+        if let Some(value) = value.and_then(scalar) {
+            into.push(KeyValue::new(*name, value));
+        }
+    }
+    let joined = |items: &Vec<Value>, separator: &str| {
+        items
+            .iter()
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+            .collect::<Vec<_>>()
+            .join(separator)
     };
-    if let Some(scopes) = joined("requiredScopes", " ") {
-        into.push(KeyValue::new("mcp_resolve.required_scopes", scopes));
+    if let Some(scopes) = scopes {
+        into.push(KeyValue::new(
+            "mcp_resolve.required_scopes",
+            joined(scopes, " "),
+        ));
     }
-    if let Some(policies) = joined("policies", ", ") {
-        into.push(KeyValue::new("mcp_resolve.policies", policies));
+    if let Some(policies) = policies {
+        into.push(KeyValue::new(
+            "mcp_resolve.policies",
+            joined(policies, ", "),
+        ));
     }
-    if let Some(Value::Object(hints)) = fields.get("annotations") {
-        for (hint, value) in hints {
-            if let Some(value) = scalar(value) {
-                into.push(KeyValue::new(crate::keys::hint(hint), value));
-            }
+    for (hint, value) in hints.into_iter().flatten() {
+        if let Some(value) = scalar(value) {
+            into.push(KeyValue::new(crate::keys::hint(hint), value));
         }
     }
     Some((span, into))
