@@ -3,7 +3,6 @@
 //! marks and annotates, and the requests it answers itself (the dialect's
 //! resolve method and `signature`).
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use mcp_resolve_host::matcher::{Matcher, Outcome};
@@ -223,8 +222,10 @@ impl ProxyRules {
     #[cfg(test)]
     pub(crate) fn annotate_text(&self, tool: &str, marked: bool) -> Option<String> {
         let members = Members::of(tool)?;
+        let name: std::borrow::Cow<'_, str> =
+            serde_json::from_str(members.get("name")?.get()).ok()?;
         let listed = crate::raw::object_members(members.get("annotations"));
-        let edits = self.annotate_members(tool, &members, listed.as_ref(), marked)?;
+        let edits = self.annotate_members(tool, &name, &members, listed.as_ref(), marked)?;
         crate::raw::splice_all(tool, &edits)
     }
 
@@ -237,12 +238,12 @@ impl ProxyRules {
     pub(crate) fn annotate_members<'t>(
         &self,
         tool: &'t str,
+        name: &str,
         members: &Members<'t>,
         listed: Option<&Members<'_>>,
         marked: bool,
     ) -> Option<Vec<(&'t str, String)>> {
-        let name: Cow<'_, str> = serde_json::from_str(members.get("name")?.get()).ok()?;
-        let entry = self.entries.get(name.as_ref())?;
+        let entry = self.entries.get(name)?;
         let end = tool.len().checked_sub(1)?;
         if tool.as_bytes().get(end) != Some(&b'}') {
             return None;
@@ -409,29 +410,38 @@ fn object_at<'m>(map: &'m mut Map<String, Value>, key: &str) -> Option<&'m mut M
 /// do not name stays as the server wrote it.
 fn merged(listed: Option<&Members<'_>>, rules: &Map<String, Value>) -> String {
     let listed = listed.map_or(&[][..], |members| members.0.as_slice());
-    let mut out = String::with_capacity(32 * (listed.len() + rules.len()) + 2);
-    out.push('{');
-    let mut member = |key: &str, value: &str| {
+    let mut out: Vec<u8> = Vec::with_capacity(32 * (listed.len() + rules.len()) + 2);
+    out.push(b'{');
+    // Each member written straight into the buffer (keys escaped, values
+    // as the rules have them or as the server wrote them).
+    let mut member = |key: &str, value: Result<&Value, &str>| {
         if out.len() > 1 {
-            out.push(',');
+            out.push(b',');
         }
-        out.push_str(&text_of(key));
-        out.push(':');
-        out.push_str(value);
+        let _ = serde_json::to_writer(&mut out, key);
+        out.push(b':');
+        match value {
+            Ok(value) => {
+                let _ = serde_json::to_writer(&mut out, value);
+            }
+            Err(raw) => out.extend_from_slice(raw.as_bytes()),
+        }
     };
     for (key, raw) in listed {
         match rules.iter().find(|(hint, _)| *hint == key) {
-            Some((_, value)) => member(key, &text_of(value)),
-            None => member(key, raw.get()),
+            Some((_, value)) => member(key, Ok(value)),
+            None => member(key, Err(raw.get())),
         }
     }
     for (hint, value) in rules {
         if !listed.iter().any(|(key, _)| key == hint) {
-            member(hint, &text_of(value));
+            member(hint, Ok(value));
         }
     }
-    out.push('}');
-    out
+    out.push(b'}');
+    // JSON text: what serde_json writes and what the server wrote are both
+    // UTF-8.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// JSON text, written straight into a buffer (`to_string` goes through

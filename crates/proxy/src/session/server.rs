@@ -377,13 +377,22 @@ impl Session<'_> {
             let Some(members) = members else {
                 continue;
             };
-            // The listed annotations, parsed once for both uses.
+            // The listed annotations and the name, read once for both uses.
             let listed = raw::object_members(members.get("annotations"));
-            remember_listed(&mut self.listed, &members, listed.as_ref());
-            if let Some(edits) =
-                self.rules
-                    .annotate_members(tool, &members, listed.as_ref(), marked)
-            {
+            let Some(name) = members
+                .get("name")
+                .and_then(|n| serde_json::from_str::<Cow<'_, str>>(n.get()).ok())
+            else {
+                if let Some(unmarked) = self.unmarked(tool) {
+                    annotated.push((tool, unmarked));
+                }
+                continue;
+            };
+            remember_listed(&mut self.listed, &name, listed.as_ref());
+            let edits = self
+                .rules
+                .annotate_members(tool, &name, &members, listed.as_ref(), marked);
+            if let Some(edits) = edits {
                 annotated.extend(edits);
             } else if let Some(unmarked) = self.unmarked(tool) {
                 annotated.push((tool, unmarked));
@@ -513,19 +522,13 @@ fn remember_listing(listed: &mut HashMap<String, Annotations>, result: &Value) {
     }
 }
 
-/// [`remember_listing`] of one tool as written (its members read; its
-/// annotations parsed, when they are an object).
+/// [`remember_listing`] of one tool as written: its name, and its
+/// annotations' members when they are an object.
 fn remember_listed(
     listed: &mut HashMap<String, Annotations>,
-    tool: &Members<'_>,
+    name: &str,
     annotations: Option<&Members<'_>>,
 ) {
-    let Some(name) = tool
-        .get("name")
-        .and_then(|n| serde_json::from_str::<Cow<'_, str>>(n.get()).ok())
-    else {
-        return;
-    };
     let annotations = annotations
         .and_then(|members| {
             Annotations::from_entries(members.0.iter().map(|(hint, raw)| {
@@ -542,10 +545,10 @@ fn remember_listed(
         })
         .unwrap_or_else(Annotations::defaults);
     // The same tools listed again: their entries replaced in place.
-    match listed.get_mut(name.as_ref()) {
+    match listed.get_mut(name) {
         Some(entry) => *entry = annotations,
         None => {
-            listed.insert(name.into_owned(), annotations);
+            listed.insert(name.to_string(), annotations);
         }
     }
 }
