@@ -68,16 +68,20 @@ async fn relay(program: &str, args: &[String]) -> std::io::Result<()> {
     loop {
         tokio::select! {
             line = from_host.next(&mut host) => {
-                if !matches!(line?, Line::Complete) {
-                    return Ok(());
+                match line? {
+                    Line::Eof => return Ok(()),
+                    // Dropped, as the proxy drops a line over its bound.
+                    Line::TooLong => {}
+                    Line::Complete => write(&mut to_server, from_host.take_line()).await?,
                 }
-                write(&mut to_server, from_host.take_line()).await?;
             }
             line = from_server.next(&mut server) => {
-                if !matches!(line?, Line::Complete) {
-                    return Ok(());
+                match line? {
+                    Line::Eof => return Ok(()),
+                    // Dropped, as the proxy drops a line over its bound.
+                    Line::TooLong => {}
+                    Line::Complete => write(&mut host_out, from_server.take_line()).await?,
                 }
-                write(&mut host_out, from_server.take_line()).await?;
             }
         }
     }
