@@ -40,8 +40,11 @@ pub struct AnalysisCache {
 }
 
 /// What identifies a tool's checked IR: the SHA-256 of its `{:?}` text
-/// without spans (every field but the spans, so two tools have the same key
-/// exactly when they are equal, but for a hash collision).
+/// without spans (every field but the spans). A tool keeps its key only
+/// while it prints the same, so a kept analysis is only ever reused for a
+/// tool equal to the one analysed (but for a hash collision); equal tools
+/// that print apart (a number written `0.0` and then `-0.0`) are merely
+/// analysed again.
 fn key(tool: &Tool) -> String {
     let text = crate::ir::without_spans(|| format!("{tool:?}"));
     mcp_resolve_host::signature::fingerprint_of_parts([text.as_bytes()])
