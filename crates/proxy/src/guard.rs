@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 
 use crate::policy::cedar::Engine;
 use crate::policy::{Call, Decision, SessionFacts};
+use crate::record::Record;
 use crate::rules::ProxyRules;
 
 /// The JSON-RPC error code of a call the policy refuses (the
@@ -170,12 +171,24 @@ impl Guard {
 
     /// Writes an audit record where it is wanted: the audit log and
     /// telemetry (which only queues it).
-    pub fn keep(&self, record: Value) {
-        if let Some(audit) = &self.audit {
-            audit.write(&record);
-        }
-        if let Some(telemetry) = &self.telemetry {
-            telemetry.record(record);
+    /// With telemetry alone, a call's record is written out on the
+    /// telemetry worker, off the request path.
+    pub fn keep(&self, record: impl Into<Record>) {
+        match (&self.audit, &self.telemetry) {
+            (None, None) => {}
+            (None, Some(telemetry)) => match record.into() {
+                Record::Built(value) => telemetry.record(value),
+                call => telemetry.record_later(Box::new(move || call.into_value())),
+            },
+            (audit, telemetry) => {
+                let record = record.into().into_value();
+                if let Some(audit) = audit {
+                    audit.write(&record);
+                }
+                if let Some(telemetry) = telemetry {
+                    telemetry.record(record);
+                }
+            }
         }
     }
 
@@ -368,34 +381,10 @@ impl Judged {
     pub(crate) fn record(
         &self,
         at: SystemTime,
-        outcome: &str,
-        latency: Option<Duration>,
+        outcome: &'static str,
         arguments: Option<&Value>,
-    ) -> Value {
-        let mut record = json!({
-            "time": rfc3339(at),
-            "event": "call",
-            "tool": self.tool,
-            "variant": self.variant,
-            "annotations": self.annotations.complete_json(),
-            "requiredScopes": self.scopes,
-            "described": self.described,
-            "decision": self.decision.as_str(),
-            "rule": self.rule,
-            "policies": self.policies,
-            "outcome": outcome,
-            "upstreamMs": latency.map(|l| (l.as_secs_f64() * 1e6).round() / 1e3),
-        });
-        if let (Some(arguments), Value::Object(map)) = (arguments, &mut record) {
-            map.insert("arguments".into(), arguments.clone());
-        }
-        if let (Some(principal), Value::Object(map)) = (&self.principal, &mut record) {
-            map.insert(
-                "principal".into(),
-                json!({"sub": principal.sub, "client_id": principal.client_id}),
-            );
-        }
-        record
+    ) -> Record {
+        Record::call(self.clone(), at, outcome, None, arguments.cloned())
     }
 }
 

@@ -34,6 +34,7 @@ mod link;
 pub mod listen;
 pub mod pin;
 mod raw;
+pub mod record;
 mod relay;
 pub mod rules;
 pub mod session;

@@ -146,6 +146,8 @@ pub struct Telemetry {
 /// What the worker is given.
 enum Job {
     Record(Value),
+    /// A record written out on the worker.
+    Later(Box<dyn FnOnce() -> Value + Send>),
     Span(Box<SpanRecord>),
     Measure(Measure),
     /// Answered once everything before it was handed to the SDK.
@@ -286,6 +288,12 @@ impl Telemetry {
         self.hand_over(Job::Record(record));
     }
 
+    /// As [`Telemetry::record`], with the record written out by `build`
+    /// on the worker: what it costs is spent off the caller's path.
+    pub fn record_later(&self, build: Box<dyn FnOnce() -> Value + Send>) {
+        self.hand_over(Job::Later(build));
+    }
+
     /// Exports a request's spans (see [`SpanRecord`]), and records their
     /// durations (`mcp.server.operation.duration`,
     /// `mcp.client.operation.duration`).
@@ -336,6 +344,11 @@ fn work(queue: &Receiver<Job>, sdk: &Sdk) {
         loop {
             match queue.try_recv() {
                 Ok(Job::Record(record)) => {
+                    sdk.record(&record);
+                    decided = spans::decision(&record);
+                }
+                Ok(Job::Later(build)) => {
+                    let record = build();
                     sdk.record(&record);
                     decided = spans::decision(&record);
                 }

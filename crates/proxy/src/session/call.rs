@@ -15,6 +15,7 @@ use super::{CallAudit, Clock, Session};
 use crate::consent::{self, Retry};
 use crate::guard::{Judged, POLICY_REFUSED};
 use crate::policy::Decision;
+use crate::record::Record;
 use mcp_resolve_runtime::protocol::splice;
 
 /// The request `_meta` key of the client's name and version (protocol
@@ -27,16 +28,16 @@ pub(super) enum Step {
     /// the audit record.
     Refuse {
         error: RpcError,
-        record: Option<Value>,
+        record: Option<Record>,
     },
     /// Arguments the rules' `inputSchema` refuses: answered with this tool
     /// result (JSON text) with `isError: true`, as MCP 2025-11-25 has a
     /// server answer them (SEP-1303: the model reads the error and can
     /// correct the call), and audited; never forwarded.
-    Invalid { result: String, record: Value },
+    Invalid { result: String, record: Record },
     /// A 2026-07-28 request the user must be asked about: answered with
     /// this `input_required` result (JSON text), audited as `asked`.
-    Asked { result: String, record: Value },
+    Asked { result: String, record: Record },
     /// A legacy session's call the user must be asked about: held while
     /// the proxy's `elicitation/create` is out.
     Hold {
@@ -66,7 +67,7 @@ impl Session<'_> {
                                 "outcome": "not pinned", "reason": why});
             return Step::Refuse {
                 error,
-                record: Some(record),
+                record: Some(record.into()),
             };
         }
         if let Some(why) = tool.and_then(|tool| self.untrusted(tool)) {
@@ -79,7 +80,7 @@ impl Session<'_> {
                                 "outcome": "not trusted", "reason": why});
             return Step::Refuse {
                 error,
-                record: Some(record),
+                record: Some(record.into()),
             };
         }
         let arguments = self
@@ -121,12 +122,12 @@ impl Session<'_> {
                     // No tool to have called: a protocol error.
                     return Step::Refuse {
                         error,
-                        record: Some(record),
+                        record: Some(record.into()),
                     };
                 }
                 return Step::Invalid {
                     result: tool_error(&error),
-                    record,
+                    record: record.into(),
                 };
             }
         };
@@ -196,7 +197,7 @@ impl Session<'_> {
             Retry::Refuse(outcome, why) => refused(judged, clock, outcome, why, arguments),
             Retry::Fresh if may_elicit => match self.tickets().ask(now, &judged, &called) {
                 Some(result) => {
-                    let record = judged.record(clock.wall, "asked", None, arguments.as_ref());
+                    let record = Record::call(judged, clock.wall, "asked", None, arguments);
                     Step::Asked { result, record }
                 }
                 None => refused(judged, clock, "refused", consent::NO_STATE, arguments),
@@ -211,13 +212,13 @@ impl Session<'_> {
 fn refused(
     judged: Judged,
     clock: Clock,
-    outcome: &str,
+    outcome: &'static str,
     why: &str,
     arguments: Option<Value>,
 ) -> Step {
     Step::Refuse {
         error: judged.refusal(why),
-        record: Some(judged.record(clock.wall, outcome, None, arguments.as_ref())),
+        record: Some(Record::call(judged, clock.wall, outcome, None, arguments)),
     }
 }
 

@@ -69,7 +69,7 @@ impl Session<'_> {
                     .as_ref()
                     .and_then(|p| p.get("name"))
                     .and_then(Value::as_str);
-                self.opening = self.open_trace(raw_params, "tools/call", &id, tool, clock);
+                self.opening = self.open_trace(&text, raw_params, "tools/call", &id, tool, clock);
                 self.host_call(text, id.clone(), params.as_ref(), clock, out);
                 self.settle_span(&id, clock, from, out);
             }
@@ -77,7 +77,8 @@ impl Session<'_> {
                 let raw_params = message.params.map(|raw| raw.get());
                 drop(message);
                 let from = out.len();
-                self.opening = self.open_trace(raw_params, MANIFEST_METHOD, &id, None, clock);
+                self.opening =
+                    self.open_trace(&text, raw_params, MANIFEST_METHOD, &id, None, clock);
                 self.answer_manifest(id.clone(), clock, out);
                 self.settle_span(&id, clock, from, out);
             }
@@ -96,7 +97,7 @@ impl Session<'_> {
                     .filter(|_| owned)
                     .and_then(|p| p.get("name"))
                     .and_then(Value::as_str);
-                self.opening = self.open_trace(raw_params, method, &id, tool, clock);
+                self.opening = self.open_trace(&text, raw_params, method, &id, tool, clock);
                 if owned && self.answer_owned(method, &id, params.as_ref(), clock, out) {
                     self.settle_span(&id, clock, from, out);
                     return;
@@ -110,7 +111,7 @@ impl Session<'_> {
                     && let Some(mut request) = self.pending.remove(&id_key(id))
                 {
                     let from = out.len();
-                    if let Some(call) = &request.call {
+                    if let Some(call) = request.call.take() {
                         self.audit_call(call, clock, "withdrawn", false, out);
                     }
                     if let Some(traced) = request.trace.take() {
@@ -185,6 +186,11 @@ impl Session<'_> {
                 consent,
                 rewritten,
             } => {
+                if rewritten.is_some()
+                    && let Some(traced) = &mut self.opening
+                {
+                    traced.rewritten();
+                }
                 // Passed on exactly as the host wrote it (an accepted
                 // 2026-07-28 call without the proxy's question and state),
                 // with the proxy's span as its trace context (telemetry on).
@@ -409,7 +415,7 @@ impl Session<'_> {
         self.audit(
             || {
                 held.judged
-                    .record(clock.wall, outcome, None, held.arguments.as_ref())
+                    .record(clock.wall, outcome, held.arguments.as_ref())
             },
             out,
         );

@@ -36,6 +36,7 @@ use serde_json::Value;
 
 use crate::consent::Tickets;
 use crate::guard::{Guard, Judged, PinState};
+use crate::record::Record;
 use crate::rules::{ProxyRules, Rewrite};
 use mcp_resolve_runtime::protocol::{error_response, id_key};
 
@@ -67,7 +68,7 @@ pub enum Effect {
     /// Send this message to the server.
     Server(String),
     /// Write this record to the audit log.
-    Audit(Value),
+    Audit(Record),
     /// Write this line to the proxy's log.
     Log(String),
     /// Remember this key in the TOFU store (`--trust tofu:STORE`,
@@ -416,7 +417,7 @@ impl<'s> Session<'s> {
         }
         for (key, mut request) in drain_sorted(&mut self.pending) {
             let from = out.len();
-            if let Some(call) = &request.call {
+            if let Some(call) = request.call.take() {
                 self.audit_call(call, clock, "server exited", false, out);
             }
             if let Some(traced) = request.trace.take() {
@@ -486,7 +487,7 @@ impl<'s> Session<'s> {
         }
         for (_, mut request) in drain_sorted(&mut self.pending) {
             let from = out.len();
-            if let Some(call) = &request.call {
+            if let Some(call) = request.call.take() {
                 self.audit_call(call, clock, "unanswered", false, out);
             }
             if let Some(traced) = request.trace.take() {
@@ -506,7 +507,6 @@ impl<'s> Session<'s> {
             out.push(Effect::Audit(held.judged.record(
                 clock.wall,
                 "unasked",
-                None,
                 held.arguments.as_ref(),
             )));
             if let Some(mut traced) = held.trace.take() {
@@ -546,19 +546,20 @@ impl<'s> Session<'s> {
     /// The audit line of a forwarded call, if the guard keeps a log.
     fn audit_call(
         &self,
-        call: &CallAudit,
+        call: CallAudit,
         clock: Clock,
-        outcome: &str,
+        outcome: &'static str,
         answered: bool,
         out: &mut Vec<Effect>,
     ) {
         if self.guard.records() {
             let latency = answered.then(|| clock.now.saturating_duration_since(call.started));
-            out.push(Effect::Audit(call.judged.record(
+            out.push(Effect::Audit(Record::call(
+                call.judged,
                 clock.wall,
                 outcome,
                 latency,
-                call.arguments.as_ref(),
+                call.arguments,
             )));
         }
     }
@@ -581,9 +582,9 @@ impl<'s> Session<'s> {
     }
 
     /// An audit record, if the guard keeps a log.
-    fn audit(&self, record: impl FnOnce() -> Value, out: &mut Vec<Effect>) {
+    fn audit<R: Into<Record>>(&self, record: impl FnOnce() -> R, out: &mut Vec<Effect>) {
         if self.guard.records() {
-            out.push(Effect::Audit(record()));
+            out.push(Effect::Audit(record().into()));
         }
     }
 
@@ -611,7 +612,7 @@ impl<'s> Session<'s> {
             self.audit(
                 || {
                     held.judged
-                        .record(clock.wall, "timed out", None, held.arguments.as_ref())
+                        .record(clock.wall, "timed out", held.arguments.as_ref())
                 },
                 out,
             );
@@ -677,7 +678,7 @@ impl<'s> Session<'s> {
                 continue;
             };
             let from = out.len();
-            if let Some(call) = &request.call {
+            if let Some(call) = request.call.take() {
                 self.audit_call(call, clock, "timed out", false, out);
             }
             self.measure(

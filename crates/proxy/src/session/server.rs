@@ -152,7 +152,7 @@ impl Session<'_> {
         out: &mut Vec<Effect>,
     ) -> Option<String> {
         let from = out.len();
-        if let Some(call) = &waiting.call {
+        if let Some(call) = waiting.call.take() {
             let outcome = if error { "error" } else { call.outcome };
             self.audit_call(call, clock, outcome, true, out);
         }

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use mcp_resolve_runtime::protocol::{Envelope, splice};
+use mcp_resolve_runtime::protocol::{Envelope, may_name_meta, splice};
 use mcp_resolve_telemetry::{ClientSpan, Key, SpanRecord, TraceParent};
 use serde::Deserialize;
 use serde_json::Value;
@@ -55,12 +55,68 @@ pub(super) struct Traced {
     sent: Option<SystemTime>,
     name: String,
     attributes: Vec<(Key, Value)>,
+    /// Where the `traceparent` goes in the request as the host wrote it,
+    /// without reading it again (`None`: read it again).
+    slot: Option<Slot>,
+}
+
+/// The `{` of a request's `params` at `at` in its text of `len` bytes,
+/// when the params name no `_meta` ([`may_name_meta`]): the proxy's
+/// `_meta` is their first member.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    at: usize,
+    len: usize,
+}
+
+impl Slot {
+    /// The slot of `params`, a slice of `text`, when it names no `_meta`.
+    fn of(text: &str, params: &str) -> Option<Slot> {
+        if may_name_meta(params) {
+            return None;
+        }
+        let at = (params.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+        (text.get(at..at + params.len()) == Some(params) && params.starts_with('{')).then_some(
+            Slot {
+                at,
+                len: text.len(),
+            },
+        )
+    }
+
+    /// `text` with `_meta.traceparent` as its params' first member, when
+    /// `text` is still the request the slot was found in.
+    fn fill(self, text: &str, traceparent: &str) -> Option<String> {
+        if text.len() != self.len || text.as_bytes().get(self.at) != Some(&b'{') {
+            return None;
+        }
+        let (head, rest) = text.split_at(self.at + 1);
+        let separator = if rest.trim_start().starts_with('}') {
+            ""
+        } else {
+            ","
+        };
+        let mut filled = String::with_capacity(text.len() + traceparent.len() + 32);
+        filled.push_str(head);
+        filled.push_str("\"_meta\":{\"traceparent\":\"");
+        filled.push_str(traceparent);
+        filled.push_str("\"}");
+        filled.push_str(separator);
+        filled.push_str(rest);
+        Some(filled)
+    }
 }
 
 impl Traced {
     /// Adds an attribute to both spans.
     pub(super) fn add(&mut self, key: &'static str, value: impl Into<Value>) {
         self.attributes.push((Key::Borrowed(key), value.into()));
+    }
+
+    /// The request is forwarded changed from what the host wrote: its
+    /// `traceparent` is placed by reading it again.
+    pub(super) fn rewritten(&mut self) {
+        self.slot = None;
     }
 }
 
@@ -78,6 +134,9 @@ struct Meta<'a> {
 
 /// The host's trace context in a request's `params` (raw).
 fn host_parent(params: &str) -> Option<TraceParent> {
+    if !may_name_meta(params) {
+        return None;
+    }
     let params: Params<'_> = serde_json::from_str(params).ok()?;
     let meta: Meta<'_> = serde_json::from_str(params.meta?.get()).ok()?;
     let text: String = serde_json::from_str(meta.traceparent?.get()).ok()?;
@@ -161,6 +220,7 @@ impl Session<'_> {
     /// when its `_meta` names one, else a trace of its own.
     pub(super) fn open_trace(
         &mut self,
+        text: &str,
         params: Option<&str>,
         method: &str,
         id: &Value,
@@ -224,6 +284,7 @@ impl Session<'_> {
             sent: None,
             name,
             attributes,
+            slot: params.and_then(|params| Slot::of(text, params)),
         })
     }
 
@@ -237,7 +298,12 @@ impl Session<'_> {
             sampled: traced.sampled,
         }
         .header();
-        inject(&text, &header).unwrap_or(text)
+        traced
+            .slot
+            .take()
+            .and_then(|slot| slot.fill(&text, &header))
+            .or_else(|| inject(&text, &header))
+            .unwrap_or(text)
     }
 
     /// Ends a request's spans now: the server span, and the client span if
@@ -254,9 +320,8 @@ impl Session<'_> {
         out: &mut Vec<Effect>,
     ) {
         for effect in out.get_mut(from..).into_iter().flatten() {
-            if let Effect::Audit(Value::Object(record)) = effect {
-                record.insert("traceId".into(), format!("{:032x}", traced.trace_id).into());
-                record.insert("spanId".into(), format!("{:016x}", traced.server).into());
+            if let Effect::Audit(record) = effect {
+                record.link(traced.trace_id, traced.server);
             }
         }
         out.push(Effect::Span(SpanRecord {
@@ -321,11 +386,20 @@ pub(super) fn error_type(answer: &str) -> Option<String> {
 /// answer). A result that cannot say `isError` — neither the word nor an
 /// escape that could spell it — is not read again.
 pub(super) fn error_type_of(answer: &str, result: Option<&str>) -> Option<String> {
-    if let Some(result) = result
-        && !result.contains("isError")
-        && !result.contains('\\')
-    {
-        return None;
+    #[derive(Deserialize)]
+    struct Outcome {
+        #[serde(rename = "isError")]
+        is_error: Option<bool>,
+    }
+    if let Some(result) = result {
+        if !result.contains("isError") && !result.contains('\\') {
+            return None;
+        }
+        let outcome: Outcome = serde_json::from_str(result).ok()?;
+        return outcome
+            .is_error
+            .unwrap_or(false)
+            .then(|| "tool_error".into());
     }
     #[derive(Deserialize)]
     struct Answer<'a> {
@@ -337,11 +411,6 @@ pub(super) fn error_type_of(answer: &str, result: Option<&str>) -> Option<String
     #[derive(Deserialize)]
     struct Code {
         code: Option<Value>,
-    }
-    #[derive(Deserialize)]
-    struct Outcome {
-        #[serde(rename = "isError")]
-        is_error: Option<bool>,
     }
     let answer: Answer<'_> = serde_json::from_str(answer).ok()?;
     if let Some(error) = answer.error {
@@ -410,6 +479,41 @@ mod tests {
         assert_eq!(parent.span_id, 0xb7ad6b7169203331);
         assert!(host_parent(r#"{"_meta":{"traceparent":"garbage"}}"#).is_none());
         assert!(host_parent(r#"{"_meta":{"traceparent":7}}"#).is_none());
+    }
+
+    /// The slot found when the request was screened places the
+    /// `traceparent` exactly where reading the request again would.
+    #[test]
+    fn the_slot_places_the_traceparent_as_reading_again_would() {
+        let texts = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":[1,{"b":"}"}]}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{ }}"#,
+            r#"{"params": { "name" : "t" } ,"jsonrpc":"2.0","id":"a","method":"x"}"#,
+        ];
+        for text in texts {
+            let envelope = Envelope::of(text).unwrap();
+            let params = envelope.params.unwrap().get();
+            let slot = Slot::of(text, params).unwrap();
+            let filled = slot.fill(text, TP).unwrap();
+            assert_eq!(filled, inject(text, TP).unwrap(), "{text}");
+            serde_json::from_str::<Value>(&filled).unwrap();
+            // Another text (the request rewritten) is not filled.
+            let longer = text.replacen("\"id\"", " \"id\"", 1);
+            assert!(slot.fill(&longer, TP).is_none(), "{text}");
+        }
+        // Params that name `_meta`, or could through an escape: none.
+        for params in [
+            r#"{"_meta":{}}"#,
+            r#"{"\u005fmeta":{}}"#,
+            r#"{"a":"_meta"}"#,
+        ] {
+            let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{params}}}"#);
+            let at = text.find(params).unwrap();
+            assert!(Slot::of(&text, &text[at..at + params.len()]).is_none());
+        }
+        // A string that is not a slice of the text: none.
+        assert!(Slot::of(texts[1], &String::from("{}")).is_none());
     }
 
     #[test]

@@ -25,6 +25,13 @@ pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabi
 /// signature document).
 pub const SIGNATURE_METHOD: &str = "signature";
 
+/// Whether a JSON object's text could have a `_meta` member: it names the
+/// word, or has an escape that could spell it. `false` is a proof that it
+/// has none, without reading it.
+pub fn may_name_meta(object: &str) -> bool {
+    object.contains("_meta") || object.contains('\\')
+}
+
 /// A response to request `id` whose `result` is the JSON text `result`, as
 /// a line of JSON (the result spliced in as it is, not re-serialised).
 pub fn result_response(id: &Value, result: &str) -> String {

@@ -299,7 +299,7 @@ fn is_object(raw: &RawValue) -> bool {
 fn meta_is_object(params: &RawValue) -> bool {
     // Params that cannot name `_meta` (neither the word nor an escape that
     // could spell it) have none: not read again.
-    if !params.get().contains("_meta") && !params.get().contains('\\') {
+    if !super::may_name_meta(params.get()) {
         return true;
     }
     struct MetaShape(bool);

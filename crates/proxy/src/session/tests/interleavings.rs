@@ -133,6 +133,7 @@ impl Ledger {
                     }
                 }
                 Effect::Audit(record) => {
+                    let record = record.value();
                     assert!(record["time"].is_string() && record["event"].is_string());
                 }
                 Effect::Log(_) | Effect::Trust(_) | Effect::Span(_) | Effect::Measure(_) => {}

@@ -168,10 +168,10 @@ fn sole_request(out: &[Effect]) -> Value {
     serde_json::from_str(request).unwrap()
 }
 
-fn audits(out: &[Effect]) -> Vec<&Value> {
+fn audits(out: &[Effect]) -> Vec<Value> {
     out.iter()
         .filter_map(|e| match e {
-            Effect::Audit(record) => Some(record),
+            Effect::Audit(record) => Some(record.value()),
             _ => None,
         })
         .collect()
@@ -608,8 +608,8 @@ fn when_the_server_exits_every_waiting_request_gets_an_error() {
     let mut ids: Vec<Value> = host_lines(&out).iter().map(|a| a["id"].clone()).collect();
     ids.sort_by_key(Value::to_string);
     assert_eq!(ids, [json!(1), json!(2), json!(3)]);
-    let outcomes: Vec<&Value> = audits(&out).iter().map(|r| &r["outcome"]).collect();
-    assert_eq!(outcomes, [&json!("server exited"), &json!("unasked")]);
+    let outcomes: Vec<Value> = audits(&out).iter().map(|r| r["outcome"].clone()).collect();
+    assert_eq!(outcomes, [json!("server exited"), json!("unasked")]);
     assert_eq!(
         h.session.ended(),
         Some(&Ended::ServerExited("the server exited".into()))

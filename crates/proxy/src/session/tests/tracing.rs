@@ -70,7 +70,7 @@ fn traced_session<'s>(rules: &'s ProxyRules, guard: &'s Guard) -> Harness<'s> {
 
 /// The audit record the span's decision is joined from (it names the
 /// span).
-fn record_of<'a>(out: &'a [Effect], span: &SpanRecord) -> &'a Value {
+fn record_of(out: &[Effect], span: &SpanRecord) -> Value {
     let id = format!("{:016x}", span.span_id);
     audits(out)
         .into_iter()
