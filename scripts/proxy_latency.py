@@ -7,7 +7,13 @@ A raw JSON-RPC client (no SDK, so only the transport and the proxy are
 measured) opens an `initialize` session on stdio per route, warms up, then
 for each request kind sends N requests one at a time (p50, p99) and N
 requests pipelined (throughput), the routes interleaved in rounds so drift
-in the machine's load hits all of them. The byte relay is `cat` each way
+in the machine's load hits all of them: every one-at-a-time round first,
+then the pipelined ones (a burst of pipelined requests leaves work behind it,
+a telemetry worker's batch or an exporter's, that would otherwise fall on the
+next latency window). Each round takes the routes in a different order
+(shuffled with a fixed seed: the same orders every run): what one route
+leaves running when its turn ends falls on whichever route comes next, and a
+fixed order would always charge it to the same one. The byte relay is `cat` each way
 (`sh -c 'cat | SERVER | cat'`): two extra pipe hops that do nothing, the
 physical floor of any proxy on this machine. `tools/resolve` is answered
 by the proxies themselves. The CPU column is the time the relay's two
@@ -18,7 +24,9 @@ its own cost apart from waiting for wake-ups.
 (`cargo build --release -p mcp-resolve-benches --bin line-relay`), a
 current-thread tokio runtime that moves lines as the proxy reads and writes
 them and does nothing else — the floor of a proxy built as this one is,
-between the `cat` relay and the proxy.
+between the `cat` relay and the proxy. `--thread-relay` adds "thread relay"
+(`line-relay --threads`): the same lines moved by two threads of blocking
+I/O, one a direction — the floor of a design without an event loop.
 
 `--variant NAME=ARGS` adds a route: the same proxy with more arguments
 (`--variant 'otlp=--otlp http://127.0.0.1:4318'`: telemetry on, beside
@@ -38,6 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shlex
 import statistics
 import subprocess
@@ -181,6 +190,8 @@ def main() -> int:
     parser.add_argument("--proxy", required=True, help="the mcp-resolve binary")
     parser.add_argument("--baseline", help="an earlier mcp-resolve binary, measured beside it")
     parser.add_argument("--line-relay", help="the line-relay binary (the tokio floor), measured beside it")
+    parser.add_argument("--thread-relay", action="store_true",
+                        help="with --line-relay: also its two-thread blocking mode (line-relay --threads)")
     parser.add_argument("--rules", required=True)
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=4)
@@ -205,6 +216,10 @@ def main() -> int:
     }
     if args.line_relay:
         routes["tokio relay"] = [args.line_relay, *args.command]
+        if args.thread_relay:
+            routes["thread relay"] = [args.line_relay, "--threads", *args.command]
+    elif args.thread_relay:
+        parser.error("--thread-relay needs --line-relay")
     if args.baseline:
         routes["baseline"] = [args.baseline, "proxy", args.rules, "--no-probe", "--", *args.command]
     routes["proxy"] = [args.proxy, "proxy", args.rules, "--no-probe", "--", *args.command]
@@ -222,7 +237,8 @@ def main() -> int:
             session.measured = [c for c in children(session.process.pid) if comm(c) == "cat"]
         elif name != "direct":
             session.measured = [session.process.pid]
-    proxies = [name for name in sessions if name not in ("direct", "relay", "tokio relay")]
+    relays = ("direct", "relay", "tokio relay", "thread relay")
+    proxies = [name for name in sessions if name not in relays]
 
     kinds = [("tools/list", {}), ("tools/call", call)]
     rows = []
@@ -237,15 +253,24 @@ def main() -> int:
             samples: dict[str, list[float]] = {name: [] for name in names}
             rate: dict[str, list[float]] = {name: [] for name in names}
             cpu: dict[str, float] = {name: 0.0 for name in names}
-            for _ in range(rounds):
-                for name in names:
-                    session = sessions[name]
-                    before = session.cpu()
-                    samples[name] += session.latency(method, params, per_round)
-                    rate[name].append(session.throughput(method, params, per_round))
-                    after = session.cpu()
-                    if before is not None and after is not None:
-                        cpu[name] += after - before
+            order = random.Random(f"{method} {len(names)}")
+            # All one-at-a-time rounds first, then the pipelined ones: a
+            # burst of pipelined requests leaves its export behind it, which
+            # would land on the next latency window rather than on its own.
+            for phase in ("latency", "throughput"):
+                for _ in range(rounds):
+                    shuffled = list(names)
+                    order.shuffle(shuffled)
+                    for name in shuffled:
+                        session = sessions[name]
+                        before = session.cpu()
+                        if phase == "latency":
+                            samples[name] += session.latency(method, params, per_round)
+                        else:
+                            rate[name].append(session.throughput(method, params, per_round))
+                        after = session.cpu()
+                        if before is not None and after is not None:
+                            cpu[name] += after - before
             rows.append((method, samples, {k: statistics.median(v) for k, v in rate.items()},
                          {k: v / (2 * rounds * per_round) for k, v in cpu.items()}))
     finally:
@@ -253,7 +278,7 @@ def main() -> int:
             session.close()
 
     print(f"{n} requests of each kind per route, one at a time (latency, µs) and pipelined "
-          f"(throughput), routes interleaved in {rounds} rounds\n")
+          f"(throughput), routes interleaved in {rounds} rounds, in a shuffled order\n")
     print("| request | route | p50 | Δ p50 vs direct | p99 | req/s | CPU per request (µs) |")
     print("|---|---|---:|---:|---:|---:|---:|")
     for method, samples, rate, per_request in rows:

@@ -6,7 +6,12 @@
 //! the `cat` relay, so what the proxy costs above the asynchronous I/O
 //! itself is read off one table.
 //!
-//! `line-relay COMMAND [ARGS…]`: the server is the child `COMMAND`.
+//! `line-relay --threads` is the same relay on two threads of blocking I/O
+//! (one a direction, as `cat` each way is, in one process): the floor of a
+//! design without an event loop, for comparison.
+//!
+//! `line-relay [--threads] COMMAND [ARGS…]`: the server is the child
+//! `COMMAND`.
 #![allow(clippy::print_stderr)]
 
 use std::os::fd::AsFd;
@@ -22,11 +27,24 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const MAX: usize = 16 << 20;
 
 fn main() -> ExitCode {
-    let command: Vec<String> = std::env::args().skip(1).collect();
+    let mut command: Vec<String> = std::env::args().skip(1).collect();
+    let threads = command.first().is_some_and(|a| a == "--threads");
+    if threads {
+        command.remove(0);
+    }
     let Some((program, args)) = command.split_first() else {
-        eprintln!("usage: line-relay COMMAND [ARGS…]");
+        eprintln!("usage: line-relay [--threads] COMMAND [ARGS…]");
         return ExitCode::from(2);
     };
+    if threads {
+        return match threaded::relay(program, args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("line-relay: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .build()
@@ -94,4 +112,88 @@ async fn write<W: AsyncWrite + Unpin>(out: &mut W, mut line: Vec<u8>) -> std::io
     }
     out.write_all(&line).await?;
     out.flush().await
+}
+
+/// The relay on two threads of blocking I/O.
+mod threaded {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::os::fd::AsFd;
+    use std::process::{Command, Stdio};
+
+    use super::MAX;
+
+    pub(super) fn relay(program: &str, args: &[String]) -> std::io::Result<()> {
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let (Some(to_server), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(std::io::Error::other("the child has no piped stdio"));
+        };
+        // The descriptors themselves, unbuffered: a line is one write.
+        let stdin = std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned()?);
+        let stdout = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned()?);
+        let answers = std::thread::spawn(move || pump(server_out, stdout));
+        let requests = pump(stdin, to_server);
+        // The host is gone: the server's input closed (dropped in `pump`),
+        // it ends, and so does its output.
+        let waited = child.wait();
+        let answered = answers
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the answer thread panicked")));
+        requests.and(answered).and(waited.map(|_| ()))
+    }
+
+    /// Moves lines from `from` to `to` until `from` ends.
+    fn pump<R: Read, W: Write>(from: R, mut to: W) -> std::io::Result<()> {
+        let mut from = BufReader::with_capacity(64 << 10, from);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            let read = (&mut from)
+                .take(MAX as u64 + 1)
+                .read_until(b'\n', &mut line)?;
+            if read == 0 {
+                return Ok(());
+            }
+            if line.len() > MAX {
+                // Dropped, as the proxy drops a line over its bound: the
+                // rest of it is skipped.
+                if line.last() != Some(&b'\n') {
+                    skip_line(&mut from)?;
+                }
+                continue;
+            }
+            if line.last() != Some(&b'\n') {
+                line.push(b'\n');
+            }
+            match to.write_all(&line) {
+                Ok(()) => {}
+                // The other side is gone: nothing more to move.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Reads up to the end of the current line.
+    fn skip_line<R: BufRead>(from: &mut R) -> std::io::Result<()> {
+        loop {
+            let buffer = from.fill_buf()?;
+            if buffer.is_empty() {
+                return Ok(());
+            }
+            match buffer.iter().position(|&b| b == b'\n') {
+                Some(at) => {
+                    from.consume(at + 1);
+                    return Ok(());
+                }
+                None => {
+                    let n = buffer.len();
+                    from.consume(n);
+                }
+            }
+        }
+    }
 }
