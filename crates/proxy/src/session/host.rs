@@ -21,47 +21,42 @@ pub(super) fn result_line(id: &Value, result: &str) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
 }
 
+/// Whether the proxy reads the params of a host's message with `method`
+/// (`resolve_method`: the dialect's resolve method).
+fn reads_params(method: &str, resolve_method: &str) -> bool {
+    matches!(
+        method,
+        "tools/call"
+            | "initialize"
+            | "server/discover"
+            | "tools/list"
+            | "notifications/cancelled"
+            | SIGNATURE_METHOD
+    ) || method == resolve_method
+}
+
 impl Session<'_> {
     /// One line from the host.
     pub(super) fn host_line(&mut self, text: String, clock: Clock, out: &mut Vec<Effect>) {
-        // The screen reads the envelope once; what passes goes on with it.
-        let message = match self.screen.read(&text) {
-            Ok(message) => message,
+        // The screen reads the envelope once, and the params of the methods
+        // the proxy reads; what passes goes on with them.
+        let resolve_method = self.rules.method();
+        let parses = |method: &str| reads_params(method, resolve_method);
+        let (message, params) = match self.screen.read_parsing(&text, parses) {
+            Ok(read) => read,
             Err(Screened::Reply(answer)) => {
                 out.push(Effect::Host(answer.to_string()));
                 return;
             }
             Err(_) => return,
         };
-        if message.is_response() {
-            // The user's answer to a question about a held call.
-            if let Some(held) = message
-                .id
-                .as_ref()
-                .and_then(|id| self.asks.remove(&id_key(id)))
-            {
-                self.answered(held, &text, clock, out);
-                return;
-            }
-            // An answer to a question already given up.
-            if message
-                .id
-                .as_ref()
-                .and_then(Value::as_str)
-                .is_some_and(|id| id.starts_with(ASK_PREFIX))
-            {
-                out.push(Effect::Log(
-                    "the host answered a question that had timed out; the answer was dropped"
-                        .into(),
-                ));
-                return;
-            }
+        if message.is_response() && self.answers_question(message.id.as_ref(), &text, clock, out) {
+            return;
         }
         let id = message.id.clone();
         let method = message.method.as_deref().map(str::to_string);
         match (method.as_deref(), id) {
             (Some("tools/call"), Some(id)) => {
-                let params = message.params();
                 let raw_params = message.params.map(|raw| raw.get());
                 drop(message);
                 let from = out.len();
@@ -84,11 +79,9 @@ impl Session<'_> {
             }
             (Some(method), Some(id)) => {
                 let owned = method == self.rules.method() || method == SIGNATURE_METHOD;
-                let params = match method {
-                    "initialize" | "server/discover" | "tools/list" => message.params(),
-                    _ if owned => message.params(),
-                    _ => None,
-                };
+                let params = params.filter(|_| {
+                    owned || matches!(method, "initialize" | "server/discover" | "tools/list")
+                });
                 let raw_params = message.params.map(|raw| raw.get());
                 drop(message);
                 let from = out.len();
@@ -107,7 +100,7 @@ impl Session<'_> {
                 out.push(Effect::Server(text));
             }
             (Some("notifications/cancelled"), None) => {
-                if let Some(id) = message.params().as_ref().and_then(|p| p.get("requestId"))
+                if let Some(id) = params.as_ref().and_then(|p| p.get("requestId"))
                     && let Some(mut request) = self.pending.remove(&id_key(id))
                 {
                     let from = out.len();
@@ -126,6 +119,33 @@ impl Session<'_> {
                 out.push(Effect::Server(text));
             }
         }
+    }
+
+    /// A host's response `text` to request `id` that is the user's answer to
+    /// one of the proxy's questions (or to one given up): handled here.
+    fn answers_question(
+        &mut self,
+        id: Option<&Value>,
+        text: &str,
+        clock: Clock,
+        out: &mut Vec<Effect>,
+    ) -> bool {
+        // The user's answer to a question about a held call.
+        if let Some(held) = id.and_then(|id| self.asks.remove(&id_key(id))) {
+            self.answered(held, text, clock, out);
+            return true;
+        }
+        // An answer to a question already given up.
+        if id
+            .and_then(Value::as_str)
+            .is_some_and(|id| id.starts_with(ASK_PREFIX))
+        {
+            out.push(Effect::Log(
+                "the host answered a question that had timed out; the answer was dropped".into(),
+            ));
+            return true;
+        }
+        false
     }
 
     /// The spans of the request `id` just handled, if it was neither

@@ -39,6 +39,13 @@ pub struct Envelope<'a> {
     pub result_raw: Option<&'a RawValue>,
     /// Whether `error` is present.
     pub error: bool,
+    /// Whether a member other than `params` was passed over or kept as
+    /// written without being read as a tree reader reads JSON (numbers in
+    /// range, escapes that decode, nesting within limits): `result`,
+    /// `error`, a member of no meaning here, a `method` or `jsonrpc` that is
+    /// not a string, an id that does not read, a repeated `params`. When it
+    /// is `false`, checking `params` checks the whole message.
+    pub skipped: bool,
 }
 
 /// A member's value: a string (borrowed from the input when it has no
@@ -141,32 +148,45 @@ impl<'de: 'a, 'a, S: DeserializeSeed<'de> + Copy> Visitor<'de> for Members<'a, S
                 "id" => {
                     let raw: &'de RawValue = map.next_value()?;
                     envelope.id = serde_json::from_str(raw.get()).ok();
+                    envelope.skipped |= envelope.id.is_none();
                     envelope.id_raw = Some(raw);
                 }
                 "method" => {
                     envelope.has_method = true;
                     envelope.method = match map.next_value::<Text<'de>>()? {
                         Text::String(method) => Some(method),
-                        Text::Other => None,
+                        Text::Other => {
+                            envelope.skipped = true;
+                            None
+                        }
                     };
                 }
                 "jsonrpc" => {
-                    envelope.jsonrpc = matches!(
-                        map.next_value::<Text<'de>>()?,
-                        Text::String(version) if version == "2.0"
-                    );
+                    envelope.jsonrpc = match map.next_value::<Text<'de>>()? {
+                        Text::String(version) => version == "2.0",
+                        Text::Other => {
+                            envelope.skipped = true;
+                            false
+                        }
+                    };
                 }
-                "params" => envelope.params = Some(map.next_value()?),
+                "params" => {
+                    envelope.skipped |= envelope.params.is_some();
+                    envelope.params = Some(map.next_value()?);
+                }
                 "result" => {
                     result = Some(map.next_value_seed(self.result)?);
                     envelope.result = true;
+                    envelope.skipped = true;
                 }
                 "error" => {
                     map.next_value::<IgnoredAny>()?;
                     envelope.error = true;
+                    envelope.skipped = true;
                 }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
+                    envelope.skipped = true;
                 }
             }
         }

@@ -122,6 +122,41 @@ impl Screen {
         self.judge(message)
     }
 
+    /// As [`Screen::read`], with the `params` of a message whose method
+    /// `parses` names parsed too. Such a message is walked once less: when
+    /// its envelope read every other member as a tree reader would, the
+    /// parse of its params is the rest of the check (a message that fails
+    /// it gets the `-32700` the walk would have given).
+    pub fn read_parsing<'a>(
+        &mut self,
+        line: &'a str,
+        parses: impl Fn(&str) -> bool,
+    ) -> Result<(Envelope<'a>, Option<Value>), Screened> {
+        if let Ok(message) = serde_json::from_str::<Envelope<'a>>(line)
+            && !message.skipped
+            && message.method.as_deref().is_some_and(&parses)
+            && let Some(params) = message.params
+        {
+            return match serde_json::from_str::<Value>(params.get()) {
+                // The limit counts from the message, one level above.
+                Ok(value) if !nests_past(params.get(), &value, NESTING - 1) => {
+                    self.judge(message).map(|message| (message, Some(value)))
+                }
+                _ => Err(refuse(
+                    Value::Null,
+                    RpcError::PARSE_ERROR,
+                    "Parse error: the message is not JSON",
+                )),
+            };
+        }
+        let message = self.read(line)?;
+        let params = match message.method.as_deref() {
+            Some(method) if parses(method) => message.params(),
+            _ => None,
+        };
+        Ok((message, params))
+    }
+
     fn judge<'a>(&mut self, message: Envelope<'a>) -> Result<Envelope<'a>, Screened> {
         // A response to a request of the server's: the server matches it.
         if message.is_response() {
@@ -287,6 +322,24 @@ impl<'de> Deserialize<'de> for Key {
         }
         deserializer.deserialize_str(Decode)
     }
+}
+
+/// The deepest a tree reader nests arrays and objects (serde_json's
+/// recursion limit): a message that nests deeper is not JSON to it.
+const NESTING: usize = 127;
+
+/// Whether `value` (read from `text`) nests arrays and objects more than
+/// `limit` deep. Text too short to nest that deep is not walked.
+fn nests_past(text: &str, value: &Value, limit: usize) -> bool {
+    fn depth(value: &Value) -> usize {
+        match value {
+            Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+            Value::Object(members) => 1 + members.values().map(depth).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+    // Each level is at least one bracket.
+    text.len() > limit && depth(value) > limit
 }
 
 /// Whether a raw JSON value is an object.
@@ -516,7 +569,68 @@ mod tests {
             Just(r#""other":"\ud800""#.to_string()),
             Just(r#""\udc00":1"#.to_string()),
             Just(format!(r#""deep":{}{}"#, "[".repeat(130), "]".repeat(130))),
+            Just(r#""method":"tools/call""#.to_string()),
+            Just(r#""id":1e400"#.to_string()),
+            Just(r#""id":"\udc00""#.to_string()),
+            Just(r#""params":{"name":"t","arguments":{"n":1e400}}"#.to_string()),
+            Just(r#""params":{"s":"\ud800"}"#.to_string()),
+            Just(r#""params":{"a":1},"params":{"b":2}"#.to_string()),
+            // Params nested to the tree reader's limit, and past it.
+            Just(format!(
+                r#""params":{{"a":{}{}}}"#,
+                "[".repeat(124),
+                "]".repeat(124)
+            )),
+            Just(format!(
+                r#""params":{{"a":{}{}}}"#,
+                "[".repeat(125),
+                "]".repeat(125)
+            )),
+            Just(format!(
+                r#""params":{{"a":{}{}}}"#,
+                "[".repeat(126),
+                "]".repeat(126)
+            )),
+            Just(format!(
+                r#""params":{{"a":{}{}}}"#,
+                "[".repeat(127),
+                "]".repeat(127)
+            )),
         ]
+    }
+
+    /// Params parsed while screening are refused exactly where the whole
+    /// message nests past what a tree reader reads, and out-of-range
+    /// numbers and lone surrogates in them are a parse error as before.
+    #[test]
+    fn parsing_the_params_screens_to_the_same_limits() {
+        let request = |params: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{params}}}"#)
+        };
+        let mut lines: Vec<String> = (120..=128)
+            .map(|n| request(&format!(r#"{{"a":{}{}}}"#, "[".repeat(n), "]".repeat(n))))
+            .collect();
+        lines.push(request(r#"{"name":"t","arguments":{"n":-1e999}}"#));
+        lines.push(request(r#"{"s":"\ud800"}"#));
+        lines.push(request(r#"{"name":"t","arguments":{"path":"a"}}"#));
+        for line in &lines {
+            let whole = Screen::default().line(line);
+            let parsing = Screen::default().read_parsing(line, |_| true);
+            match (&whole, &parsing) {
+                (Screened::Forward, Ok((_, Some(params)))) => {
+                    assert_eq!(
+                        Some(params),
+                        serde_json::from_str::<Value>(line).unwrap().get("params")
+                    );
+                }
+                (Screened::Reply(a), Err(Screened::Reply(b))) => assert_eq!(a, b, "{line}"),
+                _ => panic!("{line}: {whole:?} against {parsing:?}"),
+            }
+        }
+        // 125 arrays in `a`, in `params`, in the message: 127 levels, the
+        // most; one more is not JSON to a tree reader.
+        assert_eq!(Screen::default().line(&lines[5]), Screened::Forward);
+        assert_ne!(Screen::default().line(&lines[6]), Screened::Forward);
     }
 
     proptest! {
@@ -538,8 +652,25 @@ mod tests {
                 Screened::Reply(v) => Err((v["error"]["code"].as_i64().unwrap(), v["id"].clone())),
                 _ => Ok(()),
             };
-            prop_assert_eq!(ours, reference(&mut reference_state, &line), "{}", line);
+            prop_assert_eq!(&ours, &reference(&mut reference_state, &line), "{}", line);
             prop_assert_eq!((screen.started, screen.legacy), reference_state, "{}", line);
+            // Parsing the params while screening decides alike, and gives
+            // the params a tree reader gives.
+            let mut parsing = Screen::default();
+            let read = parsing.read_parsing(&line, |m| m != "initialize");
+            let decided = match &read {
+                Err(Screened::Reply(v)) => Err((v["error"]["code"].as_i64().unwrap(), v["id"].clone())),
+                _ => Ok(()),
+            };
+            prop_assert_eq!(&decided, &ours, "{}", line);
+            prop_assert_eq!((parsing.started, parsing.legacy), reference_state, "{}", line);
+            if let Ok((message, params)) = read {
+                let expected = match message.method.as_deref() {
+                    Some(m) if m != "initialize" => message.params(),
+                    _ => None,
+                };
+                prop_assert_eq!(params, expected, "{}", line);
+            }
         }
     }
 }
