@@ -7,7 +7,8 @@
 use std::time::{Duration, SystemTime};
 
 use mcp_resolve_host::time::rfc3339;
-use serde_json::{Value, json};
+use mcp_resolve_telemetry::{span_id_hex, trace_id_hex};
+use serde_json::{Map, Value};
 
 use crate::guard::Judged;
 
@@ -57,8 +58,8 @@ impl Record {
     pub(crate) fn link(&mut self, trace_id: u128, span_id: u64) {
         match self {
             Record::Built(Value::Object(record)) => {
-                record.insert("traceId".into(), format!("{trace_id:032x}").into());
-                record.insert("spanId".into(), format!("{span_id:016x}").into());
+                record.insert("traceId".into(), trace_id_hex(trace_id).into());
+                record.insert("spanId".into(), span_id_hex(span_id).into());
             }
             Record::Built(_) => {}
             Record::Call(call) => call.span = Some((trace_id, span_id)),
@@ -95,10 +96,59 @@ impl From<Value> for Record {
 }
 
 impl CallRecord {
+    /// The record as JSON: its members in the order of `docs/proxy.md`,
+    /// each value made as it is (no serializer in between).
     fn value(&self) -> Value {
         let judged = &self.judged;
+        let text = |value: &Option<String>| value.clone().map_or(Value::Null, Value::String);
+        let list =
+            |items: &[String]| Value::Array(items.iter().cloned().map(Value::String).collect());
+        let mut map = Map::with_capacity(16);
+        map.insert("time".into(), Value::String(rfc3339(self.at)));
+        map.insert("event".into(), Value::from("call"));
+        map.insert("tool".into(), Value::String(judged.tool.clone()));
+        map.insert("variant".into(), text(&judged.variant));
+        map.insert("annotations".into(), judged.annotations.complete_json());
+        map.insert("requiredScopes".into(), list(&judged.scopes));
+        map.insert("described".into(), Value::Bool(judged.described));
+        map.insert("decision".into(), Value::from(judged.decision.as_str()));
+        map.insert("rule".into(), text(&judged.rule));
+        map.insert("policies".into(), list(&judged.policies));
+        map.insert("outcome".into(), Value::from(self.outcome));
+        let upstream = self.latency.map_or(Value::Null, |l| {
+            Value::from((l.as_secs_f64() * 1e6).round() / 1e3)
+        });
+        map.insert("upstreamMs".into(), upstream);
+        if let Some(arguments) = &self.arguments {
+            map.insert("arguments".into(), arguments.clone());
+        }
+        if let Some(principal) = &judged.principal {
+            let mut who = Map::with_capacity(2);
+            who.insert("sub".into(), text(&principal.sub));
+            who.insert("client_id".into(), text(&principal.client_id));
+            map.insert("principal".into(), Value::Object(who));
+        }
+        if let Some((trace_id, span_id)) = self.span {
+            map.insert("traceId".into(), trace_id_hex(trace_id).into());
+            map.insert("spanId".into(), span_id_hex(span_id).into());
+        }
+        Value::Object(map)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::policy::Decision;
+    use serde_json::json;
+
+    /// The record as it was first written, with `json!`: the record made
+    /// member by member must equal it, member order included.
+    fn reference(call: &CallRecord) -> Value {
+        let judged = &call.judged;
         let mut record = json!({
-            "time": rfc3339(self.at),
+            "time": rfc3339(call.at),
             "event": "call",
             "tool": judged.tool,
             "variant": judged.variant,
@@ -108,13 +158,11 @@ impl CallRecord {
             "decision": judged.decision.as_str(),
             "rule": judged.rule,
             "policies": judged.policies,
-            "outcome": self.outcome,
-            "upstreamMs": self.latency.map(|l| (l.as_secs_f64() * 1e6).round() / 1e3),
+            "outcome": call.outcome,
+            "upstreamMs": call.latency.map(|l| (l.as_secs_f64() * 1e6).round() / 1e3),
         });
-        let Value::Object(map) = &mut record else {
-            return record;
-        };
-        if let Some(arguments) = &self.arguments {
+        let map = record.as_object_mut().unwrap();
+        if let Some(arguments) = &call.arguments {
             map.insert("arguments".into(), arguments.clone());
         }
         if let Some(principal) = &judged.principal {
@@ -123,10 +171,70 @@ impl CallRecord {
                 json!({"sub": principal.sub, "client_id": principal.client_id}),
             );
         }
-        if let Some((trace_id, span_id)) = self.span {
+        if let Some((trace_id, span_id)) = call.span {
             map.insert("traceId".into(), format!("{trace_id:032x}").into());
             map.insert("spanId".into(), format!("{span_id:016x}").into());
         }
         record
+    }
+
+    fn judged(full: bool) -> Judged {
+        Judged {
+            tool: "manage_files".into(),
+            variant: full.then(|| "read".into()),
+            annotations: mcp_resolve_runtime::Annotations::default(),
+            scopes: if full {
+                vec!["files:read".into(), "x".into()]
+            } else {
+                vec![]
+            },
+            decision: if full { Decision::Ask } else { Decision::Allow },
+            rule: full.then(|| "p1, p2".into()),
+            policies: if full {
+                vec!["p1".into(), "p2".into()]
+            } else {
+                vec![]
+            },
+            reason: None,
+            described: full,
+            regate: None,
+            principal: full.then(|| crate::auth::Principal {
+                sub: Some("alice".into()),
+                client_id: None,
+                scopes: Default::default(),
+            }),
+        }
+    }
+
+    #[test]
+    fn a_calls_record_is_written_as_json_would_write_it() {
+        let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_764_200_000_123);
+        for full in [false, true] {
+            let mut record = Record::call(
+                judged(full),
+                at,
+                if full { "accepted" } else { "forwarded" },
+                full.then(|| Duration::from_micros(1_234_567)),
+                full.then(|| json!({"path": "a", "n": [1, {"b": null}]})),
+            );
+            let Record::Call(call) = &record else {
+                panic!()
+            };
+            let expected = reference(call);
+            assert_eq!(record.value().to_string(), expected.to_string());
+            record.link(0x0af7651916cd43dd8448eb211c80319c, 0x00f067aa0ba902b7);
+            let Record::Call(call) = &record else {
+                panic!()
+            };
+            assert_eq!(record.value().to_string(), reference(call).to_string());
+            assert_eq!(record.clone().into_value(), record.value());
+        }
+        // A record already written out is linked in place.
+        let mut built = Record::from(json!({"event": "resolve"}));
+        built.link(1, 2);
+        assert_eq!(
+            built.value(),
+            json!({"event": "resolve", "traceId": format!("{:032x}", 1), "spanId": format!("{:016x}", 2)})
+        );
     }
 }

@@ -55,6 +55,20 @@ impl TraceParent {
     }
 }
 
+/// A trace id as W3C and OTLP's JSON write it: 32 lower-case hex digits.
+pub fn trace_id_hex(id: u128) -> String {
+    let mut text = String::with_capacity(32);
+    push_hex(&mut text, id, 32);
+    text
+}
+
+/// A span id as W3C and OTLP's JSON write it: 16 lower-case hex digits.
+pub fn span_id_hex(id: u64) -> String {
+    let mut text = String::with_capacity(16);
+    push_hex(&mut text, u128::from(id), 16);
+    text
+}
+
 /// The low `digits` hex digits of `value`, lower case, zero-padded.
 fn push_hex(out: &mut String, value: u128, digits: u32) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -92,6 +106,8 @@ mod tests {
                 u8::from(sampled)
             );
             assert_eq!(parent.header(), expected);
+            assert_eq!(trace_id_hex(trace_id), format!("{trace_id:032x}"));
+            assert_eq!(span_id_hex(span_id), format!("{span_id:016x}"));
             // All-zero ids are invalid, and read as none.
             let valid = trace_id != 0 && span_id != 0;
             assert_eq!(

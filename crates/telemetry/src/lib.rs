@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
-pub use context::TraceParent;
+pub use context::{TraceParent, span_id_hex, trace_id_hex};
 pub use gate::Say;
 use gate::{Gate, Gated};
 pub use spans::{ClientSpan, SpanRecord};
