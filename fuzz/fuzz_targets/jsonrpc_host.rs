@@ -5,7 +5,9 @@
 //! pass on, with an error response (`"jsonrpc": "2.0"`, an integer code of
 //! the reserved range, a message) that carries the request's id, or null
 //! when it has none that can be read; it never answers a notification or a
-//! response; and it passes on only JSON objects.
+//! response; and it passes on only JSON objects. The screen that parses
+//! the params as it screens (`Screen::read_parsing`, the proxy's) decides
+//! every line as the screen does, and gives the params a tree reader gives.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -50,13 +52,28 @@ fuzz_target!(|data: &[u8]| {
         Screen::checking("tools/resolve"),
         Screen::checking("tools/resolve").per_message(),
     ];
+    let mut parsing = [Screen::default(), Screen::checking("tools/resolve")];
     for line in data.split(|&b| b == b'\n') {
         let Ok(line) = std::str::from_utf8(line) else {
             continue;
         };
+        let mut decided = Vec::new();
         for screen in &mut screens {
             let screened = screen.line(line);
             check(line, &screened);
+            decided.push(screened);
+        }
+        for (screen, expected) in parsing.iter_mut().zip(&decided) {
+            match (screen.read_parsing(line, |m| m != "initialize"), expected) {
+                (Ok((message, params)), Screened::Forward) => {
+                    let parsed = message.params().filter(|_| {
+                        message.method.as_deref().is_some_and(|m| m != "initialize")
+                    });
+                    assert_eq!(params, parsed, "{line}");
+                }
+                (Err(screened), expected) => assert_eq!(&screened, expected, "{line}"),
+                (Ok(_), expected) => panic!("{line}: passed, where the screen gave {expected:?}"),
+            }
         }
         if let Some(envelope) = Envelope::of(line) {
             let _ = (
