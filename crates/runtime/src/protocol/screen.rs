@@ -576,27 +576,16 @@ mod tests {
             Just(r#""params":{"s":"\ud800"}"#.to_string()),
             Just(r#""params":{"a":1},"params":{"b":2}"#.to_string()),
             // Params nested to the tree reader's limit, and past it.
-            Just(format!(
-                r#""params":{{"a":{}{}}}"#,
-                "[".repeat(124),
-                "]".repeat(124)
-            )),
-            Just(format!(
-                r#""params":{{"a":{}{}}}"#,
-                "[".repeat(125),
-                "]".repeat(125)
-            )),
-            Just(format!(
-                r#""params":{{"a":{}{}}}"#,
-                "[".repeat(126),
-                "]".repeat(126)
-            )),
-            Just(format!(
-                r#""params":{{"a":{}{}}}"#,
-                "[".repeat(127),
-                "]".repeat(127)
-            )),
+            Just(format!(r#""params":{}"#, nested(124))),
+            Just(format!(r#""params":{}"#, nested(125))),
+            Just(format!(r#""params":{}"#, nested(126))),
+            Just(format!(r#""params":{}"#, nested(127))),
         ]
+    }
+
+    /// An object whose member `a` is `n` arrays, one in another.
+    fn nested(n: usize) -> String {
+        format!(r#"{{"a":{}{}}}"#, "[".repeat(n), "]".repeat(n))
     }
 
     /// Params parsed while screening are refused exactly where the whole
@@ -607,9 +596,7 @@ mod tests {
         let request = |params: &str| {
             format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{params}}}"#)
         };
-        let mut lines: Vec<String> = (120..=128)
-            .map(|n| request(&format!(r#"{{"a":{}{}}}"#, "[".repeat(n), "]".repeat(n))))
-            .collect();
+        let mut lines: Vec<String> = (120..=128).map(|n| request(&nested(n))).collect();
         lines.push(request(r#"{"name":"t","arguments":{"n":-1e999}}"#));
         lines.push(request(r#"{"s":"\ud800"}"#));
         lines.push(request(r#"{"name":"t","arguments":{"path":"a"}}"#));
