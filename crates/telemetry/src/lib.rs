@@ -343,15 +343,8 @@ fn work(queue: &Receiver<Job>, sdk: &Sdk) {
     loop {
         loop {
             match queue.try_recv() {
-                Ok(Job::Record(record)) => {
-                    sdk.record(&record);
-                    decided = spans::decision(&record);
-                }
-                Ok(Job::Later(build)) => {
-                    let record = build();
-                    sdk.record(&record);
-                    decided = spans::decision(&record);
-                }
+                Ok(Job::Record(record)) => decided = sdk.keep(&record),
+                Ok(Job::Later(build)) => decided = sdk.keep(&build()),
                 Ok(Job::Span(span)) => {
                     let decision = decided
                         .take_if(|(id, _)| *id == span.span_id)
@@ -371,6 +364,13 @@ fn work(queue: &Receiver<Job>, sdk: &Sdk) {
 }
 
 impl Sdk {
+    /// Exports one audit record ([`Sdk::record`]), and gives the decision
+    /// its span takes, when it names one.
+    fn keep(&self, record: &Value) -> Option<(u64, Vec<KeyValue>)> {
+        self.record(record);
+        spans::decision(record)
+    }
+
     /// The SDK as [`Telemetry::from_env`] sets it up.
     fn from_env(otlp: Option<&str>, say: Say) -> Result<Option<Sdk>, TelemetryError> {
         let env = |name: &str| std::env::var(name).ok();

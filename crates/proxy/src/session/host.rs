@@ -79,9 +79,8 @@ impl Session<'_> {
             }
             (Some(method), Some(id)) => {
                 let owned = method == self.rules.method() || method == SIGNATURE_METHOD;
-                let params = params.filter(|_| {
-                    owned || matches!(method, "initialize" | "server/discover" | "tools/list")
-                });
+                // A cancellation written as a request goes on as any request.
+                let params = params.filter(|_| method != "notifications/cancelled");
                 let raw_params = message.params.map(|raw| raw.get());
                 drop(message);
                 let from = out.len();

@@ -123,10 +123,11 @@ impl Screen {
     }
 
     /// As [`Screen::read`], with the `params` of a message whose method
-    /// `parses` names parsed too. Such a message is walked once less: when
-    /// its envelope read every other member as a tree reader would, the
-    /// parse of its params is the rest of the check (a message that fails
-    /// it gets the `-32700` the walk would have given).
+    /// `parses` names parsed too. Such a message, and one without params,
+    /// is walked once less: when its envelope read every other member as a
+    /// tree reader would, the parse of its params is the rest of the check
+    /// (a message that fails it gets the `-32700` the walk would have
+    /// given).
     pub fn read_parsing<'a>(
         &mut self,
         line: &'a str,
@@ -134,20 +135,24 @@ impl Screen {
     ) -> Result<(Envelope<'a>, Option<Value>), Screened> {
         if let Ok(message) = serde_json::from_str::<Envelope<'a>>(line)
             && !message.skipped
-            && message.method.as_deref().is_some_and(&parses)
-            && let Some(params) = message.params
         {
-            return match serde_json::from_str::<Value>(params.get()) {
-                // The limit counts from the message, one level above.
-                Ok(value) if !nests_past(params.get(), &value, NESTING - 1) => {
-                    self.judge(message).map(|message| (message, Some(value)))
-                }
-                _ => Err(refuse(
-                    Value::Null,
-                    RpcError::PARSE_ERROR,
-                    "Parse error: the message is not JSON",
-                )),
+            let Some(params) = message.params else {
+                // Every member was read as a tree reader reads it.
+                return self.judge(message).map(|message| (message, None));
             };
+            if message.method.as_deref().is_some_and(&parses) {
+                return match serde_json::from_str::<Value>(params.get()) {
+                    // The limit counts from the message, one level above.
+                    Ok(value) if !nests_past(params.get(), &value, NESTING - 1) => {
+                        self.judge(message).map(|message| (message, Some(value)))
+                    }
+                    _ => Err(refuse(
+                        Value::Null,
+                        RpcError::PARSE_ERROR,
+                        "Parse error: the message is not JSON",
+                    )),
+                };
+            }
         }
         let message = self.read(line)?;
         let params = match message.method.as_deref() {
