@@ -430,6 +430,19 @@ impl Matcher {
         Some(tool.outcome(arguments))
     }
 
+    /// Whether `arguments` conform to the `inputSchema` of the tool `name`,
+    /// without resolving the call; `None` for a tool the rules do not
+    /// describe. (What a caller that needs no resolution asks: it is
+    /// [`Matcher::outcome`]'s `Err` without the variants' conditions.)
+    pub fn accepts(&self, name: &str, arguments: &Value) -> Option<bool> {
+        let tool = self.index.get(name).and_then(|&i| self.tools.get(i))?;
+        Some(
+            tool.validator
+                .validate_object(&tool.name, arguments)
+                .is_ok(),
+        )
+    }
+
     /// Resolves a call: `-32602` for an unknown or non-resolvable tool and
     /// for arguments that do not conform to the tool's `inputSchema`.
     pub fn resolve(&self, name: &str, arguments: &Value) -> Result<&Outcome, RpcError> {

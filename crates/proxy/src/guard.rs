@@ -261,6 +261,15 @@ pub(crate) struct Judged {
 }
 
 impl Guard {
+    /// Whether the arguments of the call `params` to `tool` pass the rules'
+    /// `inputSchema` (a tool the rules do not describe has none to fail):
+    /// what [`Guard::judge`] would not refuse them for.
+    pub(crate) fn accepts(&self, rules: &ProxyRules, tool: &str, params: Option<&Value>) -> bool {
+        let empty = Value::Object(Map::new());
+        let arguments = params.and_then(|p| p.get("arguments")).unwrap_or(&empty);
+        rules.matcher().accepts(tool, arguments).unwrap_or(true)
+    }
+
     /// Judges a `tools/call`: `Err` (`-32602`) when the rules describe the
     /// tool and its `inputSchema` refuses the arguments; the decision
     /// otherwise. A tool the rules do not describe is judged on the static
@@ -272,7 +281,7 @@ impl Guard {
         listed: &HashMap<String, Annotations>,
         params: Option<&Value>,
         principal: Option<&crate::auth::Principal>,
-        session: &SessionFacts,
+        session: Option<&SessionFacts>,
     ) -> Result<Judged, RpcError> {
         let Some(Value::String(tool)) = params.and_then(|p| p.get("name")) else {
             return Err(RpcError::invalid_params(
@@ -313,7 +322,7 @@ impl Guard {
                     scopes: &scopes,
                     described,
                     principal,
-                    session: Some(session),
+                    session,
                 });
                 (outcome.decision, outcome.policies, outcome.reason)
             }

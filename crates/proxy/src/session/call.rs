@@ -45,9 +45,10 @@ pub(super) enum Step {
         arguments: Option<Value>,
     },
     /// Forwarded to the server, as written or as `rewritten` (an accepted
-    /// retry without the proxy's question and state).
+    /// retry without the proxy's question and state); `call`: what its
+    /// audit line needs, when anything records one.
     Forward {
-        call: CallAudit,
+        call: Option<CallAudit>,
         consent: Option<(String, Value)>,
         rewritten: Option<String>,
     },
@@ -83,30 +84,33 @@ impl Session<'_> {
                 record: Some(record.into()),
             };
         }
+        if let Some(tool) = tool
+            && self.unobserved(tool)
+            && self.guard.accepts(self.rules, tool, params)
+        {
+            // Nothing would read this call's judgement: no policy decides
+            // it, nothing records it, its declaration stands. Its arguments
+            // passed the rules' schema, so it goes on as written. (Arguments
+            // that do not pass are judged below, for the error.)
+            return Step::Forward {
+                call: None,
+                consent: None,
+                rewritten: None,
+            };
+        }
         let arguments = self
             .guard
             .audit_arguments
             .then(|| params.and_then(|p| p.get("arguments")).cloned())
             .flatten();
-        // A 2026-07-28 request says who sends it in its own `_meta`.
-        let meta = params.and_then(|p| p.get("_meta"));
-        let said = |key: &str, pointer: &str| {
-            meta.and_then(|m| m.get(key))
-                .and_then(|v| v.pointer(pointer))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        };
-        let facts = crate::policy::SessionFacts {
-            protocol_version: said(mcp_resolve_runtime::protocol::META_PROTOCOL_VERSION, "")
-                .or_else(|| self.facts.protocol_version.clone()),
-            client_name: said(META_CLIENT_INFO, "/name").or_else(|| self.facts.client_name.clone()),
-        };
+        // What the policy is told of the session (only a policy reads it).
+        let facts = self.guard.policy.is_some().then(|| self.facts_of(params));
         let judged = match self.guard.judge(
             self.rules,
             &self.listed,
             params,
             self.principal.as_ref(),
-            &facts,
+            facts.as_ref(),
         ) {
             Ok(judged) => judged,
             Err(error) => {
@@ -131,7 +135,7 @@ impl Session<'_> {
                 };
             }
         };
-        let may_elicit = consent::may_elicit(params, self.session_caps.as_ref());
+        let may_elicit = || consent::may_elicit(params, self.session_caps.as_ref());
         let mut judged = judged;
         if let Some(why) = self.verification.regate(&judged.tool) {
             // A materially changed declaration: the user is asked first,
@@ -146,12 +150,12 @@ impl Session<'_> {
         }
         match judged.decision {
             Decision::Allow => Step::Forward {
-                call: CallAudit {
+                call: Some(CallAudit {
                     judged,
                     started: clock.now,
                     arguments,
                     outcome: "forwarded",
-                },
+                }),
                 consent: None,
                 rewritten: None,
             },
@@ -159,10 +163,38 @@ impl Session<'_> {
             // A 2026-07-28 request: the question is the answer, and the
             // retry carries the user's.
             Decision::Ask if consent::is_stateless(params) => {
+                let may_elicit = may_elicit();
                 self.stateless_ask(text, params, judged, arguments, may_elicit, clock)
             }
-            Decision::Ask if may_elicit => Step::Hold { judged, arguments },
+            Decision::Ask if may_elicit() => Step::Hold { judged, arguments },
             Decision::Ask => refused(judged, clock, "refused", consent::NO_ELICITATION, arguments),
+        }
+    }
+
+    /// Whether nothing would read the judgement of a call to `tool`: no
+    /// policy, no audit log or telemetry, and no changed declaration to ask
+    /// about. Such a call is allowed whatever it resolves to.
+    fn unobserved(&self, tool: &str) -> bool {
+        self.guard.policy.is_none()
+            && !self.guard.records()
+            && self.verification.regate(tool).is_none()
+    }
+
+    /// What the session knows of the host that sends `params`: a
+    /// 2026-07-28 request says it in its own `_meta`, an older session said
+    /// it at `initialize`.
+    fn facts_of(&self, params: Option<&Value>) -> crate::policy::SessionFacts {
+        let meta = params.and_then(|p| p.get("_meta"));
+        let said = |key: &str, pointer: &str| {
+            meta.and_then(|m| m.get(key))
+                .and_then(|v| v.pointer(pointer))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        crate::policy::SessionFacts {
+            protocol_version: said(mcp_resolve_runtime::protocol::META_PROTOCOL_VERSION, "")
+                .or_else(|| self.facts.protocol_version.clone()),
+            client_name: said(META_CLIENT_INFO, "/name").or_else(|| self.facts.client_name.clone()),
         }
     }
 
@@ -187,12 +219,12 @@ impl Session<'_> {
             Retry::Forward(forward) => Step::Forward {
                 rewritten: Some(with_params(text, &forward)),
                 consent: Some((judged.tool.clone(), called)),
-                call: CallAudit {
+                call: Some(CallAudit {
                     judged,
                     started: clock.now,
                     arguments,
                     outcome: "accepted",
-                },
+                }),
             },
             Retry::Refuse(outcome, why) => refused(judged, clock, outcome, why, arguments),
             Retry::Fresh if may_elicit => match self.tickets().ask(now, &judged, &called) {

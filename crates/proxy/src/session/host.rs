@@ -218,7 +218,7 @@ impl Session<'_> {
                     &id,
                     params,
                     clock,
-                    Some(call),
+                    call,
                     consent,
                     rewritten.unwrap_or(text),
                 );

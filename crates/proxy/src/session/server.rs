@@ -21,7 +21,8 @@ use mcp_resolve_runtime::protocol::{Envelope, id_key, splice};
 impl Session<'_> {
     /// One line from the server.
     pub(super) fn server_line(&mut self, text: String, clock: Clock, out: &mut Vec<Effect>) {
-        if text.trim().is_empty() {
+        // (A message starts with its `{`: only anything else is trimmed.)
+        if !text.starts_with('{') && text.trim().is_empty() {
             return;
         }
         // A listing the proxy annotates is read with its envelope, in one

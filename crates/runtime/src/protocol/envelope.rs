@@ -256,13 +256,32 @@ pub fn splice(text: &str, part: &str, with: &str) -> Option<String> {
 
 /// A key for a JSON-RPC id that does not depend on how it was written
 /// (ids are strings or integers; `"a"` and `"\u0061"` are one id).
+///
+/// It is the id's JSON text as serde_json writes it; the usual ids (an
+/// integer, a string with nothing to escape) are written here directly,
+/// without the serializer: every request forwarded looks one up twice.
 pub fn id_key(id: &Value) -> String {
-    id.to_string()
+    match id {
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => itoa::Buffer::new().format(u).to_owned(),
+            (None, Some(i)) => itoa::Buffer::new().format(i).to_owned(),
+            (None, None) => id.to_string(),
+        },
+        Value::String(s) if !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) => {
+            let mut key = String::with_capacity(s.len() + 2);
+            key.push('"');
+            key.push_str(s);
+            key.push('"');
+            key
+        }
+        _ => id.to_string(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn reads_the_envelope_without_the_rest() {
@@ -365,5 +384,40 @@ mod tests {
             splice(result, raw, "[]").unwrap(),
             r#"{"id":1,"result":[]}"#
         );
+    }
+
+    #[test]
+    fn id_keys_are_the_ids_json_text() {
+        let ids = [
+            json!(0),
+            json!(7),
+            json!(-1),
+            json!(-42),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!(i64::MAX),
+            json!(1.5),
+            json!(-0.0),
+            json!(1e300),
+            json!(""),
+            json!("a"),
+            json!("ask-1"),
+            json!("é ✓ 𝄞"),
+            json!("\u{7f}/"),
+            json!("a\"b"),
+            json!("a\\b"),
+            json!("line\nbreak"),
+            json!("\u{1}"),
+            json!(null),
+            json!(true),
+            json!([1]),
+            json!({"a": 1}),
+        ];
+        for id in ids {
+            assert_eq!(id_key(&id), id.to_string(), "{id:?}");
+        }
+        // One id however it is written.
+        let written: Value = serde_json::from_str(r#""\u0061""#).unwrap();
+        assert_eq!(id_key(&written), id_key(&json!("a")));
     }
 }

@@ -347,6 +347,48 @@ fn invalid_arguments_and_garbage_are_answered_at_the_proxy() {
 }
 
 #[test]
+fn an_unobserved_call_is_checked_and_forwarded_as_the_host_wrote_it() {
+    // No policy, no audit log, no telemetry: nothing reads the judgement,
+    // so a call whose arguments pass goes on as written, and one whose
+    // arguments do not is answered as always.
+    let rules = rules(Dialect::Extension);
+    let plain = Guard::default();
+    let audited = Guard {
+        audit: Some(Audit::sink()),
+        ..Guard::default()
+    };
+    let mut h = Harness::new(&rules, &plain, None);
+    h.initialize(json!({}));
+    let mut a = Harness::new(&rules, &audited, None);
+    a.initialize(json!({}));
+    let undescribed = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "not_in_the_rules", "arguments": {"x": [1, {"y": null}]}}})
+    .to_string();
+    for text in [call(1, "read"), call(2, "delete"), undescribed] {
+        let out = h.host(&text);
+        assert!(
+            matches!(&out[..], [Effect::Server(sent)] if *sent == text),
+            "{out:?}"
+        );
+        // The same call where a record is kept: forwarded alike, and its
+        // answer audited.
+        let out = a.host(&text);
+        assert!(
+            matches!(&out[..], [Effect::Server(sent)] if *sent == text),
+            "{out:?}"
+        );
+        let id = serde_json::from_str::<Value>(&text).unwrap()["id"].clone();
+        let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}}).to_string();
+        assert_eq!(host_lines(&h.server(&answer)).len(), 1);
+        let out = a.server(&answer);
+        assert_eq!(host_lines(&out).len(), 1);
+        assert_eq!(audits(&out).len(), 1, "{out:?}");
+    }
+    let answers = host_lines(&h.host(&call(3, "chmod")));
+    assert_eq!(answers[0]["result"]["isError"], true, "{answers:?}");
+}
+
+#[test]
 fn a_request_past_its_timeout_gets_one_error_and_its_late_answer_is_dropped() {
     let rules = rules(Dialect::Extension);
     let guard = Guard::default();
