@@ -112,6 +112,8 @@ def main() -> int:
     parser.add_argument("--params", default="{}", help="the params (JSON) of another method")
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs of each length; the least is taken (default 3)")
+    parser.add_argument("--pages", action="store_true",
+                        help="also list each page of the main thread with its functions")
     parser.add_argument("command", nargs="+")
     args = parser.parse_args()
     if args.call:
@@ -142,6 +144,7 @@ def main() -> int:
                         runs[n][thread] = run
     first, second = (runs[n] for n in counts)
     print(f"{args.method}, {counts[0]} and {counts[1]} requests one at a time; per request:\n")
+    listing = []
     print("| thread | instructions | pages of code | by crate |")
     print("|---|---:|---:|---|")
     for thread in sorted(second):
@@ -152,7 +155,24 @@ def main() -> int:
                                      for p in grown)
         listed = ", ".join(f"{name} {k}" for name, k in crates.most_common(8))
         print(f"| {thread} | {(total - before[0]) / args.extra:,.0f} | {len(grown)} | {listed} |")
+        if args.pages and thread == min(second):
+            listing.append((grown, functions, before[2]))
+    for grown, functions, earlier in listing:
+        print("\n| page | instructions a request | functions (instructions a request) |")
+        print("|---|---:|---|")
+        for page in sorted(grown):
+            grew = {f: (v - earlier.get(page, {}).get(f, 0)) / args.extra
+                    for f, v in functions[page].items()}
+            named = ", ".join(f"`{short(f)}` {v:,.0f}"
+                              for f, v in sorted(grew.items(), key=lambda fv: -fv[1])[:3]
+                              if v >= 1)
+            print(f"| {page[0]}+{page[1]:x} | {sum(grew.values()):,.0f} | {named} |")
     return 0
+
+
+def short(function: str) -> str:
+    """A symbol without its generic arguments' paths, for a table."""
+    return re.sub(r"\b(?:[a-z_][a-z0-9_]*::)+", "", function or "?")[:90]
 
 
 if __name__ == "__main__":

@@ -432,8 +432,7 @@ async fn proxy(
         auth,
     }) = listen
     else {
-        let (host_in, host_out) = host_stdio();
-        return until_interrupted(run(&rules, &options, &upstream, host_in, host_out)).await;
+        return until_interrupted(stdio(rules, options, &upstream)).await;
     };
     let listener = tokio::net::TcpListener::bind(listen.addr)
         .await
@@ -460,6 +459,24 @@ async fn proxy(
     .await?;
     eprintln!("mcp-resolve proxy: stopped; every session's server was stopped");
     Ok(Ended::HostClosed)
+}
+
+/// The host on stdio. A server started as a child, with nothing shared
+/// between proxies, runs on a thread a direction ([`run_stdio`]); the rules
+/// and options then live as long as the process, as the threads may.
+async fn stdio(
+    rules: ProxyRules,
+    options: Options,
+    upstream: &Upstream,
+) -> Result<Ended, UpstreamError> {
+    #[cfg(unix)]
+    if let (Upstream::Command(command), None) = (upstream, &options.shared) {
+        let rules: &'static ProxyRules = Box::leak(Box::new(rules));
+        let options: &'static Options = Box::leak(Box::new(options));
+        return mcp_resolve_proxy::run_stdio(rules, options, command).await;
+    }
+    let (host_in, host_out) = host_stdio();
+    run(&rules, &options, upstream, host_in, host_out).await
 }
 
 /// The exit code for how the proxy ended, with what it says on stderr.

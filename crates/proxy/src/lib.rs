@@ -40,12 +40,17 @@ pub mod rules;
 pub mod session;
 pub mod shared;
 pub mod state;
+#[cfg(unix)]
+mod threads;
 pub mod trust;
 pub mod upstream;
 
 /// Policy: Cedar over resolved calls, and the simple YAML form
 /// (`mcp-resolve-policy`).
 pub use mcp_resolve_policy as policy;
+
+#[cfg(unix)]
+pub use threads::run_stdio;
 
 pub use relay::{
     Ended, HostIo, Options, ProxyRules, Rewrite, Upstream, check_pin, compare, host_stdio, probe,

@@ -79,26 +79,34 @@ impl Source {
                 input,
                 lines,
                 ended,
-            } => match lines.next(input).await {
-                Ok(Line::Eof) | Err(_) => {
-                    *ended = true;
-                    None
-                }
-                Ok(Line::TooLong) => Some(Input::TooLong),
-                Ok(Line::Complete) => {
-                    // The line's own buffer becomes the message (no copy);
-                    // the newline it drops leaves room for the one it gets
-                    // when it is written on.
-                    let mut line = lines.take_line();
-                    while line.last().is_some_and(|b| matches!(b, b'\n' | b'\r')) {
-                        line.pop();
-                    }
-                    Some(match String::from_utf8(line) {
-                        Ok(text) => Input::Line(text),
-                        Err(_) => Input::NotUtf8,
-                    })
-                }
-            },
+            } => {
+                let read = lines.next(input).await;
+                let input = input_of(lines, read);
+                *ended = input.is_none();
+                input
+            }
+        }
+    }
+}
+
+/// The message a line reader read (`read`); `None` at the end of the input
+/// or when it cannot be read.
+pub(crate) fn input_of(lines: &mut LineBuf, read: std::io::Result<Line>) -> Option<Input> {
+    match read {
+        Ok(Line::Eof) | Err(_) => None,
+        Ok(Line::TooLong) => Some(Input::TooLong),
+        Ok(Line::Complete) => {
+            // The line's own buffer becomes the message (no copy); the
+            // newline it drops leaves room for the one it gets when it is
+            // written on.
+            let mut line = lines.take_line();
+            while line.last().is_some_and(|b| matches!(b, b'\n' | b'\r')) {
+                line.pop();
+            }
+            Some(match String::from_utf8(line) {
+                Ok(text) => Input::Line(text),
+                Err(_) => Input::NotUtf8,
+            })
         }
     }
 }
@@ -190,22 +198,7 @@ impl Link {
     /// closed), with its last lines on stderr.
     pub(crate) async fn ended(&mut self) -> String {
         match &mut self.end {
-            End::Child(child, command) => {
-                let status = child
-                    .wait_exit(GRACE)
-                    .await
-                    .unwrap_or_else(|| "its stdout closed".into());
-                // What it wrote just before it exited may not be read yet.
-                child.stderr_read(GRACE).await;
-                // The last lines, not the last line: a crashed Node server's
-                // last line is its version, the error is above it.
-                let lines = child.stderr();
-                let last = &lines[lines.len().saturating_sub(8)..];
-                format!(
-                    "the server `{command}` exited ({status}){}",
-                    stderr_tail(last)
-                )
-            }
+            End::Child(child, command) => child_ended(child, command).await,
             End::Http(endpoint) => format!("the server at {} went away", endpoint.url()),
         }
     }
@@ -226,6 +219,25 @@ impl Link {
             }
         }
     }
+}
+
+/// Why a child server's output ended (its exit status, or that its output
+/// closed), with its last lines on stderr; `command`: its command line.
+pub(crate) async fn child_ended(child: &mut StdioTransport, command: &str) -> String {
+    let status = child
+        .wait_exit(GRACE)
+        .await
+        .unwrap_or_else(|| "its stdout closed".into());
+    // What it wrote just before it exited may not be read yet.
+    child.stderr_read(GRACE).await;
+    // The last lines, not the last line: a crashed Node server's last line
+    // is its version, the error is above it.
+    let lines = child.stderr();
+    let last = &lines[lines.len().saturating_sub(8)..];
+    format!(
+        "the server `{command}` exited ({status}){}",
+        stderr_tail(last)
+    )
 }
 
 /// Sends the host's messages to an HTTP server, each as a `POST`, and

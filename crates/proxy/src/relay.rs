@@ -141,17 +141,8 @@ pub(crate) async fn relay<S: HostSink>(
     side: HostSide,
 ) -> Result<Ended, UpstreamError> {
     let guard: &Guard = &options.guard;
-    let config = Config {
-        timeout: options.timeout,
-        max_message_bytes: options.max_message_bytes,
-        per_message: side.per_message,
-        compare_listing: options.compare_listing,
-        ids: crate::session::random_ids(),
-        span_attributes: side.span_attributes,
-        shared: options.shared.is_some(),
-    };
     let mut driver = Driver {
-        session: Session::new(rules, guard, config),
+        session: Session::new(rules, guard, session_config(options, side)),
         guard,
         effects: Vec::new(),
     };
@@ -212,6 +203,19 @@ pub(crate) async fn relay<S: HostSink>(
     Ok(ended)
 }
 
+/// A session's settings from the proxy's and its host side's.
+pub(crate) fn session_config(options: &Options, side: HostSide) -> Config {
+    Config {
+        timeout: options.timeout,
+        max_message_bytes: options.max_message_bytes,
+        per_message: side.per_message,
+        compare_listing: options.compare_listing,
+        ids: crate::session::random_ids(),
+        span_attributes: side.span_attributes,
+        shared: options.shared.is_some(),
+    }
+}
+
 /// Claims in the shared store the request state a host's retry carries,
 /// and tells the session what the store said (`--redis`).
 async fn claim(
@@ -266,7 +270,7 @@ pub(crate) struct HostSide {
 }
 
 /// A deadline no session reaches (the timer branch is off then anyway).
-fn far_future() -> tokio::time::Instant {
+pub(crate) fn far_future() -> tokio::time::Instant {
     tokio::time::Instant::now() + Duration::from_secs(86_400 * 365)
 }
 
@@ -304,44 +308,60 @@ impl Driver<'_> {
                         log(&format!("cannot write to the server: {e}"));
                     }
                 }
-                Effect::Audit(record) => self.guard.keep(record),
-                Effect::Log(line) => log(&line),
-                Effect::Span(span) => {
-                    if let Some(telemetry) = &self.guard.telemetry {
-                        telemetry.span(span);
-                    }
-                }
-                Effect::Measure(measure) => {
-                    if let Some(telemetry) = &self.guard.telemetry {
-                        telemetry.measure(measure);
-                    }
-                }
-                Effect::Trust(record) => {
-                    if let Some(verifier) = &self.guard.verify
-                        && let Err(e) = verifier.remember(&record)
-                    {
-                        log(&format!("cannot write the trust store: {e}"));
-                    }
-                }
+                other => keep(self.guard, other),
             }
         }
         Ok(())
     }
 }
 
+/// Applies an effect that is not a message (an audit line, a log line, a
+/// span, a measure, a key to remember); messages are the transport's.
+pub(crate) fn keep(guard: &Guard, effect: Effect) {
+    match effect {
+        Effect::Host(_) | Effect::Server(_) => {}
+        Effect::Audit(record) => guard.keep(record),
+        Effect::Log(line) => log(&line),
+        Effect::Span(span) => {
+            if let Some(telemetry) = &guard.telemetry {
+                telemetry.span(span);
+            }
+        }
+        Effect::Measure(measure) => {
+            if let Some(telemetry) = &guard.telemetry {
+                telemetry.measure(measure);
+            }
+        }
+        Effect::Trust(record) => {
+            if let Some(verifier) = &guard.verify
+                && let Err(e) = verifier.remember(&record)
+            {
+                log(&format!("cannot write the trust store: {e}"));
+            }
+        }
+    }
+}
+
 impl Drop for Driver<'_> {
     fn drop(&mut self) {
-        if !self.guard.records() {
-            return;
-        }
-        self.session.abandon(Clock::system(), &mut self.effects);
-        for effect in self.effects.drain(..) {
-            match (effect, &self.guard.telemetry) {
-                (Effect::Audit(record), _) => self.guard.keep(record),
-                (Effect::Span(span), Some(telemetry)) => telemetry.span(span),
-                (Effect::Measure(measure), Some(telemetry)) => telemetry.measure(measure),
-                _ => {}
-            }
+        abandon(&mut self.session, self.guard, &mut self.effects);
+    }
+}
+
+/// A session stopped before it ended (the proxy interrupted): the audit
+/// lines, spans and measures of what it leaves behind are kept; nothing
+/// more is written to either side.
+pub(crate) fn abandon(session: &mut Session<'_>, guard: &Guard, effects: &mut Vec<Effect>) {
+    if !guard.records() {
+        return;
+    }
+    session.abandon(Clock::system(), effects);
+    for effect in effects.drain(..) {
+        if matches!(
+            effect,
+            Effect::Audit(_) | Effect::Span(_) | Effect::Measure(_)
+        ) {
+            keep(guard, effect);
         }
     }
 }

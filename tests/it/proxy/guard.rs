@@ -479,6 +479,59 @@ fn no_audit_line_is_lost_when_the_proxy_is_stopped_under_load() {
 }
 
 #[test]
+fn a_host_that_stops_reading_does_not_keep_the_proxy_from_stopping() {
+    // The server writes without end; the host reads nothing, so the proxy's
+    // writes to it block, with a message of the host's waiting behind them.
+    // SIGTERM still ends the proxy, and its server with it.
+    let dir = common::scratch("proxy", "stuck-host");
+    let pids = dir.join("pids");
+    let mut proxy = common::bin()
+        .args(["proxy", "rules/file-server.yaml", "--no-probe", "--"])
+        .args(["python3", fake_server().to_str().unwrap(), "flood"])
+        .arg(&pids)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = common::lines_of(proxy.stderr.take().unwrap());
+    let mut stdin = proxy.stdin.take().unwrap();
+    let started = std::time::Instant::now();
+    while std::fs::read_to_string(&pids)
+        .unwrap_or_default()
+        .is_empty()
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Long enough for the pipe to the host to fill.
+    std::thread::sleep(Duration::from_millis(500));
+    let resolve = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/resolve",
+        "params": {"name": "manage_files", "arguments": {"path": "a", "action": "read"}}});
+    writeln!(stdin, "{resolve}").unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let pid = rustix::process::Pid::from_raw(proxy.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let status = common::wait_for(&mut proxy, Duration::from_secs(30));
+    assert_eq!(status, 1);
+    let said: Vec<String> = stderr.try_iter().collect();
+    let server = std::fs::read_to_string(&pids).unwrap();
+    let started = std::time::Instant::now();
+    while alive(&server) {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the server outlived the proxy: {said:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(stdin);
+}
+
+#[test]
 fn the_pin_is_checked_against_the_servers_listing_at_start() {
     let dir = common::scratch("proxy", "pin-start");
     let pin = dir.join("file-server.signature.json");

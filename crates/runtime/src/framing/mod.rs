@@ -255,45 +255,81 @@ impl LineBuf {
         &mut self,
         input: &mut R,
     ) -> std::io::Result<Line> {
+        self.start();
+        loop {
+            let chunk = input.fill_buf().await?;
+            let (take, line) = self.take(chunk);
+            input.consume(take);
+            if let Some(line) = line {
+                return Ok(line);
+            }
+        }
+    }
+
+    /// [`LineBuf::next`] from a blocking reader (a thread that reads a
+    /// pipe, as the stdio transport's do).
+    pub fn next_blocking<R: std::io::BufRead>(&mut self, input: &mut R) -> std::io::Result<Line> {
+        self.start();
+        loop {
+            let chunk = match input.fill_buf() {
+                Ok(chunk) => chunk,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            let (take, line) = self.take(chunk);
+            input.consume(take);
+            if let Some(line) = line {
+                return Ok(line);
+            }
+        }
+    }
+
+    /// Starts a new line after one was returned.
+    fn start(&mut self) {
         if self.taken {
             self.buf.clear();
             self.too_long = false;
             self.taken = false;
         }
-        loop {
-            let chunk = input.fill_buf().await?;
-            if chunk.is_empty() {
-                self.taken = true;
-                return Ok(if self.too_long {
-                    Line::TooLong
-                } else if self.buf.is_empty() {
-                    Line::Eof
-                } else {
-                    Line::Complete
-                });
-            }
-            let (take, done) = match memchr::memchr(b'\n', chunk) {
-                Some(i) => (i + 1, true),
-                None => (chunk.len(), false),
+    }
+
+    /// Takes what `chunk` (what the reader has; empty at the end of the
+    /// input) holds of the line: how many bytes it consumed, and the line
+    /// when it ends there.
+    fn take(&mut self, chunk: &[u8]) -> (usize, Option<Line>) {
+        if chunk.is_empty() {
+            self.taken = true;
+            let line = if self.too_long {
+                Line::TooLong
+            } else if self.buf.is_empty() {
+                Line::Eof
+            } else {
+                Line::Complete
             };
-            if !self.too_long {
-                if self.buf.len() + take > self.max {
-                    self.too_long = true;
-                    self.buf.clear();
-                } else {
-                    self.buf.extend_from_slice(&chunk[..take]);
-                }
-            }
-            input.consume(take);
-            if done {
-                self.taken = true;
-                return Ok(if self.too_long {
-                    Line::TooLong
-                } else {
-                    Line::Complete
-                });
+            return (0, Some(line));
+        }
+        let (take, done) = match memchr::memchr(b'\n', chunk) {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        if !self.too_long {
+            if self.buf.len() + take > self.max {
+                self.too_long = true;
+                self.buf.clear();
+            } else {
+                self.buf.extend_from_slice(&chunk[..take]);
             }
         }
+        if !done {
+            return (take, None);
+        }
+        self.taken = true;
+        let line = if self.too_long {
+            Line::TooLong
+        } else {
+            Line::Complete
+        };
+        (take, Some(line))
     }
 }
 
@@ -351,5 +387,47 @@ mod tests {
             Line::Complete
         ));
         assert!(buf.starts_with(b"{\"jsonrpc\""));
+    }
+
+    /// What the blocking reader makes of an input is what the async one
+    /// makes of it, whatever the reader's buffer size: lines, an overlong
+    /// line skipped, a last line without a newline, the end.
+    #[tokio::test]
+    async fn both_readers_read_the_same_lines() {
+        let mut input = b"{\"a\":1}\n".to_vec();
+        input.extend(vec![b'x'; 40]);
+        input.extend_from_slice(b"\n\nshort\r\n");
+        input.extend(vec![b'y'; 31]);
+        input.extend_from_slice(b"\nlast");
+        for capacity in [1, 3, 8, 64] {
+            let mut lines = LineBuf::new(32);
+            let mut reader = BufReader::with_capacity(capacity, &input[..]);
+            let mut blocking = LineBuf::new(32);
+            let mut sync_reader = std::io::BufReader::with_capacity(capacity, &input[..]);
+            let mut seen = Vec::new();
+            loop {
+                let a = lines.next(&mut reader).await.unwrap();
+                let b = blocking.next_blocking(&mut sync_reader).unwrap();
+                assert_eq!(format!("{a:?}"), format!("{b:?}"), "at capacity {capacity}");
+                assert_eq!(lines.line(), blocking.line());
+                seen.push(format!("{a:?} {:?}", String::from_utf8_lossy(lines.line())));
+                if matches!(a, Line::Eof) {
+                    break;
+                }
+            }
+            assert_eq!(
+                seen,
+                [
+                    "Complete \"{\\\"a\\\":1}\\n\"",
+                    "TooLong \"\"",
+                    "Complete \"\\n\"",
+                    "Complete \"short\\r\\n\"",
+                    "Complete \"yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\\n\"",
+                    "Complete \"last\"",
+                    "Eof \"\"",
+                ],
+                "at capacity {capacity}"
+            );
+        }
     }
 }
