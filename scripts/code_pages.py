@@ -21,11 +21,15 @@ Each length runs --repeat times (3) and the least is taken: now and then a
 run does work of its own that is not the requests'.
 
 Usage:
-  code_pages.py [--requests N] [--extra N] [--repeat N] [--method M] [--call 'TOOL JSON'] -- COMMAND...
+  code_pages.py [--requests N] [--extra N] [--repeat N] [--method M] [--call 'TOOL JSON']
+                [--pages] -- COMMAND...
 
   code_pages.py --call 'manage_files {"path": "notes.txt", "action": "read"}' -- \\
       target/release/mcp-resolve proxy rules/file-server.yaml --no-probe -- \\
       target/release/file-server --root /tmp/sandbox
+
+--pages also lists, for each thread, its pages with the functions that run most
+of each.
 
 Needs valgrind (Debian's package). Prints a Markdown table.
 """
@@ -113,7 +117,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs of each length; the least is taken (default 3)")
     parser.add_argument("--pages", action="store_true",
-                        help="also list each page of the main thread with its functions")
+                        help="also list each thread's pages with their functions")
     parser.add_argument("command", nargs="+")
     args = parser.parse_args()
     if args.call:
@@ -155,10 +159,11 @@ def main() -> int:
                                      for p in grown)
         listed = ", ".join(f"{name} {k}" for name, k in crates.most_common(8))
         print(f"| {thread} | {(total - before[0]) / args.extra:,.0f} | {len(grown)} | {listed} |")
-        if args.pages and thread == min(second):
-            listing.append((grown, functions, before[2]))
-    for grown, functions, earlier in listing:
-        print("\n| page | instructions a request | functions (instructions a request) |")
+        if args.pages and grown:
+            listing.append((thread, grown, functions, before[2]))
+    for thread, grown, functions, earlier in listing:
+        print(f"\nThread {thread}:\n")
+        print("| page | instructions a request | functions (instructions a request) |")
         print("|---|---:|---|")
         for page in sorted(grown):
             grew = {f: (v - earlier.get(page, {}).get(f, 0)) / args.extra
