@@ -200,9 +200,12 @@ pub(crate) fn main(args: Args) -> u8 {
             args.probe,
             listen,
         )));
-        // What telemetry still holds is sent now, for a bounded time: a
-        // collector that is down costs the exit that, never a host.
-        drop(runtime);
+        // A session step still running on the blocking pool (an interrupt
+        // while it waits to write to a host that does not read) is left
+        // behind, not waited for. What telemetry still holds is sent now,
+        // for a bounded time: a collector that is down costs the exit
+        // that, never a host.
+        runtime.shutdown_timeout(Duration::from_secs(1));
         if let Some(telemetry) = &guard.telemetry {
             for failed in telemetry.shutdown() {
                 eprintln!("mcp-resolve proxy: OpenTelemetry: cannot send {failed}");
