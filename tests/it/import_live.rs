@@ -145,11 +145,14 @@ fn a_command_that_does_not_exist_is_a_clear_error() {
 fn a_silent_server_times_out_and_is_stopped_with_its_children() {
     let dir = scratch("hang");
     let pids = dir.join("pids");
+    // Long enough for Python to start and answer `initialize` on a loaded
+    // machine: the timeout is every request's, and only `tools/list` is
+    // left unanswered.
     let (code, stderr) = import(
         &dir.join("x.yaml"),
         &[
             "--timeout",
-            "2",
+            "10",
             "--",
             "python3",
             FAKE,
@@ -161,7 +164,7 @@ fn a_silent_server_times_out_and_is_stopped_with_its_children() {
     );
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
-        stderr.contains("no answer to `tools/list` within 2s (raise it with --timeout)"),
+        stderr.contains("no answer to `tools/list` within 10s (raise it with --timeout)"),
         "{stderr}"
     );
     let pids = std::fs::read_to_string(&pids).unwrap();
