@@ -9,6 +9,8 @@
 - `host_verify`, `diff_witnesses`: the signatures in `generated/`, with
   resolve results, and in pairs;
 - `jsonrpc_host`, `jsonrpc_upstream`: JSON-RPC messages of each kind;
+- `line_reader`: those messages as lines, with limits and buffer sizes
+  around their lengths, a line without its newline, a blank line;
 - `policy`: the example policies and the tests' policies;
 - `cedar`: the example Cedar policies, and Cedar fragments;
 - `jws_verify`: the RFC 8037 example JWS and a JWK;
@@ -115,6 +117,9 @@ def main() -> None:
         for message in messages:
             put(target, json.dumps(message).encode())
         put(target, b'{"id":1,"id":2,"method":"a","method":"b"}\n[1,2]\n{"jsonrpc":"2.0"')
+    # The line reader's input: a limit, a reader buffer size, then lines.
+    for limit, capacity in ((255, 31), (40, 0), (60, 7), (8, 3)):
+        put("line_reader", bytes([limit, capacity]) + lines + b"\n\n\r\n" + lines[:50])
 
     for path in sorted((ROOT / "docs" / "policies").glob("*.yaml")) + sorted((ROOT / "tests" / "fixtures" / "proxy").glob("*policy*.yaml")):
         put("policy", path.read_bytes())
