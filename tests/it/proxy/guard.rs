@@ -496,17 +496,7 @@ fn a_host_that_stops_reading_does_not_keep_the_proxy_from_stopping() {
         .unwrap();
     let stderr = common::lines_of(proxy.stderr.take().unwrap());
     let mut stdin = proxy.stdin.take().unwrap();
-    let started = std::time::Instant::now();
-    while std::fs::read_to_string(&pids)
-        .unwrap_or_default()
-        .is_empty()
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the server did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    started(&pids);
     // Long enough for the pipe to the host to fill.
     std::thread::sleep(Duration::from_millis(500));
     let resolve = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/resolve",

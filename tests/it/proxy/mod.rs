@@ -316,13 +316,35 @@ fn a_crashing_server_fails_pending_requests_and_the_proxy_exits_nonzero() {
     );
 }
 
+/// Waits (30 s at most) until the fake server given `pids` as its PIDFILE
+/// wrote its pid: Python has started, and its answers come at once, so a
+/// short `--timeout` (every request's, `initialize`'s too) times the
+/// server, not the interpreter's start on a loaded machine.
+fn started(pids: &Path) {
+    let since = std::time::Instant::now();
+    while std::fs::read_to_string(pids).unwrap_or_default().is_empty() {
+        assert!(
+            since.elapsed() < Duration::from_secs(30),
+            "the server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn a_silent_server_times_out_and_the_session_goes_on() {
     let server = fake_server();
+    let pids = common::scratch("proxy", "silent").join("pids");
     let mut proxy = Proxy::start(
         &["rules/file-server.yaml", "--no-probe", "--timeout", "1"],
-        &["python3", server.to_str().unwrap(), "silent"],
+        &[
+            "python3",
+            server.to_str().unwrap(),
+            "silent",
+            pids.to_str().unwrap(),
+        ],
     );
+    started(&pids);
     proxy.initialize(declaring());
     let call = proxy.request(
         1,
@@ -344,10 +366,17 @@ fn a_silent_server_times_out_and_the_session_goes_on() {
 #[test]
 fn a_late_answer_after_the_timeout_is_dropped() {
     let server = fake_server();
+    let pids = common::scratch("proxy", "late").join("pids");
     let mut proxy = Proxy::start(
         &["rules/file-server.yaml", "--no-probe", "--timeout", "1"],
-        &["python3", server.to_str().unwrap(), "slow"],
+        &[
+            "python3",
+            server.to_str().unwrap(),
+            "slow",
+            pids.to_str().unwrap(),
+        ],
     );
+    started(&pids);
     proxy.initialize(declaring());
     let call = proxy.request(
         1,
