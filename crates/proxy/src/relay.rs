@@ -121,11 +121,15 @@ where
 {
     let link = Link::open(upstream, options.max_message_bytes, false)?;
     let from_host = Source::lines(Box::new(host_in), options.max_message_bytes);
-    let side = HostSide {
-        per_message: false,
-        span_attributes: vec![("network.transport", "pipe".into())],
-    };
-    relay(rules, options, link, from_host, &mut Lines(host_out), side).await
+    relay(
+        rules,
+        options,
+        link,
+        from_host,
+        &mut Lines(host_out),
+        HostSide::stream(),
+    )
+    .await
 }
 
 /// The session itself: messages from the host (`from_host`) to the server
@@ -267,6 +271,16 @@ pub(crate) struct HostSide {
     pub(crate) per_message: bool,
     /// What every span of the session says of its transport.
     pub(crate) span_attributes: Vec<(&'static str, serde_json::Value)>,
+}
+
+impl HostSide {
+    /// A host on one byte stream (stdio).
+    pub(crate) fn stream() -> HostSide {
+        HostSide {
+            per_message: false,
+            span_attributes: vec![("network.transport", "pipe".into())],
+        }
+    }
 }
 
 /// A deadline no session reaches (the timer branch is off then anyway).

@@ -74,9 +74,10 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    /// Applies what one step of the session decided. `strict`: a host that
-    /// cannot be written to ends the session with an error. Whether the
-    /// thread goes on (the session did not end).
+    /// Applies what one step of the session decided; whether the thread
+    /// goes on (the session did not end, the host can be written to). A
+    /// host that cannot be written to ends the session with an error; the
+    /// step's other effects (audit lines among them) are still applied.
     fn apply(&self, mut core: MutexGuard<'_, Core>) -> bool {
         let effects = std::mem::take(&mut core.effects);
         if let Some(deadline) = core.session.next_deadline()
@@ -97,15 +98,16 @@ impl Shared {
             .any(|e| matches!(e, Effect::Server(_)))
             .then(|| lock(&self.server));
         drop(core);
+        let mut gone = None;
         for effect in effects {
             match effect {
                 Effect::Host(line) => {
-                    if let Some(host) = host.as_deref_mut()
+                    if gone.is_none()
+                        && let Some(host) = host.as_deref_mut()
                         && let Err(e) = write_line(host, line)
                         && ended.is_none()
                     {
-                        let _ = self.events.send(Event::HostGone(e));
-                        return false;
+                        gone = Some(e);
                     }
                 }
                 Effect::Server(line) => {
@@ -118,12 +120,16 @@ impl Shared {
                 other => keep(self.guard, other),
             }
         }
-        match ended {
-            Some(ended) => {
+        match (ended, gone) {
+            (Some(ended), _) => {
                 let _ = self.events.send(Event::Ended(ended));
                 false
             }
-            None => true,
+            (None, Some(e)) => {
+                let _ = self.events.send(Event::HostGone(e));
+                false
+            }
+            (None, None) => true,
         }
     }
 
@@ -225,14 +231,10 @@ pub async fn run_stdio(
     let server_in = File::from(stdin.into_owned_fd().map_err(io)?);
     let server_out = File::from(stdout.into_inner().into_owned_fd().map_err(io)?);
     let guard: &'static Guard = &options.guard;
-    let side = HostSide {
-        per_message: false,
-        span_attributes: vec![("network.transport", "pipe".into())],
-    };
     let (events, mut heard) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {
         core: Mutex::new(Core {
-            session: Session::new(rules, guard, session_config(options, side)),
+            session: Session::new(rules, guard, session_config(options, HostSide::stream())),
             effects: Vec::new(),
             armed: None,
             stopped: false,
@@ -302,8 +304,13 @@ async fn keep_time(
                         "the proxy's {side} thread stopped"
                     )));
                 }
-                // `shared` holds a sender: never.
-                None => return Ok(Ended::HostClosed),
+                // `shared` holds a sender, so this does not happen; were
+                // it to, the session could not go on.
+                None => {
+                    return Err(UpstreamError::Protocol(
+                        "the proxy's threads stopped".into(),
+                    ));
+                }
             },
             () = &mut timer, if armed => {
                 armed = false;

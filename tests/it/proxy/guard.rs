@@ -497,12 +497,25 @@ fn a_host_that_stops_reading_does_not_keep_the_proxy_from_stopping() {
     let stderr = common::lines_of(proxy.stderr.take().unwrap());
     let mut stdin = proxy.stdin.take().unwrap();
     started(&pids);
-    // Long enough for the pipe to the host to fill.
-    std::thread::sleep(Duration::from_millis(500));
+    // The pipe to the host filling (past half: the flood fills the rest at
+    // once; a line is written whole or waits, so a full pipe holds less
+    // than its size): the proxy's writes to it block.
+    let out = proxy.stdout.as_ref().unwrap();
+    let full = rustix::pipe::fcntl_getpipe_size(out).unwrap() as u64 / 2;
+    let since = std::time::Instant::now();
+    while rustix::io::ioctl_fionread(out).unwrap() < full {
+        assert!(
+            since.elapsed() < Duration::from_secs(30),
+            "the pipe did not fill"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let resolve = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/resolve",
         "params": {"name": "manage_files", "arguments": {"path": "a", "action": "read"}}});
     writeln!(stdin, "{resolve}").unwrap();
     stdin.flush().unwrap();
+    // Most often the host's thread has read the request by then and waits
+    // to answer it; either way the proxy must stop.
     std::thread::sleep(Duration::from_millis(200));
     let pid = rustix::process::Pid::from_raw(proxy.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
