@@ -28,14 +28,25 @@ between the `cat` relay and the proxy. `--thread-relay` adds "thread relay"
 (`line-relay --threads`): the same lines moved by two threads of blocking
 I/O, one a direction — the floor of a design without an event loop.
 
+`--fresh` starts every route anew (and warms it up) for each of its
+one-at-a-time rounds: what a process draws at its start — where its
+memory lands, which CPU its threads settle on — then varies between rounds
+instead of staying with the route for the whole run. On a 2-core virtual
+machine that draw moved one binary's p50 by tens of µs from one run to the
+next, more than the differences measured.
+
 `--variant NAME=ARGS` adds a route: the same proxy with more arguments
 (`--variant 'otlp=--otlp http://127.0.0.1:4318'`: telemetry on, beside
 the proxy with it off); `--baseline-variant NAME=ARGS` the same for the
-baseline binary.
+baseline binary. A second table pairs each variant with the route it varies
+(and the proxy with the baseline) round by round: the median of the rounds'
+p50 differences, and their middle half — what drifts between rounds hits
+both sides of a pair.
 
 Usage:
   proxy_latency.py --proxy BIN [--baseline BIN] [--line-relay BIN] [--variant NAME=ARGS]... \
-      --rules RULES [--requests N] --call 'TOOL JSON' [--resolve 'TOOL JSON'] \
+      --rules RULES [--requests N] [--rounds N] [--fresh] --call 'TOOL JSON' \
+      [--resolve 'TOOL JSON'] \
       -- SERVER ARGS...
 
 Prints a Markdown table (docs/performance.md keeps the figures).
@@ -195,6 +206,8 @@ def main() -> int:
     parser.add_argument("--rules", required=True)
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--fresh", action="store_true",
+                        help="start each route anew for each one-at-a-time round")
     parser.add_argument("--call", required=True, help="'TOOL JSON-ARGUMENTS' for tools/call")
     parser.add_argument("--resolve", help="'TOOL JSON-ARGUMENTS' for tools/resolve (default: --call)")
     parser.add_argument("--variant", action="append", default=[],
@@ -227,30 +240,43 @@ def main() -> int:
     if args.baseline_variant and not args.baseline:
         parser.error("--baseline-variant needs --baseline")
     variants += [(args.baseline, v) for v in args.baseline_variant]
+    # Each variant beside the route it varies (and the proxy beside the
+    # baseline): the paired differences.
+    pairs: list[tuple[str, str]] = [("proxy", "baseline")] if args.baseline else []
     for binary, variant in variants:
         name, _, extra = variant.partition("=")
+        pairs.append((name, "proxy" if binary == args.proxy else "baseline"))
         routes[name] = [binary, "proxy", args.rules, "--no-probe", *shlex.split(extra),
                         "--", *args.command]
-    sessions = {name: Session(command) for name, command in routes.items()}
-    for name, session in sessions.items():
+    def start(name: str) -> Session:
+        session = Session(routes[name])
         if name == "relay":
             session.measured = [c for c in children(session.process.pid) if comm(c) == "cat"]
         elif name != "direct":
             session.measured = [session.process.pid]
+        return session
+
+    sessions = {name: start(name) for name in routes}
     relays = ("direct", "relay", "tokio relay", "thread relay")
     proxies = [name for name in sessions if name not in relays]
 
     kinds = [("tools/list", {}), ("tools/call", call)]
     rows = []
+    def warm(name: str) -> None:
+        session = sessions[name]
+        for method, params in kinds:
+            session.latency(method, params, min(200, n))
+        if name in proxies:
+            session.latency("tools/resolve", resolve, min(200, n))
+
     try:
-        for name, session in sessions.items():  # warm-up
-            for method, params in kinds:
-                session.latency(method, params, min(200, n))
-            if name in proxies:
-                session.latency("tools/resolve", resolve, min(200, n))
+        for name in sessions:
+            warm(name)
         for method, params in kinds + [("tools/resolve", resolve)]:
             names = list(sessions) if method != "tools/resolve" else proxies
             samples: dict[str, list[float]] = {name: [] for name in names}
+            # Each one-at-a-time round's p50, for the paired differences.
+            by_round: dict[str, list[float]] = {name: [] for name in names}
             rate: dict[str, list[float]] = {name: [] for name in names}
             cpu: dict[str, float] = {name: 0.0 for name in names}
             order = random.Random(f"{method} {len(names)}")
@@ -262,26 +288,33 @@ def main() -> int:
                     shuffled = list(names)
                     order.shuffle(shuffled)
                     for name in shuffled:
+                        if args.fresh and phase == "latency":
+                            sessions[name].close()
+                            sessions[name] = start(name)
+                            warm(name)
                         session = sessions[name]
                         before = session.cpu()
                         if phase == "latency":
-                            samples[name] += session.latency(method, params, per_round)
+                            measured = session.latency(method, params, per_round)
+                            samples[name] += measured
+                            by_round[name].append(quantile(measured, .5))
                         else:
                             rate[name].append(session.throughput(method, params, per_round))
                         after = session.cpu()
                         if before is not None and after is not None:
                             cpu[name] += after - before
             rows.append((method, samples, {k: statistics.median(v) for k, v in rate.items()},
-                         {k: v / (2 * rounds * per_round) for k, v in cpu.items()}))
+                         {k: v / (2 * rounds * per_round) for k, v in cpu.items()}, by_round))
     finally:
         for session in sessions.values():
             session.close()
 
+    fresh = ", each route started anew for each one-at-a-time round" if args.fresh else ""
     print(f"{n} requests of each kind per route, one at a time (latency, µs) and pipelined "
-          f"(throughput), routes interleaved in {rounds} rounds, in a shuffled order\n")
+          f"(throughput), routes interleaved in {rounds} rounds, in a shuffled order{fresh}\n")
     print("| request | route | p50 | Δ p50 vs direct | p99 | req/s | CPU per request (µs) |")
     print("|---|---|---:|---:|---:|---:|---:|")
-    for method, samples, rate, per_request in rows:
+    for method, samples, rate, per_request, _ in rows:
         direct = quantile(samples["direct"], .5) if "direct" in samples else None
         for name in samples:
             p50 = quantile(samples[name], .5)
@@ -290,6 +323,18 @@ def main() -> int:
             used = "–" if name == "direct" else f"{per_request[name] * 1e6:.1f}"
             print(f"| `{method}` | {name} | {us(p50)} | {delta} | {us(quantile(samples[name], .99))} "
                   f"| {rate[name]:,.0f} | {used} |")
+    if pairs:
+        print("\nPaired by round (each round's p50 less the same round's p50 of the route it "
+              "is a variant of; the median over the rounds, and the middle half of them):\n")
+        print("| request | route | vs | Δ p50, median of rounds | middle half of rounds |")
+        print("|---|---|---|---:|---|")
+        for method, _, _, _, by_round in rows:
+            for name, reference in pairs:
+                if name not in by_round or reference not in by_round:
+                    continue
+                deltas = sorted(a - b for a, b in zip(by_round[name], by_round[reference]))
+                print(f"| `{method}` | {name} | {reference} | {us(quantile(deltas, .5))} "
+                      f"| {us(quantile(deltas, .25))} to {us(quantile(deltas, .75))} |")
     return 0
 
 

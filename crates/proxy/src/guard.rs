@@ -178,7 +178,7 @@ impl Guard {
             (None, None) => {}
             (None, Some(telemetry)) => match record.into() {
                 Record::Built(value) => telemetry.record(value),
-                call => telemetry.record_later(Box::new(move || call.into_value())),
+                call => telemetry.record_later(Box::new(move || call.into_fields())),
             },
             (audit, telemetry) => {
                 let record = record.into().into_value();

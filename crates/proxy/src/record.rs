@@ -7,7 +7,7 @@
 use std::time::{Duration, SystemTime};
 
 use mcp_resolve_host::time::rfc3339;
-use mcp_resolve_telemetry::{span_id_hex, trace_id_hex};
+use mcp_resolve_telemetry::{Fields, Key, span_id_hex, trace_id_hex};
 use serde_json::{Map, Value};
 
 use crate::guard::Judged;
@@ -74,6 +74,14 @@ impl Record {
         }
     }
 
+    /// The record as the telemetry worker takes it.
+    pub fn into_fields(self) -> Fields {
+        match self {
+            Record::Built(value) => Fields::of_value(value),
+            Record::Call(call) => call.fields(),
+        }
+    }
+
     /// The record as JSON, taken.
     pub fn into_value(self) -> Value {
         match self {
@@ -96,39 +104,58 @@ impl From<Value> for Record {
 }
 
 impl CallRecord {
-    /// The record as JSON: its members in the order of `docs/proxy.md`,
-    /// each value made as it is (no serializer in between).
-    fn value(&self) -> Value {
+    /// The record's members in the order of `docs/proxy.md`, its time and
+    /// span apart: what the telemetry worker takes (no map built, no time
+    /// or id written as text).
+    fn fields(&self) -> Fields {
         let judged = &self.judged;
         let text = |value: &Option<String>| value.clone().map_or(Value::Null, Value::String);
         let list =
             |items: &[String]| Value::Array(items.iter().cloned().map(Value::String).collect());
-        let mut map = Map::with_capacity(16);
-        map.insert("time".into(), Value::String(rfc3339(self.at)));
-        map.insert("event".into(), Value::from("call"));
-        map.insert("tool".into(), Value::String(judged.tool.clone()));
-        map.insert("variant".into(), text(&judged.variant));
-        map.insert("annotations".into(), judged.annotations.complete_json());
-        map.insert("requiredScopes".into(), list(&judged.scopes));
-        map.insert("described".into(), Value::Bool(judged.described));
-        map.insert("decision".into(), Value::from(judged.decision.as_str()));
-        map.insert("rule".into(), text(&judged.rule));
-        map.insert("policies".into(), list(&judged.policies));
-        map.insert("outcome".into(), Value::from(self.outcome));
         let upstream = self.latency.map_or(Value::Null, |l| {
             Value::from((l.as_secs_f64() * 1e6).round() / 1e3)
         });
-        map.insert("upstreamMs".into(), upstream);
+        let mut members: Vec<(Key, Value)> = Vec::with_capacity(14);
+        let mut member =
+            |name: &'static str, value: Value| members.push((Key::Borrowed(name), value));
+        member("event", Value::from("call"));
+        member("tool", Value::String(judged.tool.clone()));
+        member("variant", text(&judged.variant));
+        member("annotations", judged.annotations.complete_json());
+        member("requiredScopes", list(&judged.scopes));
+        member("described", Value::Bool(judged.described));
+        member("decision", Value::from(judged.decision.as_str()));
+        member("rule", text(&judged.rule));
+        member("policies", list(&judged.policies));
+        member("outcome", Value::from(self.outcome));
+        member("upstreamMs", upstream);
         if let Some(arguments) = &self.arguments {
-            map.insert("arguments".into(), arguments.clone());
+            member("arguments", arguments.clone());
         }
         if let Some(principal) = &judged.principal {
             let mut who = Map::with_capacity(2);
             who.insert("sub".into(), text(&principal.sub));
             who.insert("client_id".into(), text(&principal.client_id));
-            map.insert("principal".into(), Value::Object(who));
+            member("principal", Value::Object(who));
         }
-        if let Some((trace_id, span_id)) = self.span {
+        Fields {
+            time: Some(self.at),
+            span: self.span,
+            members,
+        }
+    }
+
+    /// The record as JSON: its members in the order of `docs/proxy.md`
+    /// (`time` first, the span's ids last), each value made as it is (no
+    /// serializer in between).
+    fn value(&self) -> Value {
+        let fields = self.fields();
+        let mut map = Map::with_capacity(fields.members.len() + 3);
+        map.insert("time".into(), Value::String(rfc3339(self.at)));
+        for (name, value) in fields.members {
+            map.insert(name.into_owned(), value);
+        }
+        if let Some((trace_id, span_id)) = fields.span {
             map.insert("traceId".into(), trace_id_hex(trace_id).into());
             map.insert("spanId".into(), span_id_hex(span_id).into());
         }
@@ -228,6 +255,13 @@ mod tests {
             };
             assert_eq!(record.value().to_string(), reference(call).to_string());
             assert_eq!(record.clone().into_value(), record.value());
+            // The telemetry worker is given what the written line says
+            // (its time to the millisecond it is written with).
+            let read = Fields::of_value(record.value());
+            let fields = record.clone().into_fields();
+            assert_eq!(read.members, fields.members);
+            assert_eq!(read.span, fields.span);
+            assert_eq!((read.time, fields.time), (Some(at), Some(at)));
         }
         // A record already written out is linked in place.
         let mut built = Record::from(json!({"event": "resolve"}));

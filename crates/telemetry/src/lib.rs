@@ -24,23 +24,25 @@
 mod context;
 mod gate;
 mod keys;
+mod record;
 mod spans;
 
 use std::cell::Cell;
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 pub use context::{TraceParent, span_id_hex, trace_id_hex};
 pub use gate::Say;
 use gate::{Gate, Gated};
+pub use record::Fields;
 pub use spans::{ClientSpan, SpanRecord};
 
 use opentelemetry::KeyValue;
-use opentelemetry::logs::{AnyValue, LogRecord as _, Logger as _, LoggerProvider as _, Severity};
+use opentelemetry::logs::LoggerProvider as _;
 use opentelemetry::metrics::{Counter, Histogram, MeterProvider as _, UpDownCounter};
-use opentelemetry::trace::{SpanId, TraceFlags, TraceId, TracerProvider as _};
+use opentelemetry::trace::{SpanId, TraceId, TracerProvider as _};
 use opentelemetry_otlp::WithExportConfig;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::logs::{SdkLogger, SdkLoggerProvider};
@@ -147,7 +149,7 @@ pub struct Telemetry {
 enum Job {
     Record(Value),
     /// A record written out on the worker.
-    Later(Box<dyn FnOnce() -> Value + Send>),
+    Later(Box<dyn FnOnce() -> Fields + Send>),
     Span(Box<SpanRecord>),
     Measure(Measure),
     /// Answered once everything before it was handed to the SDK.
@@ -290,15 +292,15 @@ impl Telemetry {
 
     /// As [`Telemetry::record`], with the record written out by `build`
     /// on the worker: what it costs is spent off the caller's path.
-    pub fn record_later(&self, build: Box<dyn FnOnce() -> Value + Send>) {
+    pub fn record_later(&self, build: Box<dyn FnOnce() -> Fields + Send>) {
         self.hand_over(Job::Later(build));
     }
 
     /// Exports a request's spans (see [`SpanRecord`]), and records their
     /// durations (`mcp.server.operation.duration`,
     /// `mcp.client.operation.duration`).
-    pub fn span(&self, span: SpanRecord) {
-        self.hand_over(Job::Span(Box::new(span)));
+    pub fn span(&self, span: Box<SpanRecord>) {
+        self.hand_over(Job::Span(span));
     }
 
     /// Counts something no audit record or span says.
@@ -343,8 +345,8 @@ fn work(queue: &Receiver<Job>, sdk: &Sdk) {
     loop {
         loop {
             match queue.try_recv() {
-                Ok(Job::Record(record)) => decided = sdk.keep(&record),
-                Ok(Job::Later(build)) => decided = sdk.keep(&build()),
+                Ok(Job::Record(record)) => decided = sdk.keep(Fields::of_value(record)),
+                Ok(Job::Later(build)) => decided = sdk.keep(build()),
                 Ok(Job::Span(span)) => {
                     let decision = decided
                         .take_if(|(id, _)| *id == span.span_id)
@@ -366,9 +368,10 @@ fn work(queue: &Receiver<Job>, sdk: &Sdk) {
 impl Sdk {
     /// Exports one audit record ([`Sdk::record`]), and gives the decision
     /// its span takes, when it names one.
-    fn keep(&self, record: &Value) -> Option<(u64, Vec<KeyValue>)> {
+    fn keep(&self, record: Fields) -> Option<(u64, Vec<KeyValue>)> {
+        let decision = spans::decision(&record);
         self.record(record);
-        spans::decision(record)
+        decision
     }
 
     /// The SDK as [`Telemetry::from_env`] sets it up.
@@ -563,83 +566,6 @@ impl Sdk {
         }
     }
 
-    /// Exports one audit record: a log record, and its metrics. Only
-    /// queues; never blocks on the collector.
-    fn record(&self, record: &Value) {
-        let Some(fields) = record.as_object() else {
-            return;
-        };
-        let event = fields
-            .get("event")
-            .and_then(Value::as_str)
-            .unwrap_or("audit");
-        let mut log = self.logger.create_log_record();
-        log.set_event_name(match event {
-            "call" => "mcp_resolve.call",
-            "resolve" => "mcp_resolve.resolve",
-            _ => "mcp_resolve.audit",
-        });
-        log.set_severity_number(Severity::Info);
-        log.set_severity_text("INFO");
-        log.set_body(AnyValue::from(event.to_string()));
-        if let Some(time) = fields
-            .get("time")
-            .and_then(Value::as_str)
-            .and_then(parse_rfc3339)
-        {
-            log.set_timestamp(time);
-        }
-        log.set_observed_timestamp(SystemTime::now());
-        let method = match event {
-            "resolve" => "tools/resolve",
-            _ => "tools/call",
-        };
-        log.add_attribute("mcp.method.name", method);
-        // Linked to the span of the request it is about.
-        let hex = |key: &str| fields.get(key).and_then(Value::as_str);
-        if let (Some(trace), Some(span)) = (hex("traceId"), hex("spanId"))
-            && let (Ok(trace), Ok(span)) = (
-                u128::from_str_radix(trace, 16),
-                u64::from_str_radix(span, 16),
-            )
-        {
-            log.set_trace_context(
-                TraceId::from(trace),
-                SpanId::from(span),
-                Some(TraceFlags::SAMPLED),
-            );
-        }
-        for (key, value) in fields {
-            let name = match key.as_str() {
-                "tool" => opentelemetry::Key::from_static_str("gen_ai.tool.name"),
-                "time" | "traceId" | "spanId" => continue,
-                other => keys::field(other),
-            };
-            if let Some(value) = any_value(value) {
-                log.add_attribute(name, value);
-            }
-        }
-        if self.log_gate.admit() {
-            self.logger.emit(log);
-        }
-
-        let text = |k: &str| {
-            fields
-                .get(k)
-                .and_then(Value::as_str)
-                .unwrap_or("none")
-                .to_string()
-        };
-        self.instruments.decisions.add(
-            1,
-            &[
-                KeyValue::new("mcp.method.name", method),
-                KeyValue::new(keys::field("decision"), text("decision")),
-                KeyValue::new(keys::field("outcome"), text("outcome")),
-            ],
-        );
-    }
-
     /// Sends what is queued and stops, waiting [`SHUTDOWN_TIMEOUT`] at the
     /// most for each signal (a dead collector costs the exit that, not a
     /// hang). Returns why, for each signal that could not be sent.
@@ -690,55 +616,6 @@ fn scalar(value: &Value) -> Option<opentelemetry::Value> {
     })
 }
 
-/// A JSON value as a log attribute's value (`None` for null).
-fn any_value(value: &Value) -> Option<AnyValue> {
-    Some(match value {
-        Value::Null => return None,
-        Value::Bool(b) => AnyValue::Boolean(*b),
-        Value::Number(n) => match n.as_i64() {
-            Some(i) => AnyValue::Int(i),
-            None => AnyValue::Double(n.as_f64().unwrap_or(0.0)),
-        },
-        Value::String(s) => AnyValue::String(s.clone().into()),
-        Value::Array(items) => {
-            AnyValue::ListAny(Box::new(items.iter().filter_map(any_value).collect()))
-        }
-        Value::Object(map) => AnyValue::Map(Box::new(
-            map.iter()
-                .filter_map(|(k, v)| Some((k.clone().into(), any_value(v)?)))
-                .collect(),
-        )),
-    })
-}
-
-/// The audit line's time (`2026-11-26T15:41:39.123Z`).
-fn parse_rfc3339(text: &str) -> Option<SystemTime> {
-    let (date, time) = text.strip_suffix('Z')?.split_once('T')?;
-    let mut date = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (y, m, d) = (date.next()??, date.next()??, date.next()??);
-    let (hms, fraction) = time.split_once('.').unwrap_or((time, "0"));
-    let mut hms = hms.split(':').map(|p| p.parse::<i64>().ok());
-    let (hh, mm, ss) = (hms.next()??, hms.next()??, hms.next()??);
-    // The fraction's first nine digits, padded with zeros: nanoseconds.
-    let digits = fraction.as_bytes();
-    if !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let nanos = (0..9).fold(0u32, |n, i| {
-        n * 10 + u32::from(digits.get(i).map_or(0, |d| d - b'0'))
-    });
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()?;
-    SystemTime::UNIX_EPOCH.checked_add(Duration::new(secs, nanos))
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -764,16 +641,10 @@ mod tests {
 
     #[test]
     fn audit_times_and_names_convert() {
-        let t = parse_rfc3339("2026-11-26T15:41:39.123Z").unwrap();
-        let secs = t.duration_since(SystemTime::UNIX_EPOCH).unwrap();
-        assert_eq!(secs.as_secs(), 1_795_707_699);
-        assert_eq!(secs.subsec_millis(), 123);
-        assert!(parse_rfc3339("not a time").is_none());
         assert_eq!(snake("requiredScopes"), "required_scopes");
         assert_eq!(
             signal_url("http://h:4318/", "v1/logs"),
             "http://h:4318/v1/logs"
         );
-        assert!(any_value(&Value::Null).is_none());
     }
 }

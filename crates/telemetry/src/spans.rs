@@ -3,6 +3,7 @@
 //! span of what went upstream, the decision joined from the request's audit
 //! record, and their durations in the MCP conventions' histograms.
 
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use opentelemetry::KeyValue;
@@ -12,15 +13,30 @@ use opentelemetry::trace::{
 };
 use serde_json::Value;
 
-use super::{DURATION_ATTRIBUTES, Key, NAMESPACE, NEXT, Sdk, scalar};
+use super::{DURATION_ATTRIBUTES, Fields, Key, NAMESPACE, NEXT, Sdk, scalar};
 
 /// A host request's spans, as the proxy's session describes them: the
 /// server span from reading the request to its answer, and, when the
 /// request was forwarded, the client span of what went upstream.
+///
+/// It holds the request's facts, not its attributes: the session takes
+/// them as they are on the request's path, and the telemetry worker writes
+/// out the span's name and attributes ([`SpanRecord::name`],
+/// [`SpanRecord::attributes`]) off it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SpanRecord {
-    /// `{method} {target}` (`tools/call manage_files`).
-    pub name: String,
+    /// The request's method (`mcp.method.name`).
+    pub method: Key,
+    /// The tool it names (`gen_ai.tool.name`), if any.
+    pub tool: Option<String>,
+    /// The request's JSON-RPC id (`jsonrpc.request.id`, as text).
+    pub request_id: Value,
+    /// What every span of the session carries (`network.transport`,
+    /// `mcp.session.id`, `mcp.protocol.version`, …), shared by them.
+    pub session: Arc<[(Key, Value)]>,
+    /// What this request's spans carry besides (a question's outcome and
+    /// wait).
+    pub extra: Vec<(Key, Value)>,
     /// The trace.
     pub trace_id: u128,
     /// The server span's id.
@@ -33,13 +49,55 @@ pub struct SpanRecord {
     pub start: SystemTime,
     /// When it was answered.
     pub end: SystemTime,
-    /// What both spans carry (null values left out); the project's own
-    /// (`mcp_resolve.*`) go on the server span only.
-    pub attributes: Vec<(Key, Value)>,
     /// The client span, when the request was forwarded.
     pub client: Option<ClientSpan>,
     /// `error.type`, when the request failed.
     pub error: Option<String>,
+}
+
+impl SpanRecord {
+    /// `{method} {tool}` (`tools/call manage_files`), or the method.
+    pub fn name(&self) -> String {
+        match &self.tool {
+            Some(tool) => format!("{} {tool}", self.method),
+            None => self.method.to_string(),
+        }
+    }
+
+    /// What both spans carry, in this order: the method, the request's
+    /// id, the session's, the tool and (for a `tools/call`) the operation,
+    /// then the request's own. Null values are left out when they are
+    /// exported; the project's own (`mcp_resolve.*`) go on the server span
+    /// only.
+    pub fn attributes(&self) -> Vec<(Key, Value)> {
+        let mut all = Vec::with_capacity(self.session.len() + self.extra.len() + 4);
+        all.push((
+            Key::Borrowed("mcp.method.name"),
+            Value::from(self.method.as_ref()),
+        ));
+        all.push((
+            Key::Borrowed("jsonrpc.request.id"),
+            Value::from(match &self.request_id {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            }),
+        ));
+        all.extend(self.session.iter().cloned());
+        if let Some(tool) = &self.tool {
+            all.push((
+                Key::Borrowed("gen_ai.tool.name"),
+                Value::from(tool.as_str()),
+            ));
+            if self.method == "tools/call" {
+                all.push((
+                    Key::Borrowed("gen_ai.operation.name"),
+                    Value::from("execute_tool"),
+                ));
+            }
+        }
+        all.extend(self.extra.iter().cloned());
+        all
+    }
 }
 
 /// The client span of a forwarded request (child of its server span).
@@ -55,7 +113,7 @@ pub struct ClientSpan {
 /// What the audit record `record` says the proxy decided, as the server
 /// span's attributes, with the span it names (its `spanId`); `None` for a
 /// record that names no span.
-pub(crate) fn decision(record: &Value) -> Option<(u64, Vec<KeyValue>)> {
+pub(crate) fn decision(record: &Fields) -> Option<(u64, Vec<KeyValue>)> {
     /// The scalar fields, in the order their attributes are written.
     const SCALARS: [(&str, &str); 6] = [
         ("variant", "mcp_resolve.variant"),
@@ -66,11 +124,11 @@ pub(crate) fn decision(record: &Value) -> Option<(u64, Vec<KeyValue>)> {
         ("reason", "mcp_resolve.reason"),
     ];
     // One pass over the record's fields (no lookup per field).
-    let (mut span, mut scalars) = (None, [None; SCALARS.len()]);
+    let (_, span) = record.span?;
+    let mut scalars = [None; SCALARS.len()];
     let (mut scopes, mut policies, mut hints) = (None, None, None);
-    for (key, value) in record.as_object()? {
-        match key.as_str() {
-            "spanId" => span = value.as_str(),
+    for (key, value) in &record.members {
+        match key.as_ref() {
             "requiredScopes" => scopes = value.as_array(),
             "policies" => policies = value.as_array(),
             "annotations" => hints = value.as_object(),
@@ -81,7 +139,6 @@ pub(crate) fn decision(record: &Value) -> Option<(u64, Vec<KeyValue>)> {
             }
         }
     }
-    let span = u64::from_str_radix(span?, 16).ok()?;
     let mut into = Vec::with_capacity(16);
     for ((_, name), value) in SCALARS.iter().zip(scalars) {
         if let Some(value) = value.and_then(scalar) {
@@ -123,14 +180,9 @@ impl Sdk {
     /// Only queues.
     pub(crate) fn span(&self, record: &SpanRecord, decision: &[KeyValue]) {
         let shared: Vec<KeyValue> = record
-            .attributes
-            .iter()
-            .filter_map(|(k, v)| {
-                Some(KeyValue::new(
-                    opentelemetry::Key::from(k.clone()),
-                    scalar(v)?,
-                ))
-            })
+            .attributes()
+            .into_iter()
+            .filter_map(|(k, v)| Some(KeyValue::new(opentelemetry::Key::from(k), scalar(&v)?)))
             .collect();
         let error = record
             .error
@@ -224,7 +276,7 @@ impl Sdk {
         }
         let builder = self
             .tracer
-            .span_builder(record.name.clone())
+            .span_builder(record.name())
             .with_kind(kind)
             .with_start_time(start)
             .with_attributes(attributes);
@@ -251,10 +303,11 @@ mod tests {
 
     #[test]
     fn the_decision_is_read_from_the_record_that_names_its_span() {
-        let record = json!({"event": "call", "spanId": "00000000000000a1", "variant": "read",
+        let record = json!({"event": "call", "traceId": "000000000000000000000000000000b2",
+            "spanId": "00000000000000a1", "variant": "read",
             "decision": "allow", "rule": null, "requiredScopes": ["a", "b"],
             "policies": ["reads"], "annotations": {"readOnlyHint": true}, "outcome": "forwarded"});
-        let (span, attributes) = decision(&record).unwrap();
+        let (span, attributes) = decision(&Fields::of_value(record)).unwrap();
         assert_eq!(span, 0xa1);
         let names: Vec<&str> = attributes.iter().map(|kv| kv.key.as_str()).collect();
         assert_eq!(
@@ -269,6 +322,11 @@ mod tests {
             ]
         );
         assert_eq!(attributes[3].value.as_str(), "a b");
-        assert!(decision(&json!({"event": "call", "variant": "read"})).is_none());
+        assert!(
+            decision(&Fields::of_value(
+                json!({"event": "call", "variant": "read"})
+            ))
+            .is_none()
+        );
     }
 }

@@ -345,6 +345,12 @@ impl Session<'_> {
                     protocol_version: text("/protocolVersion"),
                     client_name: text("/clientInfo/name"),
                 };
+                if self.tracing() {
+                    self.span_shared = super::trace::shared_attributes(
+                        &self.span_attributes,
+                        self.facts.protocol_version.as_deref(),
+                    );
+                }
                 Rewrite::Capabilities
             }
             "server/discover" => Rewrite::Capabilities,

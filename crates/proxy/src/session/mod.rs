@@ -75,7 +75,7 @@ pub enum Effect {
     /// [`crate::trust::Verifier::remember`]).
     Trust(Value),
     /// Export this finished span (telemetry on).
-    Span(mcp_resolve_telemetry::SpanRecord),
+    Span(Box<mcp_resolve_telemetry::SpanRecord>),
     /// Count this in the metrics (telemetry on).
     Measure(mcp_resolve_telemetry::Measure),
 }
@@ -234,6 +234,9 @@ pub struct Session<'s> {
     ids: Ids,
     /// What every span says of the transport.
     span_attributes: Vec<(&'static str, Value)>,
+    /// What every span of the session carries: the transport's, and the
+    /// protocol's version once `initialize` named it.
+    span_shared: std::sync::Arc<[(mcp_resolve_telemetry::Key, Value)]>,
     /// Several instances share a store: the claims of the message being
     /// handled.
     shared: bool,
@@ -282,6 +285,7 @@ impl<'s> Session<'s> {
             principal: None,
             compare_pending: config.compare_listing,
             ids: config.ids,
+            span_shared: trace::shared_attributes(&config.span_attributes, None),
             span_attributes: config.span_attributes,
             shared: config.shared,
             claims: HashMap::new(),

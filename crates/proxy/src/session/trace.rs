@@ -5,6 +5,7 @@
 //! request's `_meta.traceparent` (spliced in: the rest of the message stays
 //! as the host wrote it). The spans are effects; the adapter exports them.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use mcp_resolve_runtime::protocol::{Envelope, may_name_meta, splice};
@@ -53,11 +54,56 @@ pub(super) struct Traced {
     /// When the request went to the server (after a question, later than
     /// `start`); `None` while the proxy has not forwarded it.
     sent: Option<SystemTime>,
-    name: String,
-    attributes: Vec<(Key, Value)>,
+    method: Key,
+    tool: Option<String>,
+    request_id: Value,
+    /// The session's attributes when the request was read.
+    session: Arc<[(Key, Value)]>,
+    /// The request's own attributes, beyond what it is (a question's).
+    extra: Vec<(Key, Value)>,
     /// Where the `traceparent` goes in the request as the host wrote it,
     /// without reading it again (`None`: read it again).
     slot: Option<Slot>,
+}
+
+/// The methods a span names without a string of its own.
+const METHODS: &[&str] = &[
+    "tools/call",
+    "tools/list",
+    "tools/resolve",
+    "initialize",
+    "ping",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "server/discover",
+    mcp_resolve_runtime::protocol::SIGNATURE_METHOD,
+    crate::declare::MANIFEST_METHOD,
+];
+
+/// What every span of a session carries: the transport's attributes, and
+/// `mcp.protocol.version` once the host named it.
+pub(super) fn shared_attributes(
+    transport: &[(&'static str, Value)],
+    protocol_version: Option<&str>,
+) -> Arc<[(Key, Value)]> {
+    transport
+        .iter()
+        .map(|(k, v)| (Key::Borrowed(*k), v.clone()))
+        .chain(protocol_version.map(|v| (Key::Borrowed("mcp.protocol.version"), Value::from(v))))
+        .collect()
+}
+
+/// `method` as an attribute's value: borrowed when it is a known one.
+fn method_key(method: &str) -> Key {
+    METHODS.iter().find(|known| **known == method).map_or_else(
+        || Key::Owned(method.to_string()),
+        |known| Key::Borrowed(known),
+    )
 }
 
 /// The `{` of a request's `params` at `at` in its text of `len` bytes,
@@ -110,7 +156,7 @@ impl Slot {
 impl Traced {
     /// Adds an attribute to both spans.
     pub(super) fn add(&mut self, key: &'static str, value: impl Into<Value>) {
-        self.attributes.push((Key::Borrowed(key), value.into()));
+        self.extra.push((Key::Borrowed(key), value.into()));
     }
 
     /// The request is forwarded changed from what the host wrote: its
@@ -241,39 +287,6 @@ impl Session<'_> {
             },
         };
         let (server, client) = (self.span_id(), self.span_id());
-        let mut attributes = Vec::with_capacity(self.span_attributes.len() + 8);
-        attributes.push((Key::Borrowed("mcp.method.name"), Value::from(method)));
-        attributes.push((
-            Key::Borrowed("jsonrpc.request.id"),
-            Value::from(match id {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            }),
-        ));
-        attributes.extend(
-            self.span_attributes
-                .iter()
-                .map(|(k, v)| (Key::Borrowed(*k), v.clone())),
-        );
-        if let Some(version) = &self.facts.protocol_version {
-            attributes.push((
-                Key::Borrowed("mcp.protocol.version"),
-                Value::from(version.clone()),
-            ));
-        }
-        if let Some(tool) = tool {
-            attributes.push((Key::Borrowed("gen_ai.tool.name"), Value::from(tool)));
-            if method == "tools/call" {
-                attributes.push((
-                    Key::Borrowed("gen_ai.operation.name"),
-                    Value::from("execute_tool"),
-                ));
-            }
-        }
-        let name = match tool {
-            Some(tool) => format!("{method} {tool}"),
-            None => method.to_string(),
-        };
         Some(Traced {
             trace_id,
             server,
@@ -282,8 +295,11 @@ impl Session<'_> {
             sampled: host.is_none_or(|p| p.sampled),
             start: clock.wall,
             sent: None,
-            name,
-            attributes,
+            method: method_key(method),
+            tool: tool.map(str::to_string),
+            request_id: id.clone(),
+            session: Arc::clone(&self.span_shared),
+            extra: Vec::new(),
             slot: params.and_then(|params| Slot::of(text, params)),
         })
     }
@@ -324,21 +340,24 @@ impl Session<'_> {
                 record.link(traced.trace_id, traced.server);
             }
         }
-        out.push(Effect::Span(SpanRecord {
-            name: traced.name,
+        out.push(Effect::Span(Box::new(SpanRecord {
+            method: traced.method,
+            tool: traced.tool,
+            request_id: traced.request_id,
+            session: traced.session,
+            extra: traced.extra,
             trace_id: traced.trace_id,
             span_id: traced.server,
             parent: traced.parent,
             sampled: traced.sampled,
             start: traced.start,
             end: clock.wall,
-            attributes: traced.attributes,
             client: traced.sent.map(|start| ClientSpan {
                 span_id: traced.client,
                 start,
             }),
             error,
-        }));
+        })));
     }
 
     /// Ends the spans of a request the proxy answered itself: its answer
@@ -383,8 +402,9 @@ pub(super) fn error_type(answer: &str) -> Option<String> {
 
 /// [`error_type`] of an answer whose envelope was read already: `result`,
 /// its result as written, when it is not an error (`None`: read the
-/// answer). A result that cannot say `isError` — neither the word nor an
-/// escape that could spell it — is not read again.
+/// answer). A result that cannot say `isError: true` — without the
+/// literal `true`, or without the word or an escape that could spell it —
+/// is not read again.
 pub(super) fn error_type_of(answer: &str, result: Option<&str>) -> Option<String> {
     #[derive(Deserialize)]
     struct Outcome {
@@ -392,7 +412,11 @@ pub(super) fn error_type_of(answer: &str, result: Option<&str>) -> Option<String
         is_error: Option<bool>,
     }
     if let Some(result) = result {
-        if !result.contains("isError") && !result.contains('\\') {
+        // `isError: true` needs the literal `true` (a literal has no
+        // escaped form), and the word or an escape spelling it.
+        if memchr::memmem::find(result.as_bytes(), b"true").is_none()
+            || !(result.contains("isError") || result.contains('\\'))
+        {
             return None;
         }
         let outcome: Outcome = serde_json::from_str(result).ok()?;
@@ -544,6 +568,14 @@ mod tests {
                 None,
             ),
             (r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#, None),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{"isError":false,"content":[{"text":"true"}]}}"#,
+                None,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"text":"isError"}],"isError" : true}}"#,
+                Some("tool_error"),
+            ),
         ];
         for (answer, expected) in cases {
             assert_eq!(error_type(answer).as_deref(), expected, "{answer}");

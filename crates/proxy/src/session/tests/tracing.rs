@@ -30,7 +30,7 @@ fn telemetry_guard(port: u16) -> Guard {
 fn spans(out: &[Effect]) -> Vec<&SpanRecord> {
     out.iter()
         .filter_map(|e| match e {
-            Effect::Span(span) => Some(span),
+            Effect::Span(span) => Some(&**span),
             _ => None,
         })
         .collect()
@@ -46,10 +46,10 @@ fn measures(out: &[Effect]) -> Vec<&Measure> {
 }
 
 fn attribute(span: &SpanRecord, key: &str) -> Option<Value> {
-    span.attributes
-        .iter()
+    span.attributes()
+        .into_iter()
         .find(|(k, _)| k == key)
-        .map(|(_, v)| v.clone())
+        .map(|(_, v)| v)
 }
 
 /// A session past `initialize` (its own trace: ids 1–3), the host able to
@@ -121,7 +121,7 @@ fn a_forwarded_call_continues_the_hosts_trace() {
     assert_eq!(server.parent, Some(0xb7ad6b7169203331));
     assert_eq!(server.span_id, 4);
     assert_eq!(server.client.map(|c| c.span_id), Some(5));
-    assert_eq!(server.name, "tools/call manage_files");
+    assert_eq!(server.name(), "tools/call manage_files");
     let record = record_of(&out, server);
     assert_eq!(record["traceId"], "0af7651916cd43dd8448eb211c80319c");
     assert_eq!(record["variant"], "read");
@@ -182,7 +182,7 @@ fn requests_the_proxy_answers_have_a_server_span_and_linked_records() {
     let [span] = spans(&out)[..] else {
         panic!("{out:?}")
     };
-    assert_eq!(span.name, "tools/resolve manage_files");
+    assert_eq!(span.name(), "tools/resolve manage_files");
     assert!(span.parent.is_none());
     assert!(span.error.is_none());
     let record = record_of(&out, span);
