@@ -8,8 +8,6 @@ use std::io::Write;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use mcp_resolve_host::time::rfc3339;
-
 use mcp_resolve_runtime::{Annotations, RpcError};
 use serde_json::{Map, Value, json};
 
@@ -395,35 +393,6 @@ impl Judged {
     ) -> Record {
         Record::call(self.clone(), at, outcome, None, arguments.cloned())
     }
-}
-
-/// The audit record of a resolution the proxy answered at `at`.
-pub(crate) fn resolve_record(
-    at: SystemTime,
-    tool: &str,
-    resolution: Result<&mcp_resolve_runtime::Resolution, &RpcError>,
-    arguments: Option<&Value>,
-) -> Value {
-    let mut record = match resolution {
-        Ok(resolution) => json!({
-            "time": rfc3339(at),
-            "event": "resolve",
-            "tool": tool,
-            "variant": resolution.variant,
-            "annotations": resolution.annotations.complete_json(),
-            "requiredScopes": resolution.required_scopes,
-        }),
-        Err(error) => json!({
-            "time": rfc3339(at),
-            "event": "resolve",
-            "tool": tool,
-            "error": {"code": error.code, "message": error.message},
-        }),
-    };
-    if let (Some(arguments), Value::Object(map)) = (arguments, &mut record) {
-        map.insert("arguments".into(), arguments.clone());
-    }
-    record
 }
 
 /// An audit log: one JSON line per record, each written whole with one

@@ -10,6 +10,8 @@ use mcp_resolve_host::time::rfc3339;
 use mcp_resolve_telemetry::{Fields, Key, span_id_hex, trace_id_hex};
 use serde_json::{Map, Value};
 
+use mcp_resolve_runtime::{Resolution, RpcError};
+
 use crate::guard::Judged;
 
 /// One audit record (`docs/proxy.md` lists its fields).
@@ -19,6 +21,21 @@ pub enum Record {
     Built(Value),
     /// A `tools/call`'s record, written out when it is kept.
     Call(Box<CallRecord>),
+    /// The record of a resolution the proxy answered, written out when it
+    /// is kept.
+    Resolve(Box<ResolveRecord>),
+}
+
+/// What a resolution's audit record says, before it is written out.
+#[derive(Clone, Debug)]
+pub struct ResolveRecord {
+    at: SystemTime,
+    tool: String,
+    /// The resolution, or the error the proxy answered instead.
+    outcome: Result<Resolution, RpcError>,
+    arguments: Option<Value>,
+    /// The request's trace and server span, when it was traced.
+    span: Option<(u128, u64)>,
 }
 
 /// What a `tools/call`'s audit record says, before it is written out.
@@ -53,6 +70,22 @@ impl Record {
         }))
     }
 
+    /// The record of a resolution of `tool` the proxy answered at `at`.
+    pub(crate) fn resolve(
+        at: SystemTime,
+        tool: &str,
+        resolution: Result<&Resolution, &RpcError>,
+        arguments: Option<&Value>,
+    ) -> Record {
+        Record::Resolve(Box::new(ResolveRecord {
+            at,
+            tool: tool.to_string(),
+            outcome: resolution.cloned().map_err(Clone::clone),
+            arguments: arguments.cloned(),
+            span: None,
+        }))
+    }
+
     /// Names the request's trace and server span (`traceId`, `spanId`), so
     /// that its log record is linked to the span.
     pub(crate) fn link(&mut self, trace_id: u128, span_id: u64) {
@@ -63,6 +96,7 @@ impl Record {
             }
             Record::Built(_) => {}
             Record::Call(call) => call.span = Some((trace_id, span_id)),
+            Record::Resolve(resolve) => resolve.span = Some((trace_id, span_id)),
         }
     }
 
@@ -70,7 +104,8 @@ impl Record {
     pub fn value(&self) -> Value {
         match self {
             Record::Built(value) => value.clone(),
-            Record::Call(call) => call.value(),
+            Record::Call(call) => written(call.at, call.fields()),
+            Record::Resolve(resolve) => written(resolve.at, resolve.fields()),
         }
     }
 
@@ -79,6 +114,7 @@ impl Record {
         match self {
             Record::Built(value) => Fields::of_value(value),
             Record::Call(call) => call.fields(),
+            Record::Resolve(resolve) => resolve.fields(),
         }
     }
 
@@ -86,7 +122,8 @@ impl Record {
     pub fn into_value(self) -> Value {
         match self {
             Record::Built(value) => value,
-            Record::Call(call) => call.value(),
+            Record::Call(call) => written(call.at, call.fields()),
+            Record::Resolve(resolve) => written(resolve.at, resolve.fields()),
         }
     }
 }
@@ -144,23 +181,70 @@ impl CallRecord {
             members,
         }
     }
+}
 
-    /// The record as JSON: its members in the order of `docs/proxy.md`
-    /// (`time` first, the span's ids last), each value made as it is (no
-    /// serializer in between).
-    fn value(&self) -> Value {
-        let fields = self.fields();
-        let mut map = Map::with_capacity(fields.members.len() + 3);
-        map.insert("time".into(), Value::String(rfc3339(self.at)));
-        for (name, value) in fields.members {
-            map.insert(name.into_owned(), value);
+impl ResolveRecord {
+    /// The record's members in the order of `docs/proxy.md`, its time and
+    /// span apart.
+    fn fields(&self) -> Fields {
+        let mut members: Vec<(Key, Value)> = Vec::with_capacity(6);
+        let mut member =
+            |name: &'static str, value: Value| members.push((Key::Borrowed(name), value));
+        member("event", Value::from("resolve"));
+        member("tool", Value::String(self.tool.clone()));
+        match &self.outcome {
+            Ok(resolution) => {
+                member(
+                    "variant",
+                    resolution
+                        .variant
+                        .clone()
+                        .map_or(Value::Null, Value::String),
+                );
+                member("annotations", resolution.annotations.complete_json());
+                member(
+                    "requiredScopes",
+                    Value::Array(
+                        resolution
+                            .required_scopes
+                            .iter()
+                            .cloned()
+                            .map(Value::String)
+                            .collect(),
+                    ),
+                );
+            }
+            Err(error) => {
+                let mut object = Map::with_capacity(2);
+                object.insert("code".into(), Value::from(error.code));
+                object.insert("message".into(), Value::String(error.message.clone()));
+                member("error", Value::Object(object));
+            }
         }
-        if let Some((trace_id, span_id)) = fields.span {
-            map.insert("traceId".into(), trace_id_hex(trace_id).into());
-            map.insert("spanId".into(), span_id_hex(span_id).into());
+        if let Some(arguments) = &self.arguments {
+            member("arguments", arguments.clone());
         }
-        Value::Object(map)
+        Fields {
+            time: Some(self.at),
+            span: self.span,
+            members,
+        }
     }
+}
+
+/// A record as JSON: `time` first, then its members in order, the span's
+/// ids last; each value made as it is (no serializer in between).
+fn written(at: SystemTime, fields: Fields) -> Value {
+    let mut map = Map::with_capacity(fields.members.len() + 3);
+    map.insert("time".into(), Value::String(rfc3339(at)));
+    for (name, value) in fields.members {
+        map.insert(name.into_owned(), value);
+    }
+    if let Some((trace_id, span_id)) = fields.span {
+        map.insert("traceId".into(), trace_id_hex(trace_id).into());
+        map.insert("spanId".into(), span_id_hex(span_id).into());
+    }
+    Value::Object(map)
 }
 
 #[cfg(test)]
@@ -270,5 +354,70 @@ mod tests {
             built.value(),
             json!({"event": "resolve", "traceId": format!("{:032x}", 1), "spanId": format!("{:016x}", 2)})
         );
+    }
+
+    /// The resolution's record as it was first written, with `json!`.
+    fn resolve_reference(
+        at: SystemTime,
+        tool: &str,
+        resolution: Result<&Resolution, &RpcError>,
+        arguments: Option<&Value>,
+    ) -> Value {
+        let mut record = match resolution {
+            Ok(resolution) => json!({
+                "time": rfc3339(at),
+                "event": "resolve",
+                "tool": tool,
+                "variant": resolution.variant,
+                "annotations": resolution.annotations.complete_json(),
+                "requiredScopes": resolution.required_scopes,
+            }),
+            Err(error) => json!({
+                "time": rfc3339(at),
+                "event": "resolve",
+                "tool": tool,
+                "error": {"code": error.code, "message": error.message},
+            }),
+        };
+        if let (Some(arguments), Value::Object(map)) = (arguments, &mut record) {
+            map.insert("arguments".into(), arguments.clone());
+        }
+        record
+    }
+
+    #[test]
+    fn a_resolutions_record_is_written_as_json_would_write_it() {
+        let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_764_200_000_456);
+        let resolution = Resolution {
+            tool: "manage_files".into(),
+            variant: Some("read".into()),
+            annotations: judged(true).annotations.clone(),
+            required_scopes: vec!["files:read".into()],
+        };
+        let unmatched = Resolution {
+            variant: None,
+            required_scopes: Vec::new(),
+            ..resolution.clone()
+        };
+        let error = RpcError::new(-32602, "no such tool", None);
+        let arguments = json!({"path": "a"});
+        for outcome in [Ok(&resolution), Ok(&unmatched), Err(&error)] {
+            for arguments in [None, Some(&arguments)] {
+                let mut record = Record::resolve(at, "manage_files", outcome, arguments);
+                let mut expected = resolve_reference(at, "manage_files", outcome, arguments);
+                assert_eq!(record.value().to_string(), expected.to_string());
+                record.link(1, 2);
+                if let Value::Object(map) = &mut expected {
+                    map.insert("traceId".into(), format!("{:032x}", 1).into());
+                    map.insert("spanId".into(), format!("{:016x}", 2).into());
+                }
+                assert_eq!(record.value().to_string(), expected.to_string());
+                assert_eq!(record.clone().into_value(), record.value());
+                let read = Fields::of_value(record.value());
+                let fields = record.into_fields();
+                assert_eq!(read.members, fields.members);
+                assert_eq!((read.span, fields.span), (Some((1, 2)), Some((1, 2))));
+            }
+        }
     }
 }

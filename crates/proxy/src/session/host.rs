@@ -11,7 +11,6 @@ use super::relist::Relist;
 use super::{CallAudit, Clock, Effect, Held, Pending, Session};
 use crate::consent::{ASK_PREFIX, ask_request};
 use crate::declare::MANIFEST_METHOD;
-use crate::guard::resolve_record;
 use crate::rules::{Answer, Rewrite, SIGNATURE_METHOD};
 use mcp_resolve_runtime::protocol::{error_response, id_key};
 
@@ -90,8 +89,13 @@ impl Session<'_> {
                     .and_then(|p| p.get("name"))
                     .and_then(Value::as_str);
                 self.opening = self.open_trace(&text, raw_params, method, &id, tool, clock);
-                if owned && self.answer_owned(method, &id, params.as_ref(), clock, out) {
-                    self.settle_span(&id, clock, from, out);
+                if owned
+                    && let Some(error) = self.answer_owned(method, &id, params.as_ref(), clock, out)
+                {
+                    // Its answer is known: not read back from `out`.
+                    if let Some(traced) = self.opening.take() {
+                        self.end_spans(traced, clock, error, from, out);
+                    }
                     return;
                 }
                 let text =
@@ -228,7 +232,9 @@ impl Session<'_> {
     }
 
     /// Answers a request the proxy owns (the dialect's resolve method,
-    /// `signature`); `false` when the request is the server's after all.
+    /// `signature`): the answer's `error.type` (see
+    /// [`super::trace::error_type_of`]); `None` when the request is the
+    /// server's after all.
     fn answer_owned(
         &mut self,
         method: &str,
@@ -236,7 +242,7 @@ impl Session<'_> {
         params: Option<&Value>,
         clock: Clock,
         out: &mut Vec<Effect>,
-    ) -> bool {
+    ) -> Option<Option<String>> {
         // A tool the rules do not describe, of a server that resolves for
         // itself: its resolution is the server's (the marker it lists is
         // its own), so the request goes on to it.
@@ -247,14 +253,11 @@ impl Session<'_> {
                 .and_then(Value::as_str)
                 .is_some_and(|tool| !self.rules.describes(tool))
         {
-            return false;
+            return None;
         }
-        let Some(answer) = self
+        let answer = self
             .rules
-            .answer(method, params, self.session_caps.as_ref())
-        else {
-            return false;
-        };
+            .answer(method, params, self.session_caps.as_ref())?;
         let resolution = match &answer {
             Answer::Resolved { outcome, .. } => Some(Ok(outcome.resolution())),
             // A resolution refused (an unknown tool, invalid arguments) is
@@ -273,16 +276,24 @@ impl Session<'_> {
                 .then(|| params.and_then(|p| p.get("arguments")))
                 .flatten();
             self.audit(
-                || resolve_record(clock.wall, tool, resolution, arguments),
+                || crate::record::Record::resolve(clock.wall, tool, resolution, arguments),
                 out,
             );
         }
         // The result text is spliced in as computed at start.
-        out.push(Effect::Host(match answer.reply() {
-            Ok(result) => result_line(id, result),
-            Err(error) => error_response(id, error),
-        }));
-        true
+        let (line, error) = match answer.reply() {
+            Ok(result) => {
+                let line = result_line(id, result);
+                let error = self
+                    .tracing()
+                    .then(|| super::trace::error_type_of(&line, Some(result)))
+                    .flatten();
+                (line, error)
+            }
+            Err(error) => (error_response(id, error), Some(error.code.to_string())),
+        };
+        out.push(Effect::Host(line));
+        Some(error)
     }
 
     /// `declarations/manifest`: the signed manifest of what the session

@@ -374,7 +374,10 @@ impl Session<'_> {
         let answer = out.get(from..).into_iter().flatten().find_map(|e| match e {
             Effect::Host(line) => {
                 let answer = Envelope::of(line)?;
-                (answer.is_response() && answer.id.as_ref() == Some(id)).then(|| error_type(line))
+                // Its result as read already: the line is not read again.
+                let result = answer.result_raw.filter(|_| !answer.error);
+                (answer.is_response() && answer.id.as_ref() == Some(id))
+                    .then(|| error_type_of(line, result.map(|r| r.get())))
             }
             _ => None,
         });
@@ -395,16 +398,11 @@ pub(super) fn asked(traced: &mut Traced, outcome: &str, wait: Duration) {
 }
 
 /// The `error.type` of an answer (JSON text): a JSON-RPC error's code,
-/// `tool_error` for a tool result with `isError: true`, else none.
-pub(super) fn error_type(answer: &str) -> Option<String> {
-    error_type_of(answer, None)
-}
-
-/// [`error_type`] of an answer whose envelope was read already: `result`,
-/// its result as written, when it is not an error (`None`: read the
-/// answer). A result that cannot say `isError: true` — without the
-/// literal `true`, or without the word or an escape that could spell it —
-/// is not read again.
+/// `tool_error` for a tool result with `isError: true`, else none. When
+/// its envelope was read already, `result` is its result as written when
+/// it is not an error (`None`: read the answer). A result that cannot say
+/// `isError: true` — without the literal `true`, or without the word or
+/// an escape that could spell it — is not read again.
 pub(super) fn error_type_of(answer: &str, result: Option<&str>) -> Option<String> {
     #[derive(Deserialize)]
     struct Outcome {
@@ -578,7 +576,7 @@ mod tests {
             ),
         ];
         for (answer, expected) in cases {
-            assert_eq!(error_type(answer).as_deref(), expected, "{answer}");
+            assert_eq!(error_type_of(answer, None).as_deref(), expected, "{answer}");
             let envelope = Envelope::of(answer).unwrap();
             let result = envelope
                 .result_raw

@@ -193,6 +193,22 @@ fn requests_the_proxy_answers_have_a_server_span_and_linked_records() {
         Some(json!("manage_files"))
     );
     assert_eq!(attribute(span, "gen_ai.operation.name"), None);
+    // A resolution refused: the code the host is answered with.
+    let unknown = json!({"jsonrpc": "2.0", "id": "u", "method": "tools/resolve",
+        "params": {"name": "no_such_tool", "arguments": {}}});
+    let out = h.host(&unknown.to_string());
+    let [span] = spans(&out)[..] else {
+        panic!("{out:?}")
+    };
+    let answer = out
+        .iter()
+        .find_map(|e| match e {
+            Effect::Host(line) => serde_json::from_str::<Value>(line).ok(),
+            _ => None,
+        })
+        .unwrap();
+    let code = answer["error"]["code"].as_i64().unwrap();
+    assert_eq!(span.error, Some(code.to_string()));
     // A protocol error: its code.
     let nameless = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {}});
     let out = h.host(&nameless.to_string());
