@@ -232,9 +232,8 @@ impl Session<'_> {
     }
 
     /// Answers a request the proxy owns (the dialect's resolve method,
-    /// `signature`): the answer's `error.type` (see
-    /// [`super::trace::error_type_of`]); `None` when the request is the
-    /// server's after all.
+    /// `signature`): the answer's `error.type` (an error's code, else
+    /// none); `None` when the request is the server's after all.
     fn answer_owned(
         &mut self,
         method: &str,
@@ -281,15 +280,10 @@ impl Session<'_> {
             );
         }
         // The result text is spliced in as computed at start.
+        // A resolution or a signature is no tool result: only an error has
+        // an `error.type`.
         let (line, error) = match answer.reply() {
-            Ok(result) => {
-                let line = result_line(id, result);
-                let error = self
-                    .tracing()
-                    .then(|| super::trace::error_type_of(&line, Some(result)))
-                    .flatten();
-                (line, error)
-            }
+            Ok(result) => (result_line(id, result), None),
             Err(error) => (error_response(id, error), Some(error.code.to_string())),
         };
         out.push(Effect::Host(line));

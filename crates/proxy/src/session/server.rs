@@ -161,9 +161,13 @@ impl Session<'_> {
             self.audit_call(call, clock, outcome, true, out);
         }
         if let Some(traced) = waiting.trace.take() {
-            // A JSON-RPC error's code, or `tool_error`.
+            // A JSON-RPC error's code, or `tool_error`: `isError` is a tool
+            // result's, and no other result is searched for it.
             let result = result.as_ref().filter(|_| !error).map(raw::Read::text);
-            let error = super::trace::error_type_of(text, result);
+            let error = match result {
+                Some(_) if !traced.is_call() => None,
+                result => super::trace::error_type_of(text, result),
+            };
             self.end_spans(traced, clock, error, from, out);
         }
         self.rewritten(waiting, text, result?, clock, out)

@@ -159,6 +159,12 @@ impl Traced {
         self.extra.push((Key::Borrowed(key), value.into()));
     }
 
+    /// Whether the request is a `tools/call` (whose result may say
+    /// `isError`).
+    pub(super) fn is_call(&self) -> bool {
+        self.method == "tools/call"
+    }
+
     /// The request is forwarded changed from what the host wrote: its
     /// `traceparent` is placed by reading it again.
     pub(super) fn rewritten(&mut self) {

@@ -147,6 +147,17 @@ fn a_forwarded_call_continues_the_hosts_trace() {
         })
         .collect();
     assert_eq!(errors, vec![Some("-32601".into())]);
+    // `isError` is a tool result's: a call's makes `tool_error`, another
+    // request's result is not searched for it.
+    let error_of = |out: &[Effect]| spans(out).first().map(|span| span.error.clone());
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "manage_files", "arguments": {"path": "a", "action": "read"}}});
+    h.host(&call.to_string());
+    let out = h.server(r#"{"jsonrpc":"2.0","id":7,"result":{"content":[],"isError":true}}"#);
+    assert_eq!(error_of(&out), Some(Some("tool_error".into())));
+    h.host(&json!({"jsonrpc": "2.0", "id": 8, "method": "prompts/get"}).to_string());
+    let out = h.server(r#"{"jsonrpc":"2.0","id":8,"result":{"isError":true}}"#);
+    assert_eq!(error_of(&out), Some(None));
 }
 
 /// A call the proxy answers itself has one span, a server span, with the
