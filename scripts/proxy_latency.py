@@ -236,16 +236,17 @@ def main() -> int:
     if args.baseline:
         routes["baseline"] = [args.baseline, "proxy", args.rules, "--no-probe", "--", *args.command]
     routes["proxy"] = [args.proxy, "proxy", args.rules, "--no-probe", "--", *args.command]
-    variants = [(args.proxy, v) for v in args.variant]
+    # Each variant with the route it varies (its binary's plain route).
+    variants = [(args.proxy, v, "proxy") for v in args.variant]
     if args.baseline_variant and not args.baseline:
         parser.error("--baseline-variant needs --baseline")
-    variants += [(args.baseline, v) for v in args.baseline_variant]
+    variants += [(args.baseline, v, "baseline") for v in args.baseline_variant]
     # Each variant beside the route it varies (and the proxy beside the
     # baseline): the paired differences.
     pairs: list[tuple[str, str]] = [("proxy", "baseline")] if args.baseline else []
-    for binary, variant in variants:
+    for binary, variant, varied in variants:
         name, _, extra = variant.partition("=")
-        pairs.append((name, "proxy" if binary == args.proxy else "baseline"))
+        pairs.append((name, varied))
         routes[name] = [binary, "proxy", args.rules, "--no-probe", *shlex.split(extra),
                         "--", *args.command]
     def start(name: str) -> Session:

@@ -146,9 +146,6 @@ impl CallRecord {
     /// or id written as text).
     fn fields(&self) -> Fields {
         let judged = &self.judged;
-        let text = |value: &Option<String>| value.clone().map_or(Value::Null, Value::String);
-        let list =
-            |items: &[String]| Value::Array(items.iter().cloned().map(Value::String).collect());
         let upstream = self.latency.map_or(Value::Null, |l| {
             Value::from((l.as_secs_f64() * 1e6).round() / 1e3)
         });
@@ -194,25 +191,9 @@ impl ResolveRecord {
         member("tool", Value::String(self.tool.clone()));
         match &self.outcome {
             Ok(resolution) => {
-                member(
-                    "variant",
-                    resolution
-                        .variant
-                        .clone()
-                        .map_or(Value::Null, Value::String),
-                );
+                member("variant", text(&resolution.variant));
                 member("annotations", resolution.annotations.complete_json());
-                member(
-                    "requiredScopes",
-                    Value::Array(
-                        resolution
-                            .required_scopes
-                            .iter()
-                            .cloned()
-                            .map(Value::String)
-                            .collect(),
-                    ),
-                );
+                member("requiredScopes", list(&resolution.required_scopes));
             }
             Err(error) => {
                 let mut object = Map::with_capacity(2);
@@ -230,6 +211,16 @@ impl ResolveRecord {
             members,
         }
     }
+}
+
+/// A text member: the string, or null.
+fn text(value: &Option<String>) -> Value {
+    value.clone().map_or(Value::Null, Value::String)
+}
+
+/// A list of strings as a JSON array.
+fn list(items: &[String]) -> Value {
+    Value::Array(items.iter().cloned().map(Value::String).collect())
 }
 
 /// A record as JSON: `time` first, then its members in order, the span's

@@ -42,10 +42,12 @@ impl Fields {
         };
         let (mut trace, mut span) = (None, None);
         for (key, value) in map {
-            match (key.as_str(), &value) {
-                ("time", Value::String(time)) => fields.time = parse_rfc3339(time),
-                ("traceId", Value::String(id)) => trace = u128::from_str_radix(id, 16).ok(),
-                ("spanId", Value::String(id)) => span = u64::from_str_radix(id, 16).ok(),
+            // The time and the span's ids are never members, read or not.
+            let text = value.as_str();
+            match key.as_str() {
+                "time" => fields.time = text.and_then(parse_rfc3339),
+                "traceId" => trace = text.and_then(|id| u128::from_str_radix(id, 16).ok()),
+                "spanId" => span = text.and_then(|id| u64::from_str_radix(id, 16).ok()),
                 _ => fields.members.push((Key::Owned(key), value)),
             }
         }
@@ -211,8 +213,9 @@ mod tests {
         // A span id without its trace, or one that is not hex: no span.
         let half = Fields::of_value(json!({"spanId": "b7ad6b7169203331"}));
         assert_eq!(half.span, None);
-        let bad = Fields::of_value(json!({"traceId": "x", "spanId": "y"}));
-        assert_eq!(bad.span, None);
+        let bad = Fields::of_value(json!({"traceId": "x", "spanId": "y", "time": 7}));
+        assert_eq!((bad.span, bad.time), (None, None));
+        assert!(bad.members.is_empty());
         assert_eq!(Fields::of_value(json!([1])), Fields::default());
     }
 }

@@ -111,8 +111,8 @@ pub struct ClientSpan {
 }
 
 /// What the audit record `record` says the proxy decided, as the server
-/// span's attributes, with the span it names (its `spanId`); `None` for a
-/// record that names no span.
+/// span's attributes, with the span it names (its `traceId` and `spanId`);
+/// `None` for a record that names no span.
 pub(crate) fn decision(record: &Fields) -> Option<(u64, Vec<KeyValue>)> {
     /// The scalar fields, in the order their attributes are written.
     const SCALARS: [(&str, &str); 6] = [

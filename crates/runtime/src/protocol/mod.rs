@@ -29,8 +29,7 @@ pub const SIGNATURE_METHOD: &str = "signature";
 /// word, or has an escape that could spell it. `false` is a proof that it
 /// has none, without reading it.
 pub fn may_name_meta(object: &str) -> bool {
-    // One pass for both bytes (what `contains` twice cost a call was
-    // more than the rest of its screening).
+    // One pass for both bytes, where two `contains` each set up a search.
     let bytes = object.as_bytes();
     memchr::memchr2_iter(b'_', b'\\', bytes)
         .any(|at| bytes[at] == b'\\' || bytes[at..].starts_with(b"_meta"))
