@@ -33,6 +33,7 @@ pub mod jwks;
 mod link;
 pub mod listen;
 pub mod pin;
+mod quick;
 mod raw;
 pub mod record;
 mod relay;

@@ -78,8 +78,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
 /// indexed.
 const SEARCHED: usize = 16;
 
-/// A key, borrowed from the text when it has no escapes.
-struct Key<'a>(Cow<'a, str>);
+/// A key (or any string), borrowed from the text when it has no escapes.
+pub(crate) struct Key<'a>(pub(crate) Cow<'a, str>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

@@ -14,6 +14,7 @@ use mcp_resolve::emit::signature::signature;
 use mcp_resolve::ir::Server;
 use mcp_resolve::resolve::ResolverError;
 
+use crate::quick::{QuickCall, QuickSchema};
 use crate::raw::Members;
 
 pub use mcp_resolve_runtime::protocol::SIGNATURE_METHOD;
@@ -44,6 +45,9 @@ pub struct ProxyRules {
     entries: HashMap<String, Map<String, Value>>,
     /// The signature document, with `resultType`, as JSON text.
     signature: String,
+    /// Each tool's `inputSchema` as the check on a call's text reads it
+    /// (`None`: a schema only the validator decides).
+    quick: HashMap<String, Option<QuickSchema>>,
 }
 
 /// Keeps, of an entry's annotations, the hints the rules write for the tool:
@@ -86,12 +90,19 @@ impl ProxyRules {
             map.insert("resultType".into(), json!("complete"));
         }
         let signature = signature.to_string();
+        let quick = crate::quick::schemas(
+            server
+                .tools
+                .iter()
+                .map(|tool| (tool.name.as_str(), &tool.input_schema)),
+        );
         Ok(ProxyRules {
             server,
             matcher,
             dialect,
             entries,
             signature,
+            quick,
         })
     }
 
@@ -103,6 +114,18 @@ impl ProxyRules {
     /// The compiled rules.
     pub fn matcher(&self) -> &Matcher {
         &self.matcher
+    }
+
+    /// Whether the rules' `inputSchema` surely accepts `call`'s arguments,
+    /// read on their text (a tool the rules do not describe has none to
+    /// fail); `false` when it does not, or when only the validator can
+    /// tell. [`crate::guard::Guard::accepts`] on the text, where it can.
+    pub(crate) fn accepts_text(&self, call: &QuickCall<'_>) -> bool {
+        match self.quick.get(call.name.as_ref()) {
+            None => true,
+            Some(None) => false,
+            Some(Some(schema)) => call.accepted_by(schema),
+        }
     }
 
     /// What a server's real `tools/list` (`listed`, its tools) and the

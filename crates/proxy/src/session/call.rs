@@ -15,6 +15,7 @@ use super::{CallAudit, Clock, Session};
 use crate::consent::{self, Retry};
 use crate::guard::{Judged, POLICY_REFUSED};
 use crate::policy::Decision;
+use crate::quick::QuickCall;
 use crate::record::Record;
 use mcp_resolve_runtime::protocol::splice;
 
@@ -169,6 +170,26 @@ impl Session<'_> {
             Decision::Ask if may_elicit() => Step::Hold { judged, arguments },
             Decision::Ask => refused(judged, clock, "refused", consent::NO_ELICITATION, arguments),
         }
+    }
+
+    /// Whether a `tools/call`'s params may be read on their text
+    /// ([`QuickCall`]): only a call nothing would judge can go on without
+    /// them parsed, and none can without a policy and a record.
+    pub(super) fn reads_calls_on_text(&self) -> bool {
+        self.guard.policy.is_none() && !self.guard.records()
+    }
+
+    /// Whether the call `call` (its params read on their text) goes on to
+    /// the server as written: what [`Session::decide_call`] decides for
+    /// it, when the rules' `inputSchema` surely accepts its arguments on
+    /// their text and nothing would judge it (not pinned out, not
+    /// withheld, unobserved). `false`: it is decided the whole way.
+    pub(super) fn forwards_as_written(&self, call: &QuickCall<'_>) -> bool {
+        let tool = call.name.as_ref();
+        self.guard.unpinned(&self.pins, tool).is_none()
+            && self.untrusted(tool).is_none()
+            && self.unobserved(tool)
+            && self.rules.accepts_text(call)
     }
 
     /// Whether nothing would read the judgement of a call to `tool`: no

@@ -11,6 +11,7 @@ use super::relist::Relist;
 use super::{CallAudit, Clock, Effect, Held, Pending, Session};
 use crate::consent::{ASK_PREFIX, ask_request};
 use crate::declare::MANIFEST_METHOD;
+use crate::quick::{Params, QuickCall};
 use crate::rules::{Answer, Rewrite, SIGNATURE_METHOD};
 use mcp_resolve_runtime::protocol::{error_response, id_key};
 
@@ -41,8 +42,17 @@ impl Session<'_> {
         // the proxy reads; what passes goes on with them.
         let resolve_method = self.rules.method();
         let parses = |method: &str| reads_params(method, resolve_method);
-        let (message, params) = match self.screen.read_parsing(&text, parses) {
-            Ok(read) => read,
+        // A call nothing would judge may be read on its text.
+        let on_text = self.reads_calls_on_text();
+        let quick = |method: &str, raw| {
+            (on_text && method == "tools/call")
+                .then(|| QuickCall::of(raw).map(Params::Call))
+                .flatten()
+        };
+        let (message, params, call) = match self.screen.read_parsing_with(&text, parses, quick) {
+            Ok((message, Some(Params::Call(call)))) => (message, None, Some(call)),
+            Ok((message, Some(Params::Tree(params)))) => (message, Some(params), None),
+            Ok((message, None)) => (message, None, None),
             Err(Screened::Reply(answer)) => {
                 out.push(Effect::Host(answer.to_string()));
                 return;
@@ -59,11 +69,28 @@ impl Session<'_> {
                 let raw_params = message.params.map(|raw| raw.get());
                 drop(message);
                 let from = out.len();
-                let tool = params
-                    .as_ref()
-                    .and_then(|p| p.get("name"))
-                    .and_then(Value::as_str);
+                let tool = match &call {
+                    Some(call) => Some(call.name.as_ref()),
+                    None => params
+                        .as_ref()
+                        .and_then(|p| p.get("name"))
+                        .and_then(Value::as_str),
+                };
                 self.opening = self.open_trace(&text, raw_params, "tools/call", &id, tool, clock);
+                let params = match call {
+                    Some(call) if self.forwards_as_written(&call) => {
+                        drop(call);
+                        let text =
+                            self.forward_request("tools/call", &id, None, clock, None, None, text);
+                        out.push(Effect::Server(text));
+                        self.settle_span(&id, clock, from, out);
+                        return;
+                    }
+                    // Judged the whole way: the params as a tree (read
+                    // as one already, so they parse).
+                    Some(_) => raw_params.and_then(|raw| serde_json::from_str(raw).ok()),
+                    None => params,
+                };
                 self.host_call(text, id.clone(), params.as_ref(), clock, out);
                 self.settle_span(&id, clock, from, out);
             }

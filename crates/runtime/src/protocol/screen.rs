@@ -133,6 +133,22 @@ impl Screen {
         line: &'a str,
         parses: impl Fn(&str) -> bool,
     ) -> Result<(Envelope<'a>, Option<Value>), Screened> {
+        self.read_parsing_with(line, parses, |_, _| None)
+    }
+
+    /// As [`Screen::read_parsing`], where `quick` may read the params of a
+    /// method `parses` names on their text first (given the method and the
+    /// params as written): what it gives stands for the parsed params, and
+    /// must be given only for params it read as a tree reader would (every
+    /// string's escapes decoded, every number in range, nesting within
+    /// limits), since the parse it replaces is part of the check. `None`
+    /// from it: the params are parsed as [`Screen::read_parsing`] does.
+    pub fn read_parsing_with<'a, T: From<Value>>(
+        &mut self,
+        line: &'a str,
+        parses: impl Fn(&str) -> bool,
+        quick: impl FnOnce(&str, &'a str) -> Option<T>,
+    ) -> Result<(Envelope<'a>, Option<T>), Screened> {
         if let Ok(message) = serde_json::from_str::<Envelope<'a>>(line)
             && !message.skipped
         {
@@ -140,12 +156,15 @@ impl Screen {
                 // Every member was read as a tree reader reads it.
                 return self.judge(message).map(|message| (message, None));
             };
-            if message.method.as_deref().is_some_and(&parses) {
+            if let Some(method) = message.method.as_deref().filter(|m| parses(m)) {
+                if let Some(read) = quick(method, params.get()) {
+                    return self.judge(message).map(|message| (message, Some(read)));
+                }
                 return match serde_json::from_str::<Value>(params.get()) {
                     // The limit counts from the message, one level above.
-                    Ok(value) if !nests_past(params.get(), &value, NESTING - 1) => {
-                        self.judge(message).map(|message| (message, Some(value)))
-                    }
+                    Ok(value) if !nests_past(params.get(), &value, NESTING - 1) => self
+                        .judge(message)
+                        .map(|message| (message, Some(T::from(value)))),
                     _ => Err(refuse(
                         Value::Null,
                         RpcError::PARSE_ERROR,
@@ -156,7 +175,7 @@ impl Screen {
         }
         let message = self.read(line)?;
         let params = match message.method.as_deref() {
-            Some(method) if parses(method) => message.params(),
+            Some(method) if parses(method) => message.params().map(T::from),
             _ => None,
         };
         Ok((message, params))

@@ -389,6 +389,53 @@ fn an_unobserved_call_is_checked_and_forwarded_as_the_host_wrote_it() {
 }
 
 #[test]
+fn a_call_read_on_its_text_is_decided_as_a_parsed_one() {
+    // Without a record, a call's params are read on their text where they
+    // can be; with one, they are parsed. What reaches the host and the
+    // server is the same either way, whichever way the params are written.
+    let rules = rules(Dialect::Extension);
+    let plain = Guard::default();
+    let audited = Guard {
+        audit: Some(Audit::sink()),
+        ..Guard::default()
+    };
+    let (mut h, mut a) = (
+        Harness::new(&rules, &plain, None),
+        Harness::new(&rules, &audited, None),
+    );
+    h.initialize(json!({}));
+    a.initialize(json!({}));
+    let passed_on = |out: Vec<Effect>| -> Vec<Effect> {
+        out.into_iter()
+            .filter(|e| matches!(e, Effect::Host(_) | Effect::Server(_)))
+            .collect()
+    };
+    let calls = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"manage_files","arguments":{"path":"a","action":"read"}}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"manage\u005ffiles","arguments":{"action":"r\u0065ad","path":"b"}}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"manage_files","arguments":{"path":"a","action":"chmod"}}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"manage_files","arguments":{"path":"a"}}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"manage_files","arguments":{"path":"a","action":"read","mode":1.5}}}"#,
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"manage_files"}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":7,"arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"elsewhere","arguments":{"n":12,"ok":true,"z":null}}}"#,
+        r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"manage_files","arguments":{"path":"a","action":"read"},"_meta":{"progressToken":"p9"}}}"#,
+        r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"manage_files","arguments":{"path":"\ud800","action":"read"}}}"#,
+        r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"manage_files","arguments":{"path":"a","action":"read","n":1e999}}}"#,
+    ];
+    for text in calls {
+        let (quick, whole) = (passed_on(h.host(text)), passed_on(a.host(text)));
+        assert_eq!(quick, whole, "{text}");
+        assert!(!quick.is_empty(), "{text}");
+    }
+    // The progress of a call with a token reaches the host, as it does
+    // for a parsed one.
+    let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p9","progress":1}}"#;
+    assert_eq!(passed_on(h.server(progress)), passed_on(a.server(progress)));
+    assert_eq!(host_lines(&h.server(progress)).len(), 1);
+}
+
+#[test]
 fn a_request_past_its_timeout_gets_one_error_and_its_late_answer_is_dropped() {
     let rules = rules(Dialect::Extension);
     let guard = Guard::default();
