@@ -3,7 +3,8 @@
 //! the proxy only needs to know that the rules' `inputSchema` accepts the
 //! arguments. When that schema is a flat object of scalar properties (the
 //! common case: `type`, `enum` of strings, `minLength`, `maxLength`,
-//! `required`, `additionalProperties`), the arguments are checked on their
+//! `required`, `additionalProperties`, under a known draft's `$schema`, as
+//! the TypeScript SDK writes them), the arguments are checked on their
 //! text; anything else, or any doubt, goes the whole way (params parsed
 //! into a tree, the JSON Schema validator), which also gives the error.
 //!
@@ -45,6 +46,19 @@ pub(crate) struct QuickSchema {
     closed: bool,
 }
 
+/// The drafts whose `$schema` the check accepts (with or without the
+/// trailing `#`): in all of them, the keywords it reads mean the same for
+/// the values it reads (an integer written with digits alone is an integer
+/// in every draft). The schema compiled with the validator, so it is valid
+/// in its draft. (`-0` is the exception, and [`scalar`] leaves it out.)
+const DRAFTS: [&str; 5] = [
+    "http://json-schema.org/draft-04/schema",
+    "http://json-schema.org/draft-06/schema",
+    "http://json-schema.org/draft-07/schema",
+    "https://json-schema.org/draft/2019-09/schema",
+    "https://json-schema.org/draft/2020-12/schema",
+];
+
 /// Keywords that only annotate: they never refuse an instance.
 const ANNOTATIONS: [&str; 4] = ["description", "title", "default", "examples"];
 
@@ -75,6 +89,9 @@ impl QuickSchema {
                     }
                 }
                 "additionalProperties" => quick.closed = !value.as_bool()?,
+                "$schema" => DRAFTS
+                    .contains(&value.as_str()?.trim_end_matches('#'))
+                    .then_some(())?,
                 "description" | "title" => {}
                 _ => return None,
             }
@@ -143,8 +160,8 @@ enum Scalar<'a> {
 
 /// `raw` (one JSON value, already read as valid JSON) when it is a scalar
 /// the check can read: a string (its escapes decoded), an integer of at
-/// most 18 digits (in range whatever a tree reader does with it), `true`,
-/// `false` or `null`. A number with a fraction or an exponent, an object
+/// most 18 digits other than `-0` (in range whatever a tree reader does
+/// with it), `true`, `false` or `null`. A number with a fraction or an exponent, an object
 /// or an array: `None`.
 fn scalar(raw: &str) -> Option<Scalar<'_>> {
     let bytes = raw.as_bytes();
@@ -152,7 +169,9 @@ fn scalar(raw: &str) -> Option<Scalar<'_>> {
         b'"' => serde_json::from_str::<Key<'_>>(raw)
             .ok()
             .map(|key| Scalar::String(key.0)),
-        b'-' | b'0'..=b'9' => {
+        // `-0` is read as the float −0.0, which draft 4 does not count as
+        // an integer: left to the validator.
+        b'-' | b'0'..=b'9' if raw != "-0" => {
             let digits = bytes.strip_prefix(b"-").unwrap_or(bytes);
             (!digits.is_empty() && digits.len() <= 18 && digits.iter().all(u8::is_ascii_digit))
                 .then_some(Scalar::Integer)

@@ -52,6 +52,23 @@ fn a_plain_call_is_accepted_on_its_text() {
 }
 
 #[test]
+fn a_schema_as_the_typescript_sdk_writes_it_is_read() {
+    // server-filesystem's `read_text_file`, as it lists it.
+    let schema = json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "tail": {"description": "If provided, returns only the last N lines of the file", "type": "number"}
+        },
+        "required": ["path"]
+    });
+    let params = r#"{"name":"read_text_file","arguments":{"path":"/tmp/notes.txt","tail":3}}"#;
+    assert_eq!(quick_accepts(&schema, params), Some(true));
+    assert!(validator_accepts(&schema, params));
+}
+
+#[test]
 fn the_name_is_the_last_written_and_borrowed_when_it_can_be() {
     let call = QuickCall::of(r#"{"name":"a","arguments":{},"name":"b"}"#).unwrap();
     assert!(matches!(call.name, Cow::Borrowed("b")));
@@ -86,6 +103,8 @@ fn params_it_cannot_read_go_the_whole_way() {
         r#"{"name":"m","arguments":{"count":1.5}}"#,
         r#"{"name":"m","arguments":{"count":1e3}}"#,
         r#"{"name":"m","arguments":{"count":1234567890123456789}}"#,
+        // Read as −0.0, not an integer under draft 4.
+        r#"{"name":"m","arguments":{"count":-0}}"#,
         r#"{"name":"m","arguments":[]}"#,
         r#"{"name":"m","arguments":null}"#,
         r#"{"name":7}"#,
@@ -106,7 +125,8 @@ fn schemas_it_cannot_decide_are_not_compiled() {
         json!({"type": "object", "properties": {"a": {"minLength": 1.0}}}),
         json!({"type": "object", "properties": {"a": true}}),
         json!({"type": "object", "additionalProperties": {"type": "string"}}),
-        json!({"$schema": "http://json-schema.org/draft-04/schema#", "type": "object"}),
+        json!({"$schema": "https://example.com/my-own-meta-schema", "type": "object"}),
+        json!({"$schema": 7, "type": "object"}),
         json!({"type": "object", "$ref": "#/$defs/a", "$defs": {"a": {}}}),
         json!({"type": "array"}),
         json!(true),
@@ -152,11 +172,19 @@ fn schema() -> impl Strategy<Value = Value> {
         prop::collection::btree_map("[abc]", property(), 0..4),
         prop::collection::btree_set("[abcd]", 0..3),
         prop::option::of(any::<bool>()),
+        prop::option::of(prop::sample::select(DRAFTS.to_vec())),
     )
-        .prop_map(|(properties, required, additional)| {
+        .prop_map(|(properties, required, additional, draft)| {
             let mut s = json!({"type": "object", "properties": properties, "required": required});
             if let Some(additional) = additional {
                 s["additionalProperties"] = json!(additional);
+            }
+            if let Some(draft) = draft {
+                // Draft 4 requires at least one required name.
+                if draft.contains("draft-04") && s["required"] == json!([]) {
+                    s["required"] = json!(["a"]);
+                }
+                s["$schema"] = json!(format!("{draft}#"));
             }
             s
         })

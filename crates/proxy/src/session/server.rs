@@ -3,7 +3,6 @@
 //! after `notifications/tools/list_changed`, and everything else passed on
 //! exactly as the server wrote it.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::Value;
@@ -389,7 +388,8 @@ impl Session<'_> {
             let listed = raw::object_members(members.get("annotations"));
             let Some(name) = members
                 .get("name")
-                .and_then(|n| serde_json::from_str::<Cow<'_, str>>(n.get()).ok())
+                .and_then(|n| serde_json::from_str::<raw::Key<'_>>(n.get()).ok())
+                .map(|name| name.0)
             else {
                 if let Some(unmarked) = self.unmarked(tool) {
                     annotated.push((tool, unmarked));

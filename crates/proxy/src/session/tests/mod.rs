@@ -177,6 +177,14 @@ fn audits(out: &[Effect]) -> Vec<Value> {
         .collect()
 }
 
+/// A guard that keeps an audit log (to a sink): every call is judged.
+fn audited() -> Guard {
+    Guard {
+        audit: Some(Audit::sink()),
+        ..Guard::default()
+    }
+}
+
 fn call(id: u64, action: &str) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
            "params": {"name": "manage_files", "arguments": {"path": "a", "action": action}}})
@@ -352,11 +360,7 @@ fn an_unobserved_call_is_checked_and_forwarded_as_the_host_wrote_it() {
     // so a call whose arguments pass goes on as written, and one whose
     // arguments do not is answered as always.
     let rules = rules(Dialect::Extension);
-    let plain = Guard::default();
-    let audited = Guard {
-        audit: Some(Audit::sink()),
-        ..Guard::default()
-    };
+    let (plain, audited) = (Guard::default(), audited());
     let mut h = Harness::new(&rules, &plain, None);
     h.initialize(json!({}));
     let mut a = Harness::new(&rules, &audited, None);
@@ -394,11 +398,7 @@ fn a_call_read_on_its_text_is_decided_as_a_parsed_one() {
     // can be; with one, they are parsed. What reaches the host and the
     // server is the same either way, whichever way the params are written.
     let rules = rules(Dialect::Extension);
-    let plain = Guard::default();
-    let audited = Guard {
-        audit: Some(Audit::sink()),
-        ..Guard::default()
-    };
+    let (plain, audited) = (Guard::default(), audited());
     let (mut h, mut a) = (
         Harness::new(&rules, &plain, None),
         Harness::new(&rules, &audited, None),
