@@ -13,9 +13,8 @@
 
 use std::borrow::Cow;
 
-use serde_json::Value;
-
 use serde::de::{Deserialize, Deserializer, Error, MapAccess, Visitor};
+use serde_json::Value;
 
 use crate::raw::{Key, Members};
 
@@ -92,7 +91,7 @@ impl QuickSchema {
                 "$schema" => DRAFTS
                     .contains(&value.as_str()?.trim_end_matches('#'))
                     .then_some(())?,
-                "description" | "title" => {}
+                other if ANNOTATIONS.contains(&other) => {}
                 _ => return None,
             }
         }
@@ -161,8 +160,8 @@ enum Scalar<'a> {
 /// `raw` (one JSON value, already read as valid JSON) when it is a scalar
 /// the check can read: a string (its escapes decoded), an integer of at
 /// most 18 digits other than `-0` (in range whatever a tree reader does
-/// with it), `true`, `false` or `null`. A number with a fraction or an exponent, an object
-/// or an array: `None`.
+/// with it), `true`, `false` or `null`. A number with a fraction or an
+/// exponent, an object or an array: `None`.
 fn scalar(raw: &str) -> Option<Scalar<'_>> {
     let bytes = raw.as_bytes();
     match bytes.first()? {
@@ -253,8 +252,8 @@ impl<'a> QuickCall<'a> {
 /// it).
 impl<'de: 'a, 'a> Deserialize<'de> for QuickCall<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Params<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for Params<'a> {
+        struct CallParams<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for CallParams<'a> {
             type Value = QuickCall<'a>;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a tool call's params")
@@ -272,7 +271,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for QuickCall<'a> {
                 Ok(QuickCall { name, arguments })
             }
         }
-        deserializer.deserialize_map(Params(std::marker::PhantomData))
+        deserializer.deserialize_map(CallParams(std::marker::PhantomData))
     }
 }
 

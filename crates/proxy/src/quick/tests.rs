@@ -39,6 +39,8 @@ fn a_plain_call_is_accepted_on_its_text() {
     let schema = file_schema();
     for params in [
         r#"{"name":"manage_files","arguments":{"path":"notes.txt","action":"read"}}"#,
+        // Written with spaces, as Python's `json.dumps` writes it.
+        r#"{"name": "manage_files", "arguments": {"path": "notes.txt", "action": "read"}}"#,
         r#"{"arguments":{"action":"append","path":"a","count":-3,"force":true},"name":"x"}"#,
         // Escapes are decoded before they are compared and counted.
         r#"{"name":"m","arguments":{"path":"\u00e9","action":"r\u0065ad"}}"#,

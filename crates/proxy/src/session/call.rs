@@ -179,17 +179,22 @@ impl Session<'_> {
         self.guard.policy.is_none() && !self.guard.records()
     }
 
-    /// Whether the call `call` (its params read on their text) goes on to
-    /// the server as written: what [`Session::decide_call`] decides for
-    /// it, when the rules' `inputSchema` surely accepts its arguments on
-    /// their text and nothing would judge it (not pinned out, not
-    /// withheld, unobserved). `false`: it is decided the whole way.
-    pub(super) fn forwards_as_written(&self, call: &QuickCall<'_>) -> bool {
+    /// [`Session::decide_call`] for a call whose params were read on their
+    /// text (`call`), where it can be decided so: forwarded as written,
+    /// when nothing would judge it (not pinned out, not withheld,
+    /// unobserved) and the rules' `inputSchema` surely accepts its
+    /// arguments on their text. `None`: it is decided the whole way.
+    pub(super) fn decide_call_on_text(&self, call: &QuickCall<'_>) -> Option<Step> {
         let tool = call.name.as_ref();
-        self.guard.unpinned(&self.pins, tool).is_none()
+        let forwards = self.guard.unpinned(&self.pins, tool).is_none()
             && self.untrusted(tool).is_none()
             && self.unobserved(tool)
-            && self.rules.accepts_text(call)
+            && self.rules.accepts_text(call);
+        forwards.then_some(Step::Forward {
+            call: None,
+            consent: None,
+            rewritten: None,
+        })
     }
 
     /// Whether nothing would read the judgement of a call to `tool`: no

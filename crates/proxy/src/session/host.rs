@@ -77,21 +77,18 @@ impl Session<'_> {
                         .and_then(Value::as_str),
                 };
                 self.opening = self.open_trace(&text, raw_params, "tools/call", &id, tool, clock);
-                let params = match call {
-                    Some(call) if self.forwards_as_written(&call) => {
-                        drop(call);
-                        let text =
-                            self.forward_request("tools/call", &id, None, clock, None, None, text);
-                        out.push(Effect::Server(text));
-                        self.settle_span(&id, clock, from, out);
-                        return;
-                    }
-                    // Judged the whole way: the params as a tree (read
-                    // as one already, so they parse).
-                    Some(_) => raw_params.and_then(|raw| serde_json::from_str(raw).ok()),
-                    None => params,
+                let decided = call
+                    .as_ref()
+                    .and_then(|call| self.decide_call_on_text(call));
+                let params = match (&decided, call) {
+                    (Some(_), _) | (None, None) => params,
+                    // Judged the whole way: the params as a tree (read as
+                    // one already, so they parse).
+                    (None, Some(_)) => raw_params.and_then(|raw| serde_json::from_str(raw).ok()),
                 };
-                self.host_call(text, id.clone(), params.as_ref(), clock, out);
+                let step =
+                    decided.unwrap_or_else(|| self.decide_call(&text, params.as_ref(), clock));
+                self.host_call(text, id.clone(), step, params.as_ref(), clock, out);
                 self.settle_span(&id, clock, from, out);
             }
             (Some(MANIFEST_METHOD), Some(id)) if self.guard.declare.is_some() => {
@@ -187,16 +184,18 @@ impl Session<'_> {
         }
     }
 
-    /// A `tools/call`: decided, then refused, asked about, or forwarded.
+    /// A `tools/call` (whose params, when they were parsed, are `params`),
+    /// decided as `step`: refused, asked about, or forwarded.
     fn host_call(
         &mut self,
         text: String,
         id: Value,
+        step: Step,
         params: Option<&Value>,
         clock: Clock,
         out: &mut Vec<Effect>,
     ) {
-        match self.decide_call(&text, params, clock) {
+        match step {
             Step::Refuse { error, record } => {
                 if let Some(record) = record {
                     self.audit(|| record, out);
