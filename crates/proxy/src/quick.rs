@@ -105,8 +105,8 @@ impl QuickSchema {
     pub(crate) fn accepts(&self, members: &Members<'_>) -> bool {
         let all_known = members.0.iter().all(|(key, raw)| {
             match self.properties.iter().find(|(name, _)| name == key) {
-                Some((_, property)) => property.accepts(raw.get()),
-                None => !self.closed && scalar(raw.get()).is_some(),
+                Some((_, property)) => property.accepts(raw),
+                None => !self.closed && scalar(raw).is_some(),
             }
         });
         all_known
@@ -234,7 +234,7 @@ impl<'a> QuickCall<'a> {
         let scalars = call
             .arguments
             .as_ref()
-            .is_none_or(|members| members.0.iter().all(|(_, v)| scalar(v.get()).is_some()));
+            .is_none_or(|members| members.0.iter().all(|(_, v)| scalar(v).is_some()));
         scalars.then_some(call)
     }
 
@@ -295,8 +295,8 @@ impl From<Value> for Params<'_> {
 /// check cannot decide.
 pub(crate) fn schemas<'t>(
     tools: impl Iterator<Item = (&'t str, &'t Value)>,
-) -> std::collections::HashMap<String, Option<QuickSchema>> {
-    let mut quick = std::collections::HashMap::new();
+) -> crate::rules::ByTool<Option<QuickSchema>> {
+    let mut quick = crate::rules::ByTool::default();
     for (name, schema) in tools {
         quick
             .entry(name.to_string())

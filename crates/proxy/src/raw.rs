@@ -10,10 +10,10 @@ use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-/// An object's members as written: each key and its raw value, in order; a
-/// key written twice keeps its first place and its last value (as a parsed
-/// object has it).
-pub(crate) struct Members<'a>(pub(crate) Vec<(Cow<'a, str>, &'a RawValue)>);
+/// An object's members as written: each key and its value's JSON text, in
+/// order; a key written twice keeps its first place and its last value (as
+/// a parsed object has it).
+pub(crate) struct Members<'a>(pub(crate) Vec<(Cow<'a, str>, &'a str)>);
 
 impl<'a> Members<'a> {
     /// The members of `text`, when it is one JSON object.
@@ -21,56 +21,146 @@ impl<'a> Members<'a> {
         serde_json::from_str(text).ok()
     }
 
-    /// The raw value of member `key`.
-    pub(crate) fn get(&self, key: &str) -> Option<&'a RawValue> {
+    /// The JSON text of member `key`.
+    pub(crate) fn get(&self, key: &str) -> Option<&'a str> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
+impl<'de> Deserialize<'de> for Members<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Object<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for Object<'a> {
-            type Value = Members<'a>;
+        struct Object;
+        impl<'de> Visitor<'de> for Object {
+            type Value = Members<'de>;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("an object")
             }
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Members<'a>, M::Error> {
-                let mut members: Vec<(Cow<'a, str>, &'a RawValue)> = Vec::new();
-                // Where each key stands, once an object is large enough
-                // for a search to cost: a repeated key is found at once,
-                // however many members a hostile object has; a tool's
-                // handful of members is searched in place.
-                let mut at: Option<HashMap<Cow<'a, str>, usize>> = None;
-                while let Some(key) = map.next_key::<Key<'de>>()? {
-                    let value: &'de RawValue = map.next_value()?;
-                    let found = match &at {
-                        Some(at) => at.get(&key.0).copied(),
-                        None => members.iter().position(|(k, _)| *k == key.0),
-                    };
-                    match found {
-                        Some(i) => members[i].1 = value,
-                        None => {
-                            if let Some(at) = &mut at {
-                                at.insert(key.0.clone(), members.len());
-                            } else if members.len() == SEARCHED {
-                                at = Some(
-                                    members
-                                        .iter()
-                                        .enumerate()
-                                        .map(|(i, (k, _))| (k.clone(), i))
-                                        .chain([(key.0.clone(), members.len())])
-                                        .collect(),
-                                );
-                            }
-                            members.push((key.0, value));
-                        }
-                    }
-                }
-                Ok(Members(members))
+            fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<Members<'de>, M::Error> {
+                Ok(read_members(map, None)?.0)
             }
         }
-        deserializer.deserialize_map(Object(std::marker::PhantomData))
+        deserializer.deserialize_map(Object)
+    }
+}
+
+/// An object's members, read from `map`; with `line` (the text `map` is
+/// read from), its `annotations` also read as members, in the same pass
+/// (an error when they are not an object whose text can be found).
+fn read_members<'de, M: MapAccess<'de>>(
+    mut map: M,
+    line: Option<&'de str>,
+) -> Result<(Members<'de>, Option<Members<'de>>), M::Error> {
+    // (Room for a listed tool's members: one allocation.)
+    let mut members: Vec<(Cow<'de, str>, &'de str)> = Vec::with_capacity(8);
+    let mut annotations = None;
+    // Where each key stands, once an object is large enough for a search
+    // to cost: a repeated key is found at once, however many members a
+    // hostile object has; a tool's handful of members is searched in place.
+    let mut at: Option<HashMap<Cow<'de, str>, usize>> = None;
+    while let Some(key) = map.next_key::<Key<'de>>()? {
+        let value: &'de str = match line {
+            Some(line) if key.0 == "annotations" => {
+                let read: Members<'de> = map.next_value()?;
+                let text = object_text(line, &read)
+                    .ok_or_else(|| serde::de::Error::custom("not read in one pass"))?;
+                annotations = Some(read);
+                text
+            }
+            _ => map.next_value::<&'de RawValue>()?.get(),
+        };
+        let found = match &at {
+            Some(at) => at.get(&key.0).copied(),
+            None => members.iter().position(|(k, _)| *k == key.0),
+        };
+        match found {
+            Some(i) => members[i].1 = value,
+            None => {
+                if let Some(at) = &mut at {
+                    at.insert(key.0.clone(), members.len());
+                } else if members.len() == SEARCHED {
+                    at = Some(
+                        members
+                            .iter()
+                            .enumerate()
+                            .map(|(i, (k, _))| (k.clone(), i))
+                            .chain([(key.0.clone(), members.len())])
+                            .collect(),
+                    );
+                }
+                members.push((key.0, value));
+            }
+        }
+    }
+    Ok((Members(members), annotations))
+}
+
+/// A listed tool as written: its members, and its `annotations`' members
+/// when they are an object.
+pub(crate) struct Tool<'a> {
+    pub(crate) members: Members<'a>,
+    pub(crate) annotations: Option<Members<'a>>,
+}
+
+impl<'a> Tool<'a> {
+    /// The tool `text`, when it is a JSON object, read in two passes.
+    fn of(text: &'a str) -> Option<Tool<'a>> {
+        let members = Members::of(text)?;
+        let annotations = members.get("annotations").and_then(Members::of);
+        Some(Tool {
+            members,
+            annotations,
+        })
+    }
+}
+
+/// Reads a listing's tools in one pass out of `line`, the text they are
+/// read from (each tool's `annotations` as members, with their text).
+#[derive(Clone, Copy)]
+struct ToolsSeed<'a>(&'a str);
+
+impl<'a> DeserializeSeed<'a> for ToolsSeed<'a> {
+    type Value = Vec<Tool<'a>>;
+    fn deserialize<D: Deserializer<'a>>(self, deserializer: D) -> Result<Vec<Tool<'a>>, D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'a> Visitor<'a> for ToolsSeed<'a> {
+    type Value = Vec<Tool<'a>>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an array of tools")
+    }
+    fn visit_seq<S: SeqAccess<'a>>(self, mut seq: S) -> Result<Vec<Tool<'a>>, S::Error> {
+        let mut tools = Vec::with_capacity(16);
+        while let Some(tool) = seq.next_element_seed(ToolSeed(self.0))? {
+            tools.push(tool);
+        }
+        Ok(tools)
+    }
+}
+
+/// One tool of [`ToolsSeed`].
+#[derive(Clone, Copy)]
+struct ToolSeed<'a>(&'a str);
+
+impl<'a> DeserializeSeed<'a> for ToolSeed<'a> {
+    type Value = Tool<'a>;
+    fn deserialize<D: Deserializer<'a>>(self, deserializer: D) -> Result<Tool<'a>, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'a> Visitor<'a> for ToolSeed<'a> {
+    type Value = Tool<'a>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a tool")
+    }
+    fn visit_map<M: MapAccess<'a>>(self, map: M) -> Result<Tool<'a>, M::Error> {
+        let (members, annotations) = read_members(map, Some(self.0))?;
+        Ok(Tool {
+            members,
+            annotations,
+        })
     }
 }
 
@@ -100,41 +190,38 @@ impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
     }
 }
 
-/// The `tools` member of a JSON object (a `tools/list` result) read as
-/// `T`, in one pass over the object; `None` when it is missing, `null`, or
-/// not a `T`.
-fn tools_member<'a, T: Deserialize<'a>>(result: &'a str) -> Option<T> {
-    struct Tools<T>(Option<T>);
-    impl<'de, T: Deserialize<'de>> Deserialize<'de> for Tools<T> {
-        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            struct Object<T>(std::marker::PhantomData<T>);
-            impl<'de, T: Deserialize<'de>> Visitor<'de> for Object<T> {
-                type Value = Tools<T>;
-                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                    f.write_str("an object")
-                }
-                fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Tools<T>, M::Error> {
-                    let mut tools = None;
-                    while let Some(key) = map.next_key::<Key<'de>>()? {
-                        if key.0 == "tools" {
-                            tools = map.next_value::<Option<T>>()?;
-                        } else {
-                            map.next_value::<serde::de::IgnoredAny>()?;
-                        }
-                    }
-                    Ok(Tools(tools))
+/// The `tools` member of a JSON object (a `tools/list` result) read with
+/// `seed`, in one pass over the object; `None` when it is missing, or
+/// cannot be read so (`null` among them).
+fn tools_member<'a, S: DeserializeSeed<'a> + Copy>(result: &'a str, seed: S) -> Option<S::Value> {
+    struct Object<S>(S);
+    impl<'de, S: DeserializeSeed<'de> + Copy> Visitor<'de> for Object<S> {
+        type Value = Option<S::Value>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+            let mut tools = None;
+            while let Some(key) = map.next_key::<Key<'de>>()? {
+                if key.0 == "tools" {
+                    tools = Some(map.next_value_seed(self.0)?);
+                } else {
+                    map.next_value::<serde::de::IgnoredAny>()?;
                 }
             }
-            deserializer.deserialize_map(Object(std::marker::PhantomData))
+            Ok(tools)
         }
     }
-    serde_json::from_str::<Tools<T>>(result).ok()?.0
+    let mut deserializer = serde_json::Deserializer::from_str(result);
+    let tools = deserializer.deserialize_map(Object(seed)).ok()?;
+    deserializer.end().ok()?;
+    tools
 }
 
 /// The items of the `tools` member of a JSON object (a `tools/list`
 /// result) as written, read in one pass over the object.
 pub(crate) fn tools_of(result: &str) -> Option<Vec<&RawValue>> {
-    tools_member::<RawItems<'_>>(result).map(|items| items.0)
+    tools_member(result, std::marker::PhantomData::<RawItems<'_>>).map(|items| items.0)
 }
 
 /// The items of the `tools` member of a JSON object (a `tools/list`
@@ -142,14 +229,14 @@ pub(crate) fn tools_of(result: &str) -> Option<Vec<&RawValue>> {
 /// object whose text can be found from its members (the common case), this
 /// is one pass over the result; otherwise [`tools_of`] and
 /// [`Members::of`] per item (non-objects have no members).
-pub(crate) fn listed_tools(result: &str) -> Option<Vec<(&str, Option<Members<'_>>)>> {
+pub(crate) fn listed_tools(result: &str) -> Option<Vec<(&str, Option<Tool<'_>>)>> {
     if let Some(tools) = tools_in_one_pass(result) {
         return Some(tools);
     }
     Some(
         tools_of(result)?
             .into_iter()
-            .map(|tool| (tool.get(), Members::of(tool.get())))
+            .map(|tool| (tool.get(), Tool::of(tool.get())))
             .collect(),
     )
 }
@@ -159,11 +246,11 @@ pub(crate) fn listed_tools(result: &str) -> Option<Vec<(&str, Option<Members<'_>
 /// key; whitespace, then `}`, after its last value). `None` when an item is
 /// not an object, or is one whose text cannot be found that way (an empty
 /// object, a first key with escapes).
-fn tools_in_one_pass(result: &str) -> Option<Vec<(&str, Option<Members<'_>>)>> {
-    let tools = tools_member::<Vec<Members<'_>>>(result)?;
+fn tools_in_one_pass(result: &str) -> Option<Vec<(&str, Option<Tool<'_>>)>> {
+    let tools = tools_member(result, ToolsSeed(result))?;
     tools
         .into_iter()
-        .map(|members| Some((object_text(result, &members)?, Some(members))))
+        .map(|tool| Some((object_text(result, &tool.members)?, Some(tool))))
         .collect()
 }
 
@@ -174,11 +261,7 @@ fn object_text<'a>(outer: &'a str, members: &Members<'a>) -> Option<&'a str> {
     };
     // The value written last ends last (a repeated key keeps its first
     // place and its last value).
-    let end = members
-        .0
-        .iter()
-        .map(|(_, v)| end_in(outer, v.get()))
-        .max()??;
+    let end = members.0.iter().map(|(_, v)| end_in(outer, v)).max()??;
     around(outer, first, end, b'{', b'}')
 }
 
@@ -213,7 +296,7 @@ pub(crate) struct Listing<'a> {
     /// The result as written.
     pub(crate) text: &'a str,
     /// Each tool's text and members.
-    pub(crate) tools: Vec<(&'a str, Option<Members<'a>>)>,
+    pub(crate) tools: Vec<(&'a str, Option<Tool<'a>>)>,
 }
 
 /// An answer's result as it was read with the envelope.
@@ -234,7 +317,7 @@ impl<'a> Read<'a> {
     }
 
     /// Its tools as [`listed_tools`] reads them.
-    pub(crate) fn tools(self) -> Option<Vec<(&'a str, Option<Members<'a>>)>> {
+    pub(crate) fn tools(self) -> Option<Vec<(&'a str, Option<Tool<'a>>)>> {
         match self {
             Read::Raw(text) => listed_tools(text),
             Read::Listing(listing) => Some(listing.tools),
@@ -269,10 +352,10 @@ impl<'a> Visitor<'a> for ListingSeed<'a> {
             };
             first.get_or_insert(key);
             let value_end = if key == "tools" {
-                let items: Vec<Members<'a>> = map.next_value()?;
+                let items = map.next_value_seed(ToolsSeed(line))?;
                 let texts = items
                     .iter()
-                    .map(|members| object_text(line, members))
+                    .map(|tool| object_text(line, &tool.members))
                     .collect::<Option<Vec<_>>>()
                     .ok_or_else(unread)?;
                 // The array ends at the `]` after its last item.
@@ -306,6 +389,19 @@ fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
+/// The string a JSON value (`text`, read as valid JSON) holds, borrowed
+/// when it is written without escapes; `None` when it is no string.
+pub(crate) fn string_of(text: &str) -> Option<Cow<'_, str>> {
+    // The value is valid JSON: quoted, with no backslash, its text is
+    // the string itself.
+    if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'))
+        && !inner.contains('\\')
+    {
+        return Some(Cow::Borrowed(inner));
+    }
+    serde_json::from_str::<Key<'_>>(text).ok().map(|key| key.0)
+}
+
 /// An array's items as written (anything else is an error).
 struct RawItems<'a>(Vec<&'a RawValue>);
 
@@ -327,12 +423,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawItems<'a> {
         }
         deserializer.deserialize_seq(Array(std::marker::PhantomData))
     }
-}
-
-/// A member's raw value read as an object's members; `None` when it is
-/// missing or not an object.
-pub(crate) fn object_members(value: Option<&RawValue>) -> Option<Members<'_>> {
-    Members::of(value?.get())
 }
 
 /// `text` with each `(part, with)` replaced, every part a slice of `text`
@@ -363,7 +453,7 @@ mod tests {
         let members = Members::of(text).unwrap();
         let keys: Vec<&str> = members.0.iter().map(|(k, _)| k.as_ref()).collect();
         assert_eq!(keys, ["b", "ab"]);
-        assert_eq!(members.get("b").unwrap().get(), "2");
+        assert_eq!(members.get("b").unwrap(), "2");
         assert!(Members::of("[1]").is_none());
         // A hostile object of many members (and repeats) reads in linear time.
         let many: Vec<String> = (0..100_000)
@@ -372,7 +462,7 @@ mod tests {
         let many = format!("{{{}}}", many.join(","));
         let members = Members::of(&many).unwrap();
         assert_eq!(members.0.len(), 50_000);
-        assert_eq!(members.get("k7").unwrap().get(), "50007");
+        assert_eq!(members.get("k7").unwrap(), "50007");
         let result = r#"{"tools": [ {"a":1} , 2,"x"], "tools2": 1}"#;
         let list = tools_of(result).unwrap();
         let texts: Vec<&str> = list.iter().map(|r| r.get()).collect();
@@ -403,6 +493,59 @@ mod tests {
                 .is_some()
         );
         assert_eq!(splice_all(result, &[]).unwrap(), result);
+    }
+
+    /// A tool's annotations read in the listing's one pass are the ones
+    /// two passes read; what one pass cannot read leaves it to two.
+    #[test]
+    fn annotations_read_in_one_pass_are_those_read_in_two() {
+        type Read<'a> = Vec<(Vec<(String, &'a str)>, Option<Vec<(String, &'a str)>>)>;
+        fn members<'a>(m: &Members<'a>) -> Vec<(String, &'a str)> {
+            m.0.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+        }
+        fn read<'a>(tools: Vec<(&'a str, Option<Tool<'a>>)>) -> Read<'a> {
+            tools
+                .into_iter()
+                .filter_map(|(_, tool)| tool)
+                .map(|t| (members(&t.members), t.annotations.as_ref().map(members)))
+                .collect()
+        }
+        let two = |result| -> Read<'_> {
+            read(
+                tools_of(result)
+                    .unwrap()
+                    .into_iter()
+                    .map(|t| (t.get(), Tool::of(t.get())))
+                    .collect(),
+            )
+        };
+        for result in [
+            r#"{"tools":[{"name":"a","annotations":{ "readOnlyHint" : true ,"t":"}"} }]}"#,
+            r#"{"tools":[{"annotations":{"a":1},"name":"a","annotations":{"b":[2]}},{"name":"b"}]}"#,
+        ] {
+            assert_eq!(
+                read(tools_in_one_pass(result).unwrap()),
+                two(result),
+                "{result}"
+            );
+        }
+        for result in [
+            r#"{"tools":[{"name":"a","annotations":{}}]}"#,
+            r#"{"tools":[{"name":"a","annotations":[1]}]}"#,
+            r#"{"tools":[{"name":"a","annotations":{"\u0061":1}}]}"#,
+        ] {
+            assert!(tools_in_one_pass(result).is_none(), "{result}");
+            assert_eq!(read(listed_tools(result).unwrap()), two(result), "{result}");
+        }
+    }
+
+    #[test]
+    fn a_string_is_borrowed_unless_it_has_escapes() {
+        assert!(matches!(string_of(r#""a b""#), Some(Cow::Borrowed("a b"))));
+        assert!(matches!(string_of(r#""""#), Some(Cow::Borrowed(""))));
+        assert_eq!(string_of(r#""a\u0062\"""#).unwrap(), "ab\"");
+        assert!(string_of("1").is_none());
+        assert!(string_of(r#"["a"]"#).is_none());
     }
 
     #[test]

@@ -17,6 +17,8 @@ use mcp_resolve::resolve::ResolverError;
 use crate::quick::{QuickCall, QuickSchema};
 use crate::raw::Members;
 
+mod listed;
+
 pub use mcp_resolve_runtime::protocol::SIGNATURE_METHOD;
 
 /// How a response to a forwarded request is changed on its way back.
@@ -35,6 +37,11 @@ pub enum Rewrite {
     },
 }
 
+/// What the rules keep by tool name: looked up for every listed tool and
+/// every call, with a hasher faster than SipHash on short names (the keys
+/// are the rules' own; the hasher is seeded per process all the same).
+pub(crate) type ByTool<T> = HashMap<String, T, foldhash::quality::RandomState>;
+
 /// The rules a proxy serves, compiled once: resolution by the runtime's
 /// [`Matcher`] (answers precomputed as text).
 pub struct ProxyRules {
@@ -42,12 +49,12 @@ pub struct ProxyRules {
     matcher: Matcher,
     dialect: Dialect,
     /// The rules' `tools/list` entry of each tool, in the dialect.
-    entries: HashMap<String, Map<String, Value>>,
+    entries: ByTool<listed::Entry>,
     /// The signature document, with `resultType`, as JSON text.
     signature: String,
     /// Each tool's `inputSchema` as the check on a call's text reads it
     /// (`None`: a schema only the validator decides).
-    quick: HashMap<String, Option<QuickSchema>>,
+    quick: ByTool<Option<QuickSchema>>,
 }
 
 /// Keeps, of an entry's annotations, the hints the rules write for the tool:
@@ -79,7 +86,7 @@ impl ProxyRules {
                 |tool| match tool.to_model(&server.hints).list_entry(dialect) {
                     Value::Object(mut entry) => {
                         named_hints_only(&mut entry, tool, &server);
-                        Some((tool.name.clone(), entry))
+                        Some((tool.name.clone(), listed::Entry::new(entry)))
                     }
                     _ => None,
                 },
@@ -245,19 +252,20 @@ impl ProxyRules {
     #[cfg(test)]
     pub(crate) fn annotate_text(&self, tool: &str, marked: bool) -> Option<String> {
         let members = Members::of(tool)?;
-        let name: std::borrow::Cow<'_, str> =
-            serde_json::from_str(members.get("name")?.get()).ok()?;
-        let listed = crate::raw::object_members(members.get("annotations"));
-        let edits = self.annotate_members(tool, &name, &members, listed.as_ref(), marked)?;
-        crate::raw::splice_all(tool, &edits)
+        let name = crate::raw::string_of(members.get("name")?)?;
+        let listed = members.get("annotations").and_then(Members::of);
+        let mut edits = Vec::new();
+        self.annotate_members(tool, &name, &members, listed.as_ref(), marked, &mut edits)
+            .then(|| crate::raw::splice_all(tool, &edits))?
     }
 
     /// [`ProxyRules::annotate_text`] as edits of the tool's text (`tool`,
     /// whose members are `members`, its `annotations` parsed as `listed`
-    /// when they are an object): each a slice of `tool` and what
-    /// replaces it — a member's value, or an empty slice before the closing
-    /// brace where a member is added — in the order they stand. Every byte
-    /// not edited stays as the server wrote it.
+    /// when they are an object), added to `edits`: each a slice of `tool`
+    /// and what replaces it — a member's value, or an empty slice before
+    /// the closing brace where a member is added — in the order they
+    /// stand. Every byte not edited stays as the server wrote it. `false`
+    /// (and nothing added) when the rules do not describe the tool.
     pub(crate) fn annotate_members<'t>(
         &self,
         tool: &'t str,
@@ -265,42 +273,11 @@ impl ProxyRules {
         members: &Members<'t>,
         listed: Option<&Members<'_>>,
         marked: bool,
-    ) -> Option<Vec<(&'t str, String)>> {
-        let entry = self.entries.get(name)?;
-        let end = tool.len().checked_sub(1)?;
-        if tool.as_bytes().get(end) != Some(&b'}') {
-            return None;
-        }
-        let mut edits = Edits {
-            members,
-            close: tool.get(end..end)?,
-            edits: Vec::new(),
-        };
-        if let Some(Value::Object(annotations)) = entry.get("annotations") {
-            edits.set("annotations", merged(listed, annotations));
-        }
-        if marked {
-            for (key, value) in entry {
-                match key.as_str() {
-                    "name" | "title" | "description" | "inputSchema" | "outputSchema"
-                    | "annotations" | "icons" => {}
-                    "_meta" => {
-                        if let Value::Object(meta) = value {
-                            let mut listed = edits.object("_meta");
-                            for (k, v) in meta {
-                                listed.insert(k.clone(), v.clone());
-                            }
-                            edits.set("_meta", text_of(&listed));
-                        }
-                    }
-                    _ => edits.set(key, text_of(value)),
-                }
-            }
-        }
-        let mut edits = edits.edits;
-        // In text order; members added, at one place, in the order set.
-        edits.sort_by_key(|(part, _)| part.as_ptr() as usize);
-        Some(edits)
+        edits: &mut Vec<(&'t str, String)>,
+    ) -> bool {
+        self.entries
+            .get(name)
+            .is_some_and(|entry| entry.edits(tool, members, listed, marked, edits))
     }
 
     /// One listed tool: the rules' annotations over the server's (hints the
@@ -314,6 +291,7 @@ impl ProxyRules {
             .get("name")
             .and_then(Value::as_str)
             .and_then(|name| self.entries.get(name))
+            .map(|entry| &entry.map)
         else {
             return;
         };
@@ -424,87 +402,6 @@ fn object_at<'m>(map: &'m mut Map<String, Value>, key: &str) -> Option<&'m mut M
         })
         .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()
-}
-
-/// The listed annotations (`listed`, as written) with the rules' hints
-/// (`rules`) over them, as inserting the rules' into the parsed object
-/// would have them: a hint both name keeps its listed place and takes the
-/// rules' value, the rules' others follow in their order. What the rules
-/// do not name stays as the server wrote it.
-fn merged(listed: Option<&Members<'_>>, rules: &Map<String, Value>) -> String {
-    let listed = listed.map_or(&[][..], |members| members.0.as_slice());
-    let mut out: Vec<u8> = Vec::with_capacity(32 * (listed.len() + rules.len()) + 2);
-    out.push(b'{');
-    // Each member written straight into the buffer (keys escaped, values
-    // as the rules have them or as the server wrote them).
-    let mut member = |key: &str, value: Result<&Value, &str>| {
-        if out.len() > 1 {
-            out.push(b',');
-        }
-        let _ = serde_json::to_writer(&mut out, key);
-        out.push(b':');
-        match value {
-            Ok(value) => {
-                let _ = serde_json::to_writer(&mut out, value);
-            }
-            Err(raw) => out.extend_from_slice(raw.as_bytes()),
-        }
-    };
-    for (key, raw) in listed {
-        match rules.iter().find(|(hint, _)| *hint == key) {
-            Some((_, value)) => member(key, Ok(value)),
-            None => member(key, Err(raw.get())),
-        }
-    }
-    for (hint, value) in rules {
-        if !listed.iter().any(|(key, _)| key == hint) {
-            member(hint, Ok(value));
-        }
-    }
-    out.push(b'}');
-    // JSON text: what serde_json writes and what the server wrote are both
-    // UTF-8.
-    String::from_utf8(out).unwrap_or_default()
-}
-
-/// JSON text, written straight into a buffer (`to_string` goes through
-/// `Display` and its formatter, a few times slower).
-fn text_of<T: serde::Serialize + ?Sized>(value: &T) -> String {
-    serde_json::to_string(value).unwrap_or_default()
-}
-
-/// Edits of one tool's text (see [`ProxyRules::annotate_members`]).
-struct Edits<'t, 'm> {
-    members: &'m Members<'t>,
-    /// Where members are added: an empty slice before the closing brace.
-    close: &'t str,
-    edits: Vec<(&'t str, String)>,
-}
-
-impl<'t> Edits<'t, '_> {
-    /// Member `key` as an object (empty when missing or not an object).
-    fn object(&self, key: &str) -> Map<String, Value> {
-        match self
-            .members
-            .get(key)
-            .and_then(|v| serde_json::from_str::<Value>(v.get()).ok())
-        {
-            Some(Value::Object(map)) => map,
-            _ => Map::new(),
-        }
-    }
-
-    /// Sets member `key` to the JSON text `value`: in its place when
-    /// present, last otherwise (as inserting into a parsed object does).
-    fn set(&mut self, key: &str, value: String) {
-        match self.members.get(key) {
-            Some(raw) => self.edits.push((raw.get(), value)),
-            None => {
-                let key = serde_json::to_string(key).unwrap_or_default();
-                self.edits.push((self.close, format!(",{key}:{value}")));
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -205,7 +205,10 @@ pub struct Session<'s> {
     list_meta: Option<Value>,
     /// What the pin found in the server's listings.
     pins: PinState,
-    /// The static annotations the server listed, by tool.
+    /// The static annotations the server listed, by tool: those of every
+    /// tool where a listing is read as a tree, and of the tools the rules
+    /// do not describe where it is read as text (a call to a tool the
+    /// rules describe is judged by the rules alone).
     listed: HashMap<String, Annotations>,
     /// Requests the host already got a timeout error for, with their
     /// progress tokens: a late answer is dropped (a second response to one

@@ -376,33 +376,38 @@ impl Session<'_> {
     fn annotated_list<'t>(
         &mut self,
         text: &'t str,
-        tools: Vec<(&'t str, Option<Members<'t>>)>,
+        tools: Vec<(&'t str, Option<raw::Tool<'t>>)>,
         marked: bool,
     ) -> Option<String> {
-        let mut annotated = Vec::new();
-        for (tool, members) in tools {
-            let Some(members) = members else {
+        let mut annotated = Vec::with_capacity(tools.len());
+        for (tool, read) in tools {
+            let Some(raw::Tool {
+                members,
+                annotations,
+            }) = read
+            else {
                 continue;
             };
-            // The listed annotations and the name, read once for both uses.
-            let listed = raw::object_members(members.get("annotations"));
-            let Some(name) = members
-                .get("name")
-                .and_then(|n| serde_json::from_str::<raw::Key<'_>>(n.get()).ok())
-                .map(|name| name.0)
-            else {
+            let Some(name) = members.get("name").and_then(raw::string_of) else {
                 if let Some(unmarked) = self.unmarked(tool) {
                     annotated.push((tool, unmarked));
                 }
                 continue;
             };
-            remember_listed(&mut self.listed, &name, listed.as_ref());
-            let edits = self
-                .rules
-                .annotate_members(tool, &name, &members, listed.as_ref(), marked);
-            if let Some(edits) = edits {
-                annotated.extend(edits);
-            } else if let Some(unmarked) = self.unmarked(tool) {
+            if self.rules.annotate_members(
+                tool,
+                &name,
+                &members,
+                annotations.as_ref(),
+                marked,
+                &mut annotated,
+            ) {
+                continue;
+            }
+            // (Only a call to a tool the rules do not describe is judged by
+            // what the server lists.)
+            remember_listed(&mut self.listed, &name, annotations.as_ref());
+            if let Some(unmarked) = self.unmarked(tool) {
                 annotated.push((tool, unmarked));
             }
         }
@@ -541,7 +546,7 @@ fn remember_listed(
         .and_then(|members| {
             Annotations::from_entries(members.0.iter().map(|(hint, raw)| {
                 // A member's value as written: `true`, `false`, a string.
-                let value = match raw.get() {
+                let value = match *raw {
                     "true" => Listed::Bool(true),
                     "false" => Listed::Bool(false),
                     text if text.starts_with('"') => Listed::String,

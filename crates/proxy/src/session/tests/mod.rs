@@ -725,6 +725,7 @@ fn a_cancelled_call_is_audited_as_withdrawn() {
 
 mod declarations;
 mod interleavings;
+mod listing;
 mod tracing;
 mod trust;
 
