@@ -295,8 +295,8 @@ impl From<Value> for Params<'_> {
 /// check cannot decide.
 pub(crate) fn schemas<'t>(
     tools: impl Iterator<Item = (&'t str, &'t Value)>,
-) -> crate::rules::ByTool<Option<QuickSchema>> {
-    let mut quick = crate::rules::ByTool::default();
+) -> std::collections::HashMap<String, Option<QuickSchema>> {
+    let mut quick = std::collections::HashMap::new();
     for (name, schema) in tools {
         quick
             .entry(name.to_string())

@@ -37,11 +37,6 @@ pub enum Rewrite {
     },
 }
 
-/// What the rules keep by tool name: looked up for every listed tool and
-/// every call, with a hasher faster than SipHash on short names (the keys
-/// are the rules' own; the hasher is seeded per process all the same).
-pub(crate) type ByTool<T> = HashMap<String, T, foldhash::quality::RandomState>;
-
 /// The rules a proxy serves, compiled once: resolution by the runtime's
 /// [`Matcher`] (answers precomputed as text).
 pub struct ProxyRules {
@@ -49,12 +44,12 @@ pub struct ProxyRules {
     matcher: Matcher,
     dialect: Dialect,
     /// The rules' `tools/list` entry of each tool, in the dialect.
-    entries: ByTool<listed::Entry>,
+    entries: HashMap<String, listed::Entry>,
     /// The signature document, with `resultType`, as JSON text.
     signature: String,
     /// Each tool's `inputSchema` as the check on a call's text reads it
     /// (`None`: a schema only the validator decides).
-    quick: ByTool<Option<QuickSchema>>,
+    quick: HashMap<String, Option<QuickSchema>>,
 }
 
 /// Keeps, of an entry's annotations, the hints the rules write for the tool:
