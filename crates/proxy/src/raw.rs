@@ -260,8 +260,13 @@ fn object_text<'a>(outer: &'a str, members: &Members<'a>) -> Option<&'a str> {
         return None;
     };
     // The value written last ends last (a repeated key keeps its first
-    // place and its last value).
-    let end = members.0.iter().map(|(_, v)| end_in(outer, v)).max()??;
+    // place and its last value): the greatest end, as an address.
+    let last = members
+        .0
+        .iter()
+        .map(|(_, v)| v.as_ptr() as usize + v.len())
+        .max()?;
+    let end = last.checked_sub(outer.as_ptr() as usize)?;
     around(outer, first, end, b'{', b'}')
 }
 

@@ -2,7 +2,7 @@
 //! owns, what the guard refuses, the questions it asks), or forwarded to
 //! the server with what its answer needs remembered.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use mcp_resolve_runtime::protocol::Screened;
 
@@ -35,6 +35,17 @@ fn reads_params(method: &str, resolve_method: &str) -> bool {
     ) || method == resolve_method
 }
 
+/// Whether `raw` (valid JSON) is an object with no members.
+fn is_empty_object(raw: &str) -> bool {
+    raw.strip_prefix('{')
+        .and_then(|rest| rest.strip_suffix('}'))
+        .is_some_and(|inner| {
+            inner
+                .bytes()
+                .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        })
+}
+
 impl Session<'_> {
     /// One line from the host.
     pub(super) fn host_line(&mut self, text: String, clock: Clock, out: &mut Vec<Effect>) {
@@ -44,10 +55,12 @@ impl Session<'_> {
         let parses = |method: &str| reads_params(method, resolve_method);
         // A call nothing would judge may be read on its text.
         let on_text = self.reads_calls_on_text();
-        let quick = |method: &str, raw| {
-            (on_text && method == "tools/call")
-                .then(|| QuickCall::of(raw).map(Params::Call))
-                .flatten()
+        let quick = |method: &str, raw| match method {
+            "tools/call" if on_text => QuickCall::of(raw).map(Params::Call),
+            // A listing's params are most often `{}`: what a parse would
+            // give, without one.
+            "tools/list" if is_empty_object(raw) => Some(Params::Tree(Value::Object(Map::new()))),
+            _ => None,
         };
         let (message, params, call) = match self.screen.read_parsing_with(&text, parses, quick) {
             Ok((message, Some(Params::Call(call)))) => (message, None, Some(call)),

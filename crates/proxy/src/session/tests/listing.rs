@@ -138,3 +138,37 @@ fn the_listed_annotations_of_undescribed_tools_judge_their_calls() {
     let delete = call(4, "manage_files", json!({"path": "a", "action": "delete"}));
     assert!(asked(&h.host(&delete)));
 }
+
+/// A `tools/list` whose params are `{}` (read without a parse) is forwarded
+/// and answered as one without params or with other params.
+#[test]
+fn a_listing_asked_with_empty_params_is_answered_alike() {
+    let rules = rules(Dialect::Extension);
+    let guard = Guard::default();
+    let mut h = Harness::new(&rules, &guard, None);
+    h.initialize(json!({"extensions": {EXTENSION: {}}}));
+    let answer = |id: u64| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"manage_files","annotations":{{"title":"M"}}}}]}}}}"#
+        )
+    };
+    let mut results = Vec::new();
+    for (id, params) in [
+        (1, ""),
+        (2, r#","params":{}"#),
+        (3, ",\"params\":{ \n\t}"),
+        (4, r#","params":{"cursor":"c"}"#),
+    ] {
+        let list = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"{params}}}"#);
+        assert_eq!(h.host(&list), vec![Effect::Server(list.clone())]);
+        let lines = host_lines(&h.server(&answer(id)));
+        assert_eq!(lines.len(), 1, "{params}");
+        assert_eq!(lines[0]["id"], id);
+        results.push(lines[0]["result"].clone());
+    }
+    assert_eq!(
+        results[0]["tools"][0]["annotations"]["destructiveHint"],
+        true
+    );
+    assert!(results.iter().all(|r| *r == results[0]), "{results:?}");
+}
