@@ -47,7 +47,7 @@ fn both(h: &mut Harness<'_>, rules: &ProxyRules, id: u64, tools: &[&str], marked
     let result = format!(r#"{{"tools":[{}],"nextCursor":"n"}}"#, tools.join(" , "));
     let answer = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
     let out = h.server(&answer);
-    let [super::Effect::Host(line)] = &out[..] else {
+    let [Effect::Host(line)] = &out[..] else {
         panic!("{out:?}")
     };
     let got: Value = serde_json::from_str(line).unwrap();
