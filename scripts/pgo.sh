@@ -6,8 +6,8 @@
 # what it counted, and the release build then lays out and inlines the code
 # by it. Hot functions are linked together (`-z keep-text-section-prefix`):
 # the proxy's cost per message follows the pages of code it runs
-# (docs/performance.md), and on the measured machine this takes 14% off the
-# proxy's CPU per message.
+# (docs/performance.md), and on the measured machine this takes 10–17% off
+# the proxy's CPU per message.
 #
 # Linux only (the linker flag). Two release builds of the CLI in their own
 # target directories under target/pgo (about 20 minutes on 2 cores from

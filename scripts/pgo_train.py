@@ -13,9 +13,11 @@ binary does most, run by the instrumented binary.
 
 Every answer is checked (a listing with tools, a call's content, a resolution
 with annotations): a workload that stopped working fails here instead of
-training the build on error paths. Exits non-zero on the first failure.
+training the build on error paths. Exits non-zero on the first failure; a
+proxy that stops answering is stopped after `--limit` seconds (600 by default)
+and fails the run instead of hanging it.
 
-Usage: scripts/pgo_train.py MCP_RESOLVE FILE_SERVER [--rounds N] [--real-servers DIR]
+Usage: scripts/pgo_train.py MCP_RESOLVE FILE_SERVER [--rounds N] [--real-servers DIR] [--limit S]
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,11 +37,24 @@ EXTENSION = "io.modelcontextprotocol/tool-resolution"
 class Host:
     """A host speaking MCP to a proxy on its stdio, one request at a time."""
 
-    def __init__(self, command: list[str]) -> None:
+    def __init__(self, command: list[str], limit: float) -> None:
         self.process = subprocess.Popen(
             command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
         self.next_id = 0
+        # Past the limit the proxy is stopped (a read waiting on it ends).
+        self.watchdog = threading.Timer(limit, self.stop)
+        self.watchdog.daemon = True
+        self.watchdog.start()
+
+    def stop(self) -> None:
+        """SIGTERM first: the proxy then stops its server (a SIGKILL would
+        leave the server behind); SIGKILL if it is still running 10 s on."""
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
 
     def request(self, method: str, params: dict) -> dict:
         self.next_id += 1
@@ -49,7 +65,7 @@ class Host:
         while True:
             answer = self.process.stdout.readline()
             if not answer:
-                raise SystemExit(f"pgo_train: the proxy stopped during {method}")
+                raise SystemExit(f"pgo_train: the proxy stopped (or ran past --limit) during {method}")
             message = json.loads(answer)
             if message.get("id") == self.next_id:
                 if "result" not in message:
@@ -72,8 +88,15 @@ class Host:
     def close(self) -> None:
         assert self.process.stdin
         self.process.stdin.close()
-        if self.process.wait(timeout=30) != 0:
-            raise SystemExit(f"pgo_train: the proxy exited with {self.process.returncode}")
+        try:
+            code = self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            raise SystemExit("pgo_train: the proxy did not stop when its input ended")
+        finally:
+            self.watchdog.cancel()
+        if code != 0:
+            raise SystemExit(f"pgo_train: the proxy exited with {code}")
 
 
 def rounds(host: Host, n: int, call: dict, resolve: dict) -> None:
@@ -95,6 +118,7 @@ def main() -> None:
     parser.add_argument("file_server")
     parser.add_argument("--rounds", type=int, default=2000)
     parser.add_argument("--real-servers", type=Path)
+    parser.add_argument("--limit", type=float, default=600.0, help="seconds a proxy may run")
     args = parser.parse_args()
     binary = str(Path(args.mcp_resolve).resolve())
 
@@ -106,7 +130,7 @@ def main() -> None:
         (Path(sandbox) / "notes.txt").write_text("Meeting notes: ship the proxy on Friday.\n")
         file_server = str(Path(args.file_server).resolve())
         rounds(
-            Host([binary, "proxy", "rules/file-server.yaml", "--", file_server, "--root", sandbox]),
+            Host([binary, "proxy", "rules/file-server.yaml", "--", file_server, "--root", sandbox], args.limit),
             args.rounds,
             {"name": "manage_files", "arguments": {"path": "notes.txt", "action": "read"}},
             {"name": "manage_files", "arguments": {"path": "notes.txt", "action": "delete"}},
@@ -115,7 +139,7 @@ def main() -> None:
         if real and real.exists():
             notes = str(Path(sandbox) / "notes.txt")
             rounds(
-                Host([binary, "proxy", "rules/real-server-filesystem.yaml", "--", str(real), sandbox]),
+                Host([binary, "proxy", "rules/real-server-filesystem.yaml", "--", str(real), sandbox], args.limit),
                 args.rounds // 2,
                 {"name": "read_text_file", "arguments": {"path": notes}},
                 {"name": "edit_file", "arguments": {"path": notes, "edits": [], "dryRun": True}},
