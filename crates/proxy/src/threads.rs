@@ -17,7 +17,7 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{BufReader, Write};
+use std::io::Write;
 use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
@@ -175,10 +175,13 @@ impl Drop for Watch {
 /// the host's side (its end is the session's), else the server's (its end
 /// is told to the event loop, which reads why).
 fn read(shared: &Shared, input: File, max: usize, host: bool) {
-    let mut input = BufReader::with_capacity(64 << 10, input);
     let mut lines = LineBuf::new(max);
+    // Read straight into the line's buffer, which becomes the message.
+    let mut fill = |buf: &mut Vec<u8>| {
+        rustix::io::read(&input, rustix::buffer::spare_capacity(buf)).map_err(std::io::Error::from)
+    };
     loop {
-        let read = lines.next_blocking(&mut input);
+        let read = lines.next_filling(&mut fill);
         match input_of(&mut lines, read) {
             Some(message) => {
                 if !shared.step(message, host) {

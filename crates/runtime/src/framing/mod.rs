@@ -201,12 +201,8 @@ pub async fn read_line_within<R: AsyncBufReadExt + Unpin>(
     buf: &mut Vec<u8>,
     max: usize,
 ) -> std::io::Result<Line> {
-    let mut lines = LineBuf {
-        buf: std::mem::take(buf),
-        too_long: false,
-        max,
-        taken: false,
-    };
+    let mut lines = LineBuf::new(max);
+    lines.buf = std::mem::take(buf);
     let line = lines.next(input).await;
     *buf = lines.buf;
     line
@@ -223,7 +219,17 @@ pub struct LineBuf {
     max: usize,
     /// The last line was returned: the next call starts a new one.
     taken: bool,
+    /// [`LineBuf::next_filling`]'s own buffer: what was read and is not
+    /// yet returned starts at `start`; no newline up to `scanned`.
+    ahead: Vec<u8>,
+    start: usize,
+    scanned: usize,
 }
+
+/// Room [`LineBuf::next_filling`] makes for a read when less is left.
+const READ_ROOM: usize = 16 << 10;
+/// What it reserves then: a read of a pipe's default capacity fits.
+const READ_SIZE: usize = 64 << 10;
 
 impl LineBuf {
     /// Lines of at most `max` bytes.
@@ -233,6 +239,9 @@ impl LineBuf {
             too_long: false,
             max,
             taken: false,
+            ahead: Vec::new(),
+            start: 0,
+            scanned: 0,
         }
     }
 
@@ -266,22 +275,95 @@ impl LineBuf {
         }
     }
 
-    /// [`LineBuf::next`] from a blocking reader (a thread that reads a
-    /// pipe, as the stdio transport's do).
-    pub fn next_blocking<R: std::io::BufRead>(&mut self, input: &mut R) -> std::io::Result<Line> {
+    /// [`LineBuf::next`] from a blocking source that reads into a buffer
+    /// of this reader's: `fill` appends what it reads to the vector it is
+    /// given (into its spare capacity, which is never less than 16 KiB)
+    /// and says how many bytes; 0 is the end of the input. A line that
+    /// one or more reads deliver whole is returned in the buffer it was
+    /// read into, never copied: a thread that reads a pipe with `read(2)`
+    /// (as the stdio transport's do) touches the line's bytes once, where
+    /// a `BufRead` copies each line out of its own buffer.
+    pub fn next_filling<F>(&mut self, mut fill: F) -> std::io::Result<Line>
+    where
+        F: FnMut(&mut Vec<u8>) -> std::io::Result<usize>,
+    {
         self.start();
         loop {
-            let chunk = match input.fill_buf() {
-                Ok(chunk) => chunk,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            let (take, line) = self.take(chunk);
-            input.consume(take);
-            if let Some(line) = line {
+            if let Some(line) = self.line_ahead() {
                 return Ok(line);
             }
+            // Only a line that is not whole is left: it moves to the front.
+            if self.start > 0 {
+                self.ahead.drain(..self.start);
+                self.scanned -= self.start;
+                self.start = 0;
+            }
+            if self.ahead.capacity() - self.ahead.len() < READ_ROOM {
+                self.ahead.reserve(READ_SIZE.max(self.ahead.len()));
+            }
+            match fill(&mut self.ahead) {
+                Ok(0) => return Ok(self.end_of_input()),
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
         }
+    }
+
+    /// The next line of what [`LineBuf::next_filling`] read, if it holds
+    /// one whole; what does not fit the limit is let go as it is read.
+    fn line_ahead(&mut self) -> Option<Line> {
+        let found = memchr::memchr(b'\n', &self.ahead[self.scanned..]);
+        let Some(at) = found else {
+            self.scanned = self.ahead.len();
+            if self.too_long || self.scanned - self.start > self.max {
+                // (Everything from `start` on is the one overlong line.)
+                self.too_long = true;
+                self.ahead.truncate(self.start);
+                self.scanned = self.start;
+            }
+            return None;
+        };
+        let end = self.scanned + at + 1;
+        self.taken = true;
+        if self.too_long || end - self.start > self.max {
+            self.too_long = true;
+            self.consumed(end);
+            return Some(Line::TooLong);
+        }
+        if self.start == 0 && end == self.ahead.len() {
+            self.buf = std::mem::take(&mut self.ahead);
+        } else {
+            self.buf.extend_from_slice(&self.ahead[self.start..end]);
+        }
+        self.consumed(end);
+        Some(Line::Complete)
+    }
+
+    /// What [`LineBuf::next_filling`] read up to `end` is returned.
+    fn consumed(&mut self, end: usize) {
+        if end >= self.ahead.len() {
+            self.ahead.clear();
+            self.start = 0;
+        } else {
+            self.start = end;
+        }
+        self.scanned = self.start;
+    }
+
+    /// What [`LineBuf::next_filling`] returns at the end of the input: the
+    /// last line (without a newline), or the end.
+    fn end_of_input(&mut self) -> Line {
+        self.taken = true;
+        if self.too_long {
+            return Line::TooLong;
+        }
+        if self.start == self.ahead.len() {
+            return Line::Eof;
+        }
+        self.buf.extend_from_slice(&self.ahead[self.start..]);
+        self.consumed(self.ahead.len());
+        Line::Complete
     }
 
     /// Starts a new line after one was returned.
@@ -338,6 +420,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use proptest::prelude::{Just, any};
     use serde_json::json;
 
     #[tokio::test]
@@ -389,9 +472,61 @@ mod tests {
         assert!(buf.starts_with(b"{\"jsonrpc\""));
     }
 
-    /// What the blocking reader makes of an input is what the async one
-    /// makes of it, whatever the reader's buffer size: lines, an overlong
-    /// line skipped, a last line without a newline, the end.
+    /// `input` read `size` bytes at a time into the reader's buffer, as
+    /// `read(2)` of a pipe does when the writer writes so.
+    fn filling(input: &[u8], size: usize) -> impl FnMut(&mut Vec<u8>) -> std::io::Result<usize> {
+        let mut at = 0;
+        move |buf: &mut Vec<u8>| {
+            assert!(buf.capacity() - buf.len() >= READ_ROOM, "room for a read");
+            let n = size.min(input.len() - at);
+            buf.extend_from_slice(&input[at..at + n]);
+            at += n;
+            Ok(n)
+        }
+    }
+
+    /// Reads `input` to its end with both readers, `size` bytes a read,
+    /// lines of at most `max`; what each returned, in order.
+    async fn both_ways(input: &[u8], size: usize, max: usize) -> Vec<String> {
+        let mut lines = LineBuf::new(max);
+        let mut reader = BufReader::with_capacity(size, input);
+        let mut filled = LineBuf::new(max);
+        let mut fill = filling(input, size);
+        let mut seen = Vec::new();
+        loop {
+            let a = lines.next(&mut reader).await.unwrap();
+            let b = filled.next_filling(&mut fill).unwrap();
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "at {size} a read");
+            assert_eq!(lines.line(), filled.line(), "at {size} a read");
+            seen.push(format!("{a:?} {:?}", String::from_utf8_lossy(lines.line())));
+            // Every other line is taken out, as the proxy's threads do.
+            if seen.len() % 2 == 0 {
+                assert_eq!(lines.take_line(), filled.take_line());
+            }
+            if matches!(a, Line::Eof) {
+                return seen;
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Any input, read any number of bytes at a time: the filling
+        /// reader returns what the async one returns.
+        #[test]
+        fn the_filling_reader_reads_what_the_async_one_reads(
+            input in proptest::collection::vec(
+                proptest::prop_oneof![Just(b'\n'), Just(b'x'), Just(b'\r'), any::<u8>()], 0..400),
+            size in 1usize..70,
+            max in 1usize..40,
+        ) {
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            runtime.block_on(both_ways(&input, size, max));
+        }
+    }
+
+    /// What the filling reader makes of an input is what the async one
+    /// makes of it, whatever the reads' sizes: lines, an overlong line
+    /// skipped, a last line without a newline, the end.
     #[tokio::test]
     async fn both_readers_read_the_same_lines() {
         let mut input = b"{\"a\":1}\n".to_vec();
@@ -400,21 +535,7 @@ mod tests {
         input.extend(vec![b'y'; 31]);
         input.extend_from_slice(b"\nlast");
         for capacity in [1, 3, 8, 64] {
-            let mut lines = LineBuf::new(32);
-            let mut reader = BufReader::with_capacity(capacity, &input[..]);
-            let mut blocking = LineBuf::new(32);
-            let mut sync_reader = std::io::BufReader::with_capacity(capacity, &input[..]);
-            let mut seen = Vec::new();
-            loop {
-                let a = lines.next(&mut reader).await.unwrap();
-                let b = blocking.next_blocking(&mut sync_reader).unwrap();
-                assert_eq!(format!("{a:?}"), format!("{b:?}"), "at capacity {capacity}");
-                assert_eq!(lines.line(), blocking.line());
-                seen.push(format!("{a:?} {:?}", String::from_utf8_lossy(lines.line())));
-                if matches!(a, Line::Eof) {
-                    break;
-                }
-            }
+            let seen = both_ways(&input, capacity, 32).await;
             assert_eq!(
                 seen,
                 [
