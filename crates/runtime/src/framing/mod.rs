@@ -278,11 +278,14 @@ impl LineBuf {
     /// [`LineBuf::next`] from a blocking source that reads into a buffer
     /// of this reader's: `fill` appends what it reads to the vector it is
     /// given (into its spare capacity, which is never less than 16 KiB)
-    /// and says how many bytes; 0 is the end of the input. A line that
-    /// one or more reads deliver whole is returned in the buffer it was
-    /// read into, never copied: a thread that reads a pipe with `read(2)`
-    /// (as the stdio transport's do) touches the line's bytes once, where
-    /// a `BufRead` copies each line out of its own buffer.
+    /// and says how many bytes; 0 is the end of the input. A large line
+    /// (an eighth of the buffer or more) that one or more reads deliver
+    /// whole is returned in the buffer it was read into, not copied: a
+    /// thread that reads a pipe with `read(2)` (as the stdio transport's
+    /// do) touches its bytes once, where a `BufRead` copies each line out
+    /// of its own buffer. A smaller line is copied out and the buffer kept
+    /// for the next read, so a message kept holds at most eight times
+    /// its size.
     pub fn next_filling<F>(&mut self, mut fill: F) -> std::io::Result<Line>
     where
         F: FnMut(&mut Vec<u8>) -> std::io::Result<usize>,
@@ -331,7 +334,10 @@ impl LineBuf {
             self.consumed(end);
             return Some(Line::TooLong);
         }
-        if self.start == 0 && end == self.ahead.len() {
+        // A large line that fills the buffer alone is the buffer; a small
+        // one is copied (the buffer stays for the next read): a message
+        // kept holds at most eight times its size.
+        if self.start == 0 && end == self.ahead.len() && end >= self.ahead.capacity() / 8 {
             self.buf = std::mem::take(&mut self.ahead);
         } else {
             self.buf.extend_from_slice(&self.ahead[self.start..end]);
@@ -522,6 +528,42 @@ mod tests {
             let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
             runtime.block_on(both_ways(&input, size, max));
         }
+    }
+
+    /// A large line one read or several deliver whole is returned in the
+    /// buffer it was read into; a small one is copied out, and the buffer
+    /// is kept for the next read.
+    #[test]
+    fn a_large_line_read_whole_is_not_copied() {
+        let mut input = vec![b'x'; 20 << 10];
+        input.push(b'\n');
+        input.extend_from_slice(b"{}\n");
+        for size in [input.len() - 3, 4096] {
+            let mut lines = LineBuf::new(MAX_LINE_BYTES);
+            let mut fill = filling(&input[..input.len() - 3], size);
+            assert!(matches!(
+                lines.next_filling(&mut fill).unwrap(),
+                Line::Complete
+            ));
+            let line = lines.take_line();
+            assert_eq!(line, &input[..input.len() - 3], "{size} a read");
+            assert!(
+                line.capacity() >= READ_SIZE,
+                "read into, not copied: {size} a read"
+            );
+        }
+        let mut lines = LineBuf::new(MAX_LINE_BYTES);
+        let mut fill = filling(b"{}\n{\"a\":1}\n", 3);
+        for expected in [&b"{}\n"[..], b"{\"a\":1}\n"] {
+            assert!(matches!(
+                lines.next_filling(&mut fill).unwrap(),
+                Line::Complete
+            ));
+            let line = lines.take_line();
+            assert_eq!(line, expected);
+            assert!(line.capacity() < READ_SIZE, "a small line is copied out");
+        }
+        assert!(lines.ahead.capacity() >= READ_SIZE, "the buffer is kept");
     }
 
     /// What the filling reader makes of an input is what the async one
