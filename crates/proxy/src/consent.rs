@@ -85,12 +85,14 @@ pub(crate) fn ask_request(id: &str, judged: &Judged) -> String {
     .to_string()
 }
 
-/// Whether a request is a 2026-07-28 one (its `_meta` names the version).
+/// Whether a request is a 2026-07-28 one (its `_meta` names that version
+/// or a later one).
 pub(crate) fn is_stateless(params: Option<&Value>) -> bool {
     params
         .and_then(|p| p.get("_meta"))
         .and_then(|m| m.get(META_PROTOCOL_VERSION))
-        .is_some()
+        .and_then(Value::as_str)
+        .is_some_and(mcp_resolve_runtime::protocol::is_stateless_version)
 }
 
 /// Whether the host can be asked: it declared elicitation in the

@@ -245,17 +245,42 @@ pub(crate) async fn child_ended(child: &mut StdioTransport, command: &str) -> St
 /// `initialize` are sent in order, each after the previous one was taken;
 /// other requests go at once, their answers read concurrently. After
 /// `notifications/initialized`, the server's own stream (`GET`) is read too.
+///
+/// A `notifications/cancelled` for a 2026-07-28 request in flight closes
+/// that request's answer instead of being posted (the protocol's way to
+/// cancel over HTTP: the server sees its stream close); one for an older
+/// request is posted, as a client does in a session. When the host side
+/// goes, every answer still open is closed: the server stops the work.
 async fn pump(endpoint: Endpoint, mut outbox: mpsc::Receiver<String>, inbox: mpsc::Sender<Input>) {
     let mut listening = false;
+    let mut in_flight = InFlight::default();
     while let Some(text) = outbox.recv().await {
-        let (id, method, headers) = match Envelope::of(&text) {
+        let (id, method, headers, modern, cancels) = match Envelope::of(&text) {
             Some(envelope) => {
-                let headers = message_headers(envelope.method.as_deref(), envelope.params);
+                let modern = is_modern(envelope.params);
+                let headers = if modern {
+                    message_headers(envelope.method.as_deref(), envelope.params)
+                } else {
+                    Default::default()
+                };
                 let id = envelope.is_request().then(|| envelope.id.clone()).flatten();
-                (id, envelope.method.map(|m| m.into_owned()), headers)
+                let cancels = (envelope.method.as_deref() == Some("notifications/cancelled"))
+                    .then(|| cancelled_request(envelope.params))
+                    .flatten();
+                let method = envelope.method.map(|m| m.into_owned());
+                (id, method, headers, modern, cancels)
             }
-            None => (None, None, Default::default()),
+            None => (None, None, Default::default(), false, None),
         };
+        if let Some(request) = &cancels {
+            match in_flight.cancel(request) {
+                Cancel::Closed => continue,
+                // No request of a session to name: nothing to tell the
+                // server (the request was answered, or never sent).
+                Cancel::NotInFlight if endpoint.is_sessionless() => continue,
+                Cancel::NotInFlight | Cancel::Post => {}
+            }
+        }
         let initialize = method.as_deref() == Some("initialize");
         let exchange = exchange(
             endpoint.clone(),
@@ -265,10 +290,12 @@ async fn pump(endpoint: Endpoint, mut outbox: mpsc::Receiver<String>, inbox: mps
             initialize,
             inbox.clone(),
         );
-        if id.is_some() && !initialize {
-            tokio::spawn(exchange);
-        } else {
-            exchange.await;
+        match id {
+            Some(id) if !initialize => {
+                let task = tokio::spawn(exchange);
+                in_flight.add(id_key(&id), task, modern);
+            }
+            _ => exchange.await,
         }
         if method.as_deref() == Some("notifications/initialized")
             && !listening
@@ -278,6 +305,88 @@ async fn pump(endpoint: Endpoint, mut outbox: mpsc::Receiver<String>, inbox: mps
             tokio::spawn(listen(endpoint.clone(), inbox.clone()));
         }
     }
+    in_flight.close_all();
+}
+
+/// The requests whose answers are being read, by id key: the task reading
+/// each, and whether it is a 2026-07-28 request (cancelled by closing it).
+#[derive(Default)]
+struct InFlight(std::collections::HashMap<String, (tokio::task::JoinHandle<()>, bool)>);
+
+impl InFlight {
+    fn add(&mut self, key: String, task: tokio::task::JoinHandle<()>, modern: bool) {
+        // Requests answered meanwhile leave; a reused id takes its place.
+        self.0.retain(|_, (task, _)| !task.is_finished());
+        if let Some((earlier, _)) = self.0.insert(key, (task, modern)) {
+            // An id the host used again while its first request was still
+            // open: both are read on, as a direct connection would.
+            drop(earlier);
+        }
+    }
+
+    /// Closes the answer of the 2026-07-28 request `key`, if it is in
+    /// flight.
+    fn cancel(&mut self, key: &str) -> Cancel {
+        match self.0.get(key) {
+            Some((task, true)) => {
+                task.abort();
+                self.0.remove(key);
+                Cancel::Closed
+            }
+            Some((task, false)) if !task.is_finished() => Cancel::Post,
+            _ => Cancel::NotInFlight,
+        }
+    }
+
+    /// Closes every answer still open.
+    fn close_all(&mut self) {
+        for (_, (task, _)) in self.0.drain() {
+            task.abort();
+        }
+    }
+}
+
+/// What a `notifications/cancelled` does to the request it names.
+enum Cancel {
+    /// A 2026-07-28 request: its answer was closed; nothing is posted.
+    Closed,
+    /// A request of a session, in flight: the cancellation is posted.
+    Post,
+    /// No request in flight has that id.
+    NotInFlight,
+}
+
+/// Whether a message's `params` name protocol 2026-07-28 or later in
+/// their `_meta`: it travels with the SEP-2243 headers, and is cancelled
+/// by closing its answer.
+fn is_modern(params: Option<&RawValue>) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<&'a RawValue>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Meta<'a> {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
+        version: Option<std::borrow::Cow<'a, str>>,
+    }
+    params
+        .and_then(|raw| serde_json::from_str::<Params<'_>>(raw.get()).ok())
+        .and_then(|p| p.meta)
+        .and_then(|raw| serde_json::from_str::<Meta<'_>>(raw.get()).ok())
+        .and_then(|m| m.version)
+        .is_some_and(|v| mcp_resolve_runtime::protocol::is_stateless_version(&v))
+}
+
+/// The id key of the request a `notifications/cancelled` names.
+fn cancelled_request(params: Option<&RawValue>) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "requestId")]
+        request: Value,
+    }
+    let params: Params = serde_json::from_str(params?.get()).ok()?;
+    Some(id_key(&params.request))
 }
 
 /// One `POST` and everything its answer carries. A request that gets no
@@ -363,7 +472,12 @@ impl Exchange {
                 self.endpoint.set_protocol_version(&version);
             }
         }
-        self.inbox.send(Input::Line(message)).await.is_ok()
+        // What comes on a request's answer belongs to that request's host.
+        let input = match &self.id {
+            Some(id) => Input::Related(message, id.clone()),
+            None => Input::Line(message),
+        };
+        self.inbox.send(input).await.is_ok()
     }
 
     /// An error status: a JSON-RPC answer in it is still the answer; a 404

@@ -14,6 +14,7 @@ pub use crate::rules::{ProxyRules, Rewrite};
 pub use crate::session::Ended;
 use crate::session::{Clock, Config, Effect, Input, Session};
 use crate::upstream::UpstreamError;
+use mcp_resolve_runtime::protocol::id_key;
 
 /// The proxy's settings.
 #[derive(Clone, Debug)]
@@ -37,6 +38,12 @@ pub struct Options {
 pub(crate) trait HostSink {
     /// Delivers one message; an error ends the session.
     async fn deliver(&mut self, line: String) -> std::io::Result<()>;
+
+    /// The messages delivered from now on were made of a server message
+    /// that came on the answer to the request with the proxy's id
+    /// `request` (the key of it); `None`: of nothing known to be related.
+    /// A host on one stream has nothing to do with it.
+    fn relate(&mut self, _request: Option<String>) {}
 }
 
 /// A host on a byte stream (stdio): a message a line.
@@ -175,6 +182,10 @@ pub(crate) async fn relay<S: HostSink>(
             }
             input = link.from.recv() => {
                 let input = match input {
+                    Some(Input::Related(text, request)) => {
+                        host.relate(Some(id_key(&request)));
+                        Input::Line(text)
+                    }
                     Some(input) => input,
                     None => Input::Ended(link.ended().await),
                 };
@@ -199,6 +210,7 @@ pub(crate) async fn relay<S: HostSink>(
         // After the end, the host may be gone: what cannot be delivered
         // no longer ends anything.
         driver.apply(host, &mut link, ended.is_none()).await?;
+        host.relate(None);
         if let Some(ended) = ended {
             break ended;
         }

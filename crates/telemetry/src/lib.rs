@@ -81,6 +81,14 @@ pub enum Measure {
         /// How many.
         tools: u64,
     },
+    /// A server message that belongs to no live request of the host it
+    /// would reach (a cancelled request's progress, a notification of the
+    /// shared 2026-07-28 session no request owns): dropped, never passed
+    /// to another host.
+    Unrouted {
+        /// What it was: `progress` or `notification`.
+        kind: &'static str,
+    },
 }
 
 thread_local! {
@@ -185,6 +193,7 @@ struct Instruments {
     upstream_errors: Counter<u64>,
     upstream_restarts: Counter<u64>,
     withheld: Counter<u64>,
+    unrouted: Counter<u64>,
 }
 
 /// The span attributes a request's duration is recorded by (low
@@ -529,6 +538,13 @@ impl Sdk {
                 )
                 .with_unit("{tool}")
                 .build(),
+            unrouted: meter
+                .u64_counter("mcp_resolve.messages.unrouted")
+                .with_description(
+                    "Server messages dropped because they belong to no live request of the host they would reach",
+                )
+                .with_unit("{message}")
+                .build(),
         };
         Ok(Some(Sdk {
             traces,
@@ -563,6 +579,9 @@ impl Sdk {
                 *tools,
                 &[KeyValue::new(format!("{NAMESPACE}.withheld_by"), *by)],
             ),
+            Measure::Unrouted { kind } => m
+                .unrouted
+                .add(1, &[KeyValue::new(format!("{NAMESPACE}.message.kind"), *kind)]),
         }
     }
 

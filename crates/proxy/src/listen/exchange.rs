@@ -12,12 +12,14 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use mcp_resolve_runtime::RpcError;
-use mcp_resolve_runtime::protocol::{Envelope, Screened, error_response, id_key, splice};
+use mcp_resolve_runtime::protocol::{
+    Envelope, Screened, error_response, id_key, is_stateless_version, splice,
+};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::SESSION_HEADER;
-use super::hub::{HostSession, Hub, Waiter, progress_token};
+use super::hub::{HostSession, Hub, Waiter, request_progress_token};
 use crate::consent;
 use crate::link::Input;
 use crate::relay::log;
@@ -47,7 +49,8 @@ pub(super) async fn post(
         .and_then(|_| request.headers().get("traceparent"))
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    let body = match read_body(&hub, request).await {
+    let (parts, body) = request.into_parts();
+    let body = match read_body(&hub, body).await {
         Ok(body) => body,
         Err(refusal) => return refusal,
     };
@@ -75,6 +78,21 @@ pub(super) async fn post(
         }
         Err(_) => return StatusCode::ACCEPTED.into_response(),
     };
+    // SEP-2243: the headers say what the body says, before anything reads
+    // either to decide.
+    if let Err(refusal) = super::headers::check(&super::headers::Sent::of(&parts.headers), &message)
+    {
+        let body = error_response(
+            message.id.as_ref().unwrap_or(&Value::Null),
+            &RpcError::new(refusal.code, refusal.message, Some(refusal.data)),
+        );
+        return (
+            StatusCode::BAD_REQUEST,
+            [(header::CONTENT_TYPE, "application/json")],
+            body,
+        )
+            .into_response();
+    }
     if let Some(principal) = &principal
         && let Some(refusal) = super::auth::step_up(&hub, principal, &message)
     {
@@ -94,7 +112,7 @@ pub(super) async fn post(
         && !consent::is_stateless(message.params().as_ref())
         && header_version
             .as_deref()
-            .is_none_or(|v| v < STATELESS_VERSION)
+            .is_none_or(|v| !is_stateless_version(v))
     {
         return rpc_refusal(
             StatusCode::BAD_REQUEST,
@@ -134,9 +152,6 @@ pub(super) async fn post(
     exchange.run(&session, &to_relay, text, &message).await
 }
 
-/// The first protocol version whose requests need no session.
-const STATELESS_VERSION: &str = "2026-07-28";
-
 /// Whether the host accepts an event stream as the answer.
 fn accepts_events(headers: &HeaderMap) -> bool {
     headers
@@ -146,9 +161,9 @@ fn accepts_events(headers: &HeaderMap) -> bool {
 }
 
 /// The body, at most `--max-message-bytes`; `413` past it.
-async fn read_body(hub: &Hub, request: Request) -> Result<Bytes, Response> {
+async fn read_body(hub: &Hub, body: Body) -> Result<Bytes, Response> {
     let limit = hub.options.max_message_bytes;
-    axum::body::to_bytes(request.into_body(), limit)
+    axum::body::to_bytes(body, limit)
         .await
         .map_err(|_| {
             rpc_refusal(
@@ -271,34 +286,41 @@ struct Exchange {
 
 impl Exchange {
     /// Sends the request under an id of the proxy's (spliced in where the
-    /// host's was written) and answers with what comes back.
+    /// host's was written, and in place of its progress token, so that no
+    /// two hosts' requests share either at the server) and answers with
+    /// what comes back.
     async fn run(
         self,
-        session: &HostSession,
+        session: &Arc<HostSession>,
         to_relay: &mpsc::Sender<Input>,
         text: &str,
         message: &Envelope<'_>,
     ) -> Response {
         let opened = session.next_id.fetch_add(1, Ordering::Relaxed);
         let proxy_id = Value::from(opened);
-        let line = message
-            .id_raw
-            .and_then(|raw| splice(text, raw.get(), &proxy_id.to_string()))
-            .unwrap_or_else(|| text.to_string());
-        let token = message.params.and_then(|p| progress_token(p, true));
+        let proxy_text = proxy_id.to_string();
+        let token = message.params.and_then(request_progress_token);
+        let mut parts: Vec<(&str, &str)> = Vec::with_capacity(2);
+        if let Some(raw) = message.id_raw {
+            parts.push((raw.get(), &proxy_text));
+        }
+        if let Some(raw) = token {
+            parts.push((raw.get(), &proxy_text));
+        }
+        let line = splice_all(text, &mut parts).unwrap_or_else(|| text.to_string());
+        let token = token.map(|raw| raw.to_owned());
         let (stream, answers) = mpsc::unbounded_channel();
         if let Ok(mut routes) = session.routes.lock() {
             let key = id_key(&proxy_id);
-            routes
-                .by_host_id
-                .insert(id_key(&self.host_id), proxy_id.clone());
-            if let Some(token) = &token {
-                routes.progress.insert(token.clone(), key.clone());
-            }
-            // Messages that waited for a stream go out on this one.
-            if self.events && routes.standalone.is_none() {
-                for line in routes.backlog.drain(..) {
-                    let _ = stream.send(line);
+            if !session.shared {
+                routes
+                    .by_host_id
+                    .insert(id_key(&self.host_id), proxy_id.clone());
+                // Messages that waited for a stream go out on this one.
+                if self.events && routes.standalone.is_none() {
+                    for line in routes.backlog.drain(..) {
+                        let _ = stream.send(line);
+                    }
                 }
             }
             routes.waiting.insert(
@@ -312,6 +334,11 @@ impl Exchange {
                 },
             );
         }
+        // From here, a host that lets go of the exchange cancels the request.
+        let abandon = Abandon {
+            session: Arc::clone(session),
+            proxy_id: opened,
+        };
         if to_relay
             .send(input(line, self.principal.clone()))
             .await
@@ -324,7 +351,7 @@ impl Exchange {
                 "Session not found: it ended",
             );
         }
-        self.answer(session, answers).await
+        self.answer(session, answers, abandon).await
     }
 
     /// The answer: an event stream, or the one JSON body.
@@ -332,6 +359,7 @@ impl Exchange {
         mut self,
         session: &HostSession,
         mut answers: mpsc::UnboundedReceiver<String>,
+        abandon: Abandon,
     ) -> Response {
         if let Some((hub, granted)) = self.listing.take() {
             let (filtered, receiver) = mpsc::unbounded_channel();
@@ -347,9 +375,11 @@ impl Exchange {
             answers = receiver;
         }
         let mut response = if self.events {
-            event_stream(answers)
+            event_stream(answers, Some(abandon))
         } else {
-            match answers.recv().await {
+            let answer = answers.recv().await;
+            drop(abandon);
+            match answer {
                 Some(line) => {
                     let mut response = Response::new(Body::from(line));
                     response.headers_mut().insert(
@@ -381,6 +411,38 @@ impl Exchange {
         }
         response
     }
+}
+
+/// A request's hold on its exchange: dropped before the answer came (the
+/// host closed the request's stream or its connection), it cancels the
+/// request (`HostSession::abandon`); after the answer, it does nothing.
+struct Abandon {
+    session: Arc<HostSession>,
+    proxy_id: u64,
+}
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        self.session.abandon(self.proxy_id);
+    }
+}
+
+/// `text` with each of `parts` (slices of `text` that do not overlap)
+/// replaced by its text; `None` when one is not a slice of `text`.
+fn splice_all(text: &str, parts: &mut [(&str, &str)]) -> Option<String> {
+    parts.sort_by_key(|(part, _)| part.as_ptr() as usize);
+    let base = text.as_ptr() as usize;
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut at = 0;
+    for (part, with) in parts.iter() {
+        let start = (part.as_ptr() as usize).checked_sub(base)?;
+        let end = start.checked_add(part.len())?;
+        out.push_str(text.get(at..start)?);
+        out.push_str(with);
+        at = end;
+    }
+    out.push_str(text.get(at..)?);
+    Some(out)
 }
 
 fn start_failure(hub: &Hub, id: Option<Value>, error: &UpstreamError) -> Response {
@@ -436,13 +498,18 @@ pub(super) fn get(hub: Arc<Hub>, session_id: Option<String>, headers: &HeaderMap
         }
         routes.standalone = Some(stream);
     }
-    event_stream(lines)
+    event_stream(lines, None)
 }
 
 /// An event-stream response carrying each of `lines` as a `message` event,
-/// until the sender side is dropped.
-fn event_stream(mut lines: mpsc::UnboundedReceiver<String>) -> Response {
-    let body = futures_util::stream::poll_fn(move |cx| lines.poll_recv(cx)).map(|line| {
+/// until the sender side is dropped; `abandon` is held as long as the
+/// host reads it.
+fn event_stream(mut lines: mpsc::UnboundedReceiver<String>, abandon: Option<Abandon>) -> Response {
+    let body = futures_util::stream::poll_fn(move |cx| {
+        let _hold = &abandon;
+        lines.poll_recv(cx)
+    })
+    .map(|line| {
         Ok::<_, std::convert::Infallible>(Bytes::from(format!("event: message\ndata: {line}\n\n")))
     });
     let mut response = Response::new(Body::from_stream(body));
@@ -490,7 +557,7 @@ mod tests {
     #[test]
     fn a_cancellation_names_the_request_in_flight_by_the_proxys_id() {
         let (to_relay, _from_host) = mpsc::channel(1);
-        let session = HostSession::new(to_relay);
+        let session = HostSession::new(to_relay, false, None);
         if let Ok(mut routes) = session.routes.lock() {
             routes
                 .by_host_id

@@ -46,6 +46,12 @@ pub(super) struct HostSession {
     pub(super) routes: Mutex<Routes>,
     pub(super) next_id: AtomicU64,
     last_seen: Mutex<Instant>,
+    /// The session of requests that name none: shared by every host that
+    /// sends one, so a server message reaches a host only as part of the
+    /// answer to that host's own request.
+    pub(super) shared: bool,
+    /// Where dropped messages are counted (its telemetry).
+    guard: Option<Arc<crate::guard::Guard>>,
 }
 
 #[derive(Default)]
@@ -53,10 +59,9 @@ pub(super) struct Routes {
     /// Requests waiting for their answer, by the proxy's id.
     pub(super) waiting: HashMap<String, Waiter>,
     /// The proxy's id of each waiting request, by the host's (for
-    /// `notifications/cancelled`).
+    /// `notifications/cancelled`; not kept in the shared session, whose
+    /// hosts' ids are not one host's).
     pub(super) by_host_id: HashMap<String, Value>,
-    /// The waiting request of each progress token.
-    pub(super) progress: HashMap<String, String>,
     /// The host's `GET` stream.
     pub(super) standalone: Option<mpsc::UnboundedSender<String>>,
     /// Server messages with no stream to go to yet.
@@ -70,17 +75,25 @@ pub(super) struct Waiter {
     pub(super) stream: mpsc::UnboundedSender<String>,
     /// An event stream (takes the server's other messages too).
     pub(super) events: bool,
-    pub(super) token: Option<String>,
+    /// The progress token the host asked with (the server was given the
+    /// proxy's id in its place).
+    pub(super) token: Option<Box<RawValue>>,
     pub(super) opened: u64,
 }
 
 impl HostSession {
-    pub(super) fn new(to_relay: mpsc::Sender<Input>) -> Arc<Self> {
+    pub(super) fn new(
+        to_relay: mpsc::Sender<Input>,
+        shared: bool,
+        guard: Option<Arc<crate::guard::Guard>>,
+    ) -> Arc<Self> {
         Arc::new(HostSession {
             to_relay: Mutex::new(Some(to_relay)),
             routes: Mutex::new(Routes::default()),
             next_id: AtomicU64::new(1),
             last_seen: Mutex::new(Instant::now()),
+            shared,
+            guard,
         })
     }
 
@@ -116,8 +129,55 @@ impl HostSession {
         }
     }
 
-    /// Routes one message of the proxy session to the host.
-    fn route(&self, line: String) {
+    /// The host let go of the request the proxy knows as `proxy_id` before
+    /// its answer came (it closed the request's stream, or went away): the
+    /// request is forgotten here, and its proxy session told, as a
+    /// `notifications/cancelled` of the proxy's id, so the server stops
+    /// the work. `false` when it had its answer already.
+    pub(super) fn abandon(&self, proxy_id: u64) -> bool {
+        let key = id_key(&Value::from(proxy_id));
+        let Some(waiter) = self
+            .routes
+            .lock()
+            .ok()
+            .and_then(|mut routes| routes.forget(&key))
+        else {
+            return false;
+        };
+        drop(waiter);
+        let cancel = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{proxy_id},"reason":"the host closed the request's stream"}}}}"#
+        );
+        if let Some(to_relay) = self.sender()
+            && let Err(mpsc::error::TrySendError::Full(input)) =
+                to_relay.try_send(Input::Line(cancel))
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            // A full channel: the cancellation waits its turn.
+            runtime.spawn(async move {
+                let _ = to_relay.send(input).await;
+            });
+        }
+        true
+    }
+
+    fn unrouted(&self, kind: &'static str) {
+        if let Some(telemetry) = self.guard.as_ref().and_then(|g| g.telemetry.as_ref()) {
+            telemetry.measure(mcp_resolve_telemetry::Measure::Unrouted { kind });
+        }
+    }
+
+    /// Routes one message of the proxy session to the host. `related`: the
+    /// proxy's id (key) of the request on whose answer the server sent it.
+    ///
+    /// A message reaches a host only when it belongs to that host: an
+    /// answer goes to the request it answers, progress to the request whose
+    /// token it carries (its own token put back), and a message sent on a
+    /// request's answer to that request. In a host's own session the rest
+    /// goes to its `GET` stream or newest event stream; in the shared
+    /// session, which is no one host's, the rest is dropped and counted,
+    /// as is progress of a request no longer waiting.
+    fn route(&self, line: String, related: Option<&str>) {
         let Ok(mut routes) = self.routes.lock() else {
             return;
         };
@@ -127,16 +187,12 @@ impl HostSession {
         if envelope.is_response()
             && let Some(id) = &envelope.id
         {
-            let Some(waiter) = routes.waiting.remove(&id_key(id)) else {
+            let Some(waiter) = routes.forget(&id_key(id)) else {
                 log(&format!(
                     "an answer to no waiting request ({id}) was dropped"
                 ));
                 return;
             };
-            routes.by_host_id.remove(&id_key(&waiter.host_id));
-            if let Some(token) = &waiter.token {
-                routes.progress.remove(token);
-            }
             // The host's own id goes back in where the proxy's was written.
             let line = envelope
                 .id_raw
@@ -145,16 +201,33 @@ impl HostSession {
             let _ = waiter.stream.send(line);
             return;
         }
-        // Progress of a waiting request goes to its stream.
-        if envelope.method.as_deref() == Some("notifications/progress")
-            && let Some(token) = envelope.params.and_then(|p| progress_token(p, false))
-            && let Some(waiter) = routes
-                .progress
-                .get(&token)
-                .and_then(|key| routes.waiting.get(key))
-            && waiter.events
-            && waiter.stream.send(line.clone()).is_ok()
-        {
+        if envelope.method.as_deref() == Some("notifications/progress") {
+            // The token is the proxy's id of the request that asked.
+            let sent = envelope.params.and_then(progress_token_raw).and_then(|raw| {
+                let waiter = routes.waiting.get(&id_key(&serde_json::from_str(raw.get()).ok()?))?;
+                let token = waiter.token.as_ref().filter(|_| waiter.events)?;
+                let line = splice(&line, raw.get(), token.get())?;
+                waiter.stream.send(line).ok()
+            });
+            if sent.is_none() {
+                self.unrouted("progress");
+            }
+            return;
+        }
+        if let Some(key) = related {
+            if let Some(waiter) = routes.waiting.get(key).filter(|w| w.events)
+                && waiter.stream.send(line.clone()).is_ok()
+            {
+                return;
+            }
+            if self.shared {
+                self.unrouted("notification");
+                return;
+            }
+        }
+        if self.shared {
+            // Nothing says whose it is: no host gets it.
+            self.unrouted("notification");
             return;
         }
         if let Some(standalone) = &routes.standalone {
@@ -181,13 +254,37 @@ impl HostSession {
     }
 }
 
+impl Routes {
+    /// Takes the waiting request the proxy knows by `key` out of the
+    /// routes.
+    fn forget(&mut self, key: &str) -> Option<Waiter> {
+        let waiter = self.waiting.remove(key)?;
+        if self
+            .by_host_id
+            .get(&id_key(&waiter.host_id))
+            .is_some_and(|proxy| id_key(proxy) == key)
+        {
+            self.by_host_id.remove(&id_key(&waiter.host_id));
+        }
+        Some(waiter)
+    }
+}
+
 /// The proxy session's side of a host session.
-struct Router(Arc<HostSession>);
+struct Router {
+    session: Arc<HostSession>,
+    /// The request the messages being delivered came with.
+    related: Option<String>,
+}
 
 impl HostSink for Router {
     async fn deliver(&mut self, line: String) -> std::io::Result<()> {
-        self.0.route(line);
+        self.session.route(line, self.related.as_deref());
         Ok(())
+    }
+
+    fn relate(&mut self, request: Option<String>) {
+        self.related = request;
     }
 }
 
@@ -211,9 +308,16 @@ impl Hub {
     ) -> Result<Arc<HostSession>, UpstreamError> {
         let link = Link::open(&self.upstream, self.options.max_message_bytes, stateless)?;
         let (to_relay, from_host) = mpsc::channel(64);
-        let session = HostSession::new(to_relay);
+        let session = HostSession::new(
+            to_relay,
+            stateless,
+            Some(Arc::clone(&self.options.guard)),
+        );
         let hub = Arc::clone(self);
-        let router = Router(Arc::clone(&session));
+        let router = Router {
+            session: Arc::clone(&session),
+            related: None,
+        };
         let mut span_attributes: Vec<(&'static str, Value)> = vec![
             ("network.transport", "tcp".into()),
             ("network.protocol.name", "http".into()),
@@ -241,7 +345,7 @@ impl Hub {
                 Ok(crate::relay::Ended::ServerExited(why)) => why,
                 Err(e) => e.to_string(),
             };
-            if let Ok(mut routes) = router.0.routes.lock() {
+            if let Ok(mut routes) = router.session.routes.lock() {
                 // Requests the relay never read (still in the channel when
                 // the server went) are answered too: an event stream must
                 // not end without the answer it was opened for.
@@ -254,12 +358,11 @@ impl Hub {
                     let _ = waiter.stream.send(error_response(&waiter.host_id, &error));
                 }
                 routes.by_host_id.clear();
-                routes.progress.clear();
                 routes.ended = Some(why);
                 // Streams still open end here.
                 routes.standalone = None;
             }
-            router.0.close();
+            router.session.close();
         });
         if let Ok(mut relays) = self.relays.lock() {
             relays.retain(|task| !task.is_finished());
@@ -349,27 +452,25 @@ impl Hub {
     }
 }
 
-/// The `progressToken` of a request's params (`_meta.progressToken`, when
-/// `in_meta`) or of a progress notification's (`progressToken`), as an id
-/// key, read without building the params.
-pub(super) fn progress_token(params: &RawValue, in_meta: bool) -> Option<String> {
-    #[derive(Deserialize)]
-    struct Token {
-        #[serde(rename = "progressToken")]
-        token: Option<Value>,
-    }
+/// The raw `progressToken` of a request's params' `_meta`, a slice of
+/// `params`' text (to splice another in its place).
+pub(super) fn request_progress_token(params: &RawValue) -> Option<&RawValue> {
     #[derive(Deserialize)]
     struct Request<'a> {
         #[serde(rename = "_meta", borrow)]
         meta: Option<&'a RawValue>,
     }
-    let token = if in_meta {
-        let request: Request<'_> = serde_json::from_str(params.get()).ok()?;
-        serde_json::from_str::<Token>(request.meta?.get())
-            .ok()?
-            .token?
-    } else {
-        serde_json::from_str::<Token>(params.get()).ok()?.token?
-    };
-    Some(id_key(&token))
+    let request: Request<'_> = serde_json::from_str(params.get()).ok()?;
+    progress_token_raw(request.meta?)
+}
+
+/// The raw `progressToken` member of `object` (a progress notification's
+/// params, or a request's `_meta`), a slice of its text.
+fn progress_token_raw(object: &RawValue) -> Option<&RawValue> {
+    #[derive(Deserialize)]
+    struct Token<'a> {
+        #[serde(rename = "progressToken", borrow)]
+        token: Option<&'a RawValue>,
+    }
+    serde_json::from_str::<Token<'_>>(object.get()).ok()?.token
 }

@@ -29,6 +29,7 @@
 mod auth;
 mod exchange;
 mod guards;
+mod headers;
 mod hub;
 
 use std::collections::HashMap;

@@ -52,6 +52,10 @@ pub enum Input {
     /// A line from a host whose bearer token was verified
     /// (`--auth-issuer`), and who it speaks for.
     Authorized(String, crate::auth::Principal),
+    /// A server's message that came on the HTTP answer to one request
+    /// (the proxy's id of it): the transport routes what the session makes
+    /// of it to that request's host, and the session reads it as a line.
+    Related(String, Value),
     /// A message over the size limit, skipped.
     TooLong,
     /// A line that is not UTF-8, skipped.
@@ -365,6 +369,10 @@ impl<'s> Session<'s> {
                 self.principal = Some(principal);
                 self.host_line(text, clock, out);
             }
+            Input::Related(text, _) => {
+                self.principal = None;
+                self.host_line(text, clock, out);
+            }
             Input::TooLong => {
                 let error = RpcError::new(
                     RpcError::INVALID_REQUEST,
@@ -394,7 +402,9 @@ impl<'s> Session<'s> {
             return;
         }
         match input {
-            Input::Line(text) | Input::Authorized(text, _) => self.server_line(text, clock, out),
+            Input::Line(text) | Input::Authorized(text, _) | Input::Related(text, _) => {
+                self.server_line(text, clock, out)
+            }
             Input::TooLong => out.push(Effect::Log(format!(
                 "the server wrote a message over {} bytes; skipped",
                 self.max_message_bytes

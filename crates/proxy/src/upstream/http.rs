@@ -228,6 +228,11 @@ impl Endpoint {
         self
     }
 
+    /// Whether requests name no session (see [`Endpoint::sessionless`]).
+    pub(crate) fn is_sessionless(&self) -> bool {
+        self.sessionless
+    }
+
     /// Reads bodies and events of at most `max` bytes (the default is
     /// [`MAX_MESSAGE_BYTES`]).
     pub(crate) fn with_max(mut self, max: usize) -> Self {
@@ -378,7 +383,8 @@ impl Endpoint {
 /// `Mcp-Name` (Base64-wrapped when it would not survive as a header value),
 /// and the `MCP-Protocol-Version` its `_meta` (or, for `initialize`, its
 /// `protocolVersion`) names. `Mcp-Param-*` headers, which come from the
-/// server's input schemas, are not sent.
+/// server's input schemas, are not sent. The proxy sends these with
+/// 2026-07-28 messages only: a client of an older session sends none.
 pub(crate) fn message_headers(method: Option<&str>, params: Option<&RawValue>) -> HeaderMap {
     let mut headers = HeaderMap::new();
     let Some(method) = method else {
@@ -387,20 +393,9 @@ pub(crate) fn message_headers(method: Option<&str>, params: Option<&RawValue>) -
     if let Ok(value) = HeaderValue::from_str(method) {
         headers.insert(METHOD_HEADER, value);
     }
-    // The few members the headers carry, read without building the rest
-    // of the params (a call's arguments are skipped, not parsed).
-    let params = params
-        .and_then(|raw| serde_json::from_str::<HeaderParams>(raw.get()).ok())
-        .unwrap_or_default();
-    let name = match method {
-        "tools/call" | "prompts/get" => params.name,
-        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => params.uri,
-        "tasks/get" | "tasks/update" | "tasks/cancel" => params.task_id,
-        _ => None,
-    };
-    if let Some(name) = name
-        .as_ref()
-        .and_then(Value::as_str)
+    let params = HeaderParams::of(params);
+    if let Some(name) = params
+        .name_for(method)
         .and_then(|name| HeaderValue::from_str(&header_text(name)).ok())
     {
         headers.insert(NAME_HEADER, name);
@@ -420,24 +415,71 @@ pub(crate) fn message_headers(method: Option<&str>, params: Option<&RawValue>) -
     headers
 }
 
-/// What [`message_headers`] reads of a message's params.
+/// What the SEP-2243 headers mirror of a message's params: the members
+/// `Mcp-Name` and `MCP-Protocol-Version` come from, read without building
+/// the rest of the params (a call's arguments are skipped, not parsed).
 #[derive(Default, serde::Deserialize)]
-struct HeaderParams {
+pub(crate) struct HeaderParams {
     name: Option<Value>,
     uri: Option<Value>,
     #[serde(rename = "taskId")]
     task_id: Option<Value>,
     #[serde(rename = "protocolVersion")]
-    protocol_version: Option<Value>,
+    pub(crate) protocol_version: Option<Value>,
     #[serde(rename = "_meta")]
-    meta: Option<HeaderMeta>,
+    pub(crate) meta: Option<HeaderMeta>,
 }
 
-/// What [`message_headers`] reads of a request's `_meta`.
+/// What [`HeaderParams`] reads of a request's `_meta`.
 #[derive(serde::Deserialize)]
-struct HeaderMeta {
+pub(crate) struct HeaderMeta {
+    /// The envelope's claim (present as `Some`, whatever its value).
     #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-    protocol_version: Option<Value>,
+    pub(crate) protocol_version: Option<Value>,
+}
+
+impl HeaderParams {
+    /// The members of `params` (none when they are not an object).
+    pub(crate) fn of(params: Option<&RawValue>) -> HeaderParams {
+        params
+            .and_then(|raw| serde_json::from_str::<HeaderParams>(raw.get()).ok())
+            .unwrap_or_default()
+    }
+
+    /// The body member `Mcp-Name` mirrors for `method`, and its value when
+    /// it is a string; `None` for a method that has no `Mcp-Name`.
+    pub(crate) fn name_source(&self, method: &str) -> Option<(&'static str, Option<&str>)> {
+        let (field, value) = match method {
+            "tools/call" | "prompts/get" => ("name", &self.name),
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+                ("uri", &self.uri)
+            }
+            "tasks/get" | "tasks/update" | "tasks/cancel" => ("taskId", &self.task_id),
+            _ => return None,
+        };
+        Some((field, value.as_ref().and_then(Value::as_str)))
+    }
+
+    fn name_for(&self, method: &str) -> Option<&str> {
+        self.name_source(method).and_then(|(_, value)| value)
+    }
+}
+
+/// A header value as `header_text` writes it, read back: as it is, or
+/// the text a `=?base64?…?=` value wraps; `None` when the wrapped text is
+/// not canonical Base64 of UTF-8.
+pub(crate) fn header_value_text(value: &str) -> Option<std::borrow::Cow<'_, str>> {
+    use base64::Engine;
+    let Some(wrapped) = value
+        .strip_prefix("=?base64?")
+        .and_then(|v| v.strip_suffix("?="))
+    else {
+        return Some(std::borrow::Cow::Borrowed(value));
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(wrapped)
+        .ok()?;
+    String::from_utf8(bytes).ok().map(std::borrow::Cow::Owned)
 }
 
 /// `text` as a header value: as it is, or `=?base64?…?=` when it has

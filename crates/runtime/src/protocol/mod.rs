@@ -21,6 +21,18 @@ use crate::{Dialect, EXTENSION_ID, RpcError, VARIANT_EXTENSION_ID};
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// The request `_meta` key of the client capabilities (protocol 2026-07-28).
 pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The first protocol version whose requests are stateless: each names
+/// its version in `_meta` (or the `MCP-Protocol-Version` header), needs no
+/// session, travels with the SEP-2243 headers over HTTP and is cancelled
+/// over HTTP by closing its answer.
+pub const STATELESS_VERSION: &str = "2026-07-28";
+
+/// Whether `version` (a protocol version, `YYYY-MM-DD`) is
+/// [`STATELESS_VERSION`] or later.
+pub fn is_stateless_version(version: &str) -> bool {
+    version >= STATELESS_VERSION
+}
+
 /// The method of the Server Capability Signature draft (this project's
 /// signature document).
 pub const SIGNATURE_METHOD: &str = "signature";

@@ -264,7 +264,7 @@ impl Screen {
             || meta
                 .and_then(|m| m.get(META_PROTOCOL_VERSION))
                 .and_then(Value::as_str)
-                .is_some_and(|v| v >= "2026-07-28");
+                .is_some_and(super::is_stateless_version);
         if !modern {
             return true;
         }
