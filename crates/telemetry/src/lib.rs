@@ -579,9 +579,10 @@ impl Sdk {
                 *tools,
                 &[KeyValue::new(format!("{NAMESPACE}.withheld_by"), *by)],
             ),
-            Measure::Unrouted { kind } => m
-                .unrouted
-                .add(1, &[KeyValue::new(format!("{NAMESPACE}.message.kind"), *kind)]),
+            Measure::Unrouted { kind } => m.unrouted.add(
+                1,
+                &[KeyValue::new(format!("{NAMESPACE}.message.kind"), *kind)],
+            ),
         }
     }
 

@@ -552,5 +552,6 @@ mod guard;
 mod hosts;
 mod http;
 mod instances;
+mod isolation;
 mod official;
 mod telemetry;

@@ -163,16 +163,14 @@ fn accepts_events(headers: &HeaderMap) -> bool {
 /// The body, at most `--max-message-bytes`; `413` past it.
 async fn read_body(hub: &Hub, body: Body) -> Result<Bytes, Response> {
     let limit = hub.options.max_message_bytes;
-    axum::body::to_bytes(body, limit)
-        .await
-        .map_err(|_| {
-            rpc_refusal(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                Value::Null,
-                RpcError::INVALID_REQUEST,
-                &format!("Invalid Request: the message is larger than {limit} bytes"),
-            )
-        })
+    axum::body::to_bytes(body, limit).await.map_err(|_| {
+        rpc_refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            Value::Null,
+            RpcError::INVALID_REQUEST,
+            &format!("Invalid Request: the message is larger than {limit} bytes"),
+        )
+    })
 }
 
 /// The session a message goes to, and the id of a session opened for it.

@@ -20,8 +20,8 @@
 
 use axum::http::HeaderMap;
 use mcp_resolve_runtime::protocol::{Envelope, is_stateless_version};
-use serde_json::{Value, json};
 use serde_json::value::RawValue;
+use serde_json::{Value, json};
 
 use crate::upstream::http::{HeaderParams, header_value_text};
 
@@ -82,12 +82,16 @@ pub(crate) fn check(sent: &Sent<'_>, message: &Envelope<'_>) -> Result<(), Refus
         return Ok(());
     }
     let params = HeaderParams::of(message.params);
-    let claimed = params.meta.as_ref().map(|m| m.protocol_version.as_ref());
+    // The envelope's claim: `_meta`'s protocol version member (a `null`
+    // one reads as none).
+    let claimed = params
+        .meta
+        .as_ref()
+        .and_then(|m| m.protocol_version.as_ref());
     let header_modern = sent.version.is_some_and(is_stateless_version);
     let request = message.is_request();
     if request && method == "initialize" {
         let claims_modern = claimed
-            .flatten()
             .and_then(Value::as_str)
             .is_some_and(is_stateless_version);
         if !claims_modern {
@@ -102,14 +106,16 @@ pub(crate) fn check(sent: &Sent<'_>, message: &Envelope<'_>) -> Result<(), Refus
     }
     match claimed {
         Some(claim) => {
-            let claim = claim.and_then(Value::as_str);
+            let claim = claim.as_str();
             if let (Some(header), Some(claim)) = (sent.version, claim)
                 && header != claim
             {
                 let what = if request { "body" } else { "notification" };
                 return Err(mismatch(
                     header,
-                    format!("the {what} envelope names protocol version {claim} but the MCP-Protocol-Version header names {header}"),
+                    format!(
+                        "the {what} envelope names protocol version {claim} but the MCP-Protocol-Version header names {header}"
+                    ),
                 ));
             }
             let modern = claim.is_none_or(is_stateless_version);
@@ -152,11 +158,7 @@ pub(crate) fn check(sent: &Sent<'_>, message: &Envelope<'_>) -> Result<(), Refus
 }
 
 fn method_mismatch(header: &str, method: &str, request: bool) -> Refusal {
-    let what = if request {
-        "body"
-    } else {
-        "notification body"
-    };
+    let what = if request { "body" } else { "notification body" };
     mismatch(
         header,
         format!("the {what} names method {method} but the Mcp-Method header names {header}"),
@@ -269,7 +271,10 @@ mod tests {
     #[test]
     fn each_header_missing_or_contradicting_the_body_is_refused() {
         for (drop, expected) in [
-            ("mcp-protocol-version", "the required MCP-Protocol-Version header is absent"),
+            (
+                "mcp-protocol-version",
+                "the required MCP-Protocol-Version header is absent",
+            ),
             ("mcp-method", "the required Mcp-Method header is absent"),
             ("mcp-name", "the required Mcp-Name header is absent"),
         ] {
@@ -280,9 +285,21 @@ mod tests {
             assert_eq!(refusal.data["mismatch"]["header"], MISSING);
         }
         for (name, value, expected) in [
-            ("mcp-protocol-version", "2025-11-25", "names protocol version 2026-07-28 but the MCP-Protocol-Version header names 2025-11-25"),
-            ("mcp-method", "tools/list", "names method tools/call but the Mcp-Method header names tools/list"),
-            ("mcp-name", "u", "params.name=\"t\" but the Mcp-Name header names \"u\""),
+            (
+                "mcp-protocol-version",
+                "2025-11-25",
+                "names protocol version 2026-07-28 but the MCP-Protocol-Version header names 2025-11-25",
+            ),
+            (
+                "mcp-method",
+                "tools/list",
+                "names method tools/call but the Mcp-Method header names tools/list",
+            ),
+            (
+                "mcp-name",
+                "u",
+                "params.name=\"t\" but the Mcp-Name header names \"u\"",
+            ),
             ("mcp-name", "=?base64?!!?=", "invalid Base64 sentinel"),
         ] {
             let pairs: Vec<_> = ALL
@@ -300,14 +317,29 @@ mod tests {
     fn legacy_traffic_is_not_held_to_the_rules() {
         let legacy = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}"#;
         assert_eq!(checked(legacy, &[]), Ok(()));
-        assert_eq!(checked(legacy, &[("mcp-protocol-version", "2025-11-25")]), Ok(()));
+        assert_eq!(
+            checked(legacy, &[("mcp-protocol-version", "2025-11-25")]),
+            Ok(())
+        );
         // A legacy notification's Mcp-Method is not checked.
         let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         assert_eq!(checked(note, &[("mcp-method", "x")]), Ok(()));
         let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#;
-        assert_eq!(checked(init, &[("mcp-protocol-version", "2025-11-25")]), Ok(()));
+        assert_eq!(
+            checked(init, &[("mcp-protocol-version", "2025-11-25")]),
+            Ok(())
+        );
+        // A `_meta` without a claim (a progress token) is no claim.
+        let token = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"progressToken":1}}}"#;
+        assert_eq!(
+            checked(token, &[("mcp-protocol-version", "2025-11-25")]),
+            Ok(())
+        );
         // Responses pass.
-        assert_eq!(checked(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, &ALL), Ok(()));
+        assert_eq!(
+            checked(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, &ALL),
+            Ok(())
+        );
     }
 
     #[test]
@@ -331,7 +363,10 @@ mod tests {
         assert_eq!(
             checked(
                 list,
-                &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/list")]
+                &[
+                    ("mcp-protocol-version", "2026-07-28"),
+                    ("mcp-method", "tools/list")
+                ]
             ),
             Ok(())
         );

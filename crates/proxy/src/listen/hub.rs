@@ -203,12 +203,17 @@ impl HostSession {
         }
         if envelope.method.as_deref() == Some("notifications/progress") {
             // The token is the proxy's id of the request that asked.
-            let sent = envelope.params.and_then(progress_token_raw).and_then(|raw| {
-                let waiter = routes.waiting.get(&id_key(&serde_json::from_str(raw.get()).ok()?))?;
-                let token = waiter.token.as_ref().filter(|_| waiter.events)?;
-                let line = splice(&line, raw.get(), token.get())?;
-                waiter.stream.send(line).ok()
-            });
+            let sent = envelope
+                .params
+                .and_then(progress_token_raw)
+                .and_then(|raw| {
+                    let waiter = routes
+                        .waiting
+                        .get(&id_key(&serde_json::from_str(raw.get()).ok()?))?;
+                    let token = waiter.token.as_ref().filter(|_| waiter.events)?;
+                    let line = splice(&line, raw.get(), token.get())?;
+                    waiter.stream.send(line).ok()
+                });
             if sent.is_none() {
                 self.unrouted("progress");
             }
@@ -308,11 +313,7 @@ impl Hub {
     ) -> Result<Arc<HostSession>, UpstreamError> {
         let link = Link::open(&self.upstream, self.options.max_message_bytes, stateless)?;
         let (to_relay, from_host) = mpsc::channel(64);
-        let session = HostSession::new(
-            to_relay,
-            stateless,
-            Some(Arc::clone(&self.options.guard)),
-        );
+        let session = HostSession::new(to_relay, stateless, Some(Arc::clone(&self.options.guard)));
         let hub = Arc::clone(self);
         let router = Router {
             session: Arc::clone(&session),

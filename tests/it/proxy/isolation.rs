@@ -1,0 +1,167 @@
+//! Hosts side by side over every HTTP route, directly and through the
+//! proxy: the TypeScript SDK v2 as eight hosts at once (each in a process of
+//! its own, so their ids and progress tokens collide) in front of a TypeScript
+//! SDK v2 server (`tests/fixtures/proxy/v2_server.mjs`), in 2026-07-28 mode
+//! and in `initialize` sessions, cancelling calls at random. No message of
+//! one host's request may reach another host, and every cancellation — a
+//! closed stream (2026-07-28) or `notifications/cancelled` — must reach the
+//! server (`tests/fixtures/proxy/v2_isolation.mjs` checks both).
+
+use super::*;
+
+/// `v2_server.mjs` serving HTTP on a loopback port of its own; stopped
+/// (its stdin closed, then killed) when dropped.
+struct V2Http {
+    child: Child,
+    url: String,
+}
+
+impl V2Http {
+    fn start(server: &Path, log: &Path) -> V2Http {
+        let mut child = std::process::Command::new("node")
+            .arg(server)
+            .arg("http")
+            .arg(log)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut port = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut port)
+            .unwrap();
+        let port: u16 = port.trim().parse().unwrap_or_else(|_| {
+            let _ = child.kill();
+            panic!("v2_server.mjs printed no port: {port:?}")
+        });
+        V2Http {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+impl Drop for V2Http {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        if common::wait_for(&mut self.child, Duration::from_secs(5)) == -1 {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Runs the hosts (`v2_isolation.mjs MODE LOG SEED HOSTS CALLS TARGET…`);
+/// fails with what they printed unless every check passed.
+fn hosts(
+    driver: &Path,
+    label: &str,
+    mode: &str,
+    log: &Path,
+    seed: u64,
+    count: u32,
+    target: &[&str],
+) {
+    let output = std::process::Command::new("node")
+        .arg(driver)
+        .args([
+            mode,
+            &log.to_string_lossy(),
+            &seed.to_string(),
+            &count.to_string(),
+            "4",
+        ])
+        .args(target)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("all checks passed"),
+        "{label} ({mode}, seed {seed}):\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn hosts_see_only_their_own_messages_and_cancel_upstream_on_every_route() {
+    let (Some(driver), Some(server)) = (ts_script("v2_isolation.mjs"), ts_script("v2_server.mjs"))
+    else {
+        return;
+    };
+    let rules = fixture("v2_server.yaml");
+    let scratch = common::scratch("proxy", "v2-isolation");
+    let http_log = scratch.join("http.log");
+    let upstream = V2Http::start(&server, &http_log);
+    let binary = env!("CARGO_BIN_EXE_mcp-resolve");
+    // A new draw each run, printed with any failure to replay it.
+    let base = std::env::var("MCP_RESOLVE_ISOLATION_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_secs())
+        });
+    let server_text = server.to_string_lossy().into_owned();
+    for (n, mode) in ["modern", "legacy"].into_iter().enumerate() {
+        let seed = base * 10 + n as u64 * 5;
+        hosts(
+            &driver,
+            "direct",
+            mode,
+            &http_log,
+            seed,
+            8,
+            &["--url", &upstream.url],
+        );
+
+        let child_log = scratch.join(format!("child-{mode}.log"));
+        let child_text = child_log.to_string_lossy().into_owned();
+        let proxy =
+            common::Listening::start(&[&rules], &["node", &server_text, "stdio", &child_text]);
+        hosts(
+            &driver,
+            "--listen, a child server",
+            mode,
+            &child_log,
+            seed + 1,
+            8,
+            &["--url", &proxy.url],
+        );
+        let (status, stderr) = proxy.stop();
+        assert_eq!(status, 0, "{stderr:#?}");
+
+        let proxy = common::Listening::start(&[&rules, "--upstream", &upstream.url], &[]);
+        hosts(
+            &driver,
+            "--listen --upstream",
+            mode,
+            &http_log,
+            seed + 2,
+            8,
+            &["--url", &proxy.url],
+        );
+        let (status, stderr) = proxy.stop();
+        assert_eq!(status, 0, "{stderr:#?}");
+
+        // A stdio host each, its own proxy in front of the HTTP server.
+        hosts(
+            &driver,
+            "a stdio host, --upstream",
+            mode,
+            &http_log,
+            seed + 3,
+            3,
+            &[
+                "--stdio",
+                binary,
+                "proxy",
+                &rules,
+                "--no-probe",
+                "--upstream",
+                &upstream.url,
+            ],
+        );
+    }
+}
