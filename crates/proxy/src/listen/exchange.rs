@@ -4,7 +4,6 @@
 //! a `DELETE` ends a session.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
@@ -19,7 +18,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::SESSION_HEADER;
-use super::hub::{HostSession, Hub, Waiter, request_progress_token};
+use super::hub::{HostSession, Hub, request_progress_token};
 use crate::consent;
 use crate::link::Input;
 use crate::relay::log;
@@ -294,10 +293,13 @@ impl Exchange {
         text: &str,
         message: &Envelope<'_>,
     ) -> Response {
-        let opened = session.next_id.fetch_add(1, Ordering::Relaxed);
-        let proxy_id = Value::from(opened);
-        let proxy_text = proxy_id.to_string();
         let token = message.params.and_then(request_progress_token);
+        let (opened, answers) = session.wait(
+            self.host_id.clone(),
+            token.map(|raw| raw.to_owned()),
+            self.events,
+        );
+        let proxy_text = opened.to_string();
         let mut parts: Vec<(&str, &str)> = Vec::with_capacity(2);
         if let Some(raw) = message.id_raw {
             parts.push((raw.get(), &proxy_text));
@@ -306,32 +308,6 @@ impl Exchange {
             parts.push((raw.get(), &proxy_text));
         }
         let line = splice_all(text, &mut parts).unwrap_or_else(|| text.to_string());
-        let token = token.map(|raw| raw.to_owned());
-        let (stream, answers) = mpsc::unbounded_channel();
-        if let Ok(mut routes) = session.routes.lock() {
-            let key = id_key(&proxy_id);
-            if !session.shared {
-                routes
-                    .by_host_id
-                    .insert(id_key(&self.host_id), proxy_id.clone());
-                // Messages that waited for a stream go out on this one.
-                if self.events && routes.standalone.is_none() {
-                    for line in routes.backlog.drain(..) {
-                        let _ = stream.send(line);
-                    }
-                }
-            }
-            routes.waiting.insert(
-                key,
-                Waiter {
-                    host_id: self.host_id.clone(),
-                    stream,
-                    events: self.events,
-                    token,
-                    opened,
-                },
-            );
-        }
         // From here, a host that lets go of the exchange cancels the request.
         let abandon = Abandon {
             session: Arc::clone(session),

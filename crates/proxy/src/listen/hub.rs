@@ -6,7 +6,7 @@
 //! open, the newest event stream.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -127,6 +127,45 @@ impl HostSession {
         if let Ok(mut to_relay) = self.to_relay.lock() {
             to_relay.take();
         }
+    }
+
+    /// Opens a request of the host's (`host_id`, asking for progress with
+    /// `token`, answered on an event stream when `events`): the proxy's id
+    /// for it, which is also the progress token the server is given, and
+    /// where its answer and the messages that belong to it arrive.
+    pub(super) fn wait(
+        &self,
+        host_id: Value,
+        token: Option<Box<RawValue>>,
+        events: bool,
+    ) -> (u64, mpsc::UnboundedReceiver<String>) {
+        let opened = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let key = id_key(&Value::from(opened));
+        let (stream, answers) = mpsc::unbounded_channel();
+        if let Ok(mut routes) = self.routes.lock() {
+            if !self.shared {
+                routes
+                    .by_host_id
+                    .insert(id_key(&host_id), Value::from(opened));
+                // Messages that waited for a stream go out on this one.
+                if events && routes.standalone.is_none() {
+                    for line in routes.backlog.drain(..) {
+                        let _ = stream.send(line);
+                    }
+                }
+            }
+            routes.waiting.insert(
+                key,
+                Waiter {
+                    host_id,
+                    stream,
+                    events,
+                    token,
+                    opened,
+                },
+            );
+        }
+        (opened, answers)
     }
 
     /// The host let go of the request the proxy knows as `proxy_id` before
@@ -474,4 +513,180 @@ fn progress_token_raw(object: &RawValue) -> Option<&RawValue> {
         token: Option<&'a RawValue>,
     }
     serde_json::from_str::<Token<'_>>(object.get()).ok()?.token
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What happens next in a shared session's life.
+    #[derive(Clone, Debug)]
+    enum Step {
+        /// Host `host` opens a request with id `id`, asking for progress
+        /// (with token `token`) or not, on an event stream or not.
+        Open {
+            host: u8,
+            id: u8,
+            token: Option<u8>,
+            events: bool,
+        },
+        /// The host of the `n`-th request opened closes its stream.
+        Close(usize),
+        /// The server answers the `n`-th request (or a request never
+        /// opened, past the end).
+        Answer(usize),
+        /// The server reports progress with the `n`-th request's token.
+        Progress(usize),
+        /// The server sends a message on the `n`-th request's answer.
+        Related(usize),
+        /// The server sends a message that names no request.
+        Stray,
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            (0u8..4, 0u8..3, proptest::option::of(0u8..3), any::<bool>()).prop_map(
+                |(host, id, token, events)| Step::Open {
+                    host,
+                    id,
+                    token,
+                    events
+                }
+            ),
+            (0usize..12).prop_map(Step::Close),
+            (0usize..12).prop_map(Step::Answer),
+            (0usize..12).prop_map(Step::Progress),
+            (0usize..12).prop_map(Step::Related),
+            Just(Step::Stray),
+        ]
+    }
+
+    /// A request opened in the test: whose, and what it reads.
+    struct Opened {
+        host: u8,
+        id: u8,
+        token: Option<u8>,
+        proxy_id: u64,
+        stream: Option<mpsc::UnboundedReceiver<String>>,
+        answered: bool,
+        /// Let go of before its answer came.
+        cancelled: bool,
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// In the shared session, whatever hosts open and close and the
+        /// server sends, a host receives only the answer to its own
+        /// request (its id put back), that request's progress (its token
+        /// put back) and what came on that request's answer; a request a
+        /// host let go of is cancelled at the server once, by the proxy's
+        /// id, and nothing of it reaches anyone afterwards.
+        #[test]
+        fn a_host_receives_only_what_belongs_to_its_own_requests(
+            steps in proptest::collection::vec(step(), 1..60)
+        ) {
+            let (to_relay, mut relay) = mpsc::channel(1024);
+            let session = HostSession::new(to_relay, true, None);
+            let mut opened: Vec<Opened> = Vec::new();
+            for step in steps {
+                match step {
+                    Step::Open { host, id, token, events } => {
+                        let raw = token.map(|t| {
+                            RawValue::from_string(format!("\"h{host}-t{t}\"")).unwrap()
+                        });
+                        let (proxy_id, stream) = session.wait(
+                            Value::from(format!("h{host}-{id}")),
+                            raw,
+                            events,
+                        );
+                        opened.push(Opened {
+                            host, id, token, proxy_id,
+                            stream: Some(stream),
+                            answered: false,
+                            cancelled: false,
+                        });
+                    }
+                    Step::Close(n) => {
+                        if let Some(request) = opened.get_mut(n)
+                            && let Some(stream) = request.stream.take()
+                        {
+                            drop(stream);
+                            let cancelled = session.abandon(request.proxy_id);
+                            prop_assert_eq!(cancelled, !request.answered);
+                            request.cancelled = cancelled;
+                        }
+                    }
+                    Step::Answer(n) => {
+                        let proxy_id = opened.get(n).map_or(999, |r| r.proxy_id);
+                        session.route(
+                            format!(r#"{{"jsonrpc":"2.0","id":{proxy_id},"result":{{"of":{proxy_id}}}}}"#),
+                            None,
+                        );
+                        if let Some(request) = opened.get_mut(n) {
+                            request.answered = true;
+                        }
+                    }
+                    Step::Progress(n) => {
+                        let proxy_id = opened.get(n).map_or(999, |r| r.proxy_id);
+                        session.route(
+                            format!(r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{proxy_id},"progress":1,"of":{proxy_id}}}}}"#),
+                            None,
+                        );
+                    }
+                    Step::Related(n) => {
+                        let proxy_id = opened.get(n).map_or(999, |r| r.proxy_id);
+                        session.route(
+                            format!(r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"of":{proxy_id}}}}}"#),
+                            Some(&proxy_id.to_string()),
+                        );
+                    }
+                    Step::Stray => session.route(
+                        r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"of":null}}"#.into(),
+                        None,
+                    ),
+                }
+            }
+            // What each request's stream got.
+            let mut answers = 0;
+            for request in &mut opened {
+                let Some(stream) = request.stream.as_mut() else { continue };
+                while let Ok(line) = stream.try_recv() {
+                    let message: Value = serde_json::from_str(&line).unwrap();
+                    let of = message
+                        .pointer("/result/of")
+                        .or_else(|| message.pointer("/params/of"))
+                        .cloned();
+                    prop_assert_eq!(of, Some(Value::from(request.proxy_id)), "{}", line);
+                    if message.get("result").is_some() {
+                        answers += 1;
+                        prop_assert_eq!(
+                            &message["id"],
+                            &Value::from(format!("h{}-{}", request.host, request.id))
+                        );
+                    }
+                    if message["method"] == "notifications/progress" {
+                        let token = request.token.map(|t| format!("h{}-t{t}", request.host));
+                        prop_assert_eq!(message["params"]["progressToken"].as_str(), token.as_deref());
+                    }
+                }
+            }
+            prop_assert!(answers <= opened.iter().filter(|r| r.answered).count());
+            // Each request let go of before its answer was cancelled once.
+            let mut cancelled = Vec::new();
+            while let Ok(Input::Line(line)) = relay.try_recv() {
+                let message: Value = serde_json::from_str(&line).unwrap();
+                prop_assert_eq!(&message["method"], "notifications/cancelled");
+                cancelled.push(message["params"]["requestId"].as_u64().unwrap());
+            }
+            cancelled.sort_unstable();
+            let expected: Vec<u64> = opened
+                .iter()
+                .filter(|r| r.cancelled)
+                .map(|r| r.proxy_id)
+                .collect();
+            prop_assert_eq!(cancelled, expected);
+        }
+    }
 }
