@@ -11,13 +11,13 @@ use super::*;
 
 /// `v2_server.mjs` serving HTTP on a loopback port of its own; stopped
 /// (its stdin closed, then killed) when dropped.
-struct V2Http {
+pub(super) struct V2Http {
     child: Child,
-    url: String,
+    pub(super) url: String,
 }
 
 impl V2Http {
-    fn start(server: &Path, log: &Path) -> V2Http {
+    pub(super) fn start(server: &Path, log: &Path) -> V2Http {
         let mut child = std::process::Command::new("node")
             .arg(server)
             .arg("http")

@@ -549,6 +549,7 @@ mod declarations;
 mod deploy;
 mod example;
 mod guard;
+mod headers;
 mod hosts;
 mod http;
 mod instances;
