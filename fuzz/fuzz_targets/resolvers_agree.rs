@@ -7,7 +7,11 @@
 //! crate's build script) and the golden crate's 40 random rule sets (the
 //! differential test's). The first byte picks the server, the second the
 //! tool (one past the last: a tool that does not exist); the rest is the
-//! arguments, as JSON when it is JSON and as a string otherwise.
+//! arguments, as JSON when it is JSON and as a string otherwise. Every
+//! answer, in every dialect, must verify against the signature document of
+//! the same rules (`Signature::verify_resolution`, the host's check); the
+//! random sets give tools with and without `_meta`, icons, a title and an
+//! output schema.
 #![no_main]
 
 use std::path::PathBuf;
@@ -17,6 +21,7 @@ use libfuzzer_sys::fuzz_target;
 use mcp_resolve::Resolver;
 use mcp_resolve::ir::Server;
 use mcp_resolve_golden::{built, goldens, random};
+use mcp_resolve_host::Signature;
 use mcp_resolve_host::matcher::Matcher;
 use mcp_resolve_runtime::{Dialect, Resolved, RpcError};
 use serde_json::Value;
@@ -50,9 +55,11 @@ const BUNDLED: &[(&str, Generated)] = &[
     ("repo-contents.rules", goldens::repo_contents::resolve),
 ];
 
-/// One rules file: its server, and the three resolvers of it.
+/// One rules file: its server, its signature, and the three resolvers of
+/// it.
 struct Case {
     server: &'static Server,
+    signature: Signature,
     library: Resolver<'static>,
     matcher: Matcher,
     generated: Generated,
@@ -86,6 +93,10 @@ fn cases() -> &'static [Case] {
                     project.single_server().expect("one server").clone(),
                 ));
                 Case {
+                    signature: Signature::from_value(mcp_resolve::emit::signature::signature(
+                        server,
+                    ))
+                    .expect("signature"),
                     library: Resolver::new(server).expect("resolver"),
                     matcher: mcp_resolve::matcher::compile(server, Dialect::Extension)
                         .expect("matcher"),
@@ -95,6 +106,13 @@ fn cases() -> &'static [Case] {
             })
             .collect()
     })
+}
+
+/// The host's check of an answer against the signature.
+fn verifies(case: &Case, tool: &str, arguments: &Value, dialect: Dialect, answer: &Value) {
+    if let Err(violations) = case.signature.verify_resolution(tool, arguments, answer) {
+        panic!("the {dialect} answer for {tool} {arguments} does not verify: {violations}\n{answer}");
+    }
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -117,6 +135,14 @@ fuzz_target!(|data: &[u8]| {
         (Ok(l), Ok(m), Ok(g)) => {
             assert_eq!(m.resolution(), l, "matcher: {tool} {arguments}");
             assert_eq!(&g.to_resolution(), l, "generated: {tool} {arguments}");
+            let matcher_answer: Value =
+                serde_json::from_str(m.result_json(false)).expect("the matcher's answer is JSON");
+            verifies(case, &tool, &arguments, Dialect::Extension, &matcher_answer);
+            for dialect in Dialect::ALL {
+                let answer: Value = serde_json::from_str(&g.result_json(dialect))
+                    .expect("the generated answer is JSON");
+                verifies(case, &tool, &arguments, dialect, &answer);
+            }
         }
         (Err(l), Err(m), Err(g)) => {
             assert_eq!(m, l, "matcher error: {tool} {arguments}");

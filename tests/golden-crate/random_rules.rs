@@ -384,6 +384,33 @@ fn schema(rng: &mut Rng) -> String {
     out
 }
 
+/// The seed of tool `t` of set `index`'s listed extras.
+fn rng_seed(index: usize, t: usize) -> u64 {
+    0x5eed_0000 ^ ((index as u64) << 8) ^ t as u64
+}
+
+/// A tool's `title`, `_meta`, `icons` and `outputSchema`, each present or
+/// not.
+fn listed_extras(rng: &mut Rng) -> String {
+    let mut out = String::new();
+    if rng.chance(3) {
+        out.push_str("    title: \"A tool\"\n");
+    }
+    if rng.chance(2) {
+        out.push_str(rng.pick_str(&[
+            "    _meta: { \"example.com/ui\": \"ui://x\" }\n",
+            "    _meta: { ui: { resourceUri: \"ui://app\" }, \"vendor.example/k\": [1, 2] }\n",
+        ]));
+    }
+    if rng.chance(3) {
+        out.push_str("    icons: [{ src: \"https://example.com/i.png\", mimeType: image/png }]\n");
+    }
+    if rng.chance(3) {
+        out.push_str("    outputSchema: { type: object, properties: { ok: { type: boolean } } }\n");
+    }
+    out
+}
+
 /// One rule set, as YAML text.
 pub fn rule_set(rng: &mut Rng, index: usize, large: bool) -> String {
     let mut out = format!(
@@ -407,6 +434,11 @@ pub fn rule_set(rng: &mut Rng, index: usize, large: bool) -> String {
             q(&name),
             schema(rng)
         ));
+        // What a server lists of a tool beside its schema, drawn from a
+        // stream of its own (the rest of the set is the same with or
+        // without it): every answer, in every dialect, must still verify
+        // against the signature.
+        out.push_str(&listed_extras(&mut Rng(rng_seed(index, t))));
         let variants = match rng.below(8) {
             0 => None,
             1 => Some(0),

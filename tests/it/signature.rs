@@ -424,3 +424,36 @@ mod jcs_differential {
         }
     }
 }
+
+/// A resolvable tool with a `_meta` of its own (MCP Apps' `ui`, a vendor's
+/// key): its answer in every dialect — SEP-1862's whole tool included —
+/// keeps that `_meta` and verifies against the signature, from the library
+/// resolver and from the matcher the proxy compiles.
+#[test]
+fn an_answer_for_a_tool_with_its_own_meta_verifies_in_every_dialect() {
+    let rules = "version: 1\nserver: { name: s, version: 1.0.0 }\ntools:\n  - name: t\n    inputSchema: { type: object, properties: { a: { type: string } } }\n    _meta: { example.com/ui: x }\n    variants:\n      - { name: v, when: { a: x }, annotations: { readOnlyHint: true } }\n";
+    let dir = common::scratch("signature", "own-meta");
+    let path = dir.join("rules.yaml");
+    std::fs::write(&path, rules).unwrap();
+    let project = mcp_resolve::load(std::slice::from_ref(&path)).unwrap();
+    assert!(!project.has_errors());
+    let server = project.single_server().unwrap();
+    let host = mcp_resolve_host::Signature::from_value(signature(server)).unwrap();
+    let resolver = Resolver::new(server).unwrap();
+    for arguments in [json!({"a": "x"}), json!({"a": "y"}), json!({})] {
+        for dialect in mcp_resolve_runtime::Dialect::ALL {
+            let library = resolver.resolve_result("t", &arguments, dialect).unwrap();
+            let matcher = mcp_resolve::matcher::compile(server, dialect).unwrap();
+            let compiled: Value =
+                serde_json::from_str(matcher.resolve("t", &arguments).unwrap().result_json(false))
+                    .unwrap();
+            assert_eq!(compiled, library, "{dialect} {arguments}");
+            if let Err(violations) = host.verify_resolution("t", &arguments, &library) {
+                panic!("{dialect} {arguments}: {violations}\n{library}");
+            }
+            if dialect == mcp_resolve_runtime::Dialect::Sep1862 {
+                assert_eq!(library["tool"]["_meta"], json!({"example.com/ui": "x"}));
+            }
+        }
+    }
+}

@@ -80,7 +80,8 @@ impl Dialect {
     }
 
     /// The JSON-RPC `result` for a resolution. `tool` is the tool's `tools/list`
-    /// object (used by [`Dialect::Sep1862`], which returns the whole tool).
+    /// object (used by [`Dialect::Sep1862`], which returns the whole tool
+    /// with its own `_meta`, without any dialect's resolvable marker).
     pub fn result(self, tool: &Value, resolution: &Resolution) -> Value {
         let mut map = Map::new();
         match self {
@@ -90,11 +91,13 @@ impl Dialect {
                 map.insert("annotations".into(), resolution.annotations.core_json());
             }
             Dialect::Sep1862 => {
+                // The tool as its server defines it — its own `_meta` (MCP
+                // Apps' `ui`, a vendor's key) kept, only a resolvable marker
+                // left out — as the signature document has it.
                 let mut t = match tool {
-                    Value::Object(t) => t.clone(),
+                    Value::Object(t) => Dialect::unmark(t),
                     _ => Map::new(),
                 };
-                t.remove("_meta");
                 t.remove("requiredScopes");
                 t.insert("annotations".into(), resolution.annotations.complete_json());
                 t.insert("resolve".into(), Value::Bool(true));

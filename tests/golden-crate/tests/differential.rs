@@ -184,6 +184,20 @@ fn generated_code_matches_the_library_resolver() {
         assert!(!project.has_errors(), "{path}");
         let server = project.single_server().unwrap();
         let resolver = Resolver::new(server).unwrap();
+        // Every answer any engine gives, in every dialect, verifies against
+        // the signature document of the same rules.
+        let signature = mcp_resolve_host::Signature::from_value(
+            mcp_resolve::emit::signature::signature(server),
+        )
+        .unwrap();
+        let verifies = |name: &str, args: &Value, d: Dialect, answer: &Value, engine: &str| {
+            if let Err(violations) = signature.verify_resolution(name, args, answer) {
+                panic!(
+                    "{engine}'s {d} answer for {name} {args} does not verify: {violations}\n{answer}\n{}",
+                    std::fs::read_to_string(path).unwrap_or_default()
+                );
+            }
+        };
         let matchers: Vec<_> = Dialect::ALL
             .into_iter()
             .map(|d| (d, mcp_resolve::matcher::compile(server, d).unwrap()))
@@ -218,6 +232,7 @@ fn generated_code_matches_the_library_resolver() {
                             let got: Value = serde_json::from_str(c.result_json(false)).unwrap();
                             let want = resolver.resolve_result(name, &args, *d).unwrap();
                             assert_eq!(got, want, "matcher {name} {args} {d}\n{text}");
+                            verifies(name, &args, *d, &got, "the matcher");
                             let mut meta: Value =
                                 serde_json::from_str(c.result_json(true)).unwrap();
                             let entry = meta["_meta"]
@@ -249,6 +264,7 @@ fn generated_code_matches_the_library_resolver() {
                             let got: Value = serde_json::from_str(&o.result_json(d)).unwrap();
                             let want = resolver.resolve_result(name, &args, d).unwrap();
                             assert_eq!(got, want, "{name} {args} {d}\n{text}");
+                            verifies(name, &args, d, &got, "the generated resolver");
                         }
                     }
                     (Err(o), Err(l)) => {
