@@ -302,7 +302,8 @@ pub(crate) enum Command {
     /// the server (`-- COMMAND ARGS…`) as a child over stdio and speak MCP
     /// to the host on this process's stdio, passing everything through
     /// except what the rules add (capabilities, annotations and resolvable
-    /// markers in tools/list, tools/resolve and signature).
+    /// markers in tools/list, tools/resolve and signature). Without rules
+    /// it adds nothing and still guards, authorizes, traces and listens.
     Proxy(Box<ProxyArgs>),
     /// Cedar policies over resolved calls: the schema of a server's rules,
     /// and policies checked, explained variant by variant, and compared.
@@ -424,8 +425,9 @@ pub(crate) fn parse_dialect(s: &str) -> Result<Dialect, String> {
 /// `proxy`'s arguments.
 #[derive(clap::Args)]
 pub(crate) struct ProxyArgs {
-    /// Rules files, or directories of them (one server).
-    #[arg(required = true)]
+    /// Rules files, or directories of them (one server). Without them the
+    /// proxy resolves nothing and passes the server's tools through; the
+    /// guard, authorization, telemetry and --listen work as with rules.
     pub(crate) paths: Vec<PathBuf>,
     /// The resolve dialect served.
     #[arg(long, default_value = "extension", value_parser = parse_dialect)]

@@ -111,108 +111,159 @@ pub(crate) fn main(args: Args) -> u8 {
         (None, false) => Upstream::Command(args.command.clone()),
         _ => {
             eprintln!(
-                "error: give the server's command after `--` (mcp-resolve proxy RULES -- COMMAND ARGS…) or its URL (--upstream URL)"
+                "error: give the server's command after `--` (mcp-resolve proxy [RULES] -- COMMAND ARGS…) or its URL (--upstream URL)"
             );
             return USAGE;
         }
     };
+    // Without rules, the proxy guards, authorizes, traces and balances a
+    // server nobody wrote rules for, and resolves nothing.
+    if args.paths.is_empty() {
+        return match ProxyRules::none(args.dialect) {
+            Ok(rules) => {
+                let server = rules.server().clone();
+                serve_with(&args, upstream, &server, rules)
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                FAILURE
+            }
+        };
+    }
     // Rules are loaded and checked before the server starts: a rules error
     // stops here, with the usual diagnostics and exit code.
     with_server(&args.paths, |_, server| {
-        let rules = match ProxyRules::new(server.clone(), args.dialect) {
-            Ok(rules) => rules,
+        match ProxyRules::new(server.clone(), args.dialect) {
+            Ok(rules) => serve_with(&args, upstream, server, rules),
             Err(e) => {
                 eprintln!("error: {e}");
-                return FAILURE;
-            }
-        };
-        let mut guard = match guard(&args, server) {
-            Ok(guard) => guard,
-            Err(code) => return code,
-        };
-        if let (Some(key), Some(uri)) = (&args.sign_key, &args.server_uri) {
-            let key = match super::keys::private_keys(std::slice::from_ref(key)) {
-                Ok(mut keys) => keys.remove(0),
-                Err(code) => return code,
-            };
-            let declarer = Declarer::new(
-                key,
-                uri.clone(),
-                args.publisher.clone(),
-                args.manifest_expires,
-                &rules,
-            );
-            guard.declare = match args.jws_alg.as_deref() {
-                None => Some(declarer),
-                Some(alg) => match declarer.naming(alg) {
-                    Ok(declarer) => Some(declarer),
-                    Err(e) => {
-                        eprintln!("error: --jws-alg: {e}");
-                        return USAGE;
-                    }
-                },
-            };
-        }
-        let shared = match args
-            .redis
-            .as_deref()
-            .map(mcp_resolve_proxy::shared::Shared::open)
-        {
-            None => None,
-            Some(Ok(shared)) => Some(Arc::new(shared)),
-            Some(Err(e)) => {
-                eprintln!("error: {e}");
-                return USAGE;
-            }
-        };
-        let options = Options {
-            shared,
-            timeout: (args.timeout > 0).then(|| Duration::from_secs(args.timeout)),
-            max_message_bytes: args.max_message_bytes,
-            guard: Arc::new(guard),
-            // On stdio the rules are compared with the host's own first
-            // listing: the server is started once.
-            compare_listing: args.probe && args.listen.is_none(),
-        };
-        let runtime = match tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
-            Ok(runtime) => runtime,
-            Err(e) => {
-                eprintln!("error: cannot start the async runtime: {e}");
-                return FAILURE;
-            }
-        };
-        let auth = match auth_settings(&args, server) {
-            Ok(auth) => auth,
-            Err(code) => return code,
-        };
-        let listen = args.listen.clone().map(|listen| Listen {
-            options: listen,
-            auth,
-        });
-        let guard = options.guard.clone();
-        let code = exit_code(runtime.block_on(proxy(
-            rules,
-            options,
-            upstream.clone(),
-            args.probe,
-            listen,
-        )));
-        // A session step still running on the blocking pool (an interrupt
-        // while it waits to write to a host that does not read) is left
-        // behind, not waited for. What telemetry still holds is sent now,
-        // for a bounded time: a collector that is down costs the exit
-        // that, never a host.
-        runtime.shutdown_timeout(Duration::from_secs(1));
-        if let Some(telemetry) = &guard.telemetry {
-            for failed in telemetry.shutdown() {
-                eprintln!("mcp-resolve proxy: OpenTelemetry: cannot send {failed}");
+                FAILURE
             }
         }
-        code
     })
+}
+
+/// The proxy with its rules (or none) read: the guard, the listener and
+/// the sessions, until it ends.
+fn serve_with(
+    args: &Args,
+    upstream: Upstream,
+    server: &mcp_resolve::ir::Server,
+    rules: ProxyRules,
+) -> u8 {
+    if !rules.given()
+        && let Some(why) = needs_rules(args)
+    {
+        eprintln!("error: {why}");
+        return USAGE;
+    }
+    let mut guard = match guard(args, server) {
+        Ok(guard) => guard,
+        Err(code) => return code,
+    };
+    if !rules.given()
+        && let Some(policy) = &guard.policy
+        && let naming @ [_, ..] = policy.naming_variants().as_slice()
+    {
+        eprintln!(
+            "error: the policy {} reads a call's variant (`{}`), and no rules were given to resolve one: name the rules file (mcp-resolve proxy RULES --policy … -- SERVER), or write the rule on hints and tools only",
+            args.policy
+                .as_deref()
+                .map(Path::display)
+                .map(|p| format!("`{p}`"))
+                .unwrap_or_default(),
+            naming.join("`, `")
+        );
+        return USAGE;
+    }
+    if let (Some(key), Some(uri)) = (&args.sign_key, &args.server_uri) {
+        let key = match super::keys::private_keys(std::slice::from_ref(key)) {
+            Ok(mut keys) => keys.remove(0),
+            Err(code) => return code,
+        };
+        let declarer = Declarer::new(
+            key,
+            uri.clone(),
+            args.publisher.clone(),
+            args.manifest_expires,
+            &rules,
+        );
+        guard.declare = match args.jws_alg.as_deref() {
+            None => Some(declarer),
+            Some(alg) => match declarer.naming(alg) {
+                Ok(declarer) => Some(declarer),
+                Err(e) => {
+                    eprintln!("error: --jws-alg: {e}");
+                    return USAGE;
+                }
+            },
+        };
+    }
+    let shared = match args
+        .redis
+        .as_deref()
+        .map(mcp_resolve_proxy::shared::Shared::open)
+    {
+        None => None,
+        Some(Ok(shared)) => Some(Arc::new(shared)),
+        Some(Err(e)) => {
+            eprintln!("error: {e}");
+            return USAGE;
+        }
+    };
+    let options = Options {
+        shared,
+        timeout: (args.timeout > 0).then(|| Duration::from_secs(args.timeout)),
+        max_message_bytes: args.max_message_bytes,
+        guard: Arc::new(guard),
+        // On stdio the rules are compared with the host's own first
+        // listing: the server is started once.
+        compare_listing: args.probe && args.listen.is_none() && rules.given(),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return FAILURE;
+        }
+    };
+    let auth = match auth_settings(args, server) {
+        Ok(auth) => auth,
+        Err(code) => return code,
+    };
+    let listen = args.listen.clone().map(|listen| Listen {
+        options: listen,
+        auth,
+    });
+    let guard = options.guard.clone();
+    let code =
+        exit_code(runtime.block_on(proxy(rules, options, upstream.clone(), args.probe, listen)));
+    // A session step still running on the blocking pool (an interrupt
+    // while it waits to write to a host that does not read) is left
+    // behind, not waited for. What telemetry still holds is sent now,
+    // for a bounded time: a collector that is down costs the exit
+    // that, never a host.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    if let Some(telemetry) = &guard.telemetry {
+        for failed in telemetry.shutdown() {
+            eprintln!("mcp-resolve proxy: OpenTelemetry: cannot send {failed}");
+        }
+    }
+    code
+}
+
+/// Why the options cannot be served without rules, if they cannot: what
+/// needs the rules' variants or tools says so, with the fix.
+fn needs_rules(args: &Args) -> Option<String> {
+    if args.sign_key.is_some() {
+        return Some(
+            "--sign-key declares the tools the rules describe, and no rules were given: name the rules file (mcp-resolve proxy RULES --sign-key … -- SERVER)".into(),
+        );
+    }
+    None
 }
 
 /// The guard of `tools/call` the options ask for: pin, policy, audit.
@@ -421,12 +472,14 @@ async fn proxy(
     probe: bool,
     listen: Option<Listen>,
 ) -> Result<Ended, UpstreamError> {
-    if probe && listen.is_some() {
+    if probe && listen.is_some() && (rules.given() || options.guard.pin.is_some()) {
         // Before any host: each session starts a server of its own.
         let startup = options.timeout.unwrap_or(Duration::from_secs(60));
         let listed = until_interrupted(self::probe(&upstream, startup)).await?;
-        for note in compare(&rules, &listed) {
-            eprintln!("mcp-resolve proxy: {note}");
+        if rules.given() {
+            for note in compare(&rules, &listed) {
+                eprintln!("mcp-resolve proxy: {note}");
+            }
         }
         check_pin(&rules, &options.guard, &listed);
     }

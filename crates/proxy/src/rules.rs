@@ -50,6 +50,9 @@ pub struct ProxyRules {
     /// Each tool's `inputSchema` as the check on a call's text reads it
     /// (`None`: a schema only the validator decides).
     quick: HashMap<String, Option<QuickSchema>>,
+    /// Rules were given: without them the proxy resolves nothing, owns no
+    /// method and advertises nothing, and the server's tools pass through.
+    given: bool,
 }
 
 /// Keeps, of an entry's annotations, the hints the rules write for the tool:
@@ -105,7 +108,53 @@ impl ProxyRules {
             entries,
             signature,
             quick,
+            given: true,
         })
+    }
+
+    /// No rules: a server with no tools described, whose own tools, answers
+    /// and methods (its `tools/resolve`, if it has one) pass through; the
+    /// guard, authorization, telemetry and the listener still work.
+    pub fn none(dialect: Dialect) -> Result<Self, ResolverError> {
+        let empty = Server {
+            name: String::new(),
+            version: String::new(),
+            hints: Default::default(),
+            tools: Vec::new(),
+            files: Vec::new(),
+        };
+        let matcher = mcp_resolve::matcher::compile(&empty, dialect)?;
+        Ok(ProxyRules {
+            server: empty,
+            matcher,
+            dialect,
+            entries: HashMap::new(),
+            signature: String::new(),
+            quick: HashMap::new(),
+            given: false,
+        })
+    }
+
+    /// Whether rules were given (see [`ProxyRules::none`]).
+    pub fn given(&self) -> bool {
+        self.given
+    }
+
+    /// Whether the proxy answers requests of `method` itself: the
+    /// dialect's resolve method and `signature`, when rules were given.
+    pub fn owns(&self, method: &str) -> bool {
+        self.given && (method == self.method() || method == SIGNATURE_METHOD)
+    }
+
+    /// The JSON-RPC screen of a host's messages: in the extension dialect,
+    /// with rules, a resolve request is refused (-32021) unless the host
+    /// declares the extension; otherwise only the envelope is checked.
+    pub fn screen(&self) -> mcp_resolve_runtime::framing::Screen {
+        if self.given && self.dialect == Dialect::Extension {
+            mcp_resolve_runtime::framing::Screen::checking(self.method())
+        } else {
+            mcp_resolve_runtime::framing::Screen::default()
+        }
     }
 
     /// The rules' server.
@@ -205,6 +254,9 @@ impl ProxyRules {
     /// experimental capability), `signature` and the companion variant
     /// extension.
     pub fn advertise(&self, capabilities: &mut Map<String, Value>) {
+        if !self.given {
+            return;
+        }
         if let Some(extensions) = object_at(capabilities, "extensions") {
             if self.dialect == Dialect::Extension {
                 extensions.insert(EXTENSION_ID.into(), json!({}));

@@ -554,5 +554,6 @@ mod hosts;
 mod http;
 mod instances;
 mod isolation;
+mod no_rules;
 mod official;
 mod telemetry;

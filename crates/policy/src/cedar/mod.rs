@@ -257,6 +257,40 @@ impl Engine {
         &self.policies
     }
 
+    /// The policies that read a call's variant (`context.resolution.variant`,
+    /// or a YAML rule's `variant:`), by name: they need the rules a variant
+    /// comes from.
+    pub fn naming_variants(&self) -> Vec<&str> {
+        fn reads_variant(node: &serde_json::Value) -> bool {
+            match node {
+                serde_json::Value::Object(map) => {
+                    map.get("attr").and_then(serde_json::Value::as_str) == Some("variant")
+                        || map.values().any(reads_variant)
+                }
+                serde_json::Value::Array(items) => items.iter().any(reads_variant),
+                _ => false,
+            }
+        }
+        let mut naming: Vec<&Named> = self
+            .named
+            .iter()
+            .filter(|(id, named)| {
+                !named.default
+                    && self
+                        .policies
+                        .policy(id)
+                        .and_then(|policy| policy.to_json().ok())
+                        .is_some_and(|est| reads_variant(&est))
+            })
+            .map(|(_, named)| named)
+            .collect();
+        naming.sort_by_key(|named| named.index);
+        naming
+            .into_iter()
+            .map(|named| named.name.as_str())
+            .collect()
+    }
+
     /// The named policy of `id`.
     pub fn named(&self, id: &PolicyId) -> Option<&Named> {
         self.named.get(id)

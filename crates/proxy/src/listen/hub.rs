@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_resolve_runtime::RpcError;
 use mcp_resolve_runtime::protocol::{Envelope, Screen, error_response, id_key, splice};
-use mcp_resolve_runtime::{Dialect, RpcError};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -335,11 +335,7 @@ impl HostSink for Router {
 impl Hub {
     /// The JSON-RPC screen of one `POST` (each message on its own).
     pub(super) fn screen(&self) -> Screen {
-        match self.rules.dialect() {
-            Dialect::Extension => Screen::checking(self.rules.method()),
-            _ => Screen::default(),
-        }
-        .per_message()
+        self.rules.screen().per_message()
     }
 
     /// Opens a session: a server of its own and a proxy session between.

@@ -114,7 +114,7 @@ impl Session<'_> {
                 self.settle_span(&id, clock, from, out);
             }
             (Some(method), Some(id)) => {
-                let owned = method == self.rules.method() || method == SIGNATURE_METHOD;
+                let owned = self.rules.owns(method);
                 // A cancellation written as a request goes on as any request.
                 let params = params.filter(|_| method != "notifications/cancelled");
                 let raw_params = message.params.map(|raw| raw.get());

@@ -31,7 +31,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant, SystemTime};
 
 use mcp_resolve_runtime::framing::Screen;
-use mcp_resolve_runtime::{Annotations, Dialect, RpcError};
+use mcp_resolve_runtime::{Annotations, RpcError};
 use serde_json::Value;
 
 use crate::consent::Tickets;
@@ -260,11 +260,7 @@ pub struct Session<'s> {
 impl<'s> Session<'s> {
     /// A new session serving `rules` under `guard`.
     pub fn new(rules: &'s ProxyRules, guard: &'s Guard, config: Config) -> Session<'s> {
-        let mut screen = if rules.dialect() == Dialect::Extension {
-            Screen::checking(rules.method())
-        } else {
-            Screen::default()
-        };
+        let mut screen = rules.screen();
         if config.per_message {
             screen = screen.per_message();
         }
