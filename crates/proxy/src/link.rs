@@ -150,6 +150,7 @@ impl Link {
         upstream: &Upstream,
         max: usize,
         sessionless: bool,
+        carried: Option<Carried>,
     ) -> Result<Link, UpstreamError> {
         match upstream {
             Upstream::Command(command) => {
@@ -173,7 +174,7 @@ impl Link {
                 }
                 let (to, outbox) = mpsc::channel(64);
                 let (inbox, from) = mpsc::channel(64);
-                tokio::spawn(pump(endpoint.clone(), outbox, inbox));
+                tokio::spawn(pump(endpoint.clone(), outbox, inbox, carried));
                 Ok(Link {
                     from: Source::Channel(from),
                     to: To::Http(to),
@@ -251,19 +252,43 @@ pub(crate) async fn child_ended(child: &mut StdioTransport, command: &str) -> St
 /// cancel over HTTP: the server sees its stream close); one for an older
 /// request is posted, as a client does in a session. When the host side
 /// goes, every answer still open is closed: the server stops the work.
-async fn pump(endpoint: Endpoint, mut outbox: mpsc::Receiver<String>, inbox: mpsc::Sender<Input>) {
+async fn pump(
+    endpoint: Endpoint,
+    mut outbox: mpsc::Receiver<String>,
+    inbox: mpsc::Sender<Input>,
+    carried: Option<Carried>,
+) {
     let mut listening = false;
     let mut in_flight = InFlight::default();
+    // A host on stdio cannot send `Mcp-Param-*` headers: the proxy, the
+    // HTTP client here, writes them from the tools' listed schemas, as a
+    // client does. A host over HTTP sends its own, passed on as sent.
+    let declared = carried.is_none().then(ParamDeclarations::default);
     while let Some(text) = outbox.recv().await {
         let (id, method, headers, modern, cancels) = match Envelope::of(&text) {
             Some(envelope) => {
                 let modern = is_modern(envelope.params);
-                let headers = if modern {
+                let id = envelope.is_request().then(|| envelope.id.clone()).flatten();
+                let mut headers = if modern {
                     message_headers(envelope.method.as_deref(), envelope.params)
                 } else {
                     Default::default()
                 };
-                let id = envelope.is_request().then(|| envelope.id.clone()).flatten();
+                // The host's own `Mcp-Param-*` headers, as it sent them.
+                if let Some(host) = id
+                    .as_ref()
+                    .zip(carried.as_ref())
+                    .and_then(|(id, carried)| carried.take(&id_key(id)))
+                    && modern
+                {
+                    headers.extend(host);
+                }
+                if let Some(declared) = &declared
+                    && modern
+                    && envelope.method.as_deref() == Some("tools/call")
+                {
+                    headers.extend(declared.headers_of(envelope.params));
+                }
                 let cancels = (envelope.method.as_deref() == Some("notifications/cancelled"))
                     .then(|| cancelled_request(envelope.params))
                     .flatten();
@@ -289,6 +314,9 @@ async fn pump(endpoint: Endpoint, mut outbox: mpsc::Receiver<String>, inbox: mps
             id.clone(),
             initialize,
             inbox.clone(),
+            declared
+                .clone()
+                .filter(|_| method.as_deref() == Some("tools/list")),
         );
         match id {
             Some(id) if !initialize => {
@@ -306,6 +334,123 @@ async fn pump(endpoint: Endpoint, mut outbox: mpsc::Receiver<String>, inbox: mps
         }
     }
     in_flight.close_all();
+}
+
+/// Headers a host sent with a request that the proxy passes on with it to
+/// an HTTP server (SEP-2243's `Mcp-Param-*`, which mirror arguments the
+/// tool's schema marks with `x-mcp-header`), by the proxy's id of the
+/// request (its key): put by the HTTP listener, taken by the link.
+#[derive(Clone, Default)]
+pub(crate) struct Carried(
+    std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, reqwest::header::HeaderMap>>>,
+);
+
+impl Carried {
+    /// Keeps `headers` for the request the proxy knows by `key`.
+    pub(crate) fn put(&self, key: String, headers: reqwest::header::HeaderMap) {
+        if let Ok(mut carried) = self.0.lock() {
+            carried.insert(key, headers);
+        }
+    }
+
+    /// The headers kept for `key`, taken.
+    pub(crate) fn take(&self, key: &str) -> Option<reqwest::header::HeaderMap> {
+        self.0.lock().ok()?.remove(key)
+    }
+}
+
+/// The `x-mcp-header` declarations of the tools a server listed, by tool:
+/// each header's name and the path of the argument it mirrors (SEP-2243).
+#[derive(Clone, Default)]
+struct ParamDeclarations(std::sync::Arc<std::sync::Mutex<ByTool>>);
+
+/// Each tool's declarations: a header's name and the argument's path.
+type ByTool = std::collections::HashMap<String, Vec<(String, Vec<String>)>>;
+
+impl ParamDeclarations {
+    /// Learns the declarations of the tools in a `tools/list` answer.
+    fn learn(&self, answer: &str) {
+        let Ok(answer) = serde_json::from_str::<Value>(answer) else {
+            return;
+        };
+        let Some(tools) = answer.pointer("/result/tools").and_then(Value::as_array) else {
+            return;
+        };
+        let Ok(mut known) = self.0.lock() else {
+            return;
+        };
+        for tool in tools {
+            let (Some(name), Some(schema)) = (
+                tool.get("name").and_then(Value::as_str),
+                tool.get("inputSchema"),
+            ) else {
+                continue;
+            };
+            let mut found = Vec::new();
+            declarations(schema, &mut Vec::new(), &mut found);
+            if found.is_empty() {
+                known.remove(name);
+            } else {
+                known.insert(name.to_string(), found);
+            }
+        }
+    }
+
+    /// The `Mcp-Param-*` headers of a `tools/call` (its `params`): each
+    /// declared argument present as a string, boolean or number, as the
+    /// TypeScript SDK writes it.
+    fn headers_of(&self, params: Option<&RawValue>) -> reqwest::header::HeaderMap {
+        let mut headers = reqwest::header::HeaderMap::new();
+        let Some(params) = params.and_then(|p| serde_json::from_str::<Value>(p.get()).ok()) else {
+            return headers;
+        };
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            return headers;
+        };
+        let Ok(known) = self.0.lock() else {
+            return headers;
+        };
+        for (header, path) in known.get(name).into_iter().flatten() {
+            let mut value = params.get("arguments");
+            for key in path {
+                value = value.and_then(|v| v.get(key));
+            }
+            let text = match value {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Bool(b)) => b.to_string(),
+                Some(Value::Number(n))
+                    if n.is_i64() || n.is_u64() || n.as_f64().is_some_and(f64::is_finite) =>
+                {
+                    n.to_string()
+                }
+                _ => continue,
+            };
+            if let (Ok(name), Ok(value)) = (
+                reqwest::header::HeaderName::from_bytes(format!("mcp-param-{header}").as_bytes()),
+                reqwest::header::HeaderValue::from_str(&crate::upstream::http::header_text(&text)),
+            ) {
+                headers.insert(name, value);
+            }
+        }
+        headers
+    }
+}
+
+/// The `x-mcp-header` declarations of a schema, on properties reached by
+/// `properties` alone (where SEP-2243 allows them).
+fn declarations(schema: &Value, path: &mut Vec<String>, found: &mut Vec<(String, Vec<String>)>) {
+    if !path.is_empty()
+        && let Some(header) = schema.get("x-mcp-header").and_then(Value::as_str)
+    {
+        found.push((header.to_string(), path.clone()));
+    }
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (key, child) in properties {
+            path.push(key.clone());
+            declarations(child, path, found);
+            path.pop();
+        }
+    }
 }
 
 /// The requests whose answers are being read, by id key: the task reading
@@ -400,6 +545,7 @@ async fn exchange(
     id: Option<Value>,
     initialize: bool,
     inbox: mpsc::Sender<Input>,
+    learns: Option<ParamDeclarations>,
 ) {
     let posted = endpoint.post(text, id.is_some(), headers).await;
     let mut exchange = Exchange {
@@ -408,6 +554,7 @@ async fn exchange(
         initialize,
         inbox,
         answered: false,
+        learns,
     };
     let answer = match posted {
         Ok(answer) => answer,
@@ -435,6 +582,8 @@ struct Exchange {
     inbox: mpsc::Sender<Input>,
     /// The response to the request has come.
     answered: bool,
+    /// A `tools/list` whose tools' `x-mcp-header` declarations are learnt.
+    learns: Option<ParamDeclarations>,
 }
 
 impl Exchange {
@@ -466,6 +615,9 @@ impl Exchange {
             && envelope.id.as_ref().map(id_key) == self.id.as_ref().map(id_key)
         {
             self.answered = true;
+            if let Some(declared) = &self.learns {
+                declared.learn(&message);
+            }
             if self.initialize
                 && let Some(version) = protocol_version(&message)
             {

@@ -126,7 +126,7 @@ where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin,
 {
-    let link = Link::open(upstream, options.max_message_bytes, false)?;
+    let link = Link::open(upstream, options.max_message_bytes, false, None)?;
     let from_host = Source::lines(Box::new(host_in), options.max_message_bytes);
     relay(
         rules,

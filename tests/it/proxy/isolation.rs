@@ -165,3 +165,58 @@ fn hosts_see_only_their_own_messages_and_cancel_upstream_on_every_route() {
         );
     }
 }
+
+/// What 2026-07-28 adds passes through every route as it does directly:
+/// a `subscriptions/listen` stream (its notifications reach the host that
+/// opened it, naming its own request, and no other host) and an argument's
+/// `Mcp-Param-*` header (`x-mcp-header`), which the server refuses the call
+/// without — sent on by `--listen`, written from the listed schema by a
+/// stdio host's proxy (`tests/fixtures/proxy/v2_passthrough.mjs`).
+#[test]
+fn subscriptions_and_parameter_headers_pass_through_every_route() {
+    let (Some(driver), Some(server)) =
+        (ts_script("v2_passthrough.mjs"), ts_script("v2_server.mjs"))
+    else {
+        return;
+    };
+    let rules = fixture("v2_server.yaml");
+    let scratch = common::scratch("proxy", "v2-passthrough");
+    let upstream = V2Http::start(&server, &scratch.join("http.log"));
+    let run = |label: &str, target: &[&str]| {
+        let output = std::process::Command::new("node")
+            .arg(&driver)
+            .args(target)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success() && stdout.contains("all checks passed"),
+            "{label}:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    run("direct", &["--url", &upstream.url]);
+    let server_text = server.to_string_lossy().into_owned();
+    let child_log = scratch.join("child.log").to_string_lossy().into_owned();
+    let child = common::Listening::start(&[&rules], &["node", &server_text, "stdio", &child_log]);
+    run("--listen, a child server", &["--url", &child.url]);
+    let proxy = common::Listening::start(&[&rules, "--upstream", &upstream.url], &[]);
+    run("--listen --upstream", &["--url", &proxy.url]);
+    for proxy in [child, proxy] {
+        let (status, stderr) = proxy.stop();
+        assert_eq!(status, 0, "{stderr:#?}");
+    }
+    let binary = env!("CARGO_BIN_EXE_mcp-resolve");
+    run(
+        "a stdio host, --upstream",
+        &[
+            "--stdio",
+            binary,
+            "proxy",
+            &rules,
+            "--no-probe",
+            "--upstream",
+            &upstream.url,
+        ],
+    );
+}

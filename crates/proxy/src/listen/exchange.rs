@@ -141,7 +141,9 @@ pub(super) async fn post(
         .filter(|_| hub.listen.auth.as_ref().is_some_and(|a| a.lists_by_scope()))
         .filter(|_| message.method.as_deref() == Some("tools/list"))
         .map(|p| (Arc::clone(&hub), p.scopes.clone()));
+    let carried = param_headers(&parts.headers);
     let exchange = Exchange {
+        carried,
         host_id: host_id.unwrap_or(Value::Null),
         events,
         new_id,
@@ -268,8 +270,23 @@ fn cancellation(session: &HostSession, text: &str, message: &Envelope<'_>) -> Op
     splice(text, raw.get(), &Value::Object(params).to_string())
 }
 
+/// The host's SEP-2243 `Mcp-Param-*` headers (`None` when it sent none):
+/// passed on with the request to an HTTP server, which checks them against
+/// the arguments.
+fn param_headers(headers: &HeaderMap) -> Option<HeaderMap> {
+    let mut params = HeaderMap::new();
+    for (name, value) in headers {
+        if name.as_str().starts_with("mcp-param-") {
+            params.append(name.clone(), value.clone());
+        }
+    }
+    (!params.is_empty()).then_some(params)
+}
+
 /// One request and its answer on this exchange.
 struct Exchange {
+    /// Headers the host sent that go on with the request (`Mcp-Param-*`).
+    carried: Option<HeaderMap>,
     host_id: Value,
     /// The host accepts an event stream.
     events: bool,
@@ -287,7 +304,7 @@ impl Exchange {
     /// two hosts' requests share either at the server) and answers with
     /// what comes back.
     async fn run(
-        self,
+        mut self,
         session: &Arc<HostSession>,
         to_relay: &mpsc::Sender<Input>,
         text: &str,
@@ -299,6 +316,9 @@ impl Exchange {
             token.map(|raw| raw.to_owned()),
             self.events,
         );
+        if let Some(headers) = self.carried.take() {
+            session.carried.put(opened.to_string(), headers);
+        }
         let proxy_text = opened.to_string();
         let mut parts: Vec<(&str, &str)> = Vec::with_capacity(2);
         if let Some(raw) = message.id_raw {
@@ -531,7 +551,7 @@ mod tests {
     #[test]
     fn a_cancellation_names_the_request_in_flight_by_the_proxys_id() {
         let (to_relay, _from_host) = mpsc::channel(1);
-        let session = HostSession::new(to_relay, false, None);
+        let session = HostSession::new(to_relay, false, None, crate::link::Carried::default());
         if let Ok(mut routes) = session.routes.lock() {
             routes
                 .by_host_id

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::ListenOptions;
-use crate::link::{Input, Link, Upstream};
+use crate::link::{Carried, Input, Link, Upstream};
 use crate::relay::{HostSink, Options, ProxyRules, log, relay};
 use crate::upstream::UpstreamError;
 
@@ -52,6 +52,8 @@ pub(super) struct HostSession {
     pub(super) shared: bool,
     /// Where dropped messages are counted (its telemetry).
     guard: Option<Arc<crate::guard::Guard>>,
+    /// Headers of the host's requests its link passes on to an HTTP server.
+    pub(super) carried: Carried,
 }
 
 #[derive(Default)]
@@ -86,6 +88,7 @@ impl HostSession {
         to_relay: mpsc::Sender<Input>,
         shared: bool,
         guard: Option<Arc<crate::guard::Guard>>,
+        carried: Carried,
     ) -> Arc<Self> {
         Arc::new(HostSession {
             to_relay: Mutex::new(Some(to_relay)),
@@ -94,6 +97,7 @@ impl HostSession {
             last_seen: Mutex::new(Instant::now()),
             shared,
             guard,
+            carried,
         })
     }
 
@@ -226,6 +230,7 @@ impl HostSession {
         if envelope.is_response()
             && let Some(id) = &envelope.id
         {
+            self.carried.take(&id_key(id));
             let Some(waiter) = routes.forget(&id_key(id)) else {
                 log(&format!(
                     "an answer to no waiting request ({id}) was dropped"
@@ -255,6 +260,27 @@ impl HostSession {
                 });
             if sent.is_none() {
                 self.unrouted("progress");
+            }
+            return;
+        }
+        // A `subscriptions/listen` stream's notifications name the listen
+        // request by the proxy's id: they go to it, with the host's id put
+        // back (and, as progress, nowhere else).
+        if let Some(raw) = envelope
+            .params
+            .filter(|p| mcp_resolve_runtime::protocol::may_name_meta(p.get()))
+            .and_then(subscription_id_raw)
+        {
+            let sent = serde_json::from_str::<Value>(raw.get())
+                .ok()
+                .and_then(|id| routes.waiting.get(&id_key(&id)))
+                .filter(|waiter| waiter.events)
+                .and_then(|waiter| {
+                    let line = splice(&line, raw.get(), &waiter.host_id.to_string())?;
+                    waiter.stream.send(line).ok()
+                });
+            if sent.is_none() {
+                self.unrouted("notification");
             }
             return;
         }
@@ -346,9 +372,20 @@ impl Hub {
         stateless: bool,
         session_id: Option<&str>,
     ) -> Result<Arc<HostSession>, UpstreamError> {
-        let link = Link::open(&self.upstream, self.options.max_message_bytes, stateless)?;
+        let carried = Carried::default();
+        let link = Link::open(
+            &self.upstream,
+            self.options.max_message_bytes,
+            stateless,
+            Some(carried.clone()),
+        )?;
         let (to_relay, from_host) = mpsc::channel(64);
-        let session = HostSession::new(to_relay, stateless, Some(Arc::clone(&self.options.guard)));
+        let session = HostSession::new(
+            to_relay,
+            stateless,
+            Some(Arc::clone(&self.options.guard)),
+            carried,
+        );
         let hub = Arc::clone(self);
         let router = Router {
             session: Arc::clone(&session),
@@ -500,6 +537,26 @@ pub(super) fn request_progress_token(params: &RawValue) -> Option<&RawValue> {
     progress_token_raw(request.meta?)
 }
 
+/// The raw `_meta["io.modelcontextprotocol/subscriptionId"]` of a
+/// notification's params (the `subscriptions/listen` request it belongs
+/// to), a slice of their text.
+fn subscription_id_raw(params: &RawValue) -> Option<&RawValue> {
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    struct Meta<'a> {
+        #[serde(rename = "io.modelcontextprotocol/subscriptionId", borrow)]
+        id: Option<&'a RawValue>,
+    }
+    let params: Params<'_> = serde_json::from_str(params.get()).ok()?;
+    serde_json::from_str::<Meta<'_>>(params.meta?.get())
+        .ok()?
+        .id
+}
+
 /// The raw `progressToken` member of `object` (a progress notification's
 /// params, or a request's `_meta`), a slice of its text.
 fn progress_token_raw(object: &RawValue) -> Option<&RawValue> {
@@ -536,6 +593,9 @@ mod tests {
         Progress(usize),
         /// The server sends a message on the `n`-th request's answer.
         Related(usize),
+        /// The server sends a notification of the `subscriptions/listen`
+        /// stream the `n`-th request opened.
+        Subscribed(usize),
         /// The server sends a message that names no request.
         Stray,
     }
@@ -554,6 +614,7 @@ mod tests {
             (0usize..12).prop_map(Step::Answer),
             (0usize..12).prop_map(Step::Progress),
             (0usize..12).prop_map(Step::Related),
+            (0usize..12).prop_map(Step::Subscribed),
             Just(Step::Stray),
         ]
     }
@@ -584,7 +645,7 @@ mod tests {
             steps in proptest::collection::vec(step(), 1..60)
         ) {
             let (to_relay, mut relay) = mpsc::channel(1024);
-            let session = HostSession::new(to_relay, true, None);
+            let session = HostSession::new(to_relay, true, None, Carried::default());
             let mut opened: Vec<Opened> = Vec::new();
             for step in steps {
                 match step {
@@ -638,6 +699,13 @@ mod tests {
                             Some(&proxy_id.to_string()),
                         );
                     }
+                    Step::Subscribed(n) => {
+                        let proxy_id = opened.get(n).map_or(999, |r| r.proxy_id);
+                        session.route(
+                            format!(r#"{{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{{"_meta":{{"io.modelcontextprotocol/subscriptionId":{proxy_id}}},"of":{proxy_id}}}}}"#),
+                            None,
+                        );
+                    }
                     Step::Stray => session.route(
                         r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"of":null}}"#.into(),
                         None,
@@ -661,6 +729,9 @@ mod tests {
                             &message["id"],
                             &Value::from(format!("h{}-{}", request.host, request.id))
                         );
+                    }
+                    if let Some(id) = message.pointer("/params/_meta/io.modelcontextprotocol~1subscriptionId") {
+                        prop_assert_eq!(id, &Value::from(format!("h{}-{}", request.host, request.id)));
                     }
                     if message["method"] == "notifications/progress" {
                         let token = request.token.map(|t| format!("h{}-t{t}", request.host));

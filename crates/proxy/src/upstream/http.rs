@@ -482,12 +482,12 @@ pub(crate) fn header_value_text(value: &str) -> Option<std::borrow::Cow<'_, str>
     String::from_utf8(bytes).ok().map(std::borrow::Cow::Owned)
 }
 
-/// `text` as a header value: as it is, or `=?base64?…?=` when it has
-/// leading or trailing blanks, characters outside printable ASCII, or
+/// `text` as a header value: as it is, or `=?base64?…?=` when it is empty,
+/// has leading or trailing blanks, characters outside printable ASCII, or
 /// already looks wrapped.
-fn header_text(text: &str) -> String {
+pub(crate) fn header_text(text: &str) -> String {
     use base64::Engine;
-    let printable = text.chars().all(|c| (' '..='~').contains(&c));
+    let printable = !text.is_empty() && text.chars().all(|c| (' '..='~').contains(&c));
     let padded = text.starts_with([' ', '\t']) || text.ends_with([' ', '\t']);
     let wrapped = text.starts_with("=?base64?") && text.ends_with("?=");
     if printable && !padded && !wrapped {
