@@ -199,6 +199,19 @@ fn assert_headers_by_era(log: &[Value]) {
     assert_eq!(calls.len(), 1, "{log:#?}");
     assert_eq!(calls[0]["mcp-method"], "tools/call", "{log:#?}");
     assert_eq!(calls[0]["mcp-name"], "manage_files", "{log:#?}");
+    // The tasks extension's methods pass through, named by their task.
+    for method in ["tasks/get", "tasks/update"] {
+        let tasks = of(method);
+        assert_eq!(tasks.len(), 1, "{log:#?}");
+        assert_eq!(tasks[0]["mcp-method"], method, "{log:#?}");
+        assert_eq!(tasks[0]["mcp-name"], "task-1", "{log:#?}");
+    }
+}
+
+/// A 2026-07-28 request of the tasks extension (`io.modelcontextprotocol/tasks`).
+fn task_request(id: i64, method: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method,
+           "params": {"taskId": "task-1", "_meta": serde_json::from_str::<Value>(MODERN_META).unwrap()}})
 }
 
 #[test]
@@ -259,6 +272,36 @@ fn an_older_protocol_request_reaches_an_http_upstream_without_the_2026_headers()
         &modern_call.to_string(),
     );
     assert_eq!(status, 200, "{body}");
+    for (id, method) in [(5, "tasks/get"), (6, "tasks/update")] {
+        let headers = [
+            modern.as_slice(),
+            &[("Mcp-Method", method), ("Mcp-Name", "task-1")],
+        ]
+        .concat();
+        let (status, _, body) = http_at(
+            &proxy.addr,
+            "POST",
+            "/mcp",
+            &headers,
+            &task_request(id, method).to_string(),
+        );
+        assert_eq!(status, 200, "{method}: {body}");
+        // The server's answer, as it wrote it (its own spacing).
+        assert!(
+            body.contains(&format!(r#""id": {id}, "result": {{}}"#)),
+            "{method}: {body}"
+        );
+        // Without the Mcp-Name its taskId requires: refused at the proxy.
+        let headers = [modern.as_slice(), &[("Mcp-Method", method)]].concat();
+        let (status, _, body) = http_at(
+            &proxy.addr,
+            "POST",
+            "/mcp",
+            &headers,
+            &task_request(id, method).to_string(),
+        );
+        assert_eq!(status, 400, "{method}: {body}");
+    }
     let (status, stderr) = proxy.stop();
     assert_eq!(status, 0, "{stderr:#?}");
     assert_headers_by_era(&header_log(&log));
@@ -276,6 +319,10 @@ fn an_older_protocol_request_reaches_an_http_upstream_without_the_2026_headers()
     assert_eq!(proxy.receive()["id"], 3);
     proxy.send(&modern_call);
     assert_eq!(proxy.receive()["id"], 4);
+    for (id, method) in [(5, "tasks/get"), (6, "tasks/update")] {
+        proxy.send(&task_request(id, method));
+        assert_eq!(proxy.receive()["id"], id);
+    }
     let (status, stderr) = proxy.finish();
     assert_eq!(status, 0, "{stderr:#?}");
     assert_headers_by_era(&header_log(&log));
