@@ -123,9 +123,11 @@ def _connects(port):
 
 def call(connection, id_, params):
     body = json.dumps({"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": params})
+    # The SEP-2243 headers a 2026-07-28 client sends with it.
     connection.request("POST", "/mcp", body, {
         "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2026-07-28"})
+        "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
+        "Mcp-Name": params["name"]})
     response = connection.getresponse()
     text = response.read().decode()
     for line in reversed(text.splitlines()):

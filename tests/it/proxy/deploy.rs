@@ -82,11 +82,12 @@ fn config_text(port: u16, backends: &[String]) -> String {
 /// HTTP failure, such as 502 from the load balancer).
 fn post(addr: &str, id: i64, params: Value, session: Option<&str>) -> (u16, Option<Value>) {
     let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
+    let modern = super::http::modern_headers(&body.to_string());
     let mut headers = vec![
         ("Accept", "application/json, text/event-stream"),
         ("Content-Type", "application/json"),
-        ("MCP-Protocol-Version", "2026-07-28"),
     ];
+    headers.extend(modern.iter().map(|(n, v)| (*n, v.as_str())));
     if let Some(session) = session {
         headers.push(("Mcp-Session-Id", session));
     }

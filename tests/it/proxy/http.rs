@@ -51,6 +51,35 @@ pub(super) fn http_at(
     (status, headers, body.to_string())
 }
 
+/// The SEP-2243 headers a 2026-07-28 client sends with `body` (none for a
+/// message of an older session): `MCP-Protocol-Version`, `Mcp-Method` and,
+/// for the methods that name something, `Mcp-Name`.
+pub(super) fn modern_headers(body: &str) -> Vec<(&'static str, String)> {
+    let Ok(message) = serde_json::from_str::<Value>(body) else {
+        return Vec::new();
+    };
+    let Some(version) = message
+        .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+        .and_then(Value::as_str)
+    else {
+        return Vec::new();
+    };
+    let method = message["method"].as_str().unwrap_or_default();
+    let mut headers = vec![
+        ("MCP-Protocol-Version", version.to_string()),
+        ("Mcp-Method", method.to_string()),
+    ];
+    let name = match method {
+        "tools/call" | "prompts/get" => message.pointer("/params/name"),
+        "resources/read" => message.pointer("/params/uri"),
+        _ => None,
+    };
+    if let Some(name) = name.and_then(Value::as_str) {
+        headers.push(("Mcp-Name", name.to_string()));
+    }
+    headers
+}
+
 fn header<'h>(headers: &'h [(String, String)], name: &str) -> Option<&'h str> {
     headers
         .iter()

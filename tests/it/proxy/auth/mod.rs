@@ -72,6 +72,8 @@ fn post(
     if let Some(session) = session {
         headers.push(("Mcp-Session-Id", session));
     }
+    let modern = super::http::modern_headers(body);
+    headers.extend(modern.iter().map(|(n, v)| (*n, v.as_str())));
     http_at(&proxy.addr, "POST", "/mcp", &headers, body)
 }
 
