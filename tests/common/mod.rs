@@ -155,6 +155,20 @@ pub fn lines_of(reader: impl std::io::Read + Send + 'static) -> mpsc::Receiver<S
     lines
 }
 
+/// The port a test server started as `child` (stdout piped) prints as its
+/// first line; the child is killed, and the test fails, when it prints none.
+pub fn port_line(child: &mut Child) -> u16 {
+    let mut line = String::new();
+    if let Some(stdout) = child.stdout.take() {
+        let _ = BufReader::new(stdout).read_line(&mut line);
+    }
+    line.trim().parse().unwrap_or_else(|_| {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the server printed no port: {line:?}")
+    })
+}
+
 /// A proxy serving hosts over HTTP (`--listen 127.0.0.1:0`); the address it
 /// bound is read from its first line on stderr.
 pub struct Listening {

@@ -170,12 +170,8 @@ fn header_server(log: &Path) -> (HeaderServer, String) {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut port = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut port)
-        .unwrap();
-    let url = format!("http://127.0.0.1:{}/mcp", port.trim());
-    (HeaderServer(child), url)
+    let port = common::port_line(&mut child);
+    (HeaderServer(child), format!("http://127.0.0.1:{port}/mcp"))
 }
 
 /// What an older-protocol request carries upstream: what a client of that

@@ -27,14 +27,7 @@ impl V2Http {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
-        let mut port = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut port)
-            .unwrap();
-        let port: u16 = port.trim().parse().unwrap_or_else(|_| {
-            let _ = child.kill();
-            panic!("v2_server.mjs printed no port: {port:?}")
-        });
+        let port = common::port_line(&mut child);
         V2Http {
             child,
             url: format!("http://127.0.0.1:{port}/mcp"),
@@ -52,8 +45,23 @@ impl Drop for V2Http {
     }
 }
 
-/// Runs the hosts (`v2_isolation.mjs MODE LOG SEED HOSTS CALLS TARGET…`);
-/// fails with what they printed unless every check passed.
+/// Runs a Node script of checks with `args`; fails with what it printed
+/// (under `label`) unless every check passed.
+fn passes(script: &Path, label: &str, args: &[&str]) {
+    let output = std::process::Command::new("node")
+        .arg(script)
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("all checks passed"),
+        "{label}:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Runs the hosts (`v2_isolation.mjs MODE LOG SEED HOSTS CALLS TARGET…`).
 fn hosts(
     driver: &Path,
     label: &str,
@@ -63,24 +71,10 @@ fn hosts(
     count: u32,
     target: &[&str],
 ) {
-    let output = std::process::Command::new("node")
-        .arg(driver)
-        .args([
-            mode,
-            &log.to_string_lossy(),
-            &seed.to_string(),
-            &count.to_string(),
-            "4",
-        ])
-        .args(target)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success() && stdout.contains("all checks passed"),
-        "{label} ({mode}, seed {seed}):\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let log = log.to_string_lossy();
+    let (seed_text, count) = (seed.to_string(), count.to_string());
+    let args = [&[mode, &log, &seed_text, &count, "4"], target].concat();
+    passes(driver, &format!("{label} ({mode}, seed {seed})"), &args);
 }
 
 #[test]
@@ -118,32 +112,27 @@ fn hosts_see_only_their_own_messages_and_cancel_upstream_on_every_route() {
 
         let child_log = scratch.join(format!("child-{mode}.log"));
         let child_text = child_log.to_string_lossy().into_owned();
-        let proxy =
-            common::Listening::start(&[&rules], &["node", &server_text, "stdio", &child_text]);
-        hosts(
-            &driver,
-            "--listen, a child server",
-            mode,
-            &child_log,
-            seed + 1,
-            8,
-            &["--url", &proxy.url],
-        );
-        let (status, stderr) = proxy.stop();
-        assert_eq!(status, 0, "{stderr:#?}");
-
-        let proxy = common::Listening::start(&[&rules, "--upstream", &upstream.url], &[]);
-        hosts(
-            &driver,
-            "--listen --upstream",
-            mode,
-            &http_log,
-            seed + 2,
-            8,
-            &["--url", &proxy.url],
-        );
-        let (status, stderr) = proxy.stop();
-        assert_eq!(status, 0, "{stderr:#?}");
+        let listening: [(&str, Vec<&str>, Vec<&str>, &Path); 2] = [
+            (
+                "--listen, a child server",
+                vec![&rules],
+                vec!["node", &server_text, "stdio", &child_text],
+                &child_log,
+            ),
+            (
+                "--listen --upstream",
+                vec![&rules, "--upstream", &upstream.url],
+                vec![],
+                &http_log,
+            ),
+        ];
+        for (n, (label, args, server, log)) in listening.into_iter().enumerate() {
+            let proxy = common::Listening::start(&args, &server);
+            let seed = seed + 1 + n as u64;
+            hosts(&driver, label, mode, log, seed, 8, &["--url", &proxy.url]);
+            let (status, stderr) = proxy.stop();
+            assert_eq!(status, 0, "{stderr:#?}");
+        }
 
         // A stdio host each, its own proxy in front of the HTTP server.
         hosts(
@@ -182,19 +171,7 @@ fn subscriptions_and_parameter_headers_pass_through_every_route() {
     let rules = fixture("v2_server.yaml");
     let scratch = common::scratch("proxy", "v2-passthrough");
     let upstream = V2Http::start(&server, &scratch.join("http.log"));
-    let run = |label: &str, target: &[&str]| {
-        let output = std::process::Command::new("node")
-            .arg(&driver)
-            .args(target)
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        assert!(
-            output.status.success() && stdout.contains("all checks passed"),
-            "{label}:\n{stdout}\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    };
+    let run = |label: &str, target: &[&str]| passes(&driver, label, target);
     run("direct", &["--url", &upstream.url]);
     let server_text = server.to_string_lossy().into_owned();
     let child_log = scratch.join("child.log").to_string_lossy().into_owned();
