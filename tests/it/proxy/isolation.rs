@@ -2,7 +2,8 @@
 //! proxy: the TypeScript SDK v2 as eight hosts at once (each in a process of
 //! its own, so their ids and progress tokens collide) in front of a TypeScript
 //! SDK v2 server (`tests/fixtures/proxy/v2_server.mjs`), in 2026-07-28 mode
-//! and in `initialize` sessions, cancelling calls at random. No message of
+//! and in `initialize` sessions, cancelling calls at random, on every route
+//! (stdio with a child server too). No message of
 //! one host's request may reach another host, and every cancellation — a
 //! closed stream (2026-07-28) or `notifications/cancelled` — must reach the
 //! server (`tests/fixtures/proxy/v2_isolation.mjs` checks both).
@@ -150,6 +151,29 @@ fn hosts_see_only_their_own_messages_and_cancel_upstream_on_every_route() {
                 "--no-probe",
                 "--upstream",
                 &upstream.url,
+            ],
+        );
+        // A stdio host each, its own proxy and its own child server.
+        let stdio_log = scratch.join(format!("stdio-{mode}.log"));
+        let stdio_text = stdio_log.to_string_lossy().into_owned();
+        hosts(
+            &driver,
+            "stdio, a child server",
+            mode,
+            &stdio_log,
+            seed + 4,
+            3,
+            &[
+                "--stdio",
+                binary,
+                "proxy",
+                &rules,
+                "--no-probe",
+                "--",
+                "node",
+                &server_text,
+                "stdio",
+                &stdio_text,
             ],
         );
     }
