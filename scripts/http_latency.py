@@ -2,7 +2,8 @@
 """Round-trip latency and the proxy's CPU per request over streamable HTTP
 (`mcp-resolve proxy --listen --upstream`), side by side in one run: the
 server directly, through a TCP byte relay (socat, the physical floor of any
-HTTP proxy here), through `mcp-resolve proxy` and (with `--baseline`)
+HTTP proxy here, when Debian's `socat` is installed), through
+`mcp-resolve proxy` and (with `--baseline`)
 through an earlier proxy binary.
 
 The server is `tests/fixtures/proxy/v2_server.mjs` over HTTP (the TypeScript
@@ -52,11 +53,19 @@ def free_port():
 
 
 def cpu_seconds(pid):
+    """The CPU time of `pid`'s threads and of its children's (socat forks
+    one per connection)."""
     total = 0
-    for task in os.listdir(f"/proc/{pid}/task"):
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0.0
+    for task in tasks:
         try:
             with open(f"/proc/{pid}/task/{task}/schedstat") as f:
                 total += int(f.read().split()[0])
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                total += sum(cpu_seconds(int(child)) * 1e9 for child in f.read().split())
         except OSError:
             pass
     return total / 1e9
@@ -69,6 +78,11 @@ class Route:
         self.name, self.port, self.process = name, port, process
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         self.session = None
+
+    def reconnect(self):
+        """A new keep-alive connection (a server closes idle ones)."""
+        self.connection.close()
+        self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
 
     def post(self, message, headers):
         body = json.dumps(message)
@@ -111,11 +125,15 @@ def kinds():
 
 def measure(route, kind, n):
     _, message, headers, in_session = kind
+    # A fresh connection for each block (a server closes idle ones), opened
+    # by an untimed request.
+    route.reconnect()
     if in_session and route.session is None:
         route.initialize()
     saved = route.session
     if not in_session:
         route.session = None
+    route.post({"jsonrpc": "2.0", "id": 0, **message}, headers)
     times = []
     before = cpu_seconds(route.process.pid) if route.process else None
     for i in range(n):
@@ -158,8 +176,8 @@ def main():
     socat = shutil.which("socat")
     if socat:
         relay_port = free_port()
-        relay = subprocess.Popen([socat, f"TCP-LISTEN:{relay_port},bind=127.0.0.1,reuseaddr,fork",
-                                  f"TCP:127.0.0.1:{port}"])
+        relay = subprocess.Popen([socat, f"TCP-LISTEN:{relay_port},bind=127.0.0.1,reuseaddr,fork,nodelay",
+                                  f"TCP:127.0.0.1:{port},nodelay"])
         children.append(relay)
         time.sleep(0.5)
         routes.append(Route("socat relay", relay_port, relay))

@@ -79,12 +79,8 @@ pub(super) async fn post(
     };
     // SEP-2243: the headers say what the body says, before anything reads
     // either to decide.
-    if let Err(refusal) = super::headers::check(&super::headers::Sent::of(&parts.headers), &message)
-    {
-        let body = error_response(
-            message.id.as_ref().unwrap_or(&Value::Null),
-            &RpcError::new(refusal.code, refusal.message, Some(refusal.data)),
-        );
+    if let Err(error) = super::check_headers(&parts.headers, &message) {
+        let body = error_response(message.id.as_ref().unwrap_or(&Value::Null), &error);
         return (
             StatusCode::BAD_REQUEST,
             [(header::CONTENT_TYPE, "application/json")],

@@ -43,6 +43,19 @@ use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
 
 use self::exchange::{delete, get, post};
+
+/// SEP-2243: whether the headers of a host's `POST` agree with its message
+/// (`message`, its envelope), as `--listen` checks them before anything
+/// reads the body to decide; the JSON-RPC error it answers with HTTP 400
+/// otherwise (`-32020` with `data.mismatch`, or `-32602`).
+pub fn check_headers(
+    headers: &axum::http::HeaderMap,
+    message: &mcp_resolve_runtime::protocol::Envelope<'_>,
+) -> Result<(), mcp_resolve_runtime::RpcError> {
+    headers::check(&headers::Sent::of(headers), message).map_err(|refusal| {
+        mcp_resolve_runtime::RpcError::new(refusal.code, refusal.message, Some(refusal.data))
+    })
+}
 use self::hub::Hub;
 use crate::link::Upstream;
 use crate::relay::{Options, ProxyRules, log};
