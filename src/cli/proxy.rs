@@ -278,11 +278,17 @@ fn guard(args: &Args, server: &mcp_resolve::ir::Server) -> Result<Guard, u8> {
         None => None,
     };
     let policy = match args.policy.as_deref() {
-        Some(p) => Some(super::policy::load_engine(
-            p,
-            server,
-            args.principal.as_deref(),
-        )?),
+        Some(p) => match super::policy::load_engine(p, server, args.principal.as_deref()) {
+            Ok(engine) => Some(engine),
+            Err(code) => {
+                if args.paths.is_empty() {
+                    eprintln!(
+                        "help: no rules were given, so the policy's schema has no tool of its own: a Cedar policy names `Mcp::Action::\"call_tool\"` and reads the hints, or the rules file is named (mcp-resolve proxy RULES --policy … -- SERVER)"
+                    );
+                }
+                return Err(code);
+            }
+        },
         None => None,
     };
     let audit = match args.audit.as_deref().map(Audit::open) {

@@ -178,6 +178,24 @@ fn without_rules_what_needs_a_variant_is_a_start_up_error_naming_the_fix() {
         stderr.contains("--sign-key declares the tools the rules describe"),
         "{stderr}"
     );
+    // A Cedar policy naming a tool's own action: Cedar's errors, then how
+    // to write it without rules or where the rules go.
+    let out = common::bin()
+        .args([
+            "proxy",
+            "--policy",
+            "docs/policies/file-server.cedar",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("unrecognized action") && stderr.contains("help: no rules were given"),
+        "{stderr}"
+    );
     // A hints-only policy needs no rules.
     let out = common::bin()
         .args([
