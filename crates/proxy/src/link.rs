@@ -370,6 +370,12 @@ type ByTool = std::collections::HashMap<String, Vec<(String, Vec<String>)>>;
 impl ParamDeclarations {
     /// Learns the declarations of the tools in a `tools/list` answer.
     fn learn(&self, answer: &str) {
+        // Most listings declare no header: nothing to read (a known tool's
+        // declarations could only be taken back by a listing that has them
+        // no longer, so with none known there is nothing to take back).
+        if !answer.contains("x-mcp-header") && self.0.lock().is_ok_and(|known| known.is_empty()) {
+            return;
+        }
         let Ok(answer) = serde_json::from_str::<Value>(answer) else {
             return;
         };
@@ -401,6 +407,10 @@ impl ParamDeclarations {
     /// TypeScript SDK writes it.
     fn headers_of(&self, params: Option<&RawValue>) -> reqwest::header::HeaderMap {
         let mut headers = reqwest::header::HeaderMap::new();
+        // No tool declares one: the call is not read.
+        if self.0.lock().is_ok_and(|known| known.is_empty()) {
+            return headers;
+        }
         let Some(params) = params.and_then(|p| serde_json::from_str::<Value>(p.get()).ok()) else {
             return headers;
         };
