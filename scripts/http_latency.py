@@ -16,9 +16,16 @@ turns round by round, in an order shuffled with a fixed seed, so drift in
 the machine's load hits all of them. CPU is what the proxy's process (or the
 relay's) used per request, from `/proc/PID/task/*/schedstat`.
 
+With `--paired BLOCKS` (and `--baseline`) it measures only the two proxies'
+CPU, side by side as scripts/cpu_ab.py does for stdio: request by request
+in turn (the order flipped every request), so both see the same millisecond
+of a noisy machine, and prints per kind each binary's median per block of N
+requests, the median of proxy less baseline and every block's difference.
+Two copies of one binary give the method's own spread (A/A).
+
 Usage:
   http_latency.py --proxy BIN [--baseline BIN] --server-dir DIR \
-      [--requests N] [--rounds N]
+      [--requests N] [--rounds N] [--paired BLOCKS]
   (DIR: a directory where `node v2_server.mjs` resolves the TypeScript SDK
   v2, as target/ts-client after scripts/install-ts-client.sh)
 
@@ -145,6 +152,50 @@ def measure(route, kind, n):
     return times, cpu
 
 
+def paired(first, second, kind, n, blocks):
+    """CPU per request of two proxies asked in turn, block by block:
+    [(first's, second's)] in µs."""
+    _, message, headers, in_session = kind
+    pairs = []
+    for _ in range(blocks):
+        for route in (first, second):
+            route.reconnect()
+            if in_session and route.session is None:
+                route.initialize()
+        saved = {route.name: route.session for route in (first, second)}
+        if not in_session:
+            first.session = second.session = None
+        for route in (first, second):
+            route.post({"jsonrpc": "2.0", "id": 0, **message}, headers)
+        before = [cpu_seconds(route.process.pid) for route in (first, second)]
+        for i in range(n):
+            for route in ((first, second) if i % 2 == 0 else (second, first)):
+                route.post({"jsonrpc": "2.0", "id": i + 1, **message}, headers)
+        after = [cpu_seconds(route.process.pid) for route in (first, second)]
+        pairs.append(tuple((a - b) / n * 1e6 for a, b in zip(after, before)))
+        for route in (first, second):
+            route.session = saved[route.name]
+    return pairs
+
+
+def report_paired(routes, args):
+    baseline = next(route for route in routes if route.name == "baseline")
+    proxy = next(route for route in routes if route.name == "proxy")
+    print(f"{args.paired} blocks × {args.requests} requests per binary and kind, in turn; "
+          f"CPU µs per request of the proxy's process")
+    print()
+    print("| request | baseline | proxy | proxy − baseline (median) | every block's difference |")
+    print("|---|---:|---:|---:|---|")
+    for kind in kinds():
+        paired(baseline, proxy, kind, min(200, args.requests), 1)  # warm-up
+        pairs = paired(baseline, proxy, kind, args.requests, args.paired)
+        differences = sorted(b - a for a, b in pairs)
+        print(f"| {kind[0]} | {statistics.median(a for a, _ in pairs):.1f} "
+              f"| {statistics.median(b for _, b in pairs):.1f} "
+              f"| {statistics.median(differences):+.1f} "
+              f"| {' '.join(f'{d:+.1f}' for d in differences)} |")
+
+
 def start_listening(binary, upstream):
     process = subprocess.Popen(
         [binary, "proxy", RULES, "--no-probe", "--listen", "127.0.0.1:0", "--upstream", upstream],
@@ -161,7 +212,10 @@ def main():
     parser.add_argument("--server-dir", required=True)
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--paired", type=int, metavar="BLOCKS")
     args = parser.parse_args()
+    if args.paired and not args.baseline:
+        parser.error("--paired compares --proxy with --baseline")
 
     log = tempfile.mktemp(prefix="http-latency-")
     # Beside the SDK it imports (ES modules resolve from the file's place).
@@ -174,7 +228,7 @@ def main():
     children = []
     routes = [Route("direct", port)]
     socat = shutil.which("socat")
-    if socat:
+    if socat and not args.paired:
         relay_port = free_port()
         relay = subprocess.Popen([socat, f"TCP-LISTEN:{relay_port},bind=127.0.0.1,reuseaddr,fork,nodelay",
                                   f"TCP:127.0.0.1:{port},nodelay"])
@@ -187,6 +241,9 @@ def main():
             children.append(process)
             routes.append(Route(name, listen_port, process))
     try:
+        if args.paired:
+            report_paired(routes, args)
+            return 0
         results = {}
         order = random.Random(7)
         for kind in kinds():
