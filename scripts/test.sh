@@ -6,13 +6,13 @@
 #   - cel-python in target/cel-venv (the CEL differential test);
 #   - the Python MCP SDK, rfc8785, jsonschema and joserfc in target/mcp-venv
 #     (end-to-end and conformance tests, signing cross-checks);
-#   - the TypeScript SDKs v2 and v1 in target/ts-client (scripts/install-ts-client.sh);
+#   - the TypeScript SDKs v2 and v1, and Cedar's own engine prebuilt to
+#     WebAssembly (@cedar-policy/cedar-wasm, the policy tests' cross-check),
+#     in target/ts-client (scripts/install-ts-client.sh);
 #   - the official MCP conformance suite and the Node 22 it needs in
 #     target/official-conformance (scripts/install-official-conformance.sh);
 #   - a real OAuth authorization server (oidc-provider) in target/auth-server
 #     (scripts/install-auth-server.sh);
-#   - the Cedar CLI (cedar-policy-cli, through cargo) in target/cedar-cli
-#     (scripts/install-cedar-cli.sh);
 #   - the pinned real MCP servers in target/real-servers
 #     (scripts/install-real-servers.sh);
 #   - the SARIF 2.1.0 schema in target/sarif (scripts/fetch-sarif-schema.sh);
@@ -62,7 +62,7 @@ target/mcp-venv/bin/python -m pip install -q --disable-pip-version-check \
   "mcp==2.3.0" "rfc8785==0.1.4" "jsonschema==4.26.0" "joserfc==1.8.0" "opentelemetry-proto==1.45.2"
 export MCP_RESOLVE_MCP_PYTHON="$PWD/target/mcp-venv/bin/python"
 
-echo "== TypeScript SDKs v2 and v1 (the second real client, and the side-by-side host)"
+echo "== TypeScript SDKs v2 and v1 (the second real client, and the side-by-side host) and Cedar's engine (cedar-wasm)"
 MCP_RESOLVE_TS_CLIENT="$(scripts/install-ts-client.sh target/ts-client)"
 export MCP_RESOLVE_TS_CLIENT
 
@@ -73,10 +73,6 @@ export MCP_RESOLVE_OFFICIAL_CONFORMANCE
 echo "== an OAuth authorization server (oidc-provider, and Node 22, under target/)"
 MCP_RESOLVE_AUTH_SERVER="$(scripts/install-auth-server.sh target/auth-server)"
 export MCP_RESOLVE_AUTH_SERVER
-
-echo "== the Cedar CLI (cedar-policy-cli, the release the proxy decides with)"
-MCP_RESOLVE_CEDAR="$(scripts/install-cedar-cli.sh target/cedar-cli)"
-export MCP_RESOLVE_CEDAR
 
 echo "== real MCP servers (npm and PyPI, pinned) for the live import test"
 MCP_RESOLVE_REAL_SERVERS="$(scripts/install-real-servers.sh target/real-servers)"
@@ -122,8 +118,26 @@ export MCP_RESOLVE_CHROMEDRIVER MCP_RESOLVE_CHROMIUM
 # Every component is in place: one still missing is a failure, not a skip.
 export CI="${CI:-1}"
 
-echo "== cargo test --workspace"
 started=$SECONDS
+# README's first command builds the command without default features: the
+# compiler's commands alone. They work, and the rest say what to build.
+echo "== the light build (--no-default-features): the compiler's commands, and a clear error for the rest"
+cargo build --locked --no-default-features --bin mcp-resolve
+light=target/debug/mcp-resolve
+"$light" check rules/ >/dev/null
+"$light" signature rules/file-server.yaml --fingerprint-only >/dev/null
+"$light" generate rules/file-server.yaml >/dev/null
+for command in "proxy rules/file-server.yaml -- true" "policy schema rules/file-server.yaml" "lsp" "verify x.json --key k.jwk"; do
+  set +e
+  said=$($light $command 2>&1 >/dev/null); code=$?
+  set -e
+  case "$code:$said" in
+    "2:error: \`mcp-resolve ${command%% *}"*"is not in this build"*) ;;
+    *) echo "the light build's \`$command\` exited $code: $said" >&2; exit 1 ;;
+  esac
+done
+
+echo "== cargo test --workspace"
 cargo test --workspace --locked "$@"
 
 # The compiler in the build-script configuration (`default-features =

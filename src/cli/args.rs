@@ -6,7 +6,15 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
+#[cfg(feature = "proxy")]
+use mcp_resolve_proxy::{guard::DEFAULT_ASK_TIMEOUT_SECS, upstream::MAX_MESSAGE_BYTES};
 use mcp_resolve_runtime::Dialect;
+
+// The proxy's defaults, for `--help` in a build without it.
+#[cfg(not(feature = "proxy"))]
+const MAX_MESSAGE_BYTES: usize = 64 << 20;
+#[cfg(not(feature = "proxy"))]
+const DEFAULT_ASK_TIMEOUT_SECS: u64 = 300;
 
 /// Compile MCP tool-resolution rules: check them, emit signatures, resolve calls.
 #[derive(Parser)]
@@ -437,7 +445,7 @@ pub(crate) struct ProxyArgs {
     #[arg(long, default_value_t = 300, value_name = "SECONDS")]
     pub(crate) timeout: u64,
     /// The largest message read from the host or the server, in bytes.
-    #[arg(long, default_value_t = mcp_resolve_proxy::upstream::MAX_MESSAGE_BYTES, value_name = "BYTES")]
+    #[arg(long, default_value_t = MAX_MESSAGE_BYTES, value_name = "BYTES")]
     pub(crate) max_message_bytes: usize,
     /// Do not compare the rules with the server's tools/list (on stdio
     /// made on the host's first listing; with --listen, by starting the
@@ -500,7 +508,7 @@ pub(crate) struct ProxyArgs {
     /// answer before it is refused.
     #[arg(
         long,
-        default_value_t = mcp_resolve_proxy::guard::DEFAULT_ASK_TIMEOUT_SECS,
+        default_value_t = DEFAULT_ASK_TIMEOUT_SECS,
         value_name = "SECONDS",
         value_parser = clap::value_parser!(u64).range(1..)
     )]
@@ -689,12 +697,21 @@ pub(crate) fn parse_listen(s: &str) -> Result<std::net::SocketAddr, String> {
 }
 
 /// A server's canonical URI (RFC 8707), checked.
+#[cfg(feature = "proxy")]
 pub(crate) fn parse_server_uri(s: &str) -> Result<String, String> {
     mcp_resolve_proxy::declare::server_uri(s)
 }
 
+/// A build without the proxy takes the URI as given (`proxy`, the one
+/// command that reads it, then says it is not in the build).
+#[cfg(not(feature = "proxy"))]
+pub(crate) fn parse_server_uri(s: &str) -> Result<String, String> {
+    Ok(s.to_string())
+}
+
 /// A `--trust` policy as written.
 #[derive(Clone, Debug)]
+#[cfg_attr(not(feature = "proxy"), allow(dead_code))]
 pub(crate) enum TrustPolicy {
     /// `pinned:KEY.jwk`.
     Pinned(PathBuf),

@@ -4,12 +4,15 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "proxy")]
 use mcp_resolve_host::Signature;
-use mcp_resolve_host::jws::{self, Algorithm, PrivateKey, PublicKey};
+#[cfg(feature = "proxy")]
+use mcp_resolve_host::jws::PublicKey;
+use mcp_resolve_host::jws::{Algorithm, PrivateKey};
 
 use super::{FAILURE, OK, USAGE, read_input};
 
-pub(crate) use mcp_resolve_proxy::pin::with_extension;
+pub(crate) use mcp_resolve_host::jws::with_extension;
 
 /// Writes `text` to a new file (or over one, with `force`), readable by its
 /// owner only when `private`.
@@ -36,6 +39,7 @@ fn create(path: &Path, text: &str, private: bool, force: bool) -> std::io::Resul
 
 /// `keygen --state`: NAME.key, 32 random bytes as hex (mode 0600), what
 /// `proxy --state-key-file` reads.
+#[cfg(feature = "proxy")]
 pub(crate) fn state_keygen(name: &Path, force: bool) -> u8 {
     let path = with_extension(name, "key");
     if !force && path.exists() {
@@ -124,11 +128,12 @@ pub(crate) fn private_keys(paths: &[PathBuf]) -> Result<Vec<PrivateKey>, u8> {
 }
 
 /// Reads public keys: JWK files and JWKS files.
+#[cfg(feature = "proxy")]
 pub(crate) fn public_keys(paths: &[&Path]) -> Result<Vec<PublicKey>, u8> {
     let mut keys = Vec::new();
     for path in paths {
         let text = read_input(path)?;
-        keys.extend(jws::read_keys(&text).map_err(|e| {
+        keys.extend(mcp_resolve_host::jws::read_keys(&text).map_err(|e| {
             eprintln!("error: {}: {e}", path.display());
             USAGE
         })?);
@@ -140,6 +145,7 @@ pub(crate) fn public_keys(paths: &[&Path]) -> Result<Vec<PublicKey>, u8> {
 /// that starts with `https://` or `http://`, fetched with
 /// [`mcp_resolve_proxy::jwks::fetch`]'s protections; `loopback`: loopback
 /// addresses allowed).
+#[cfg(feature = "proxy")]
 pub(crate) fn jwks_keys(sources: &[PathBuf], loopback: bool) -> Result<Vec<PublicKey>, u8> {
     let mut keys = Vec::new();
     for source in sources {
@@ -162,6 +168,7 @@ pub(crate) fn jwks_keys(sources: &[PathBuf], loopback: bool) -> Result<Vec<Publi
 /// [`jwks_keys`] of `sources`; without any, the keys `resource`'s
 /// Protected Resource Metadata names (`mcp_signing_jwks_uri`,
 /// [`mcp_resolve_proxy::jwks::discover`]).
+#[cfg(feature = "proxy")]
 pub(crate) fn discovered_or(
     sources: &[PathBuf],
     resource: &str,
@@ -180,6 +187,7 @@ pub(crate) fn discovered_or(
 /// publisher's signature (`jws`, default `DOCUMENT.jws`) against `keys`
 /// ([`mcp_resolve_proxy::pin::verified_document`]): the document and what
 /// verified it, or the exit code and why not.
+#[cfg(feature = "proxy")]
 pub(crate) fn verified_document(
     document: &Path,
     jws: Option<&Path>,
@@ -189,6 +197,7 @@ pub(crate) fn verified_document(
         .map_err(|e| (if e.is_usage() { USAGE } else { FAILURE }, e.to_string()))
 }
 
+#[cfg(feature = "proxy")]
 pub(crate) fn verify(document: &Path, jws: Option<&Path>, key: &[PathBuf], sets: &[PathBuf]) -> u8 {
     let paths: Vec<&Path> = key.iter().chain(sets).map(PathBuf::as_path).collect();
     let keys = match public_keys(&paths) {

@@ -1,13 +1,13 @@
 //! `manifest`: a SEP-3140 signed capability manifest of one server's tools,
 //! and the declarations it lists.
 
-use std::path::PathBuf;
-
 use mcp_resolve::emit::signature::signature_document;
-use mcp_resolve_host::declarations::{Form, Manifest, declare_tools, verify as verify_manifest};
+use mcp_resolve_host::declarations::{Form, Manifest, declare_tools};
 use serde_json::{Value, json};
 
-use super::keys::{discovered_or, private_keys};
+#[cfg(feature = "proxy")]
+use super::keys::discovered_or;
+use super::keys::private_keys;
 use super::{FAILURE, OK, USAGE, read_json, with_server, write_output};
 
 use super::args::ManifestArgs as Args;
@@ -83,9 +83,10 @@ fn pretty(value: &Value) -> String {
 
 /// `verify-manifest`: exit 0 when the manifest verifies (and every listed
 /// tool matches it), 1 when it does not, 2 for files that cannot be read.
+#[cfg(feature = "proxy")]
 pub(crate) fn verify(
     path: &std::path::Path,
-    jwks: &[PathBuf],
+    jwks: &[std::path::PathBuf],
     loopback: bool,
     server: &str,
     declarations: Option<&std::path::Path>,
@@ -112,7 +113,7 @@ pub(crate) fn verify(
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let manifest = match verify_manifest(&document, &keys, server, now) {
+    let manifest = match mcp_resolve_host::declarations::verify(&document, &keys, server, now) {
         Ok(manifest) => manifest,
         Err(e) => {
             eprintln!("error: {}: {e}", path.display());

@@ -5,7 +5,6 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
 use mcp_resolve::diagnostic::{self, Severity};
@@ -18,11 +17,14 @@ mod check;
 mod diff;
 mod fmt;
 mod generate;
+#[cfg(feature = "proxy")]
 mod import;
 mod keys;
 mod manifest;
+#[cfg(feature = "policy")]
 mod policy;
 mod progress;
+#[cfg(feature = "proxy")]
 mod proxy;
 mod resolve;
 mod signature;
@@ -134,16 +136,22 @@ fn run(command: Command) -> u8 {
                 signature::run(&paths, output.as_deref(), fingerprint_only, canonical)
             }
         },
+        #[cfg(feature = "proxy")]
         Command::Keygen {
             output,
             state: true,
             force,
             ..
         } => keys::state_keygen(&output, force),
+        #[cfg(not(feature = "proxy"))]
+        Command::Keygen { state: true, .. } => not_built("keygen --state", "proxy"),
         Command::Keygen {
             output, alg, force, ..
         } => keys::keygen(&output, alg.into(), force),
         Command::Manifest(args) => manifest::run(&args),
+        #[cfg(not(feature = "proxy"))]
+        Command::VerifyManifest { .. } => not_built("verify-manifest", "proxy"),
+        #[cfg(feature = "proxy")]
         Command::VerifyManifest {
             manifest,
             jwks,
@@ -157,6 +165,9 @@ fn run(command: Command) -> u8 {
             &server,
             declarations.as_deref(),
         ),
+        #[cfg(not(feature = "proxy"))]
+        Command::Verify { .. } => not_built("verify", "proxy"),
+        #[cfg(feature = "proxy")]
         Command::Verify {
             document,
             jws,
@@ -193,6 +204,9 @@ fn run(command: Command) -> u8 {
             allow_widening,
             allow_undecided,
         } => diff::run(&old, &new, format, allow_widening, allow_undecided),
+        #[cfg(not(feature = "proxy"))]
+        Command::Import { .. } => not_built("import", "proxy"),
+        #[cfg(feature = "proxy")]
         Command::Import {
             input,
             output,
@@ -222,6 +236,9 @@ fn run(command: Command) -> u8 {
             ),
             (Err(code), _) | (_, Err(code)) => code,
         },
+        #[cfg(not(feature = "proxy"))]
+        Command::Proxy(_) => not_built("proxy", "proxy"),
+        #[cfg(feature = "proxy")]
         Command::Proxy(args) => {
             let ProxyArgs {
                 paths,
@@ -288,7 +305,7 @@ fn run(command: Command) -> u8 {
                 pin_baseline,
                 policy,
                 principal,
-                ask_timeout: Duration::from_secs(ask_timeout),
+                ask_timeout: std::time::Duration::from_secs(ask_timeout),
                 audit,
                 audit_arguments,
                 otlp,
@@ -305,13 +322,18 @@ fn run(command: Command) -> u8 {
                     allowed_hosts: allow_host,
                     allowed_origins: allow_origin,
                     max_sessions: max_sessions.max(1),
-                    session_idle: (session_idle > 0).then(|| Duration::from_secs(session_idle)),
+                    session_idle: (session_idle > 0)
+                        .then(|| std::time::Duration::from_secs(session_idle)),
                     auth: None,
                 }),
                 command,
             })
         }
+        #[cfg(feature = "policy")]
         Command::Policy(command) => policy::main(command),
+        #[cfg(not(feature = "policy"))]
+        Command::Policy(_) => not_built("policy", "policy"),
+        #[cfg(feature = "lsp")]
         Command::Lsp => match mcp_resolve_lsp::stdio() {
             Ok(()) => OK,
             Err(e) => {
@@ -319,13 +341,18 @@ fn run(command: Command) -> u8 {
                 FAILURE
             }
         },
-        Command::Schema { output, policy } => write_output(
+        #[cfg(not(feature = "lsp"))]
+        Command::Lsp => not_built("lsp", "lsp"),
+        #[cfg(feature = "policy")]
+        Command::Schema {
+            output,
+            policy: true,
+        } => write_output(output.as_deref(), &mcp_resolve_policy::policy_schema()),
+        #[cfg(not(feature = "policy"))]
+        Command::Schema { policy: true, .. } => not_built("schema --policy", "policy"),
+        Command::Schema { output, .. } => write_output(
             output.as_deref(),
-            &if policy {
-                mcp_resolve_proxy::policy::policy_schema()
-            } else {
-                mcp_resolve::rules_schema::rules_schema()
-            },
+            &mcp_resolve::rules_schema::rules_schema(),
         ),
         Command::Explain {
             paths,
@@ -345,16 +372,28 @@ fn run(command: Command) -> u8 {
                     }
                 };
             }
-            let mut text = match format {
+            let text = match format {
                 ExplainFormat::Text => explanation.to_text(),
                 ExplainFormat::Markdown => explanation.to_markdown(),
                 ExplainFormat::Html => explanation.to_html(),
             };
-            if let Some(policy) = policy {
-                match policy::decision_section(&policy, server, tool.as_deref(), format) {
-                    Ok(section) => policy::append_section(&mut text, &section, format),
-                    Err(code) => return code,
+            #[cfg(feature = "policy")]
+            let text = match policy {
+                Some(policy) => {
+                    match policy::decision_section(&policy, server, tool.as_deref(), format) {
+                        Ok(section) => {
+                            let mut text = text;
+                            policy::append_section(&mut text, &section, format);
+                            text
+                        }
+                        Err(code) => return code,
+                    }
                 }
+                None => text,
+            };
+            #[cfg(not(feature = "policy"))]
+            if policy.is_some() {
+                return not_built("explain --policy", "policy");
             }
             write_output(output.as_deref(), &text)
         }),
@@ -374,6 +413,19 @@ fn run(command: Command) -> u8 {
             OK
         }
     }
+}
+
+/// A command this build leaves out (built with `--no-default-features`):
+/// which feature brings it, and exit 2.
+#[cfg(not(all(feature = "proxy", feature = "policy", feature = "lsp")))]
+fn not_built(command: &str, feature: &str) -> u8 {
+    progress::finish();
+    eprintln!(
+        "error: `mcp-resolve {command}` is not in this build: it was built without the `{feature}` feature\n  \
+         help: the default features build every command: `cargo install mcp-resolve-cli`, \
+         or `cargo install --path .` in a checkout"
+    );
+    USAGE
 }
 
 /// Whether to colour what goes to `stream`: `--color`, else a terminal

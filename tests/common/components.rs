@@ -18,7 +18,7 @@ pub const COMPONENTS: &[(&str, &str)] = &[
     ),
     (
         "MCP_RESOLVE_TS_CLIENT",
-        "the TypeScript SDK (the second real client)",
+        "the TypeScript SDK (the second real client) and Cedar's engine, cedar-wasm (validates and authorizes what the proxy decides)",
     ),
     (
         "MCP_RESOLVE_OFFICIAL_CONFORMANCE",
@@ -27,10 +27,6 @@ pub const COMPONENTS: &[(&str, &str)] = &[
     (
         "MCP_RESOLVE_AUTH_SERVER",
         "a real OAuth authorization server, oidc-provider, and Node 22 (the OAuth flow with step-up)",
-    ),
-    (
-        "MCP_RESOLVE_CEDAR",
-        "the Cedar CLI, cedar-policy-cli (validates and authorizes what the proxy decides)",
     ),
     (
         "MCP_RESOLVE_REAL_SERVERS",

@@ -543,6 +543,15 @@ pub fn kid_of(jws: &str) -> Option<String> {
     header.get("kid")?.as_str().map(str::to_string)
 }
 
+/// `path` with `.extension` added (`sig.json` → `sig.json.jws`): where a
+/// document's detached signature, or a key's other half, is written.
+pub fn with_extension(path: &std::path::Path, extension: &str) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".");
+    name.push(extension);
+    std::path::PathBuf::from(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

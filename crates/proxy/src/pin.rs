@@ -14,6 +14,7 @@ use mcp_resolve::diff::{DiffError, Direction};
 use mcp_resolve::emit::signature::signature;
 use mcp_resolve::ir::Server;
 use mcp_resolve::project::{ReadError, read_within};
+pub use mcp_resolve_host::jws::with_extension;
 use mcp_resolve_host::jws::{JwsError, PublicKey};
 use mcp_resolve_host::{Signature, SignatureError};
 
@@ -210,14 +211,6 @@ pub fn verified_document(
         verified.key.algorithm().name()
     );
     Ok((signature, by))
-}
-
-/// `path` with `.extension` added (`sig.json` → `sig.json.jws`).
-pub fn with_extension(path: &Path, extension: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(".");
-    name.push(extension);
-    PathBuf::from(name)
 }
 
 /// A signature document read whole, its fingerprint verified.

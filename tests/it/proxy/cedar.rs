@@ -1,8 +1,9 @@
-//! Cedar policies in the proxy, checked against the real Cedar CLI
-//! (`cedar-policy-cli`, the same Cedar release): it validates the same
-//! policies against the schema `mcp-resolve policy schema` writes, and
-//! authorizes the same requests; its decisions and determining policies
-//! equal the proxy's.
+//! Cedar policies in the proxy, checked against Cedar's own engine as the
+//! Cedar team ships it prebuilt (`@cedar-policy/cedar-wasm`, the same 4.x
+//! release line as the `cedar-policy` crate the proxy decides with; driven
+//! by `tests/fixtures/proxy/cedar_wasm.mjs`): it validates the same policies
+//! against the schema `mcp-resolve policy schema` writes, and authorizes the
+//! same requests; its decisions and determining policies equal the proxy's.
 
 use super::*;
 use mcp_resolve_policy::cedar::{Engine, Source};
@@ -29,12 +30,34 @@ when {
 };
 "#;
 
-fn cedar_cli(test: &str) -> Option<PathBuf> {
-    common::component("MCP_RESOLVE_CEDAR", test)
+/// Cedar's engine from npm (`cedar_wasm.mjs` beside the TypeScript
+/// client's packages), copied there once for every test of this binary.
+fn cedar_engine(test: &str) -> Option<PathBuf> {
+    static SCRIPT: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    let script = SCRIPT.get_or_init(|| ts_script("cedar_wasm.mjs")).clone()?;
+    assert!(
+        script
+            .with_file_name("node_modules/@cedar-policy/cedar-wasm")
+            .is_dir(),
+        "{test}: {} has no @cedar-policy/cedar-wasm (scripts/install-ts-client.sh installs it)",
+        script.display()
+    );
+    Some(script)
 }
 
-/// `cedar authorize -v`: the decision and the determining policies' ids.
-fn cli_authorize(
+/// Cedar's validation of `policies` against `schema`.
+fn cedar_validate(cedar: &Path, schema: &Path, policies: &Path) -> std::process::Output {
+    std::process::Command::new("node")
+        .arg(cedar)
+        .arg("validate")
+        .arg(schema)
+        .arg(policies)
+        .output()
+        .unwrap()
+}
+
+/// Cedar's decision and its determining policies' ids.
+fn cedar_authorize(
     cedar: &Path,
     dir: &Path,
     request: &Value,
@@ -44,40 +67,34 @@ fn cli_authorize(
     let entities_file = dir.join("entities.json");
     std::fs::write(&request_file, request.to_string()).unwrap();
     std::fs::write(&entities_file, entities.to_string()).unwrap();
-    let output = std::process::Command::new(cedar)
-        .args(["authorize", "-v", "--policies"])
-        .arg(dir.join("all.cedar"))
-        .arg("--schema")
+    let output = std::process::Command::new("node")
+        .arg(cedar)
+        .arg("authorize")
         .arg(dir.join("schema.cedarschema"))
-        .arg("--entities")
+        .arg(dir.join("all.cedar"))
         .arg(&entities_file)
-        .arg("--request-json")
         .arg(&request_file)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-    let allow = match stdout.lines().find(|l| l == &"ALLOW" || l == &"DENY") {
-        Some("ALLOW") => true,
-        Some(_) => false,
-        None => panic!(
-            "cedar authorize gave no decision for {request}:\n{stdout}\n{}",
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "Cedar gave no decision for {request} ({e}):\n{}",
             String::from_utf8_lossy(&output.stderr)
-        ),
-    };
-    let reasons = stdout
-        .lines()
-        .skip_while(|l| !l.contains("due to the following policies"))
-        .skip(1)
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(str::to_string)
+        )
+    });
+    assert_eq!(answer["errors"], json!([]), "{request}");
+    let reasons = answer["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap().to_string())
         .collect();
-    (allow, reasons)
+    (answer["decision"] == "allow", reasons)
 }
 
 #[test]
-fn the_proxy_decides_with_cedar_and_the_cedar_cli_agrees_on_every_call() {
-    let Some(cedar) = cedar_cli("the Cedar CLI cross-check") else {
+fn the_proxy_decides_with_cedar_and_cedars_own_engine_agrees_on_every_call() {
+    let Some(cedar) = cedar_engine("the Cedar cross-check") else {
         return;
     };
     let dir = common::scratch("proxy", "cedar");
@@ -85,11 +102,11 @@ fn the_proxy_decides_with_cedar_and_the_cedar_cli_agrees_on_every_call() {
     std::fs::create_dir_all(&policies).unwrap();
     std::fs::write(policies.join("a-base.cedar"), BASE).unwrap();
     std::fs::write(policies.join("b-guard.cedar"), GUARD).unwrap();
-    // The CLI reads one file: the two in name order, numbered as the proxy
+    // Cedar reads one text: the two in name order, numbered as the proxy
     // numbers them.
     std::fs::write(dir.join("all.cedar"), format!("{BASE}{GUARD}")).unwrap();
 
-    // The schema, from the command, and the CLI validates the policies
+    // The schema, from the command, and Cedar validates the policies
     // against it.
     let schema = dir.join("schema.cedarschema");
     let status = common::bin()
@@ -98,13 +115,7 @@ fn the_proxy_decides_with_cedar_and_the_cedar_cli_agrees_on_every_call() {
         .status()
         .unwrap();
     assert!(status.success());
-    let validated = std::process::Command::new(&cedar)
-        .args(["validate", "--schema"])
-        .arg(&schema)
-        .arg("--policies")
-        .arg(dir.join("all.cedar"))
-        .output()
-        .unwrap();
+    let validated = cedar_validate(&cedar, &schema, &dir.join("all.cedar"));
     assert!(
         validated.status.success(),
         "{}{}",
@@ -176,7 +187,7 @@ fn the_proxy_decides_with_cedar_and_the_cedar_cli_agrees_on_every_call() {
         "{lines:#?}"
     );
 
-    // The CLI decides each audited call, from the request the proxy made.
+    // Cedar decides each audited call, from the request the proxy made.
     let project = mcp_resolve::load(&["rules/file-server.yaml".into()]).unwrap();
     let server = project.single_server().unwrap();
     let sources = [
@@ -237,13 +248,13 @@ fn the_proxy_decides_with_cedar_and_the_cedar_cli_agrees_on_every_call() {
             assert_eq!(json!(ours.policies), line["policies"], "{line}");
         }
         let (request, entities) = engine.cli_request(&call).unwrap();
-        let (allow, reasons) = cli_authorize(&cedar, &dir, &request, &entities);
+        let (allow, reasons) = cedar_authorize(&cedar, &dir, &request, &entities);
         assert_eq!(
             allow,
             ours.decision != Decision::Deny,
             "{arguments} {sub:?}\n{request}"
         );
-        // The CLI names policies by `@id`, else `policyN`.
+        // Cedar names the policies of one text `policyN`, in order.
         let mut reasons: Vec<String> = reasons
             .into_iter()
             .map(|r| {
@@ -261,7 +272,7 @@ fn the_proxy_decides_with_cedar_and_the_cedar_cli_agrees_on_every_call() {
 }
 
 #[test]
-fn a_policy_that_does_not_validate_stops_the_proxy_and_the_cedar_cli_refuses_it_too() {
+fn a_policy_that_does_not_validate_stops_the_proxy_and_cedar_refuses_it_too() {
     let dir = common::scratch("proxy", "cedar-invalid");
     let bad = dir.join("bad.cedar");
     std::fs::write(
@@ -309,7 +320,7 @@ fn a_policy_that_does_not_validate_stops_the_proxy_and_the_cedar_cli_refuses_it_
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
 
-    let Some(cedar) = cedar_cli("the Cedar CLI's validation") else {
+    let Some(cedar) = cedar_engine("Cedar's validation") else {
         return;
     };
     let schema = dir.join("schema.cedarschema");
@@ -321,15 +332,7 @@ fn a_policy_that_does_not_validate_stops_the_proxy_and_the_cedar_cli_refuses_it_
             .unwrap()
             .success()
     );
-    let validate = |policies: &Path| {
-        std::process::Command::new(&cedar)
-            .args(["validate", "--schema"])
-            .arg(&schema)
-            .arg("--policies")
-            .arg(policies)
-            .output()
-            .unwrap()
-    };
+    let validate = |policies: &Path| cedar_validate(&cedar, &schema, policies);
     let refused = validate(&bad);
     assert!(!refused.status.success());
     let said = format!(
@@ -342,8 +345,8 @@ fn a_policy_that_does_not_validate_stops_the_proxy_and_the_cedar_cli_refuses_it_
 }
 
 #[test]
-fn every_bundled_yaml_policy_translates_to_cedar_the_cedar_cli_validates() {
-    let Some(cedar) = cedar_cli("the Cedar CLI's validation of translated policies") else {
+fn every_bundled_yaml_policy_translates_to_cedar_that_cedar_validates() {
+    let Some(cedar) = cedar_engine("Cedar's validation of translated policies") else {
         return;
     };
     let dir = common::scratch("proxy", "cedar-translate");
@@ -369,13 +372,7 @@ fn every_bundled_yaml_policy_translates_to_cedar_the_cedar_cli_validates() {
             assert!(translated.status.success(), "{translated:?}");
             let file = dir.join("translated.cedar");
             std::fs::write(&file, &translated.stdout).unwrap();
-            let validated = std::process::Command::new(&cedar)
-                .args(["validate", "--schema"])
-                .arg(&schema)
-                .arg("--policies")
-                .arg(&file)
-                .output()
-                .unwrap();
+            let validated = cedar_validate(&cedar, &schema, &file);
             assert!(
                 validated.status.success(),
                 "{policy} on {rules}: {}{}",
@@ -408,7 +405,7 @@ fn committed_cedar_schemas_are_up_to_date_and_the_same_in_every_process() {
 }
 
 #[test]
-fn the_example_cedar_policies_validate_in_the_command_and_in_the_cedar_cli() {
+fn the_example_cedar_policies_validate_in_the_command_and_in_cedar() {
     let examples = [
         ("docs/policies/file-server.cedar", "rules/file-server.yaml"),
         (
@@ -446,17 +443,16 @@ fn the_example_cedar_policies_validate_in_the_command_and_in_the_cedar_cli() {
     ] {
         assert!(text.contains(line), "{line}\nnot in\n{text}");
     }
-    let Some(cedar) = cedar_cli("the Cedar CLI's validation of the example policies") else {
+    let Some(cedar) = cedar_engine("Cedar's validation of the example policies") else {
         return;
     };
     for (policy, rules) in examples {
         let stem = Path::new(rules).file_stem().unwrap().to_str().unwrap();
-        let validated = std::process::Command::new(&cedar)
-            .args(["validate", "--schema"])
-            .arg(Path::new("generated").join(format!("{stem}.cedarschema")))
-            .args(["--policies", policy])
-            .output()
-            .unwrap();
+        let validated = cedar_validate(
+            &cedar,
+            &Path::new("generated").join(format!("{stem}.cedarschema")),
+            Path::new(policy),
+        );
         assert!(
             validated.status.success(),
             "{policy}: {}{}",
