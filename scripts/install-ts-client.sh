@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the TypeScript SDK clients of the end-to-end tests (v2: the file
-# server's, examples/file-server/tests/ts_client.rs, and the proxy's; v1: the
+# server's, examples/file-server/tests/it/ts_client.rs, and the proxy's; v1: the
 # proxy's side-by-side host test) under DIR (default target/ts-client), from the lockfile in scripts/ts-client, with Node and npm
 # from apt when missing. Prints DIR.
 set -euo pipefail

@@ -5,9 +5,8 @@
 //! The interpreter comes from `MCP_RESOLVE_MCP_PYTHON` (`.ci/run` installs
 //! `mcp`, `rfc8785` and `jsonschema` into `target/mcp-venv`). Without it the
 //! test is skipped locally and fails under CI.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

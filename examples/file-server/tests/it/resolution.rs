@@ -1,6 +1,5 @@
 //! `mcp_resolve_runtime::rmcp::ToolResolution` over the example's generated
 //! resolver: capabilities, tools/list, resolve params and call checks.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use file_server::server::resolve;
 use mcp_resolve_runtime::rmcp::{ToolResolution, missing_capability, to_error_data};

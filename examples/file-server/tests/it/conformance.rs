@@ -1,9 +1,8 @@
 //! Runs the repository's conformance suite for the tool-resolution extension
 //! (`tests/conformance/suite.py`: raw JSON-RPC, no SDK) against the built
 //! server, over stdio and over streamable HTTP. Every case must pass.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,6 +1,5 @@
 //! The `file-server` command line: bad flags and a bad sandbox are clear
 //! errors, not panics.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::process::{Command, Stdio};
 

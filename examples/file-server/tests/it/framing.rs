@@ -3,9 +3,8 @@
 //! JSON gets `-32700` with `"id": null`, a notification before the first
 //! request does not end the session, and the session still works after all
 //! of it.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;

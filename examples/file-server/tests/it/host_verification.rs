@@ -6,7 +6,6 @@
 //! resolves less conservatively, a tool it was not approved for, a changed
 //! description, a static tool claimed read-only, a tool served as resolvable
 //! that was pinned static.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use file_server::server::resolve;
 use mcp_resolve_host::{Signature, ViolationKind, fingerprint, verify_resolution};

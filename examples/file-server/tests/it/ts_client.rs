@@ -6,9 +6,8 @@
 //! `node_modules` has it (`.ci/run` runs `scripts/install-ts-client.sh`,
 //! which installs it under `target/ts-client`). Without it the test is
 //! skipped locally and fails under CI.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
