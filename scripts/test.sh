@@ -118,6 +118,11 @@ export MCP_RESOLVE_CHROMEDRIVER MCP_RESOLVE_CHROMIUM
 # Every component is in place: one still missing is a failure, not a skip.
 export CI="${CI:-1}"
 
+# One build of every suite: incremental state (1.4 GB of target/debug from
+# a fresh clone) would only help a second run of an edited crate; set
+# CARGO_INCREMENTAL=1 to keep it while iterating.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+
 started=$SECONDS
 # README's first command builds the command without default features: the
 # compiler's commands alone. They work, and the rest say what to build.
