@@ -1,14 +1,14 @@
 //! `mcp-resolve proxy` under load, in front of a real server from npm
 //! (`@modelcontextprotocol/server-filesystem`, installed by `.ci/run`):
 //! eight hosts at once, each sending `MCP_RESOLVE_LOAD_REQUESTS` requests
-//! (10,000 by default) one after another — `tools/resolve`, `tools/call`
+//! (2,000 by default, in the test command's debug build) one after another — `tools/resolve`, `tools/call`
 //! and `tools/list` in turn — over stdio sessions and over streamable HTTP.
 //! Every answer must be the right one, and the proxy's memory must not grow
 //! after warm-up. The same hosts talking to the server directly, in the
 //! same run, are the baseline. Each test prints a table of latencies
 //! (p50/p99), throughput and the proxy's resident memory; the figures in
-//! docs/reliability.md come from `cargo test --release --test load --
-//! --nocapture --test-threads 1`.
+//! docs/reliability.md come from `MCP_RESOLVE_LOAD_REQUESTS=10000 cargo test
+//! --release --test it load:: -- --nocapture --test-threads 1`.
 //!
 //! Then the server is killed mid-load: every request the proxy holds is
 //! answered with an error, the proxy exits (stdio) or goes on serving
@@ -35,7 +35,7 @@ fn requests_per_host() -> usize {
     std::env::var("MCP_RESOLVE_LOAD_REQUESTS")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(10_000)
+        .unwrap_or(2_000)
 }
 
 /// What a host asks, in turn.

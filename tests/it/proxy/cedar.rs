@@ -56,40 +56,41 @@ fn cedar_validate(cedar: &Path, schema: &Path, policies: &Path) -> std::process:
         .unwrap()
 }
 
-/// Cedar's decision and its determining policies' ids.
-fn cedar_authorize(
-    cedar: &Path,
-    dir: &Path,
-    request: &Value,
-    entities: &Value,
-) -> (bool, Vec<String>) {
-    let request_file = dir.join("request.json");
-    let entities_file = dir.join("entities.json");
-    std::fs::write(&request_file, request.to_string()).unwrap();
-    std::fs::write(&entities_file, entities.to_string()).unwrap();
+/// Cedar's decision and its determining policies' ids for each call
+/// (`{"request", "entities"}`), in one run of the engine.
+fn cedar_authorize(cedar: &Path, dir: &Path, calls: &[Value]) -> Vec<(bool, Vec<String>)> {
+    let calls_file = dir.join("calls.jsonl");
+    let lines: Vec<String> = calls.iter().map(Value::to_string).collect();
+    std::fs::write(&calls_file, lines.join("\n")).unwrap();
     let output = std::process::Command::new("node")
         .arg(cedar)
         .arg("authorize")
         .arg(dir.join("schema.cedarschema"))
         .arg(dir.join("all.cedar"))
-        .arg(&entities_file)
-        .arg(&request_file)
+        .arg(&calls_file)
         .output()
         .unwrap();
-    let answer: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "Cedar gave no decision for {request} ({e}):\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-    });
-    assert_eq!(answer["errors"], json!([]), "{request}");
-    let reasons = answer["reasons"]
-        .as_array()
+    assert!(
+        output.status.success(),
+        "Cedar refused the calls: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
         .unwrap()
-        .iter()
-        .map(|r| r.as_str().unwrap().to_string())
-        .collect();
-    (answer["decision"] == "allow", reasons)
+        .lines()
+        .zip(calls)
+        .map(|(line, call)| {
+            let answer: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(answer["errors"], json!([]), "{call}");
+            let reasons = answer["reasons"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r.as_str().unwrap().to_string())
+                .collect();
+            (answer["decision"] == "allow", reasons)
+        })
+        .collect()
 }
 
 #[test]
@@ -224,6 +225,8 @@ fn the_proxy_decides_with_cedar_and_cedars_own_engine_agrees_on_every_call() {
             }
         }
     }
+    // Ours for each case, and the request Cedar is asked (all at once).
+    let mut decided = Vec::new();
     for (arguments, sub, line) in &cases {
         let token = sub.map(|sub| mcp_resolve_policy::Principal {
             sub: Some(sub.into()),
@@ -248,7 +251,15 @@ fn the_proxy_decides_with_cedar_and_cedars_own_engine_agrees_on_every_call() {
             assert_eq!(json!(ours.policies), line["policies"], "{line}");
         }
         let (request, entities) = engine.cli_request(&call).unwrap();
-        let (allow, reasons) = cedar_authorize(&cedar, &dir, &request, &entities);
+        decided.push((ours, json!({"request": request, "entities": entities})));
+    }
+    let calls: Vec<Value> = decided.iter().map(|(_, call)| call.clone()).collect();
+    let answers = cedar_authorize(&cedar, &dir, &calls);
+    assert_eq!(answers.len(), cases.len());
+    for (((arguments, sub, _), (ours, call)), (allow, reasons)) in
+        cases.iter().zip(decided).zip(answers)
+    {
+        let request = &call["request"];
         assert_eq!(
             allow,
             ours.decision != Decision::Deny,
