@@ -128,7 +128,10 @@ started=$SECONDS
 # compiler's commands alone. They work, and the rest say what to build.
 echo "== the light build (--no-default-features): the compiler's commands, and a clear error for the rest"
 cargo build --locked --no-default-features --bin mcp-resolve
-light=target/debug/mcp-resolve
+# Kept beside the full build, which `cargo test` writes to the same path.
+mkdir -p target/debug/light
+light=target/debug/light/mcp-resolve
+cp target/debug/mcp-resolve "$light"
 "$light" check rules/ >/dev/null
 "$light" signature rules/file-server.yaml --fingerprint-only >/dev/null
 "$light" generate rules/file-server.yaml >/dev/null
@@ -144,6 +147,15 @@ done
 
 echo "== cargo test --workspace"
 cargo test --workspace --locked "$@"
+
+# Every build has the same grammar and defaults: `--help` of the light build
+# (which states the proxy's defaults itself, src/cli/args.rs) is the full one's.
+for command in "" proxy policy lsp verify import keygen; do
+  if ! diff <($light $command --help) <(target/debug/mcp-resolve $command --help) >/dev/null; then
+    echo "\`mcp-resolve $command --help\` differs between the light build and the full one" >&2
+    exit 1
+  fi
+done
 
 # The compiler in the build-script configuration (`default-features =
 # false`: no preserve-order) passes its own suites too.

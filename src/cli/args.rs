@@ -10,7 +10,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use mcp_resolve_proxy::{guard::DEFAULT_ASK_TIMEOUT_SECS, upstream::MAX_MESSAGE_BYTES};
 use mcp_resolve_runtime::Dialect;
 
-// The proxy's defaults, for `--help` in a build without it.
+// The proxy's defaults, for `--help` in a build without it (scripts/test.sh
+// holds every `--help` of that build to the full one's).
 #[cfg(not(feature = "proxy"))]
 const MAX_MESSAGE_BYTES: usize = 64 << 20;
 #[cfg(not(feature = "proxy"))]
