@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs fuzz targets (libFuzzer through `cargo fuzz`, no sanitizer: stable
-# Rust) after seeding their corpora (seed.py), one after the other, and
-# prints a table of executions per target. Any crash, timeout (an input over
+# Rust) after seeding their corpora (seed.py), FUZZ_JOBS at a time (default
+# one after the other), and prints a table of executions per target. Any crash, timeout (an input over
 # 10 s) or out-of-memory (over 2 GB) fails the run; the input is left in
 # fuzz/artifacts/TARGET/.
 #
@@ -47,9 +47,11 @@ fi
 bin=target/$(rustc -vV | sed -n 's/^host: //p')/release
 mkdir -p logs
 table=logs/table.md
-printf '| target | seconds | executions | per second | corpus | coverage (edges) |\n|---|---:|---:|---:|---:|---:|\n' > "$table"
-status=0
-for target in "${targets[@]}"; do
+
+# One target: its run, then its row of the table in logs/TARGET.row; the
+# exit status is libFuzzer's.
+run_one() {
+  local target=$1 dict log start code elapsed runs cov corpus rate
   dict=$(dict_of "$target")
   log="logs/$target.log"
   mkdir -p "corpus/$target" "artifacts/$target"
@@ -65,12 +67,38 @@ for target in "${targets[@]}"; do
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)
   corpus=$(find "corpus/$target" -type f | wc -l)
   rate=$(( ${runs:-0} / elapsed ))
-  printf '| %s | %s | %s | %s | %s | %s |\n' "$target" "$elapsed" "${runs:-0}" "$rate" "$corpus" "${cov:-0}" >> "$table"
-  if [ "$code" -ne 0 ]; then
-    echo "FAILED: $target (exit $code); the last lines of $log:" >&2
-    tail -40 "$log" >&2
+  printf '| %s | %s | %s | %s | %s | %s |\n' "$target" "$elapsed" "${runs:-0}" "$rate" "$corpus" "${cov:-0}" > "logs/$target.row"
+  return "$code"
+}
+
+# FUZZ_JOBS targets at a time (default 1); each target is one process on
+# one core, so on a machine with N idle cores N of them take the wall time
+# of one.
+jobs=${FUZZ_JOBS:-1}
+declare -A pid_of=()
+status=0
+finish() {
+  local target=$1
+  if ! wait "${pid_of[$target]}"; then
+    echo "FAILED: $target; the last lines of logs/$target.log:" >&2
+    tail -40 "logs/$target.log" >&2
     status=1
   fi
+}
+running=()
+for target in "${targets[@]}"; do
+  if [ "${#running[@]}" -ge "$jobs" ]; then
+    finish "${running[0]}"
+    running=("${running[@]:1}")
+  fi
+  rm -f "logs/$target.row"
+  run_one "$target" &
+  pid_of[$target]=$!
+  running+=("$target")
 done
+for target in "${running[@]}"; do finish "$target"; done
+
+printf '| target | seconds | executions | per second | corpus | coverage (edges) |\n|---|---:|---:|---:|---:|---:|\n' > "$table"
+for target in "${targets[@]}"; do cat "logs/$target.row" >> "$table"; done
 cat "$table"
 exit "$status"

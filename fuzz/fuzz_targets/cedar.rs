@@ -6,8 +6,8 @@ use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
 use mcp_resolve::source::FileId;
-use mcp_resolve_proxy::policy::Call;
-use mcp_resolve_proxy::policy::cedar::{Engine, Source};
+use mcp_resolve_policy::Call;
+use mcp_resolve_policy::cedar::{Engine, Source};
 use mcp_resolve_runtime::Annotations;
 
 static SERVER: LazyLock<mcp_resolve::ir::Server> = LazyLock::new(|| {

@@ -7,8 +7,8 @@ use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
 use mcp_resolve::source::SourceMap;
-use mcp_resolve_proxy::policy::cedar::Engine;
-use mcp_resolve_proxy::policy::{Call, Policy, Principal};
+use mcp_resolve_policy::cedar::Engine;
+use mcp_resolve_policy::{Call, Policy, Principal};
 use mcp_resolve_runtime::Annotations;
 
 static SERVER: LazyLock<mcp_resolve::ir::Server> = LazyLock::new(|| {
