@@ -3,7 +3,7 @@
 # package: Node's own binary, from the npm registry) from the lockfile in
 # scripts/SPEC under DIR; npm from apt when missing. The machine's own Node
 # stays as it is. Used by install-official-conformance.sh and
-# install-auth-server.sh. Prints DIR.
+# install-auth-server.sh (one package set, scripts/node22). Prints DIR.
 #
 # usage: scripts/install-with-node22.sh SPEC DIR
 set -euo pipefail

@@ -9,10 +9,10 @@
 #   - the TypeScript SDKs v2 and v1, and Cedar's own engine prebuilt to
 #     WebAssembly (@cedar-policy/cedar-wasm, the policy tests' cross-check),
 #     in target/ts-client (scripts/install-ts-client.sh);
-#   - the official MCP conformance suite and the Node 22 it needs in
-#     target/official-conformance (scripts/install-official-conformance.sh);
-#   - a real OAuth authorization server (oidc-provider) in target/auth-server
-#     (scripts/install-auth-server.sh);
+#   - the official MCP conformance suite, a real OAuth authorization server
+#     (oidc-provider) and the Node 22 they need, one copy for both, in
+#     target/node22 (scripts/install-official-conformance.sh and
+#     scripts/install-auth-server.sh);
 #   - the pinned real MCP servers in target/real-servers
 #     (scripts/install-real-servers.sh);
 #   - the SARIF 2.1.0 schema in target/sarif (scripts/fetch-sarif-schema.sh);
@@ -66,13 +66,10 @@ echo "== TypeScript SDKs v2 and v1 (the second real client, and the side-by-side
 MCP_RESOLVE_TS_CLIENT="$(scripts/install-ts-client.sh target/ts-client)"
 export MCP_RESOLVE_TS_CLIENT
 
-echo "== the official MCP conformance suite (and Node 22, under target/)"
-MCP_RESOLVE_OFFICIAL_CONFORMANCE="$(scripts/install-official-conformance.sh target/official-conformance)"
-export MCP_RESOLVE_OFFICIAL_CONFORMANCE
-
-echo "== an OAuth authorization server (oidc-provider, and Node 22, under target/)"
-MCP_RESOLVE_AUTH_SERVER="$(scripts/install-auth-server.sh target/auth-server)"
-export MCP_RESOLVE_AUTH_SERVER
+echo "== the official MCP conformance suite and an OAuth authorization server (oidc-provider), with the Node 22 both need, under target/"
+MCP_RESOLVE_OFFICIAL_CONFORMANCE="$(scripts/install-official-conformance.sh target/node22)"
+MCP_RESOLVE_AUTH_SERVER="$(scripts/install-auth-server.sh target/node22)"
+export MCP_RESOLVE_OFFICIAL_CONFORMANCE MCP_RESOLVE_AUTH_SERVER
 
 echo "== real MCP servers (npm and PyPI, pinned) for the live import test"
 MCP_RESOLVE_REAL_SERVERS="$(scripts/install-real-servers.sh target/real-servers)"
@@ -162,5 +159,10 @@ done
 echo "== cargo test -p mcp-resolve --no-default-features"
 cargo test -p mcp-resolve --no-default-features --locked "$@"
 
+# The build.rs test's fresh crate has its own target directory (about
+# 0.8 GB), built by the first run and reused by the second; its disk is
+# given back now.
+rm -rf target/tmp/fresh-crate/target
+
 # What the suites cost (docs/performance.md compares layouts with these).
-echo "== the suites took $((SECONDS - started)) s (builds included); target/debug is $(du -sh target/debug 2>/dev/null | cut -f1)"
+echo "== the suites took $((SECONDS - started)) s (builds included); target/ is $(du -sh target 2>/dev/null | cut -f1), target/debug $(du -sh target/debug 2>/dev/null | cut -f1)"
