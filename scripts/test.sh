@@ -9,6 +9,9 @@
 #   - the TypeScript SDKs v2 and v1, and Cedar's own engine prebuilt to
 #     WebAssembly (@cedar-policy/cedar-wasm, the policy tests' cross-check),
 #     in target/ts-client (scripts/install-ts-client.sh);
+#   - the runtime package of generated TypeScript resolvers
+#     (packages/runtime) with Ajv and TypeScript's compiler, built in
+#     target/ts-runtime (scripts/install-ts-runtime.sh);
 #   - the official MCP conformance suite, a real OAuth authorization server
 #     (oidc-provider) and the Node 22 they need, one copy for both, in
 #     target/node22 (scripts/install-official-conformance.sh and
@@ -65,6 +68,10 @@ export MCP_RESOLVE_MCP_PYTHON="$PWD/target/mcp-venv/bin/python"
 echo "== TypeScript SDKs v2 and v1 (the second real client, and the side-by-side host) and Cedar's engine (cedar-wasm)"
 MCP_RESOLVE_TS_CLIENT="$(scripts/install-ts-client.sh target/ts-client)"
 export MCP_RESOLVE_TS_CLIENT
+
+echo "== the runtime package of generated TypeScript resolvers (packages/runtime: Ajv, built with TypeScript's compiler)"
+MCP_RESOLVE_TS_RUNTIME="$(scripts/install-ts-runtime.sh target/ts-runtime)"
+export MCP_RESOLVE_TS_RUNTIME
 
 echo "== the official MCP conformance suite and an OAuth authorization server (oidc-provider), with the Node 22 both need, under target/"
 MCP_RESOLVE_OFFICIAL_CONFORMANCE="$(scripts/install-official-conformance.sh target/node22)"

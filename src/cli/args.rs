@@ -178,8 +178,8 @@ pub(crate) enum Command {
         #[arg(long, value_name = "JWKS")]
         keys: Vec<PathBuf>,
     },
-    /// Generate the Rust resolver of one server (the file the build.rs
-    /// `Builder` writes).
+    /// Generate the resolver of one server: Rust (the file the build.rs
+    /// `Builder` writes) or TypeScript.
     Generate {
         /// Rules files, or directories of them (one server).
         #[arg(required = true)]
@@ -188,9 +188,14 @@ pub(crate) enum Command {
         /// standard output.
         #[arg(short, long)]
         output: Option<PathBuf>,
-        /// The path generated code names the runtime crate by.
-        #[arg(long, default_value = "::mcp_resolve_runtime")]
-        runtime_path: String,
+        /// The language of the resolver.
+        #[arg(long, value_enum, default_value = "rust")]
+        lang: LangArg,
+        /// What generated code names the runtime by: a Rust module path
+        /// (default `::mcp_resolve_runtime`), or for TypeScript a module
+        /// specifier (default `@mcp-resolve/runtime`).
+        #[arg(long)]
+        runtime_path: Option<String>,
     },
     /// Resolve one call, printing the JSON-RPC result (or error) object.
     Resolve {
@@ -416,6 +421,14 @@ pub(crate) enum ExplainFormat {
     Markdown,
     /// One self-contained HTML page.
     Html,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum LangArg {
+    /// Rust (the `mcp-resolve-runtime` crate).
+    Rust,
+    /// TypeScript (the `@mcp-resolve/runtime` package, Ajv for schemas).
+    Typescript,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

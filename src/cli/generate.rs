@@ -1,27 +1,73 @@
-//! `generate`: the Rust resolver, through the same [`Builder`] as build.rs.
+//! `generate`: the Rust resolver, through the same [`Builder`] as build.rs,
+//! or the TypeScript one.
 
 use std::path::{Path, PathBuf};
 
 use mcp_resolve::Builder;
+use mcp_resolve::diagnostic;
 
-use super::{FAILURE, with_server, write_output_parts};
+use super::args::LangArg;
+use super::{FAILURE, color_for, with_server, write_output_parts};
 
-pub(crate) fn run(paths: &[PathBuf], output: Option<&Path>, runtime_path: String) -> u8 {
+pub(crate) fn run(
+    paths: &[PathBuf],
+    output: Option<&Path>,
+    lang: LangArg,
+    runtime_path: Option<String>,
+) -> u8 {
     with_server(paths, |project, server| {
         let tools = server.tools.len();
         super::progress::stage(format!(
-            "generating the resolver of {tools} tool{}",
+            "generating the {} resolver of {tools} tool{}",
+            match lang {
+                LangArg::Rust => "Rust",
+                LangArg::Typescript => "TypeScript",
+            },
             if tools == 1 { "" } else { "s" }
         ));
-        let builder = Builder::new()
-            .runtime_path(runtime_path)
-            .cargo_instructions(false);
-        match builder.generate_project_parts(project) {
-            Ok(code) => write_output_parts(output, &code),
-            Err(e) => {
-                super::progress::finish();
-                eprintln!("error: {e}");
-                FAILURE
+        match lang {
+            LangArg::Rust => {
+                let mut builder = Builder::new().cargo_instructions(false);
+                if let Some(path) = runtime_path {
+                    builder = builder.runtime_path(path);
+                }
+                match builder.generate_project_parts(project) {
+                    Ok(code) => write_output_parts(output, &code),
+                    Err(e) => {
+                        super::progress::finish();
+                        eprintln!("error: {e}");
+                        FAILURE
+                    }
+                }
+            }
+            LangArg::Typescript => {
+                let mut options = mcp_resolve::typescript::Options {
+                    sources: project
+                        .inputs
+                        .iter()
+                        .map(|p| mcp_resolve::builder::display_source(p))
+                        .collect(),
+                    ..Default::default()
+                };
+                if let Some(module) = runtime_path {
+                    options.runtime_module = module;
+                }
+                match mcp_resolve::typescript::generate(server, &options) {
+                    Ok(code) => write_output_parts(output, &[code]),
+                    Err(mut errors) => {
+                        super::progress::finish();
+                        diagnostic::sort(&mut errors);
+                        eprint!(
+                            "{}",
+                            diagnostic::render_human(
+                                &project.sources,
+                                &errors,
+                                color_for(&std::io::stderr())
+                            )
+                        );
+                        FAILURE
+                    }
+                }
             }
         }
     })

@@ -177,8 +177,9 @@ fn run(command: Command) -> u8 {
         Command::Generate {
             paths,
             output,
+            lang,
             runtime_path,
-        } => generate::run(&paths, output.as_deref(), runtime_path),
+        } => generate::run(&paths, output.as_deref(), lang, runtime_path),
         Command::Resolve {
             paths,
             tool,

@@ -21,6 +21,10 @@ pub const COMPONENTS: &[(&str, &str)] = &[
         "the TypeScript SDK (the second real client) and Cedar's engine, cedar-wasm (validates and authorizes what the proxy decides)",
     ),
     (
+        "MCP_RESOLVE_TS_RUNTIME",
+        "the runtime package of generated TypeScript resolvers, built with Ajv and TypeScript's compiler (generated TypeScript type-checked and run)",
+    ),
+    (
         "MCP_RESOLVE_OFFICIAL_CONFORMANCE",
         "the official MCP conformance suite and Node 22 (the proxy scored against a direct connection)",
     ),

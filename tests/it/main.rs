@@ -26,3 +26,4 @@ mod real_servers;
 mod sarif;
 mod signature;
 mod signing;
+mod typescript;

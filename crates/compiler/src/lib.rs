@@ -31,6 +31,7 @@ mod util;
 
 pub use backends::{
     builder, diff, emit, explain, format, import, matcher, registry, resolve, rules_schema,
+    typescript,
 };
 pub use driver::project;
 pub use model::{ast, diagnostic, hints, ir};

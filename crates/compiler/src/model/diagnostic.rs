@@ -99,6 +99,8 @@ codes! {
     ServerMismatch = "server-mismatch", Error;
     /// A condition too large to write as argument patterns.
     PatternTooComplex = "pattern-too-complex", Error;
+    /// A rule the TypeScript backend cannot evaluate exactly as Rust does.
+    NotPortable = "not-portable", Error;
     /// A tool name outside 1–128 characters of `[A-Za-z0-9_.-]`.
     InvalidToolName = "invalid-tool-name", Warning;
     /// `destructiveHint: true` written on a read-only set.

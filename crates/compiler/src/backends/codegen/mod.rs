@@ -37,6 +37,7 @@ use quote::{format_ident, quote};
 use serde_json::Value;
 
 use self::literals::*;
+pub(crate) use self::outcome_items::sep1862_pieces;
 use self::outcome_items::*;
 use self::tool::*;
 use crate::emit::signature::{Layout, SignatureText, signature_text};

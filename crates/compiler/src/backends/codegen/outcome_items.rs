@@ -170,7 +170,7 @@ pub(super) fn outcomes_array(
 /// marks with its own two values (taken from a result of the same
 /// resolution for an empty tool) put in. When a mark is not found exactly
 /// once, each result is written whole as its first piece.
-pub(super) fn sep1862_pieces(tool: &Value, resolutions: &[Resolution]) -> Vec<[String; 3]> {
+pub(crate) fn sep1862_pieces(tool: &Value, resolutions: &[Resolution]) -> Vec<[String; 3]> {
     const ANNOTATIONS: &str = "\u{0}mcp-resolve:annotations\u{0}";
     const SCHEMES: &str = "\u{0}mcp-resolve:securitySchemes\u{0}";
     let whole = || {

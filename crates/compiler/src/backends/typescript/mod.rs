@@ -1,0 +1,339 @@
+//! TypeScript code generation: the module `mcp-resolve generate --lang
+//! typescript` prints, the counterpart of the Rust resolver (`codegen`).
+//!
+//! It is written from the same checked IR and the same texts: the signature
+//! document, each dialect's `tools/list`, and every outcome's result texts
+//! are the Rust backend's, byte for byte, as JSON string literals. What is
+//! TypeScript's own is each tool's matching function (the variants'
+//! conditions as expressions, `cond.rs`) and the patterns in them, written
+//! as JavaScript regular expressions from their parsed form (`regex.rs`).
+//! Validation of a call's arguments against the tool's `inputSchema` and the
+//! shared helpers live in the runtime package the module imports
+//! (`@mcp-resolve/runtime`, `packages/runtime`), whose version the module
+//! checks when it loads.
+//!
+//! A rule TypeScript cannot evaluate exactly as Rust does is an error
+//! ([`Code::NotPortable`]) naming the tool, the variant and the construct:
+//! never a module that silently differs.
+
+mod cond;
+pub(crate) mod regex;
+
+pub use cond::exact_in_double;
+
+use std::fmt::Write as _;
+
+use mcp_resolve_runtime::{Dialect, Resolution};
+use serde_json::Value;
+
+use crate::diagnostic::{Code, Diagnostic};
+use crate::emit::signature::{Layout, signature_text};
+use crate::emit::tools::tools_list_parts;
+use crate::hints::HintTableExt;
+use crate::ir::{Server, Tool};
+
+/// The version of the generated TypeScript's contract with the runtime
+/// package: the module refuses to load under a runtime of another.
+pub const TS_CODEGEN_VERSION: u32 = 1;
+
+/// What the generated module imports and says about itself.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The module specifier of the runtime package.
+    pub runtime_module: String,
+    /// The input files (rules and schemas), as the header names them.
+    pub sources: Vec<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            runtime_module: "@mcp-resolve/runtime".into(),
+            sources: Vec::new(),
+        }
+    }
+}
+
+/// The JSON Schema dialects the runtime's validator (Ajv) is set up for, by
+/// `$schema`; a schema without one is 2020-12, as in the Rust validator.
+const SCHEMA_DIALECTS: [&str; 4] = [
+    "https://json-schema.org/draft/2020-12/schema",
+    "https://json-schema.org/draft/2019-09/schema",
+    "http://json-schema.org/draft-07/schema",
+    "http://json-schema.org/draft-07/schema#",
+];
+
+/// Generates the TypeScript module for `server`, which must have passed
+/// `check`; the errors are [`Code::NotPortable`] diagnostics.
+pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagnostic>> {
+    let mut errors = Vec::new();
+    let mut tools_code = String::new();
+    let mut table = String::new();
+    for (index, tool) in server.tools.iter().enumerate() {
+        schema_portability(tool, &mut errors);
+        if !tool.resolvable {
+            continue;
+        }
+        match tool_items(server, tool, index) {
+            Ok(code) => tools_code.push_str(&code),
+            Err(mut found) => errors.append(&mut found),
+        }
+        let _ = writeln!(table, "  [{}, TOOL_{index}],", js_string(&tool.name));
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+
+    let signature = signature_text(server, 1, Layout::Canonical);
+    let lists = tools_list_parts(server, 1).map(|parts| parts.concat());
+    let rt = js_string(&options.runtime_module);
+    let mut out = header(server, &signature.fingerprint, &options.sources);
+    let names: Vec<String> = server.tools.iter().map(|t| js_string(&t.name)).collect();
+    let _ = write!(
+        out,
+        "import * as rt from {rt};\n\n\
+         rt.checkCodegenVersion({TS_CODEGEN_VERSION});\n\n\
+         /** The server's name, as in `serverInfo`. */\n\
+         export const SERVER_NAME = {name};\n\
+         /** The server's version, as in `serverInfo`. */\n\
+         export const SERVER_VERSION = {version};\n\
+         /** The signature document's fingerprint (`sha256:` of its JCS form). */\n\
+         export const FINGERPRINT = {fingerprint};\n\
+         /**\n * The signature document in its canonical form (RFC 8785, fingerprint\n \
+         * included): the line `mcp-resolve signature --canonical` writes.\n */\n\
+         export const SIGNATURE_JSON = {signature_json};\n\
+         /** Every tool name, in declaration order. */\n\
+         export const TOOL_NAMES: readonly string[] = [{names}];\n\n\
+         const LISTS: Readonly<Record<rt.Dialect, string>> = {{\n  \
+           extension: {ext},\n  sep1862: {sep},\n  annotations: {ann},\n\
+         }};\n\n\
+         /**\n * The `tools/list` result for `dialect`, as JSON text: the static\n \
+         * (conservative) annotations and the dialect's resolvable markers.\n */\n\
+         export function toolsListJson(dialect: rt.Dialect): string {{\n  \
+           return LISTS[dialect];\n\
+         }}\n\n",
+        name = js_string(&server.name),
+        version = js_string(&server.version),
+        fingerprint = js_string(&signature.fingerprint),
+        signature_json = js_string(&signature.parts.concat()),
+        names = names.join(", "),
+        ext = js_string(&lists[0]),
+        sep = js_string(&lists[1]),
+        ann = js_string(&lists[2]),
+    );
+    out.push_str(&tools_code);
+    let _ = write!(
+        out,
+        "const TOOLS: ReadonlyMap<string, rt.Tool> = new Map<string, rt.Tool>([\n{table}]);\n\
+         const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);\n\n\
+         /**\n * Resolves a call: the first variant whose condition holds, or the static\n \
+         * annotations when none does. Throws `rt.RpcError` (-32602) for an unknown\n \
+         * or non-resolvable tool and for arguments that are not a valid object for\n \
+         * its `inputSchema`.\n */\n\
+         export function resolve(name: string, args: unknown): rt.Resolved {{\n  \
+           const tool = TOOLS.get(name);\n  \
+           if (tool === undefined) throw rt.unresolvable(name, NAMES);\n  \
+           return tool.resolve(args);\n\
+         }}\n\n\
+         /**\n * Like `resolve`, for arguments the caller has already validated against\n \
+         * the tool's `inputSchema`: the schema is not checked again.\n */\n\
+         export function resolveValidated(name: string, args: rt.Args): rt.Resolved {{\n  \
+           const tool = TOOLS.get(name);\n  \
+           if (tool === undefined) throw rt.unresolvable(name, NAMES);\n  \
+           return tool.resolveValidated(args);\n\
+         }}\n\n\
+         /** Resolves a call and returns the JSON-RPC `result` text for `dialect`. */\n\
+         export function resolveJson(name: string, args: unknown, dialect: rt.Dialect): string {{\n  \
+           return resolve(name, args).resultJson(dialect);\n\
+         }}\n\n\
+         /** This resolver as a value, for code that serves any resolver. */\n\
+         export const RULES: rt.Rules = {{\n  \
+           serverName: SERVER_NAME,\n  \
+           serverVersion: SERVER_VERSION,\n  \
+           fingerprint: FINGERPRINT,\n  \
+           signatureJson: SIGNATURE_JSON,\n  \
+           toolNames: TOOL_NAMES,\n  \
+           toolsListJson,\n  \
+           resolve,\n  \
+           resolveValidated,\n\
+         }};\n"
+    );
+    Ok(out)
+}
+
+/// A resolvable tool's items: its `rt.Tool` (name, `inputSchema` text, the
+/// SEP-1862 head its outcomes share, and each outcome) and its matching
+/// function.
+fn tool_items(server: &Server, tool: &Tool, index: usize) -> Result<String, Vec<Diagnostic>> {
+    let matcher = cond::match_function(tool, index)?;
+    let model = tool.to_model(&server.hints);
+    let entry = model.list_entry(Dialect::Sep1862);
+    let resolutions = resolutions(server, tool);
+    let pieces = crate::codegen::sep1862_pieces(&entry, &resolutions);
+    // The head every outcome's SEP-1862 text starts with (the tool's entry
+    // up to its annotations), held once; when the texts do not share one,
+    // each is whole in its own pieces.
+    let shared = pieces.windows(2).all(|w| w[0][0] == w[1][0]);
+    let head = match pieces.first() {
+        Some([head, _, _]) if shared => head.clone(),
+        _ => String::new(),
+    };
+    let schema = serde_json::to_string(&tool.input_schema).unwrap_or_default();
+    let name = comment_text(&tool.name);
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "// Tool `{name}`: its `inputSchema` (compiled on first use), then each\n\
+         // variant's outcome in order, then the static annotations'.\n\
+         const TOOL_{index} = new rt.Tool(\n  \
+           {},\n  {},\n  {},\n  {},\n  [\n",
+        js_string(&tool.name),
+        js_string(&schema),
+        mcp_resolve_runtime::schema_bounds_depth(&tool.input_schema),
+        js_string(&head),
+    );
+    for (resolution, [piece_head, annotations, tail]) in resolutions.iter().zip(&pieces) {
+        let text =
+            |d: Dialect| serde_json::to_string(&d.result(&entry, resolution)).unwrap_or_default();
+        let (sep_annotations, sep_tail) = if shared {
+            (annotations.clone(), tail.clone())
+        } else {
+            (piece_head.clone() + annotations, tail.clone())
+        };
+        let hints = serde_json::to_string(&resolution.annotations).unwrap_or_default();
+        let scopes = serde_json::to_string(&resolution.required_scopes).unwrap_or_default();
+        let variant = resolution
+            .variant
+            .as_deref()
+            .map_or("null".into(), js_string);
+        let _ = writeln!(
+            out,
+            "    rt.outcome({variant}, {}, {}, {}, {}, {}, {}),",
+            js_string(&hints),
+            js_string(&scopes),
+            js_string(&text(Dialect::Extension)),
+            js_string(&sep_annotations),
+            js_string(&sep_tail),
+            js_string(&text(Dialect::Annotations)),
+        );
+    }
+    let _ = write!(out, "  ],\n  match_{index},\n);\n\n");
+    out.push_str(&matcher);
+    Ok(out)
+}
+
+/// A tool's resolutions: each variant's, then the static fallback's.
+fn resolutions(server: &Server, tool: &Tool) -> Vec<Resolution> {
+    let mut resolutions: Vec<Resolution> = tool
+        .variants
+        .iter()
+        .map(|v| Resolution {
+            tool: tool.name.clone(),
+            variant: Some(v.name.clone()),
+            annotations: server.hints.to_annotations(&v.annotations),
+            required_scopes: v.scopes(),
+        })
+        .collect();
+    resolutions.push(Resolution {
+        tool: tool.name.clone(),
+        variant: None,
+        annotations: server.hints.to_annotations(&tool.annotations),
+        required_scopes: tool.required_scopes.clone(),
+    });
+    resolutions
+}
+
+/// What of a tool's `inputSchema` the runtime's validator cannot read as
+/// the Rust one does: a `$schema` it is not set up for, a number that is not
+/// exact in a double.
+fn schema_portability(tool: &Tool, errors: &mut Vec<Diagnostic>) {
+    if let Some(dialect) = tool.input_schema.get("$schema")
+        && !dialect
+            .as_str()
+            .is_some_and(|d| SCHEMA_DIALECTS.contains(&d))
+    {
+        errors.push(
+            Diagnostic::new(
+                Code::NotPortable,
+                format!(
+                    "the inputSchema of tool `{}` declares `$schema` {dialect}, which the TypeScript runtime's validator (Ajv) is not set up for",
+                    tool.name
+                ),
+            )
+            .at(tool.schema_loc.0)
+            .for_tool(&tool.name)
+            .with_help("declare JSON Schema 2020-12, 2019-09 or draft-07, or leave `$schema` out (2020-12)"),
+        );
+    }
+    let mut inexact = None;
+    walk_numbers(&tool.input_schema, &mut |n| {
+        if inexact.is_none() && !cond::exact_in_double(n) {
+            inexact = Some(n.to_string());
+        }
+    });
+    if let Some(n) = inexact {
+        errors.push(
+            Diagnostic::new(
+                Code::NotPortable,
+                format!(
+                    "the inputSchema of tool `{}` holds the number {n}, which is not exact in a double (JavaScript's only number)",
+                    tool.name
+                ),
+            )
+            .at(tool.schema_loc.0)
+            .for_tool(&tool.name)
+            .with_help("write a number of at most 2^53 in magnitude, or one a double holds exactly"),
+        );
+    }
+}
+
+fn walk_numbers(value: &Value, f: &mut dyn FnMut(&serde_json::Number)) {
+    match value {
+        Value::Number(n) => f(n),
+        Value::Array(items) => items.iter().for_each(|v| walk_numbers(v, f)),
+        Value::Object(map) => map.values().for_each(|v| walk_numbers(v, f)),
+        _ => {}
+    }
+}
+
+fn header(server: &Server, fingerprint: &str, sources: &[String]) -> String {
+    let mut h = String::new();
+    h.push_str("// @generated by mcp-resolve. Do not edit: change the rules and regenerate\n");
+    h.push_str("// (`mcp-resolve generate --lang typescript`).\n");
+    h.push_str("//\n");
+    let _ = writeln!(
+        h,
+        "// Server: {} {}",
+        comment_text(&server.name),
+        comment_text(&server.version)
+    );
+    for s in sources {
+        let _ = writeln!(h, "// Input: {}", comment_text(s));
+    }
+    let _ = writeln!(h, "// Signature: {fingerprint}");
+    h.push_str("//\n");
+    h.push_str("// Use: `resolve(name, args)` → `rt.Resolved` (variant, annotations, scopes,\n");
+    h.push_str("// and each dialect's result via `resultJson(dialect)`), or throws\n");
+    h.push_str("// `rt.RpcError`.\n\n");
+    h
+}
+
+/// A JavaScript string literal: JSON's, which JavaScript reads as the same
+/// string (U+2028 and U+2029 included, since ES2019).
+pub(crate) fn js_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// User text inside a `//` comment: control characters and JavaScript's
+/// other line terminators escaped, so nothing can end the comment early.
+pub(crate) fn comment_text(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() || c == '\u{2028}' || c == '\u{2029}' {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}

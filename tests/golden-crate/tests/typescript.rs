@@ -1,0 +1,311 @@
+//! The TypeScript resolver against the Rust engines: for every rules file in
+//! `rules/` and `tests/fixtures/` that makes one clean server, and for the
+//! random rule sets of `build.rs`, `mcp-resolve generate --lang typescript`'s
+//! module (type-checked with `tsc --strict`, run on Node with the runtime
+//! package) gives byte-identical answers to the library resolver on over
+//! 100,000 calls: the variant, the annotations, the scopes, every dialect's
+//! result text, and errors with their code and message. A set the generator
+//! refuses must be refused with `not-portable` diagnostics only.
+//!
+//! Two things are outside the comparison, by design: the validator's own
+//! words in an invalid-arguments error's `data` (Ajv's and the `jsonschema`
+//! crate's messages differ; both report a list), and calls whose arguments
+//! hold a number no double holds exactly (JavaScript's `JSON.parse` rounds it
+//! before any resolver sees it); both are counted and printed.
+//!
+//! Needs the runtime package built with its dependencies
+//! (`scripts/install-ts-runtime.sh`, `MCP_RESOLVE_TS_RUNTIME`) and Node.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "../random_rules.rs"]
+#[allow(dead_code)]
+mod random_rules;
+
+#[path = "../calls.rs"]
+mod calls;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use mcp_resolve::Resolver;
+use mcp_resolve::diagnostic::Code;
+use mcp_resolve_golden::random::{SEED, SETS};
+use mcp_resolve_runtime::Dialect;
+use random_rules::Rng;
+use serde_json::{Value, json};
+
+/// Calls per rule set, shared among its resolvable tools (at least 8 and at
+/// most 1,500 each).
+const PER_SET: usize = 1_900;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn runtime() -> Option<PathBuf> {
+    match std::env::var_os("MCP_RESOLVE_TS_RUNTIME") {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None if std::env::var_os("CI").is_some() => {
+            panic!(
+                "MCP_RESOLVE_TS_RUNTIME is not set: run scripts/install-ts-runtime.sh (scripts/test.sh does)"
+            )
+        }
+        None => {
+            eprintln!("skipped: MCP_RESOLVE_TS_RUNTIME is not set (scripts/install-ts-runtime.sh)");
+            None
+        }
+    }
+}
+
+/// Every rules file of `rules/` and `tests/fixtures/` that loads as one
+/// server without errors.
+fn rules_files() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut paths: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
+        paths.sort();
+        for path in paths {
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path
+                .extension()
+                .is_some_and(|e| e == "yaml" || e == "yml" || e == "rules")
+            {
+                out.push(path);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(&repo().join("rules"), &mut found);
+    walk(&repo().join("tests/fixtures"), &mut found);
+    found
+        .into_iter()
+        .filter(|path| {
+            mcp_resolve::load(std::slice::from_ref(path)).is_ok_and(|p| {
+                !p.has_errors()
+                    && p.single_server()
+                        .is_ok_and(|s| s.tools.iter().any(|t| t.resolvable))
+            })
+        })
+        .collect()
+}
+
+/// Whether a double holds every number in `value` exactly.
+fn exact(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => mcp_resolve::typescript::exact_in_double(n),
+        Value::Array(items) => items.iter().all(exact),
+        Value::Object(map) => map.values().all(exact),
+        _ => true,
+    }
+}
+
+/// What the library resolver answers, in the harness's line format: its
+/// resolution, and each dialect's result as `Resolver::resolve_result`
+/// builds it (from the tool's entries, made once per tool here).
+fn expected(
+    resolver: &Resolver<'_>,
+    entries: &std::collections::HashMap<String, [Value; 3]>,
+    name: &str,
+    args: &Value,
+) -> Value {
+    match resolver.resolve(name, args) {
+        Ok(resolution) => {
+            let texts: Vec<Value> = Dialect::ALL
+                .into_iter()
+                .enumerate()
+                .map(|(i, d)| {
+                    let result = d.result(&entries[name][i], &resolution);
+                    Value::String(serde_json::to_string(&result).unwrap())
+                })
+                .collect();
+            json!({"ok": [
+                resolution.variant,
+                resolution.annotations,
+                resolution.required_scopes,
+                texts[0], texts[1], texts[2],
+            ]})
+        }
+        Err(e) => json!({"error": e.to_json()}),
+    }
+}
+
+/// `data` is the validator's own report: equal when both have one.
+fn comparable(answer: &Value) -> Value {
+    let mut answer = answer.clone();
+    if let Some(data) = answer.pointer_mut("/error/data") {
+        assert!(
+            data.as_array().is_some_and(|d| !d.is_empty()
+                && d.iter()
+                    .all(|e| e["instancePath"].is_string() && e["message"].is_string())),
+            "an error's data is not a list of {{instancePath, message}}: {data}"
+        );
+        *data = json!("a validation report");
+    }
+    answer
+}
+
+#[test]
+fn typescript_resolvers_answer_as_the_rust_engines_do() {
+    let Some(runtime) = runtime() else {
+        return;
+    };
+    let work = runtime.join("agree-scratch");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+
+    let mut sets: Vec<PathBuf> = SETS.iter().map(|(path, _)| PathBuf::from(path)).collect();
+    let files = rules_files();
+    assert!(files.len() >= 10, "only {} rules files", files.len());
+    sets.extend(files);
+
+    let mut rng = Rng(SEED ^ 0x75);
+    let mut expectations: Vec<Option<(Vec<String>, Vec<Value>)>> = Vec::new();
+    let mut refused = Vec::new();
+    let mut inexact = 0usize;
+    for (n, path) in sets.iter().enumerate() {
+        let project = mcp_resolve::load(std::slice::from_ref(path)).unwrap();
+        let server = project.single_server().unwrap();
+        let code = match mcp_resolve::typescript::generate(server, &Default::default()) {
+            Ok(code) => code,
+            Err(errors) => {
+                assert!(
+                    errors.iter().all(|d| d.code == Code::NotPortable),
+                    "{}: {errors:?}",
+                    path.display()
+                );
+                refused.push(path.display().to_string());
+                expectations.push(None);
+                continue;
+            }
+        };
+        std::fs::write(work.join(format!("s{n}.ts")), code).unwrap();
+        let resolver = Resolver::new(server).unwrap();
+        let entries: std::collections::HashMap<String, [Value; 3]> = server
+            .tools
+            .iter()
+            .map(|t| {
+                let model = t.to_model(&server.hints);
+                (t.name.clone(), Dialect::ALL.map(|d| model.list_entry(d)))
+            })
+            .collect();
+        let mut calls = String::new();
+        let mut lines = Vec::new();
+        let mut wanted = Vec::new();
+        let mut tools: Vec<(String, Value, bool)> = server
+            .tools
+            .iter()
+            .map(|t| (t.name.clone(), t.input_schema.clone(), t.resolvable))
+            .collect();
+        tools.push(("unknown".into(), json!({}), false));
+        let resolvable_tools = tools.iter().filter(|t| t.2).count().max(1);
+        let per_resolvable = (PER_SET / resolvable_tools).clamp(8, 1_500);
+        for (name, schema, resolvable) in &tools {
+            let per_tool = if *resolvable { per_resolvable } else { 4 };
+            for i in 0..per_tool {
+                let args = match i {
+                    0 => json!(null),
+                    1 => json!([1]),
+                    2 => json!({"__proto__": {"polluted": true}, "constructor": 1}),
+                    _ => calls::arguments(&mut rng, schema),
+                };
+                if !exact(&args) {
+                    inexact += 1;
+                    continue;
+                }
+                let line = serde_json::to_string(&json!([name, args])).unwrap();
+                let _ = writeln!(calls, "{line}");
+                lines.push(line);
+                wanted.push(expected(&resolver, &entries, name, &args));
+            }
+        }
+        std::fs::write(work.join(format!("s{n}.calls.jsonl")), calls).unwrap();
+        expectations.push(Some((lines, wanted)));
+    }
+
+    // Every module type-checks under the strictest settings.
+    let tsconfig = json!({
+        "compilerOptions": {
+            "target": "ES2022", "lib": ["ES2022"], "module": "NodeNext",
+            "moduleResolution": "NodeNext", "strict": true,
+            "noUncheckedIndexedAccess": true, "exactOptionalPropertyTypes": true,
+            "noUnusedLocals": true, "noUnusedParameters": true, "noImplicitReturns": true,
+            "skipLibCheck": false, "types": [],
+        },
+        "include": ["*.ts"],
+    });
+    std::fs::write(work.join("tsconfig.json"), tsconfig.to_string()).unwrap();
+    let tsc = Command::new(runtime.join("node_modules/.bin/tsc"))
+        .args(["-p", "tsconfig.json"])
+        .current_dir(&work)
+        .output()
+        .unwrap();
+    assert!(
+        tsc.status.success(),
+        "tsc --strict refuses generated code:\n{}{}",
+        String::from_utf8_lossy(&tsc.stdout),
+        String::from_utf8_lossy(&tsc.stderr)
+    );
+
+    let harness = repo().join("tests/golden-crate/ts/agree.mjs");
+    let node = Command::new("node")
+        .arg(&harness)
+        .arg(&work)
+        .arg(sets.len().to_string())
+        .output()
+        .unwrap();
+    assert!(
+        node.status.success(),
+        "the harness failed:\n{}",
+        String::from_utf8_lossy(&node.stderr)
+    );
+
+    let mut compared = 0usize;
+    let mut outcomes = [0usize; 3];
+    for (n, expectation) in expectations.iter().enumerate() {
+        let Some((lines, wanted)) = expectation else {
+            continue;
+        };
+        let got = std::fs::read_to_string(work.join(format!("s{n}.out.jsonl"))).unwrap();
+        let got: Vec<Value> = got
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(got.len(), wanted.len(), "{}", sets[n].display());
+        for ((line, want), got) in lines.iter().zip(wanted).zip(&got) {
+            if comparable(got) != comparable(want) {
+                panic!(
+                    "the TypeScript resolver differs from the library on {}\ncall: {line}\nTypeScript: {got}\nRust:       {want}\nrules:\n{}",
+                    sets[n].display(),
+                    std::fs::read_to_string(&sets[n]).unwrap_or_default()
+                );
+            }
+            compared += 1;
+            outcomes[match (&want["ok"][0], want.get("error")) {
+                (_, Some(_)) => 2,
+                (Value::String(_), _) => 0,
+                _ => 1,
+            }] += 1;
+        }
+    }
+    eprintln!(
+        "typescript: {compared} calls over {} rule sets agree (seed {SEED}); variant/static/error {outcomes:?}; {} sets refused as not portable {refused:?}; {inexact} calls left out (numbers no double holds)",
+        sets.len(),
+        refused.len(),
+    );
+    assert!(compared >= 100_000, "only {compared} calls compared");
+    assert!(
+        refused.len() * 4 < sets.len(),
+        "too many sets refused: {refused:?}"
+    );
+    for (kind, count) in ["variant", "static", "error"].iter().zip(outcomes) {
+        assert!(
+            count * 20 >= compared,
+            "too few `{kind}` outcomes: {outcomes:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
