@@ -21,6 +21,7 @@ mod load;
 mod lsp;
 mod malformed;
 mod manifest;
+mod npm_cli;
 mod proxy;
 mod real_servers;
 mod sarif;

@@ -216,6 +216,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "resolve",
             "emit",
             "codegen",
+            "typescript",
             "matcher",
             "diff",
             "explain",

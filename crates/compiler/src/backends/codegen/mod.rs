@@ -39,6 +39,7 @@ use serde_json::Value;
 use self::literals::*;
 pub(crate) use self::outcome_items::sep1862_pieces;
 use self::outcome_items::*;
+pub(crate) use self::tool::resolutions;
 use self::tool::*;
 use crate::emit::signature::{Layout, SignatureText, signature_text};
 use crate::emit::tools::tools_list_parts;

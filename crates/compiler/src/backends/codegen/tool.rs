@@ -4,7 +4,7 @@
 use super::*;
 
 /// A tool's resolutions: each variant's, then the static fallback's.
-fn resolutions(server: &Server, tool: &Tool) -> Vec<Resolution> {
+pub(crate) fn resolutions(server: &Server, tool: &Tool) -> Vec<Resolution> {
     let mut resolutions: Vec<Resolution> = tool
         .variants
         .iter()

@@ -418,48 +418,42 @@ fn fails_on_undefined(pred: &Pred) -> bool {
 /// Operands joined by `&&` (`true` when there are none); an operand with a
 /// top-level `||` in parentheses.
 fn and(parts: Vec<String>) -> String {
-    let parts: Vec<String> = parts.into_iter().filter(|p| p != "true").collect();
-    if parts.iter().any(|p| p == "false") {
-        return "false".into();
-    }
-    match parts.len() {
-        0 => "true".into(),
-        1 => parts.into_iter().next().unwrap_or_default(),
-        _ => parts
-            .iter()
-            .map(|p| {
-                if top_level(p).1 {
-                    format!("({p})")
-                } else {
-                    p.clone()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(" && "),
-    }
+    join(parts, " && ", "true", "false", |p| top_level(p).1)
 }
 
 /// Operands joined by `||` (`false` when there are none); an operand with a
 /// top-level `&&` in parentheses (not needed, but read more easily).
 fn or(parts: Vec<String>) -> String {
-    let parts: Vec<String> = parts.into_iter().filter(|p| p != "false").collect();
-    if parts.iter().any(|p| p == "true") {
-        return "true".into();
+    join(parts, " || ", "false", "true", |p| top_level(p).0)
+}
+
+/// `parts` joined by `op`, whose identity (`true` for `&&`) drops out and
+/// whose absorbing operand (`false` for `&&`) is the answer.
+fn join(
+    parts: Vec<String>,
+    op: &str,
+    identity: &str,
+    absorbing: &str,
+    grouped: impl Fn(&str) -> bool,
+) -> String {
+    let parts: Vec<String> = parts.into_iter().filter(|p| p != identity).collect();
+    if parts.iter().any(|p| p == absorbing) {
+        return absorbing.into();
     }
     match parts.len() {
-        0 => "false".into(),
+        0 => identity.into(),
         1 => parts.into_iter().next().unwrap_or_default(),
         _ => parts
             .iter()
             .map(|p| {
-                if top_level(p).0 {
+                if grouped(p) {
                     format!("({p})")
                 } else {
                     p.clone()
                 }
             })
             .collect::<Vec<_>>()
-            .join(" || "),
+            .join(op),
     }
 }
 

@@ -23,13 +23,12 @@ pub use cond::exact_in_double;
 
 use std::fmt::Write as _;
 
-use mcp_resolve_runtime::{Dialect, Resolution};
+use mcp_resolve_runtime::Dialect;
 use serde_json::Value;
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::emit::signature::{Layout, signature_text};
 use crate::emit::tools::tools_list_parts;
-use crate::hints::HintTableExt;
 use crate::ir::{Server, Tool};
 
 /// The version of the generated TypeScript's contract with the runtime
@@ -168,7 +167,7 @@ fn tool_items(server: &Server, tool: &Tool, index: usize) -> Result<String, Vec<
     let matcher = cond::match_function(tool, index)?;
     let model = tool.to_model(&server.hints);
     let entry = model.list_entry(Dialect::Sep1862);
-    let resolutions = resolutions(server, tool);
+    let resolutions = crate::codegen::resolutions(server, tool);
     let pieces = crate::codegen::sep1862_pieces(&entry, &resolutions);
     // The head every outcome's SEP-1862 text starts with (the tool's entry
     // up to its annotations), held once; when the texts do not share one,
@@ -220,27 +219,6 @@ fn tool_items(server: &Server, tool: &Tool, index: usize) -> Result<String, Vec<
     let _ = write!(out, "  ],\n  match_{index},\n);\n\n");
     out.push_str(&matcher);
     Ok(out)
-}
-
-/// A tool's resolutions: each variant's, then the static fallback's.
-fn resolutions(server: &Server, tool: &Tool) -> Vec<Resolution> {
-    let mut resolutions: Vec<Resolution> = tool
-        .variants
-        .iter()
-        .map(|v| Resolution {
-            tool: tool.name.clone(),
-            variant: Some(v.name.clone()),
-            annotations: server.hints.to_annotations(&v.annotations),
-            required_scopes: v.scopes(),
-        })
-        .collect();
-    resolutions.push(Resolution {
-        tool: tool.name.clone(),
-        variant: None,
-        annotations: server.hints.to_annotations(&tool.annotations),
-        required_scopes: tool.required_scopes.clone(),
-    });
-    resolutions
 }
 
 /// What of a tool's `inputSchema` the runtime's validator cannot read as
