@@ -164,7 +164,7 @@ fn stage_times_go_to_standard_error_when_asked_for() {
         "parsing 1 file",
         "checking 1 tool",
         "analysing the patterns of 1 tool",
-        "generating the resolver of 1 tool",
+        "generating the Rust resolver of 1 tool",
         "writing",
     ]) {
         assert!(line.starts_with('['), "{line}");
