@@ -157,7 +157,7 @@ fn children(pid: u32) -> Vec<u32> {
 
 fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|stat| !stat.split_whitespace().nth(2).is_some_and(|s| s == "Z"))
+        .is_ok_and(|stat| stat.split_whitespace().nth(2).is_none_or(|s| s != "Z"))
 }
 
 #[test]
