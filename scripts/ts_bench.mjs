@@ -21,7 +21,9 @@
 //   returning result texts made once (what a careful author would write).
 // For the generated rule sets of 10 and 1,000 tools × 5 variants
 // (scripts/gen_large_rules.py), the generated module on calls spread over
-// every tool: dispatch by name, validation and matching.
+// every tool (dispatch by name, validation and matching, each tool's own
+// compiled code), and on calls all to one tool (dispatch by name alone
+// differs between the two).
 import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve as resolvePath } from "node:path";
@@ -110,13 +112,16 @@ const generated = (module) => (name, args) => module.resolve(name, args).resultJ
 const fileCalls = ["read", "append", "replace", "delete"].map((action, i) =>
   JSON.stringify({ path: `notes/${i}.md`, action, content: "x" }),
 );
-const largeCalls = (tools) =>
+// Spread over `spread` of the tools (all of them, or one: dispatch alone).
+const largeCalls = (tools, spread = tools) =>
   Array.from({ length: 4096 }, (_, k) => {
-    const t = (k * 7919) % tools;
+    const t = ((k * 7919) % spread) * Math.floor(tools / spread) + (spread === 1 ? tools - 1 : 0);
     return [`tool_${t}`, JSON.stringify({ action: `a${k % 5}`, path: `/tmp/${k % 5}`, count: k % 7 })];
   });
 const calls10 = largeCalls(10);
 const calls1000 = largeCalls(1000);
+const one10 = largeCalls(10, 1);
+const one1000 = largeCalls(1000, 1);
 
 // Agreement before timing: the three resolvers answer alike.
 for (const c of fileCalls) {
@@ -145,6 +150,8 @@ const parsed = (calls) => calls.map(([n, j]) => [n, JSON.parse(j)]);
 const fileSet = parsed(fileCalls.map((c) => ["manage_files", c]));
 const set10 = parsed(calls10);
 const set1000 = parsed(calls1000);
+const setOne10 = parsed(one10);
+const setOne1000 = parsed(one1000);
 
 const runs = {
   "manage_files: generated": [generated(fileServer), fileSet],
@@ -152,6 +159,8 @@ const runs = {
   "manage_files: hand-written (same Ajv, texts made once)": [handWritten, fileSet],
   "10 tools × 5 variants: generated": [generated(large10), set10],
   "1,000 tools × 5 variants: generated": [generated(large1000), set1000],
+  "10 tools, every call to the last: generated": [generated(large10), setOne10],
+  "1,000 tools, every call to the last: generated": [generated(large1000), setOne1000],
 };
 const times = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
 // Warm-up, then the blocks, the resolvers taking turns.
@@ -173,6 +182,7 @@ const m = (k) => q(times[k], 0.5);
 console.log(
   `\ngenerated / reference style: ${(m("manage_files: generated") / m("manage_files: reference style (Ajv + switch)")).toFixed(2)}; ` +
     `generated / hand-written: ${(m("manage_files: generated") / m("manage_files: hand-written (same Ajv, texts made once)")).toFixed(2)}; ` +
-    `1,000 tools / 10 tools: ${(m("1,000 tools × 5 variants: generated") / m("10 tools × 5 variants: generated")).toFixed(2)}`,
+    `1,000 tools / 10 tools: ${(m("1,000 tools × 5 variants: generated") / m("10 tools × 5 variants: generated")).toFixed(2)} ` +
+    `(calls to one tool: ${(m("1,000 tools, every call to the last: generated") / m("10 tools, every call to the last: generated")).toFixed(2)})`,
 );
 rmSync(work, { recursive: true, force: true });
