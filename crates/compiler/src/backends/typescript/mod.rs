@@ -42,6 +42,9 @@ pub struct Options {
     pub runtime_module: String,
     /// The input files (rules and schemas), as the header names them.
     pub sources: Vec<String>,
+    /// Threads for per-tool work (0: every core); the output never depends
+    /// on it.
+    pub jobs: usize,
 }
 
 impl Default for Options {
@@ -49,6 +52,7 @@ impl Default for Options {
         Options {
             runtime_module: "@mcp-resolve/runtime".into(),
             sources: Vec::new(),
+            jobs: 0,
         }
     }
 }
@@ -65,26 +69,47 @@ const SCHEMA_DIALECTS: [&str; 4] = [
 /// Generates the TypeScript module for `server`, which must have passed
 /// `check`; the errors are [`Code::NotPortable`] diagnostics.
 pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagnostic>> {
+    // Each tool's items and findings, on the machine's cores, in tool order.
+    let per_tool = crate::par::map(
+        &server.tools,
+        crate::par::threads(options.jobs),
+        Some(crate::par::WORK_STACK),
+        |index, tool| {
+            let mut errors = Vec::new();
+            schema_portability(tool, &mut errors);
+            let code = if tool.resolvable {
+                match tool_items(server, tool, index) {
+                    Ok(code) => code,
+                    Err(mut found) => {
+                        errors.append(&mut found);
+                        String::new()
+                    }
+                }
+            } else {
+                String::new()
+            };
+            (code, errors)
+        },
+    );
     let mut errors = Vec::new();
     let mut tools_code = String::new();
     let mut table = String::new();
+    for result in per_tool {
+        let (code, mut found) = result.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        errors.append(&mut found);
+        tools_code.push_str(&code);
+    }
     for (index, tool) in server.tools.iter().enumerate() {
-        schema_portability(tool, &mut errors);
-        if !tool.resolvable {
-            continue;
+        if tool.resolvable {
+            let _ = writeln!(table, "  [{}, TOOL_{index}],", js_string(&tool.name));
         }
-        match tool_items(server, tool, index) {
-            Ok(code) => tools_code.push_str(&code),
-            Err(mut found) => errors.append(&mut found),
-        }
-        let _ = writeln!(table, "  [{}, TOOL_{index}],", js_string(&tool.name));
     }
     if !errors.is_empty() {
         return Err(errors);
     }
 
-    let signature = signature_text(server, 1, Layout::Canonical);
-    let lists = tools_list_parts(server, 1).map(|parts| parts.concat());
+    let signature = signature_text(server, options.jobs, Layout::Canonical);
+    let lists = tools_list_parts(server, options.jobs).map(|parts| parts.concat());
     let rt = js_string(&options.runtime_module);
     let mut out = header(server, &signature.fingerprint, &options.sources);
     let names: Vec<String> = server.tools.iter().map(|t| js_string(&t.name)).collect();
