@@ -11,7 +11,9 @@
 #     in target/ts-client (scripts/install-ts-client.sh);
 #   - the runtime package of generated TypeScript resolvers
 #     (packages/runtime) with Ajv and TypeScript's compiler, built in
-#     target/ts-runtime (scripts/install-ts-runtime.sh);
+#     target/ts-runtime (scripts/install-ts-runtime.sh), and the TypeScript
+#     example server built against it, target/ts-example
+#     (scripts/install-ts-example.sh);
 #   - the official MCP conformance suite, a real OAuth authorization server
 #     (oidc-provider) and the Node 22 they need, one copy for both, in
 #     target/node22 (scripts/install-official-conformance.sh and
@@ -72,6 +74,10 @@ export MCP_RESOLVE_TS_CLIENT
 echo "== the runtime package of generated TypeScript resolvers (packages/runtime: Ajv, built with TypeScript's compiler)"
 MCP_RESOLVE_TS_RUNTIME="$(scripts/install-ts-runtime.sh target/ts-runtime)"
 export MCP_RESOLVE_TS_RUNTIME
+
+echo "== the TypeScript example server (examples/file-server-ts, on the TypeScript SDKs v2 and v1, against that runtime)"
+MCP_RESOLVE_TS_EXAMPLE="$(scripts/install-ts-example.sh target/ts-example target/ts-runtime)"
+export MCP_RESOLVE_TS_EXAMPLE
 
 echo "== the official MCP conformance suite and an OAuth authorization server (oidc-provider), with the Node 22 both need, under target/"
 MCP_RESOLVE_OFFICIAL_CONFORMANCE="$(scripts/install-official-conformance.sh target/node22)"

@@ -25,6 +25,10 @@ pub const COMPONENTS: &[(&str, &str)] = &[
         "the runtime package of generated TypeScript resolvers, built with Ajv and TypeScript's compiler (generated TypeScript type-checked and run)",
     ),
     (
+        "MCP_RESOLVE_TS_EXAMPLE",
+        "the TypeScript example server (examples/file-server-ts) on the TypeScript SDK v2 and v1, built against the runtime package (its conformance and clients)",
+    ),
+    (
         "MCP_RESOLVE_OFFICIAL_CONFORMANCE",
         "the official MCP conformance suite and Node 22 (the proxy scored against a direct connection)",
     ),

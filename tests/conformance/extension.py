@@ -110,9 +110,17 @@ def within_conservative_bound(static: dict[str, Any], resolved: dict[str, Any]) 
     return None
 
 
+# Result `_meta` keys the protocol itself defines for every result, not
+# extensions': a server's identity (2026-07-28: servers SHOULD identify
+# themselves on every response; the TypeScript SDK v2 does).
+CORE_RESULT_META = {"io.modelcontextprotocol/serverInfo"}
+
+
 def meta_is_negotiated(result: dict[str, Any], client: set[str], server: set[str]) -> str | None:
     """Result `_meta` keys of extensions (`a/b` names) must be ones both sides declared."""
     for key in (result.get("_meta") or {}):
+        if key in CORE_RESULT_META:
+            continue
         if "/" in key and not (key in client and key in server):
             return f"result _meta key {key!r} belongs to an extension that was not negotiated"
     return None

@@ -27,4 +27,5 @@ mod real_servers;
 mod sarif;
 mod signature;
 mod signing;
+mod ts_server;
 mod typescript;

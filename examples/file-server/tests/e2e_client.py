@@ -46,7 +46,7 @@ from pydantic import ConfigDict, TypeAdapter
 # The extension's checks, shared with the conformance suite.
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests" / "conformance"))
 from extension import (  # noqa: E402
-    CORE_DEFAULTS, EXTENSION, RESULT_SCHEMA, VARIANT_EXTENSION, candidates, core, declared,
+    CORE_DEFAULTS, CORE_RESULT_META, EXTENSION, RESULT_SCHEMA, VARIANT_EXTENSION, candidates, core, declared,
     fingerprint_of, schema_errors, selftest, within_conservative_bound,
 )
 
@@ -345,7 +345,10 @@ async def main_async(args: argparse.Namespace) -> None:
             result = await resolve(client, "manage_files", {"path": "a", "action": "append", "content": "x"},
                                    method="tools/annotations")
             log("<-", "tools/annotations", result)
-            check(set(result) == {"annotations"} and result["annotations"]["destructiveHint"] is False,
+            # Besides `annotations`, only what the protocol puts in every
+            # 2026-07-28 result (`resultType`, the server's `_meta` identity).
+            check(set(result) - {"resultType", "_meta"} == {"annotations"}
+                  and result["annotations"]["destructiveHint"] is False,
                   f"annotations dialect: {result}")
             e = await resolve_error(client, "manage_files", {"path": "a", "action": "read"})
             check(e.code == -32601, f"tools/resolve in the annotations dialect: code {e.code}")
@@ -369,7 +372,8 @@ async def check_http(server: str, root: Path) -> None:
             listed = await client.list_tools()
             result = await resolve(client, "manage_files", {"path": "notes.txt", "action": "read"})
             check(result["annotations"]["readOnlyHint"] is True, f"http resolve: {result}")
-            check("_meta" not in result, f"result _meta for an extension the client did not declare: {result}")
+            extensions = set(result.get("_meta") or {}) - CORE_RESULT_META
+            check(not extensions, f"result _meta for an extension the client did not declare: {result}")
             log("<-", "tools/resolve (http)", result)
             print(f"ok streamable HTTP: {len(listed.tools)} tools, resolve works", flush=True)
     finally:

@@ -1,0 +1,411 @@
+// The runtime of the TypeScript resolvers mcp-resolve generates
+// (`mcp-resolve generate --lang typescript`): what every generated module
+// shares, so that none repeats it. The counterpart of the Rust crate
+// `mcp-resolve-runtime`, and held to the same answers by the project's
+// differential tests:
+//
+// - `Tool`: a tool's `inputSchema` (compiled with Ajv on first use, the
+//   validator the MCP SDKs use), its outcomes and its matching function;
+// - `Resolved`: an outcome, with each dialect's JSON-RPC result text;
+// - `RpcError`: the JSON-RPC error a call is refused with;
+// - the JSON Schema value semantics the matching functions use (`own`,
+//   `isObject`, `jsonEqual`, `minLength`, `maxLength`, `propertyHolds`).
+
+import { Ajv, type ValidateFunction } from "ajv";
+import { Ajv2019 } from "ajv/dist/2019.js";
+import { Ajv2020 } from "ajv/dist/2020.js";
+
+/**
+ * The version of the contract between generated modules and this runtime.
+ * A module generated for another refuses to load (`checkCodegenVersion`).
+ */
+export const CODEGEN_VERSION = 1;
+
+/**
+ * Throws when a generated module was written for another version of this
+ * runtime: regenerate it with an mcp-resolve of the same release.
+ */
+export function checkCodegenVersion(version: number): void {
+  if (version !== CODEGEN_VERSION) {
+    throw new Error(
+      `this resolver was generated for version ${version} of @mcp-resolve/runtime's contract, and this runtime has version ${CODEGEN_VERSION}: regenerate it with a matching mcp-resolve`,
+    );
+  }
+}
+
+/** The wire shape of a `tools/resolve` answer. */
+export type Dialect = "extension" | "sep1862" | "annotations";
+
+/** Every dialect, in documentation order. */
+export const DIALECTS: readonly Dialect[] = ["extension", "sep1862", "annotations"];
+
+/** A call's arguments: a JSON object. */
+export type Args = Readonly<Record<string, unknown>>;
+
+/** The deepest argument nesting a resolver accepts. */
+export const MAX_ARGUMENT_DEPTH = 64;
+
+/** The most validation errors an error's `data` reports. */
+const MAX_REPORTED_ERRORS = 16;
+
+/** The longest validation message reported, in UTF-8 bytes. */
+const MESSAGE_LIMIT = 512;
+
+/** A JSON-RPC error: the code, the message and, for invalid arguments, `data`. */
+export class RpcError extends Error {
+  static readonly PARSE_ERROR = -32700;
+  static readonly INVALID_REQUEST = -32600;
+  static readonly METHOD_NOT_FOUND = -32601;
+  static readonly INVALID_PARAMS = -32602;
+  static readonly INTERNAL_ERROR = -32603;
+
+  readonly code: number;
+  readonly data: unknown;
+
+  constructor(code: number, message: string, data?: unknown) {
+    super(message);
+    this.name = "RpcError";
+    this.code = code;
+    this.data = data;
+  }
+
+  /** The JSON-RPC `error` object. */
+  toJSON(): { code: number; message: string; data?: unknown } {
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data };
+  }
+}
+
+/**
+ * `-32602` for a name no resolvable tool has: "tool is not resolvable" when
+ * it is one of the server's tools, else "unknown tool".
+ */
+export function unresolvable(name: string, tools: ReadonlySet<string>): RpcError {
+  return new RpcError(
+    RpcError.INVALID_PARAMS,
+    tools.has(name) ? `tool is not resolvable: ${name}` : `unknown tool: ${name}`,
+  );
+}
+
+/** Whether `value` is a JSON object (not an array, not null). */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The member `key` of `value` when it is an object that has it as its own
+ * property; `undefined` otherwise. Inherited names (`__proto__`,
+ * `constructor`, `toString`) are never found unless the object has them.
+ */
+export function own(value: unknown, key: string): unknown {
+  return isObject(value) && Object.hasOwn(value, key) ? value[key] : undefined;
+}
+
+/** JSON Schema's `properties` for one key: holds unless the key is present and fails. */
+export function propertyHolds(
+  value: Record<string, unknown>,
+  key: string,
+  test: (member: unknown) => boolean,
+): boolean {
+  return !Object.hasOwn(value, key) || test(value[key]);
+}
+
+/** The length of `text` in code points, as JSON Schema counts it. */
+function codePoints(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    count++;
+  }
+  return count;
+}
+
+/** `minLength`: at least `n` code points. */
+export function minLength(text: string, n: number): boolean {
+  // Each code point is one or two UTF-16 units.
+  if (text.length < n) return false;
+  if (text.length >= 2 * n) return true;
+  return codePoints(text) >= n;
+}
+
+/** `maxLength`: at most `n` code points. */
+export function maxLength(text: string, n: number): boolean {
+  if (text.length <= n) return true;
+  if (text.length > 2 * n) return false;
+  return codePoints(text) <= n;
+}
+
+/**
+ * JSON Schema equality: numbers by value (`1 == 1.0`), arrays element-wise,
+ * objects by key set and values.
+ */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) {
+      if (!jsonEqual(a[i], b[i])) return false;
+    }
+    return true;
+  }
+  if (isObject(a)) {
+    if (!isObject(b)) return false;
+    const keys = Object.keys(a);
+    if (keys.length !== Object.keys(b).length) return false;
+    for (const key of keys) {
+      if (!Object.hasOwn(b, key) || !jsonEqual(a[key], b[key])) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+/** Whether `value` nests deeper than `limit` levels. */
+function depthExceeds(value: unknown, limit: number): boolean {
+  if (limit === 0) return true;
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      if (depthExceeds(item, limit - 1)) return true;
+    }
+  } else if (isObject(value)) {
+    for (const key in value) {
+      if (Object.hasOwn(value, key) && depthExceeds(value[key], limit - 1)) return true;
+    }
+  }
+  return false;
+}
+
+/** Whether an arguments object (itself one level) nests deeper than the limit. */
+function nestsTooDeep(args: Record<string, unknown>): boolean {
+  for (const key in args) {
+    if (!Object.hasOwn(args, key)) continue;
+    const value = args[key];
+    if (typeof value === "object" && value !== null && depthExceeds(value, MAX_ARGUMENT_DEPTH - 1)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** A message cut at `MESSAGE_LIMIT` UTF-8 bytes (on a code point), with `…`. */
+function truncate(message: string): string {
+  let bytes = 0;
+  let i = 0;
+  while (i < message.length) {
+    const point = message.codePointAt(i) ?? 0;
+    const size = point < 0x80 ? 1 : point < 0x800 ? 2 : point < 0x10000 ? 3 : 4;
+    if (bytes + size > MESSAGE_LIMIT) return `${message.slice(0, i)}…`;
+    bytes += size;
+    i += point >= 0x10000 ? 2 : 1;
+  }
+  return message;
+}
+
+type Validators = { fast: ValidateFunction; all: () => ValidateFunction };
+
+const OPTIONS = { strict: false, validateFormats: false, addUsedSchema: false } as const;
+
+let instances: { fast: Ajv[]; all: Ajv[] } | undefined;
+
+/** The Ajv instances, by dialect (2020-12, 2019-09, draft-07), made on first use. */
+function ajvs(all: boolean): Ajv[] {
+  instances ??= { fast: [], all: [] };
+  const set = all ? instances.all : instances.fast;
+  if (set.length === 0) {
+    const options = { ...OPTIONS, allErrors: all };
+    set.push(new Ajv2020(options), new Ajv2019(options), new Ajv(options));
+  }
+  return set;
+}
+
+function compile(schema: Record<string, unknown>, all: boolean): ValidateFunction {
+  const dialect = schema["$schema"];
+  const [v2020, v2019, v07] = ajvs(all) as [Ajv, Ajv, Ajv];
+  const ajv =
+    dialect === "https://json-schema.org/draft/2019-09/schema"
+      ? v2019
+      : dialect === "http://json-schema.org/draft-07/schema" ||
+          dialect === "http://json-schema.org/draft-07/schema#"
+        ? v07
+        : v2020;
+  return ajv.compile(schema);
+}
+
+/** One outcome as a generated module writes it, before its tool binds it. */
+export interface OutcomeParts {
+  readonly variant: string | null;
+  readonly hints: string;
+  readonly scopes: string;
+  readonly extension: string;
+  readonly sep1862Annotations: string;
+  readonly sep1862Tail: string;
+  readonly annotations: string;
+}
+
+/** An outcome of a generated module (its arguments are texts of JSON). */
+export function outcome(
+  variant: string | null,
+  hints: string,
+  scopes: string,
+  extension: string,
+  sep1862Annotations: string,
+  sep1862Tail: string,
+  annotations: string,
+): OutcomeParts {
+  return { variant, hints, scopes, extension, sep1862Annotations, sep1862Tail, annotations };
+}
+
+/** What a call resolved to: its tool, variant, annotations, scopes, and each dialect's result. */
+export class Resolved {
+  readonly tool: string;
+  /** The variant that matched; `null` when none did and the static annotations apply. */
+  readonly variant: string | null;
+  readonly #parts: OutcomeParts;
+  readonly #head: string;
+  #sep1862: string | undefined;
+  #annotations: Readonly<Record<string, boolean>> | undefined;
+  #scopes: readonly string[] | undefined;
+
+  constructor(tool: string, head: string, parts: OutcomeParts) {
+    this.tool = tool;
+    this.variant = parts.variant;
+    this.#head = head;
+    this.#parts = parts;
+  }
+
+  /** Every hint (the four core ones, then `agencyHint` and declared ones), in order. */
+  get annotations(): Readonly<Record<string, boolean>> {
+    this.#annotations ??= Object.freeze(JSON.parse(this.#parts.hints) as Record<string, boolean>);
+    return this.#annotations;
+  }
+
+  /** The OAuth scopes the call needs. */
+  get requiredScopes(): readonly string[] {
+    this.#scopes ??= Object.freeze(JSON.parse(this.#parts.scopes) as string[]);
+    return this.#scopes;
+  }
+
+  /** The JSON-RPC `result` text of `dialect`. */
+  resultJson(dialect: Dialect): string {
+    switch (dialect) {
+      case "extension":
+        return this.#parts.extension;
+      case "sep1862":
+        this.#sep1862 ??= this.#head + this.#parts.sep1862Annotations + this.#parts.sep1862Tail;
+        return this.#sep1862;
+      case "annotations":
+        return this.#parts.annotations;
+      default:
+        throw new RpcError(RpcError.INVALID_PARAMS, `unknown dialect: ${String(dialect)}`);
+    }
+  }
+}
+
+/** A resolvable tool of a generated module. */
+export class Tool {
+  readonly name: string;
+  readonly #schema: string;
+  readonly #bounded: boolean;
+  readonly #outcomes: readonly Resolved[];
+  readonly #match: (args: Args) => number;
+  #validators: Validators | RpcError | undefined;
+
+  /**
+   * `schema` is the tool's `inputSchema` as JSON text; `bounded`, whether it
+   * proves that no object it accepts nests deeper than the limit (the
+   * nesting is then checked only for a refusal); `head`, the text every
+   * SEP-1862 result of the tool starts with.
+   */
+  constructor(
+    name: string,
+    schema: string,
+    bounded: boolean,
+    head: string,
+    outcomes: readonly OutcomeParts[],
+    match: (args: Args) => number,
+  ) {
+    this.name = name;
+    this.#schema = schema;
+    this.#bounded = bounded;
+    this.#outcomes = outcomes.map((parts) => new Resolved(name, head, parts));
+    this.#match = match;
+  }
+
+  /** Validates the arguments, then matches them. Throws `RpcError`. */
+  resolve(args: unknown): Resolved {
+    return this.resolveValidated(this.validate(args));
+  }
+
+  /** Matches arguments already validated against the tool's `inputSchema`. */
+  resolveValidated(args: Args): Resolved {
+    const index = this.#match(args);
+    const resolved = this.#outcomes[index];
+    if (resolved === undefined) {
+      throw new RpcError(RpcError.INTERNAL_ERROR, `generated resolver data has no outcome ${index}`);
+    }
+    return resolved;
+  }
+
+  /** The arguments as an object the schema accepts, or the `RpcError` refusing them. */
+  validate(args: unknown): Args {
+    const validators = this.#compiled();
+    if (validators instanceof RpcError) throw validators;
+    if (isObject(args) && (this.#bounded || !nestsTooDeep(args)) && validators.fast(args)) {
+      return args;
+    }
+    throw this.#refusal(args, validators);
+  }
+
+  #compiled(): Validators | RpcError {
+    if (this.#validators === undefined) {
+      try {
+        const schema = JSON.parse(this.#schema) as Record<string, unknown>;
+        const fast = compile(schema, false);
+        let all: ValidateFunction | undefined;
+        this.#validators = { fast, all: () => (all ??= compile(schema, true)) };
+      } catch (e) {
+        this.#validators = new RpcError(
+          RpcError.INTERNAL_ERROR,
+          `the inputSchema of tool ${this.name} does not compile: ${e instanceof Error ? e.message : String(e)}`,
+        );
+      }
+    }
+    return this.#validators;
+  }
+
+  #refusal(args: unknown, validators: Validators): RpcError {
+    if (!isObject(args)) {
+      return new RpcError(RpcError.INVALID_PARAMS, `arguments for tool ${this.name} must be an object`);
+    }
+    if (nestsTooDeep(args)) {
+      return new RpcError(
+        RpcError.INVALID_PARAMS,
+        `arguments for tool ${this.name} nest deeper than ${MAX_ARGUMENT_DEPTH} levels`,
+      );
+    }
+    const all = validators.all();
+    all(args);
+    const errors = (all.errors ?? []).slice(0, MAX_REPORTED_ERRORS).map((e) => ({
+      instancePath: e.instancePath,
+      message: truncate(e.message ?? e.keyword),
+    }));
+    return new RpcError(RpcError.INVALID_PARAMS, `invalid arguments for tool ${this.name}`, errors);
+  }
+}
+
+/** A generated module as a value, for code that serves any resolver. */
+export interface Rules {
+  readonly serverName: string;
+  readonly serverVersion: string;
+  readonly fingerprint: string;
+  readonly signatureJson: string;
+  readonly toolNames: readonly string[];
+  toolsListJson(dialect: Dialect): string;
+  resolve(name: string, args: unknown): Resolved;
+  resolveValidated(name: string, args: Args): Resolved;
+}

@@ -1,0 +1,123 @@
+// Serving a generated resolver on the TypeScript SDK v2
+// (`@modelcontextprotocol/server`): `attach(server, RULES, options)` answers
+// `tools/resolve` (or `tools/annotations`) and `signature`, lists the tools
+// with their static annotations and, to clients that declare the extension,
+// the resolvable marker, declares the capabilities, and — given `call` —
+// answers `tools/call` with the arguments checked as `tools/resolve` checks
+// them. The client capabilities are read per request: from the request's
+// own `_meta` envelope (2026-07-28), else from the session's `initialize`.
+//
+// Written against the SDK's structure, not imported from it: this module
+// runs with any 2.x SDK and needs none installed to load.
+
+import { type Args, RpcError, type Rules } from "./resolver.js";
+import {
+  type CallToolResult,
+  EXTENSION_ID,
+  META_CLIENT_CAPABILITIES,
+  SIGNATURE_METHOD,
+  type ServeOptions,
+  ToolResolution,
+  declaresExtension,
+} from "./serving.js";
+
+/** The part of the SDK v2 low-level `Server` this module uses. */
+export interface SdkServer {
+  setRequestHandler(method: string, ...rest: never[]): void;
+  registerCapabilities(capabilities: Record<string, unknown>): void;
+  assertCanSetRequestHandler(method: string): void;
+  getClientCapabilities(): unknown;
+}
+
+/** An SDK v2 `McpServer` (its low-level `Server` is `server`). */
+export interface SdkMcpServer {
+  readonly server: SdkServer;
+  isConnected?(): boolean;
+}
+
+/** The part of a request handler's context this module reads. */
+interface Context {
+  readonly mcpReq?: { readonly envelope?: Readonly<Record<string, unknown>> };
+}
+
+/** Answers a `tools/call` whose arguments passed the checks. */
+export type CallHandler = (
+  name: string,
+  args: Args,
+  ctx: unknown,
+) => CallToolResult | Promise<CallToolResult>;
+
+/** How `attach` serves a resolver. */
+export interface AttachOptions extends ServeOptions {
+  /**
+   * Answers `tools/call`. Without it the server answers `tools/call` itself
+   * (its own registered tools): then call `resolution.checkCall` there.
+   */
+  readonly call?: CallHandler;
+}
+
+/** A Standard Schema that accepts any params: the resolution checks them itself. */
+const ANY_PARAMS = {
+  "~standard": {
+    version: 1,
+    vendor: "mcp-resolve",
+    validate: (value: unknown) => ({ value }),
+  },
+} as const;
+
+/**
+ * Serves `rules` on `target` (an SDK v2 `McpServer` or low-level `Server`),
+ * before it connects. Throws when the server already handles one of the
+ * methods. Returns the `ToolResolution` served.
+ */
+export function attach(
+  target: SdkMcpServer | SdkServer,
+  rules: Rules,
+  options: AttachOptions = {},
+): ToolResolution {
+  const server: SdkServer = "server" in target ? target.server : target;
+  if ("isConnected" in target && typeof target.isConnected === "function" && target.isConnected()) {
+    throw new Error("attach the resolver before connecting the server");
+  }
+  const resolution = new ToolResolution(rules, options);
+  const call = options.call;
+  const methods = ["tools/list", resolution.method, SIGNATURE_METHOD];
+  if (call !== undefined) methods.push("tools/call");
+  for (const method of methods) server.assertCanSetRequestHandler(method);
+
+  const capabilitiesOf = (ctx: Context | undefined): unknown => {
+    const envelope = ctx?.mcpReq?.envelope;
+    // A 2026-07-28 request carries its own envelope, and only it counts;
+    // a legacy session's capabilities are those of its `initialize`.
+    return envelope !== undefined ? envelope[META_CLIENT_CAPABILITIES] : server.getClientCapabilities();
+  };
+  const declares = (ctx: Context | undefined) => (id: string) => declaresExtension(capabilitiesOf(ctx), id);
+
+  server.registerCapabilities(resolution.capabilities());
+  const set = server.setRequestHandler.bind(server) as unknown as (
+    method: string,
+    ...rest: unknown[]
+  ) => void;
+  set("tools/list", (_request: unknown, ctx: Context) =>
+    resolution.listTools(declares(ctx)(EXTENSION_ID)),
+  );
+  set(resolution.method, { params: ANY_PARAMS }, (params: unknown, ctx: Context) =>
+    resolution.resolveRequest(params, declares(ctx)),
+  );
+  set(SIGNATURE_METHOD, { params: ANY_PARAMS }, () => resolution.signatureResult());
+  if (call !== undefined) {
+    set("tools/call", (request: { params: { name: string; arguments?: Args } }, ctx: unknown) => {
+      const { name, arguments: args = {} } = request.params;
+      try {
+        resolution.checkCall(name, args);
+      } catch (e) {
+        if (e instanceof RpcError && e.code === RpcError.INVALID_PARAMS && resolution.hasTool(name)) {
+          return resolution.callError(e);
+        }
+        throw e;
+      }
+      return call(name, args, ctx);
+    });
+  }
+  return resolution;
+}
