@@ -12,8 +12,8 @@
 #   - the runtime package of generated TypeScript resolvers
 #     (packages/runtime) with Ajv and TypeScript's compiler, built in
 #     target/ts-runtime (scripts/install-ts-runtime.sh), and the TypeScript
-#     example server built against it, target/ts-example
-#     (scripts/install-ts-example.sh);
+#     example server and host library built against it, target/ts-example
+#     and target/ts-host (scripts/install-ts-package.sh);
 #   - the official MCP conformance suite, a real OAuth authorization server
 #     (oidc-provider) and the Node 22 they need, one copy for both, in
 #     target/node22 (scripts/install-official-conformance.sh and
@@ -76,8 +76,12 @@ MCP_RESOLVE_TS_RUNTIME="$(scripts/install-ts-runtime.sh target/ts-runtime)"
 export MCP_RESOLVE_TS_RUNTIME
 
 echo "== the TypeScript example server (examples/file-server-ts, on the TypeScript SDKs v2 and v1, against that runtime)"
-MCP_RESOLVE_TS_EXAMPLE="$(scripts/install-ts-example.sh target/ts-example target/ts-runtime)"
+MCP_RESOLVE_TS_EXAMPLE="$(scripts/install-ts-package.sh examples/file-server-ts target/ts-example target/ts-runtime)"
 export MCP_RESOLVE_TS_EXAMPLE
+
+echo "== the TypeScript host library (packages/host, against that runtime)"
+MCP_RESOLVE_TS_HOST="$(scripts/install-ts-package.sh packages/host target/ts-host target/ts-runtime)"
+export MCP_RESOLVE_TS_HOST
 
 echo "== the official MCP conformance suite and an OAuth authorization server (oidc-provider), with the Node 22 both need, under target/"
 MCP_RESOLVE_OFFICIAL_CONFORMANCE="$(scripts/install-official-conformance.sh target/node22)"

@@ -29,6 +29,10 @@ pub const COMPONENTS: &[(&str, &str)] = &[
         "the TypeScript example server (examples/file-server-ts) on the TypeScript SDK v2 and v1, built against the runtime package (its conformance and clients)",
     ),
     (
+        "MCP_RESOLVE_TS_HOST",
+        "the TypeScript host library (packages/host), built against the runtime package (its agreement with the Rust host and its decisions against real servers)",
+    ),
+    (
         "MCP_RESOLVE_OFFICIAL_CONFORMANCE",
         "the official MCP conformance suite and Node 22 (the proxy scored against a direct connection)",
     ),

@@ -27,5 +27,6 @@ mod real_servers;
 mod sarif;
 mod signature;
 mod signing;
+mod ts_host;
 mod ts_server;
 mod typescript;

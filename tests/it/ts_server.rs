@@ -9,7 +9,7 @@
 //! giving the committed resolver byte for byte.
 //!
 //! The example comes built from `MCP_RESOLVE_TS_EXAMPLE`
-//! (`scripts/install-ts-example.sh`, which `scripts/test.sh` runs).
+//! (`scripts/install-ts-package.sh`, which `scripts/test.sh` runs).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

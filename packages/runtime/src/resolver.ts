@@ -236,6 +236,17 @@ function compile(schema: Record<string, unknown>, all: boolean): ValidateFunctio
   return ajv.compile(schema);
 }
 
+/**
+ * A JSON Schema compiled as the runtime compiles `inputSchema`s (the same
+ * Ajv set-up and dialects), as a predicate: for code that evaluates schemas
+ * beside generated modules, such as a host's `argumentPatterns`. Throws when
+ * the schema does not compile.
+ */
+export function schemaPredicate(schema: Record<string, unknown>): (value: unknown) => boolean {
+  const validate = compile(schema, false);
+  return (value) => validate(value) === true;
+}
+
 /** One outcome as a generated module writes it, before its tool binds it. */
 export interface OutcomeParts {
   readonly variant: string | null;

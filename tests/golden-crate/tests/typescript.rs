@@ -309,3 +309,165 @@ fn typescript_resolvers_answer_as_the_rust_engines_do() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+fn host_package() -> Option<PathBuf> {
+    match std::env::var_os("MCP_RESOLVE_TS_HOST") {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None if std::env::var_os("CI").is_some() => {
+            panic!(
+                "MCP_RESOLVE_TS_HOST is not set: run scripts/install-ts-package.sh packages/host target/ts-host (scripts/test.sh does)"
+            )
+        }
+        None => {
+            eprintln!("skipped: MCP_RESOLVE_TS_HOST is not set (scripts/install-ts-package.sh)");
+            None
+        }
+    }
+}
+
+/// What the Rust host library answers for one call, resolved locally from
+/// the signature document (`Signature::expect`), in the harness's format.
+fn host_expected(signature: &mcp_resolve_host::Signature, name: &str, args: &Value) -> String {
+    let line = match signature.expect(name, args) {
+        Ok(expected) => {
+            let annotations: Vec<Value> = expected
+                .annotations()
+                .iter()
+                .map(|(hint, value)| json!([hint, value]))
+                .collect();
+            let resolution = mcp_resolve_runtime::Resolution {
+                tool: name.to_string(),
+                variant: expected.variant().map(|v| v.name().to_string()),
+                annotations: expected.annotations().clone(),
+                required_scopes: expected.required_scopes().to_vec(),
+            };
+            let extension = Dialect::Extension.result(&Value::Null, &resolution);
+            json!({"ok": [
+                resolution.variant,
+                annotations,
+                resolution.required_scopes,
+                serde_json::to_string(&extension).unwrap(),
+            ]})
+        }
+        Err(violation) => {
+            json!({"error": {"kind": violation.kind.as_str(), "message": violation.message}})
+        }
+    };
+    serde_json::to_string(&line).unwrap()
+}
+
+/// The TypeScript host library (`@mcp-resolve/host`) resolving locally from
+/// a signature document answers as the Rust host library does, byte for
+/// byte — variant, every hint in order, scopes, the extension's result text,
+/// and the violation kind and message of a refusal — for every rules file
+/// of `rules/` and `tests/fixtures/` and the random rule sets, on over
+/// 100,000 calls. A document whose patterns JavaScript cannot evaluate
+/// exactly as Rust must be refused when it loads, naming the pattern.
+#[test]
+fn the_typescript_host_resolves_as_the_rust_host_does() {
+    let Some(host) = host_package() else {
+        return;
+    };
+    let work = host.join("agree-scratch");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+
+    let mut sets: Vec<PathBuf> = SETS.iter().map(|(path, _)| PathBuf::from(path)).collect();
+    sets.extend(rules_files());
+    let mut rng = Rng(SEED ^ 0x4057);
+    let mut expectations = Vec::new();
+    for (n, path) in sets.iter().enumerate() {
+        let project = mcp_resolve::load(std::slice::from_ref(path)).unwrap();
+        let server = project.single_server().unwrap();
+        let document = mcp_resolve::emit::signature::signature(server);
+        let text = mcp_resolve_host::jcs::canonical(&document);
+        std::fs::write(work.join(format!("s{n}.signature.json")), &text).unwrap();
+        let signature = mcp_resolve_host::Signature::from_json(&text).unwrap();
+        let mut tools: Vec<(String, Value, bool)> = server
+            .tools
+            .iter()
+            .map(|t| (t.name.clone(), t.input_schema.clone(), t.resolvable))
+            .collect();
+        tools.push(("unknown".into(), json!({}), false));
+        let resolvable_tools = tools.iter().filter(|t| t.2).count().max(1);
+        let per_resolvable = (PER_SET / resolvable_tools).clamp(8, 1_500);
+        let mut calls = String::new();
+        let mut wanted = Vec::new();
+        for (name, schema, resolvable) in &tools {
+            let per_tool = if *resolvable { per_resolvable } else { 8 };
+            for i in 0..per_tool {
+                let args = match i {
+                    0 => json!(null),
+                    1 => json!([1]),
+                    2 => json!({"__proto__": {"polluted": true}, "constructor": 1}),
+                    _ => calls::arguments(&mut rng, schema),
+                };
+                if !exact(&args) {
+                    continue;
+                }
+                let line = serde_json::to_string(&json!([name, args])).unwrap();
+                let _ = writeln!(calls, "{line}");
+                wanted.push((line, host_expected(&signature, name, &args)));
+            }
+        }
+        std::fs::write(work.join(format!("s{n}.calls.jsonl")), calls).unwrap();
+        expectations.push(wanted);
+    }
+
+    let script = work.join("host.mjs");
+    std::fs::copy(repo().join("tests/golden-crate/ts/host.mjs"), &script).unwrap();
+    let node = Command::new("node")
+        .arg(&script)
+        .arg(&work)
+        .arg(sets.len().to_string())
+        .output()
+        .unwrap();
+    assert!(
+        node.status.success(),
+        "the harness failed:\n{}",
+        String::from_utf8_lossy(&node.stderr)
+    );
+
+    let mut compared = 0usize;
+    let mut refused = Vec::new();
+    for (n, wanted) in expectations.iter().enumerate() {
+        let got = std::fs::read_to_string(work.join(format!("s{n}.host.jsonl"))).unwrap();
+        let got: Vec<&str> = got.lines().collect();
+        if let [only] = got.as_slice()
+            && let Ok(Value::Object(refusal)) = serde_json::from_str::<Value>(only)
+            && let Some(Value::String(why)) = refusal.get("refused")
+        {
+            // Only a pattern JavaScript reads otherwise may be refused.
+            assert!(
+                why.contains("cannot be evaluated in JavaScript exactly as in Rust"),
+                "{}: the host library refused the signature: {why}",
+                sets[n].display()
+            );
+            refused.push(sets[n].display().to_string());
+            continue;
+        }
+        assert_eq!(got.len(), wanted.len(), "{}", sets[n].display());
+        for ((call, want), got) in wanted.iter().zip(&got) {
+            if got != want {
+                panic!(
+                    "the TypeScript host differs from the Rust host on {}\ncall: {call}\nTypeScript: {got}\nRust:       {want}\nsignature: {}",
+                    sets[n].display(),
+                    std::fs::read_to_string(work.join(format!("s{n}.signature.json")))
+                        .unwrap_or_default()
+                );
+            }
+            compared += 1;
+        }
+    }
+    eprintln!(
+        "typescript host: {compared} calls over {} rule sets agree with the Rust host (seed {SEED}); {} signatures refused as not portable",
+        sets.len(),
+        refused.len(),
+    );
+    assert!(compared >= 100_000, "only {compared} calls compared");
+    assert!(
+        refused.len() * 3 < sets.len(),
+        "too many signatures refused: {refused:?}"
+    );
+    let _ = std::fs::remove_dir_all(&work);
+}
