@@ -87,9 +87,16 @@ function match_0(args: rt.Args): number {
   return 6;
 }
 
-const TOOLS: ReadonlyMap<string, rt.Tool> = new Map<string, rt.Tool>([
-  ["filesystem", TOOL_0],
-]);
+/** The resolvable tool called `name`. */
+function toolOf(name: string): rt.Tool | undefined {
+  switch (name) {
+    case "filesystem":
+      return TOOL_0;
+    default:
+      return undefined;
+  }
+}
+
 const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
 
 /**
@@ -99,7 +106,7 @@ const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
  * its `inputSchema`.
  */
 export function resolve(name: string, args: unknown): rt.Resolved {
-  const tool = TOOLS.get(name);
+  const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
   return tool.resolve(args);
 }
@@ -109,7 +116,7 @@ export function resolve(name: string, args: unknown): rt.Resolved {
  * the tool's `inputSchema`: the schema is not checked again.
  */
 export function resolveValidated(name: string, args: rt.Args): rt.Resolved {
-  const tool = TOOLS.get(name);
+  const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
   return tool.resolveValidated(args);
 }

@@ -114,10 +114,18 @@ function match_1(args: rt.Args): number {
   return 4;
 }
 
-const TOOLS: ReadonlyMap<string, rt.Tool> = new Map<string, rt.Tool>([
-  ["update_issue", TOOL_0],
-  ["apply_changes", TOOL_1],
-]);
+/** The resolvable tool called `name`. */
+function toolOf(name: string): rt.Tool | undefined {
+  switch (name) {
+    case "update_issue":
+      return TOOL_0;
+    case "apply_changes":
+      return TOOL_1;
+    default:
+      return undefined;
+  }
+}
+
 const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
 
 /**
@@ -127,7 +135,7 @@ const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
  * its `inputSchema`.
  */
 export function resolve(name: string, args: unknown): rt.Resolved {
-  const tool = TOOLS.get(name);
+  const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
   return tool.resolve(args);
 }
@@ -137,7 +145,7 @@ export function resolve(name: string, args: unknown): rt.Resolved {
  * the tool's `inputSchema`: the schema is not checked again.
  */
 export function resolveValidated(name: string, args: rt.Args): rt.Resolved {
-  const tool = TOOLS.get(name);
+  const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
   return tool.resolveValidated(args);
 }

@@ -41,8 +41,14 @@ export function toolsListJson(dialect: rt.Dialect): string {
   return LISTS[dialect];
 }
 
-const TOOLS: ReadonlyMap<string, rt.Tool> = new Map<string, rt.Tool>([
-]);
+/** The resolvable tool called `name`. */
+function toolOf(name: string): rt.Tool | undefined {
+  switch (name) {
+    default:
+      return undefined;
+  }
+}
+
 const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
 
 /**
@@ -52,7 +58,7 @@ const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
  * its `inputSchema`.
  */
 export function resolve(name: string, args: unknown): rt.Resolved {
-  const tool = TOOLS.get(name);
+  const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
   return tool.resolve(args);
 }
@@ -62,7 +68,7 @@ export function resolve(name: string, args: unknown): rt.Resolved {
  * the tool's `inputSchema`: the schema is not checked again.
  */
 export function resolveValidated(name: string, args: rt.Args): rt.Resolved {
-  const tool = TOOLS.get(name);
+  const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
   return tool.resolveValidated(args);
 }

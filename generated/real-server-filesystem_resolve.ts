@@ -64,9 +64,16 @@ function match_5(args: rt.Args): number {
   return 1;
 }
 
-const TOOLS: ReadonlyMap<string, rt.Tool> = new Map<string, rt.Tool>([
-  ["edit_file", TOOL_5],
-]);
+/** The resolvable tool called `name`. */
+function toolOf(name: string): rt.Tool | undefined {
+  switch (name) {
+    case "edit_file":
+      return TOOL_5;
+    default:
+      return undefined;
+  }
+}
+
 const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
 
 /**
@@ -76,7 +83,7 @@ const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
  * its `inputSchema`.
  */
 export function resolve(name: string, args: unknown): rt.Resolved {
-  const tool = TOOLS.get(name);
+  const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
   return tool.resolve(args);
 }
@@ -86,7 +93,7 @@ export function resolve(name: string, args: unknown): rt.Resolved {
  * the tool's `inputSchema`: the schema is not checked again.
  */
 export function resolveValidated(name: string, args: rt.Args): rt.Resolved {
-  const tool = TOOLS.get(name);
+  const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
   return tool.resolveValidated(args);
 }

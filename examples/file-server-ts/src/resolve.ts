@@ -103,10 +103,18 @@ function match_1(args: rt.Args): number {
   return 2;
 }
 
-const TOOLS: ReadonlyMap<string, rt.Tool> = new Map<string, rt.Tool>([
-  ["manage_files", TOOL_0],
-  ["copy_file", TOOL_1],
-]);
+/** The resolvable tool called `name`. */
+function toolOf(name: string): rt.Tool | undefined {
+  switch (name) {
+    case "manage_files":
+      return TOOL_0;
+    case "copy_file":
+      return TOOL_1;
+    default:
+      return undefined;
+  }
+}
+
 const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
 
 /**
@@ -116,7 +124,7 @@ const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
  * its `inputSchema`.
  */
 export function resolve(name: string, args: unknown): rt.Resolved {
-  const tool = TOOLS.get(name);
+  const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
   return tool.resolve(args);
 }
@@ -126,7 +134,7 @@ export function resolve(name: string, args: unknown): rt.Resolved {
  * the tool's `inputSchema`: the schema is not checked again.
  */
 export function resolveValidated(name: string, args: rt.Args): rt.Resolved {
-  const tool = TOOLS.get(name);
+  const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
   return tool.resolveValidated(args);
 }

@@ -325,6 +325,8 @@ export class Tool {
   readonly #outcomes: readonly Resolved[];
   readonly #match: (args: Args) => number;
   #validators: Validators | RpcError | undefined;
+  /** The compiled fast validator, once `#validators` holds one. */
+  #fast: ValidateFunction | undefined;
 
   /**
    * `schema` is the tool's `inputSchema` as JSON text; `bounded`, whether it
@@ -349,6 +351,12 @@ export class Tool {
 
   /** Validates the arguments, then matches them. Throws `RpcError`. */
   resolve(args: unknown): Resolved {
+    // The common case in one method: valid arguments, a known outcome.
+    const fast = this.#fast;
+    if (fast !== undefined && isObject(args) && (this.#bounded || !nestsTooDeep(args)) && fast(args)) {
+      const resolved = this.#outcomes[this.#match(args)];
+      if (resolved !== undefined) return resolved;
+    }
     return this.resolveValidated(this.validate(args));
   }
 
@@ -379,6 +387,7 @@ export class Tool {
         const fast = compile(schema, false);
         let all: ValidateFunction | undefined;
         this.#validators = { fast, all: () => (all ??= compile(schema, true)) };
+        this.#fast = fast;
       } catch (e) {
         this.#validators = new RpcError(
           RpcError.INTERNAL_ERROR,

@@ -99,11 +99,36 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
         errors.append(&mut found);
         tools_code.push_str(&code);
     }
+    // Dispatch by name: a `switch` for a few tools (comparisons beat a
+    // hash), a `Map` beyond, as the Rust backend chooses.
+    let resolvable = server.tools.iter().filter(|t| t.resolvable).count();
+    let linear = resolvable <= crate::codegen::LINEAR_DISPATCH_MAX;
     for (index, tool) in server.tools.iter().enumerate() {
         if tool.resolvable {
-            let _ = writeln!(table, "  [{}, TOOL_{index}],", js_string(&tool.name));
+            let name = js_string(&tool.name);
+            if linear {
+                let _ = writeln!(table, "    case {name}:\n      return TOOL_{index};");
+            } else {
+                let _ = writeln!(table, "  [{name}, TOOL_{index}],");
+            }
         }
     }
+    let dispatch = if linear {
+        format!(
+            "/** The resolvable tool called `name`. */\n\
+             function toolOf(name: string): rt.Tool | undefined {{\n  \
+               switch (name) {{\n{table}    default:\n      return undefined;\n  }}\n\
+             }}\n\n"
+        )
+    } else {
+        format!(
+            "const TOOLS: ReadonlyMap<string, rt.Tool> = new Map<string, rt.Tool>([\n{table}]);\n\n\
+             /** The resolvable tool called `name`. */\n\
+             function toolOf(name: string): rt.Tool | undefined {{\n  \
+               return TOOLS.get(name);\n\
+             }}\n\n"
+        )
+    };
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -148,21 +173,20 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
     out.push_str(&tools_code);
     let _ = write!(
         out,
-        "const TOOLS: ReadonlyMap<string, rt.Tool> = new Map<string, rt.Tool>([\n{table}]);\n\
-         const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);\n\n\
+        "{dispatch}const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);\n\n\
          /**\n * Resolves a call: the first variant whose condition holds, or the static\n \
          * annotations when none does. Throws `rt.RpcError` (-32602) for an unknown\n \
          * or non-resolvable tool and for arguments that are not a valid object for\n \
          * its `inputSchema`.\n */\n\
          export function resolve(name: string, args: unknown): rt.Resolved {{\n  \
-           const tool = TOOLS.get(name);\n  \
+           const tool = toolOf(name);\n  \
            if (tool === undefined) throw rt.unresolvable(name, NAMES);\n  \
            return tool.resolve(args);\n\
          }}\n\n\
          /**\n * Like `resolve`, for arguments the caller has already validated against\n \
          * the tool's `inputSchema`: the schema is not checked again.\n */\n\
          export function resolveValidated(name: string, args: rt.Args): rt.Resolved {{\n  \
-           const tool = TOOLS.get(name);\n  \
+           const tool = toolOf(name);\n  \
            if (tool === undefined) throw rt.unresolvable(name, NAMES);\n  \
            return tool.resolveValidated(args);\n\
          }}\n\n\
@@ -216,15 +240,26 @@ fn tool_items(server: &Server, tool: &Tool, index: usize) -> Result<String, Vec<
         mcp_resolve_runtime::schema_bounds_depth(&tool.input_schema),
         js_string(&head),
     );
+    let name_json = js_string(&tool.name);
     for (resolution, [piece_head, annotations, tail]) in resolutions.iter().zip(&pieces) {
-        let text =
-            |d: Dialect| serde_json::to_string(&d.result(&entry, resolution)).unwrap_or_default();
         let (sep_annotations, sep_tail) = if shared {
             (annotations.clone(), tail.clone())
         } else {
             (piece_head.clone() + annotations, tail.clone())
         };
+        // The extension's and the annotations dialect's results, written
+        // from the hints directly: what `Dialect::result` serialises (a
+        // test holds the two equal), without building a JSON value for
+        // each of a tool's outcomes.
         let hints = serde_json::to_string(&resolution.annotations).unwrap_or_default();
+        let mut core = String::with_capacity(96);
+        for (i, (hint, value)) in resolution.annotations.core().into_iter().enumerate() {
+            let _ = write!(core, "{}\"{hint}\":{value}", if i == 0 { '{' } else { ',' });
+        }
+        core.push('}');
+        let extension =
+            format!(r#"{{"resultType":"complete","name":{name_json},"annotations":{core}}}"#);
+        let annotations_result = format!(r#"{{"annotations":{hints}}}"#);
         let scopes = serde_json::to_string(&resolution.required_scopes).unwrap_or_default();
         let variant = resolution
             .variant
@@ -235,10 +270,10 @@ fn tool_items(server: &Server, tool: &Tool, index: usize) -> Result<String, Vec<
             "    rt.outcome({variant}, {}, {}, {}, {}, {}, {}),",
             js_string(&hints),
             js_string(&scopes),
-            js_string(&text(Dialect::Extension)),
+            js_string(&extension),
             js_string(&sep_annotations),
             js_string(&sep_tail),
-            js_string(&text(Dialect::Annotations)),
+            js_string(&annotations_result),
         );
     }
     let _ = write!(out, "  ],\n  match_{index},\n);\n\n");
