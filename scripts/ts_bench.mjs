@@ -3,7 +3,7 @@
 // Markdown table (nanoseconds per call: the median of the blocks, and the
 // spread of the middle half).
 //
-//   node scripts/ts_bench.mjs RUNTIME_DIR MCP_RESOLVE [BLOCKS]
+//   node scripts/ts_bench.mjs RUNTIME_DIR MCP_RESOLVE [BLOCKS [HOST_DIR]]
 //
 // RUNTIME_DIR is the built runtime package (scripts/install-ts-runtime.sh:
 // Ajv and TypeScript's compiler), MCP_RESOLVE the command that generates
@@ -23,14 +23,18 @@
 // (scripts/gen_large_rules.py), the generated module on calls spread over
 // every tool (dispatch by name, validation and matching, each tool's own
 // compiled code), and on calls all to one tool (dispatch by name alone
-// differs between the two).
+// differs between the two). With HOST_DIR (the built host library,
+// scripts/install-ts-package.sh packages/host target/ts-host): the host
+// library's local resolution from the signature document (`Signature.expect`)
+// beside the generated module's `resolve`, both giving the variant and the
+// annotations of a `manage_files` call.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve as resolvePath } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
 
-const [runtimeArg, binArg, blocksArg] = process.argv.slice(2);
+const [runtimeArg, binArg, blocksArg, hostArg] = process.argv.slice(2);
 if (!runtimeArg || !binArg) {
   console.error("usage: node scripts/ts_bench.mjs RUNTIME_DIR MCP_RESOLVE [BLOCKS]");
   process.exit(2);
@@ -108,6 +112,25 @@ function handWritten(name, args) {
 
 const generated = (module) => (name, args) => module.resolve(name, args).resultJson("extension");
 
+// The host library, when given: local resolution against the generated
+// module's, both returning the variant and annotations (their lengths summed
+// so that nothing is optimised away).
+let host;
+if (hostArg !== undefined) {
+  const { Signature } = await import(pathToFileURL(join(resolvePath(hostArg), "dist/index.js")).href);
+  const signature = new Signature(JSON.parse(fileServer.SIGNATURE_JSON));
+  host = {
+    local: (name, args) => {
+      const e = signature.expect(name, args);
+      return (e.variant?.name ?? "") + Object.keys(e.annotations).length;
+    },
+    generated: (name, args) => {
+      const r = fileServer.resolve(name, args);
+      return (r.variant ?? "") + Object.keys(r.annotations).length;
+    },
+  };
+}
+
 // The calls: fresh objects, as a server gets them from JSON.parse.
 const fileCalls = ["read", "append", "replace", "delete"].map((action, i) =>
   JSON.stringify({ path: `notes/${i}.md`, action, content: "x" }),
@@ -129,6 +152,9 @@ for (const c of fileCalls) {
   const want = generated(fileServer)("manage_files", a);
   if (referenceStyle("manage_files", a) !== want || handWritten("manage_files", a) !== want) {
     throw new Error(`the baselines disagree on ${c}`);
+  }
+  if (host !== undefined && host.local("manage_files", a) !== host.generated("manage_files", a)) {
+    throw new Error(`the host library disagrees on ${c}`);
   }
 }
 
@@ -162,6 +188,10 @@ const runs = {
   "10 tools, every call to the last: generated": [generated(large10), setOne10],
   "1,000 tools, every call to the last: generated": [generated(large1000), setOne1000],
 };
+if (host !== undefined) {
+  runs["manage_files variant and annotations: generated `resolve`"] = [host.generated, fileSet];
+  runs["manage_files variant and annotations: host library `Signature.expect`"] = [host.local, fileSet];
+}
 const times = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
 // Warm-up, then the blocks, the resolvers taking turns.
 for (const [fn, set] of Object.values(runs)) block(fn, set);
@@ -185,4 +215,9 @@ console.log(
     `1,000 tools / 10 tools: ${(m("1,000 tools × 5 variants: generated") / m("10 tools × 5 variants: generated")).toFixed(2)} ` +
     `(calls to one tool: ${(m("1,000 tools, every call to the last: generated") / m("10 tools, every call to the last: generated")).toFixed(2)})`,
 );
+if (host !== undefined) {
+  console.log(
+    `host library local / generated: ${(m("manage_files variant and annotations: host library `Signature.expect`") / m("manage_files variant and annotations: generated `resolve`")).toFixed(2)}`,
+  );
+}
 rmSync(work, { recursive: true, force: true });

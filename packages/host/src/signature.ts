@@ -15,7 +15,15 @@
 import { createHash } from "node:crypto";
 
 import canonicalize from "canonicalize";
-import { type Args, RpcError, Tool, isObject, schemaPredicate } from "@mcp-resolve/runtime";
+import {
+  type Args,
+  RpcError,
+  Tool,
+  isObject,
+  jsonEqual,
+  schemaBoundsDepth,
+  schemaPredicate,
+} from "@mcp-resolve/runtime";
 
 import { firstNotPortable } from "./portable.js";
 import { Violation } from "./violation.js";
@@ -80,6 +88,84 @@ export function fingerprint(document: Record<string, unknown>): string {
   return `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`;
 }
 
+/**
+ * The patterns as direct tests on an arguments object, where each is
+ * `false` (absent), `{const}` or `{enum}` (what the compiler writes for
+ * equality and membership): each argument looked up once as an own
+ * property, compared by JSON value. `undefined` for any other pattern (the
+ * compiled schema decides then). Applied to arguments the `inputSchema`
+ * accepted, so to an object.
+ */
+function directTest(patterns: Readonly<Record<string, unknown>>): ((args: unknown) => boolean) | undefined {
+  // [key, absent, values]: absent when the pattern is `false`, else one of `values`.
+  const tests: [string, boolean, readonly unknown[]][] = [];
+  for (const [key, pattern] of Object.entries(patterns)) {
+    if (pattern === false) {
+      tests.push([key, true, []]);
+      continue;
+    }
+    if (!isObject(pattern)) return undefined;
+    const keywords = Object.keys(pattern);
+    if (keywords.length !== 1) return undefined;
+    if (keywords[0] === "const") tests.push([key, false, [pattern["const"]]]);
+    else if (keywords[0] === "enum" && Array.isArray(pattern["enum"])) tests.push([key, false, pattern["enum"]]);
+    else return undefined;
+  }
+  const keys = tests.map((t) => t[0]);
+  const absent = tests.map((t) => t[1]);
+  const wanted = tests.map((t) => t[2]);
+  return (args) => {
+    if (!isObject(args)) return false;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      const present = Object.hasOwn(args, key);
+      if (absent[i]) {
+        if (present) return false;
+        continue;
+      }
+      if (!present) return false;
+      const value = args[key];
+      const values = wanted[i] as readonly unknown[];
+      let found = false;
+      for (let j = 0; j < values.length; j++) {
+        const want = values[j];
+        if (value === want || jsonEqual(value, want)) {
+          found = true;
+          break;
+        }
+      }
+      if (!found) return false;
+    }
+    return true;
+  };
+}
+
+/** See `SignedTool.#table`. */
+function landingTable(variants: readonly SignedVariant[]): [string, Map<unknown, number>] | undefined {
+  let key: string | undefined;
+  const table = new Map<unknown, number>();
+  for (const [index, variant] of variants.entries()) {
+    const entries = Object.entries(variant.argumentPatterns);
+    if (entries.length !== 1) return undefined;
+    const [name, pattern] = entries[0] as [string, unknown];
+    if (key !== undefined && name !== key) return undefined;
+    key = name;
+    if (!isObject(pattern) || Object.keys(pattern).length !== 1) return undefined;
+    const values = Object.hasOwn(pattern, "const")
+      ? [pattern["const"]]
+      : Array.isArray(pattern["enum"])
+        ? (pattern["enum"] as unknown[])
+        : undefined;
+    if (values === undefined) return undefined;
+    for (const value of values) {
+      const scalar = value === null || ["string", "number", "boolean"].includes(typeof value);
+      if (!scalar) return undefined;
+      if (!table.has(value)) table.set(value, index);
+    }
+  }
+  return key === undefined ? undefined : [key, table];
+}
+
 /** One entry of a tool's `resolvedVariants`, compiled. */
 export class SignedVariant {
   readonly name: string;
@@ -106,11 +192,13 @@ export class SignedVariant {
         `variant \`${this.name}\`: \`argumentPatterns\` pattern \`${unportable[0]}\` cannot be evaluated in JavaScript exactly as in Rust: ${unportable[1]}`,
       );
     }
+    let bySchema: (args: unknown) => boolean;
     try {
-      this.#matches = schemaPredicate(schema);
+      bySchema = schemaPredicate(schema);
     } catch (e) {
       throw new SignatureError(`variant \`${this.name}\`: \`argumentPatterns\` do not compile: ${(e as Error).message}`);
     }
+    this.#matches = directTest(patterns) ?? bySchema;
   }
 
   /** Whether `args` satisfy the entry's `argumentPatterns`. */
@@ -135,6 +223,14 @@ export class SignedTool {
   /** Whether the document gives the tool `resolvedVariants`. */
   readonly resolvable: boolean;
   readonly #validator: Tool;
+  /**
+   * When every variant tests one argument, the same one, for equality with
+   * JSON scalars (`const`, or `enum` of them): the argument and the index of
+   * the first variant each value lands in — one lookup instead of a test per
+   * variant. (`Map` compares numbers by value, `0` and `-0` alike, as JSON
+   * Schema does.)
+   */
+  readonly #table: [string, Map<unknown, number>] | undefined;
 
   constructor(def: unknown, index: number) {
     const at = `tools[${index}]`;
@@ -168,7 +264,15 @@ export class SignedTool {
     this.variants = this.resolvable
       ? (entries as unknown[]).map((entry, i) => new SignedVariant(entry, `${where}: resolvedVariants[${i}]`))
       : [];
-    this.#validator = new Tool(this.name, JSON.stringify(this.inputSchema), false, "", [], () => 0);
+    this.#table = landingTable(this.variants);
+    this.#validator = new Tool(
+      this.name,
+      JSON.stringify(this.inputSchema),
+      schemaBoundsDepth(this.inputSchema),
+      "",
+      [],
+      () => 0,
+    );
   }
 
   /** The arguments as an object the `inputSchema` accepts; throws the runtime's `RpcError` otherwise. */
@@ -178,7 +282,16 @@ export class SignedTool {
 
   /** The index of the first entry whose `argumentPatterns` match, or -1. Does not validate. */
   land(args: unknown): number {
-    return this.variants.findIndex((v) => v.matches(args));
+    if (this.#table !== undefined) {
+      const [key, table] = this.#table;
+      if (!isObject(args) || !Object.hasOwn(args, key)) return -1;
+      return table.get(args[key]) ?? -1;
+    }
+    const variants = this.variants;
+    for (let i = 0; i < variants.length; i++) {
+      if ((variants[i] as SignedVariant).matches(args)) return i;
+    }
+    return -1;
   }
 
   /** The host-side evaluation recipe for this tool. Throws a `Violation`. */

@@ -169,12 +169,20 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
 function depthExceeds(value: unknown, limit: number): boolean {
   if (limit === 0) return true;
   if (Array.isArray(value)) {
-    for (const item of value) {
-      if (depthExceeds(item, limit - 1)) return true;
+    for (let i = 0; i < value.length; i++) {
+      if (depthExceeds(value[i], limit - 1)) return true;
     }
-  } else if (isObject(value)) {
-    for (const key in value) {
-      if (Object.hasOwn(value, key) && depthExceeds(value[key], limit - 1)) return true;
+  } else if (typeof value === "object" && value !== null) {
+    const members = value as Record<string, unknown>;
+    for (const key in members) {
+      // Only containers can be too deep; own members only (a member is
+      // looked at as an own property only when it is one).
+      const member = members[key];
+      if (typeof member === "object" && member !== null) {
+        if (Object.hasOwn(members, key) && depthExceeds(member, limit - 1)) return true;
+      } else if (limit === 1 && Object.hasOwn(members, key)) {
+        return true;
+      }
     }
   }
   return false;
@@ -183,13 +191,137 @@ function depthExceeds(value: unknown, limit: number): boolean {
 /** Whether an arguments object (itself one level) nests deeper than the limit. */
 function nestsTooDeep(args: Record<string, unknown>): boolean {
   for (const key in args) {
-    if (!Object.hasOwn(args, key)) continue;
-    const value = args[key];
-    if (typeof value === "object" && value !== null && depthExceeds(value, MAX_ARGUMENT_DEPTH - 1)) {
+    const member = args[key];
+    if (
+      typeof member === "object" &&
+      member !== null &&
+      Object.hasOwn(args, key) &&
+      depthExceeds(member, MAX_ARGUMENT_DEPTH - 1)
+    ) {
       return true;
     }
   }
   return false;
+}
+
+/**
+ * Whether `schema` proves that no object it accepts nests deeper than
+ * `MAX_ARGUMENT_DEPTH` levels, so the depth walk can be left to a refusal:
+ * the Rust runtime's `schema_bounds_depth`, the same reading (the generator
+ * computes it for generated modules; a host computes it at load). Only a
+ * speed matter: a schema it cannot bound is walked.
+ */
+export function schemaBoundsDepth(schema: unknown): boolean {
+  if (mentionsInstanceRecursion(schema)) return false;
+  const bound = levelsBound(schema, MAX_ARGUMENT_DEPTH);
+  return bound !== undefined && bound <= MAX_ARGUMENT_DEPTH;
+}
+
+function mentionsInstanceRecursion(schema: unknown): boolean {
+  if (Array.isArray(schema)) return schema.some(mentionsInstanceRecursion);
+  if (!isObject(schema)) return false;
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "$ref" || key === "$dynamicRef" || key === "$recursiveRef" || key === "uniqueItems") return true;
+    if (mentionsInstanceRecursion(value)) return true;
+  }
+  return false;
+}
+
+function levelsBound(schema: unknown, budget: number): number | undefined {
+  if (schema === false) return 0;
+  if (!isObject(schema) || budget <= 0) return undefined;
+  const inner = budget - 1;
+  let bound: number | undefined;
+  const tighten = (b: number | undefined) => {
+    if (b !== undefined) bound = bound === undefined ? b : Math.min(bound, b);
+  };
+  let objects = true;
+  let arrays = true;
+  const type = schema["type"];
+  if (typeof type === "string") {
+    objects = type === "object";
+    arrays = type === "array";
+  } else if (Array.isArray(type) && type.every((t) => typeof t === "string")) {
+    objects = type.includes("object");
+    arrays = type.includes("array");
+  } else if (type !== undefined) {
+    return undefined;
+  }
+  const o = objects ? objectMembersBound(schema, inner) : 0;
+  const a = arrays ? arrayItemsBound(schema, inner) : 0;
+  tighten(o !== undefined && a !== undefined ? 1 + Math.max(o, a) : undefined);
+  const values = schema["enum"];
+  if (Array.isArray(values)) {
+    let most: number | undefined = 0;
+    for (const v of values) {
+      const l = levelsWithin(v, MAX_ARGUMENT_DEPTH);
+      most = l === undefined || most === undefined ? undefined : Math.max(most, l);
+    }
+    tighten(most);
+  }
+  const all = schema["allOf"];
+  if (Array.isArray(all)) for (const s of all) tighten(levelsBound(s, inner));
+  for (const key of ["anyOf", "oneOf"]) {
+    const any = schema[key];
+    if (Array.isArray(any)) {
+      let most: number | undefined = 0;
+      for (const s of any) {
+        const b = levelsBound(s, inner);
+        most = b === undefined || most === undefined ? undefined : Math.max(most, b);
+      }
+      tighten(most);
+    }
+  }
+  return bound;
+}
+
+function objectMembersBound(map: Record<string, unknown>, budget: number): number | undefined {
+  if (!Object.hasOwn(map, "additionalProperties")) return undefined;
+  const additional = map["additionalProperties"];
+  let most = additional === false ? 0 : levelsBound(additional, budget);
+  if (most === undefined) return undefined;
+  for (const key of ["properties", "patternProperties"]) {
+    if (!Object.hasOwn(map, key)) continue;
+    const members = map[key];
+    if (!isObject(members)) return undefined;
+    for (const s of Object.values(members)) {
+      const b = levelsBound(s, budget);
+      if (b === undefined) return undefined;
+      most = Math.max(most, b);
+    }
+  }
+  return most;
+}
+
+function arrayItemsBound(map: Record<string, unknown>, budget: number): number | undefined {
+  if (!Object.hasOwn(map, "items")) return undefined;
+  const items = map["items"];
+  if (!(isObject(items) || typeof items === "boolean")) return undefined;
+  let most = levelsBound(items, budget);
+  if (most === undefined) return undefined;
+  if (Object.hasOwn(map, "prefixItems")) {
+    const prefix = map["prefixItems"];
+    if (!Array.isArray(prefix)) return undefined;
+    for (const s of prefix) {
+      const b = levelsBound(s, budget);
+      if (b === undefined) return undefined;
+      most = Math.max(most, b);
+    }
+  }
+  return most;
+}
+
+function levelsWithin(value: unknown, cap: number): number | undefined {
+  if (cap < 1) return undefined;
+  const members = Array.isArray(value) ? value : isObject(value) ? Object.values(value) : undefined;
+  if (members === undefined) return 1;
+  let most = 0;
+  for (const v of members) {
+    const l = levelsWithin(v, cap - 1);
+    if (l === undefined) return undefined;
+    most = Math.max(most, l);
+  }
+  return most + 1;
 }
 
 /** A message cut at `MESSAGE_LIMIT` UTF-8 bytes (on a code point), with `…`. */

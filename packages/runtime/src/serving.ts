@@ -26,6 +26,7 @@ import {
   own,
   RpcError,
   Tool,
+  schemaBoundsDepth,
 } from "./resolver.js";
 
 /** The extension's identifier, as servers and clients declare it. */
@@ -242,7 +243,8 @@ export class ToolResolution {
   #validator(name: string): Tool {
     let tool = this.#validators.get(name);
     if (tool === undefined) {
-      tool = new Tool(name, this.#schemas.get(name) ?? "{}", false, "", [], () => 0);
+      const schema = this.#schemas.get(name) ?? "{}";
+      tool = new Tool(name, schema, schemaBoundsDepth(JSON.parse(schema)), "", [], () => 0);
       this.#validators.set(name, tool);
     }
     return tool;

@@ -430,6 +430,23 @@ fn the_typescript_host_resolves_as_the_rust_host_does() {
 
     let mut compared = 0usize;
     let mut refused = Vec::new();
+    for (n, path) in sets.iter().enumerate() {
+        // The runtime's reading of which schemas bound the nesting is the
+        // Rust runtime's.
+        let project = mcp_resolve::load(std::slice::from_ref(path)).unwrap();
+        let want: Vec<bool> = project
+            .single_server()
+            .unwrap()
+            .tools
+            .iter()
+            .map(|t| mcp_resolve_runtime::schema_bounds_depth(&t.input_schema))
+            .collect();
+        let got: Vec<bool> = serde_json::from_str(
+            &std::fs::read_to_string(work.join(format!("s{n}.bounds.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(got, want, "schemaBoundsDepth on {}", path.display());
+    }
     for (n, wanted) in expectations.iter().enumerate() {
         let got = std::fs::read_to_string(work.join(format!("s{n}.host.jsonl"))).unwrap();
         let got: Vec<&str> = got.lines().collect();

@@ -5,13 +5,15 @@
 // call: `{"ok": [variant, [[hint, value], ...], requiredScopes, extension]}`
 // (the extension result as JSON text), or `{"error": {"kind", "message"}}`
 // for the violation it reports. A document the library refuses to load
-// gives the one line `{"refused": message}`.
+// gives the one line `{"refused": message}`. DIR/sN.bounds.json gets, per
+// tool, whether the runtime reads its `inputSchema` as bounding the nesting.
 //
 // usage: node host.mjs DIR COUNT   (run from inside the built package, so
 // that `@mcp-resolve/host` resolves to it)
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Signature, SignatureError, Violation } from "@mcp-resolve/host";
+import { schemaBoundsDepth } from "@mcp-resolve/runtime";
 
 const [dir, count] = process.argv.slice(2);
 for (let n = 0; n < Number(count); n++) {
@@ -21,6 +23,13 @@ for (let n = 0; n < Number(count); n++) {
   } catch {
     continue;
   }
+  // Whether each tool's inputSchema bounds the nesting, as the runtime
+  // reads it (compared with the Rust runtime's reading).
+  const document = JSON.parse(text);
+  writeFileSync(
+    join(dir, `s${n}.bounds.json`),
+    JSON.stringify(document.tools.map((tool) => schemaBoundsDepth(tool.inputSchema))),
+  );
   let signature;
   try {
     signature = new Signature(JSON.parse(text));
