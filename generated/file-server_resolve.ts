@@ -11,7 +11,7 @@
 
 import * as rt from "@mcp-resolve/runtime";
 
-rt.checkCodegenVersion(1);
+rt.checkCodegenVersion(2);
 
 /** The server's name, as in `serverInfo`. */
 export const SERVER_NAME = "file-server";
@@ -49,10 +49,10 @@ const TOOL_0 = new rt.Tool(
   true,
   "{\"tool\":{\"name\":\"manage_files\",\"title\":\"Manage files\",\"description\":\"Read, append, replace, or delete file contents\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\",\"minLength\":1},\"action\":{\"type\":\"string\",\"enum\":[\"read\",\"append\",\"replace\",\"delete\"]},\"content\":{\"type\":\"string\"}},\"required\":[\"path\",\"action\"],\"additionalProperties\":false},\"annotations\":",
   [
-    rt.outcome("read", "{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false,\"agencyHint\":false}", "[\"files:read\"]", "{\"resultType\":\"complete\",\"name\":\"manage_files\",\"annotations\":{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}", "{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false,\"agencyHint\":false}", ",\"resolve\":true,\"securitySchemes\":[{\"type\":\"oauth2\",\"scopes\":[\"files:read\"]}]}}", "{\"annotations\":{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false,\"agencyHint\":false}}"),
-    rt.outcome("append", "{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":false,\"openWorldHint\":false,\"agencyHint\":false}", "[\"files:write\"]", "{\"resultType\":\"complete\",\"name\":\"manage_files\",\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":false,\"openWorldHint\":false}}", "{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":false,\"openWorldHint\":false,\"agencyHint\":false}", ",\"resolve\":true,\"securitySchemes\":[{\"type\":\"oauth2\",\"scopes\":[\"files:write\"]}]}}", "{\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":false,\"openWorldHint\":false,\"agencyHint\":false}}"),
-    rt.outcome("overwrite", "{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":true,\"openWorldHint\":false,\"agencyHint\":false}", "[\"files:write\"]", "{\"resultType\":\"complete\",\"name\":\"manage_files\",\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":true,\"openWorldHint\":false}}", "{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":true,\"openWorldHint\":false,\"agencyHint\":false}", ",\"resolve\":true,\"securitySchemes\":[{\"type\":\"oauth2\",\"scopes\":[\"files:write\"]}]}}", "{\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":true,\"openWorldHint\":false,\"agencyHint\":false}}"),
-    rt.outcome(null, "{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":false,\"agencyHint\":false}", "[\"files:read\",\"files:write\"]", "{\"resultType\":\"complete\",\"name\":\"manage_files\",\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":false}}", "{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":false,\"agencyHint\":false}", ",\"resolve\":true,\"securitySchemes\":[{\"type\":\"oauth2\",\"scopes\":[\"files:read\",\"files:write\"]}]}}", "{\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":false,\"agencyHint\":false}}"),
+    rt.outcome("read", "{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false,\"agencyHint\":false}", "[\"files:read\"]", ",\"resolve\":true,\"securitySchemes\":[{\"type\":\"oauth2\",\"scopes\":[\"files:read\"]}]}}"),
+    rt.outcome("append", "{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":false,\"openWorldHint\":false,\"agencyHint\":false}", "[\"files:write\"]", ",\"resolve\":true,\"securitySchemes\":[{\"type\":\"oauth2\",\"scopes\":[\"files:write\"]}]}}"),
+    rt.outcome("overwrite", "{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":true,\"openWorldHint\":false,\"agencyHint\":false}", "[\"files:write\"]", ",\"resolve\":true,\"securitySchemes\":[{\"type\":\"oauth2\",\"scopes\":[\"files:write\"]}]}}"),
+    rt.outcome(null, "{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":false,\"agencyHint\":false}", "[\"files:read\",\"files:write\"]", ",\"resolve\":true,\"securitySchemes\":[{\"type\":\"oauth2\",\"scopes\":[\"files:read\",\"files:write\"]}]}}"),
   ],
   match_0,
 );

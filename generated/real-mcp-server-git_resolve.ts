@@ -11,7 +11,7 @@
 
 import * as rt from "@mcp-resolve/runtime";
 
-rt.checkCodegenVersion(1);
+rt.checkCodegenVersion(2);
 
 /** The server's name, as in `serverInfo`. */
 export const SERVER_NAME = "mcp-git";

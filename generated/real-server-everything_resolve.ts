@@ -11,7 +11,7 @@
 
 import * as rt from "@mcp-resolve/runtime";
 
-rt.checkCodegenVersion(1);
+rt.checkCodegenVersion(2);
 
 /** The server's name, as in `serverInfo`. */
 export const SERVER_NAME = "mcp-servers/everything";
@@ -49,8 +49,8 @@ const TOOL_8 = new rt.Tool(
   false,
   "{\"tool\":{\"name\":\"gzip-file-as-resource\",\"title\":\"GZip File as Resource Tool\",\"description\":\"Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.\",\"inputSchema\":{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\",\"properties\":{\"name\":{\"default\":\"README.md.gz\",\"type\":\"string\",\"description\":\"Name of the output file\"},\"data\":{\"default\":\"https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md\",\"type\":\"string\",\"format\":\"uri\",\"description\":\"URL or data URI of the file content to compress\"},\"outputType\":{\"default\":\"resourceLink\",\"description\":\"How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object.\",\"type\":\"string\",\"enum\":[\"resourceLink\",\"resource\"]}}},\"annotations\":",
   [
-    rt.outcome("data-uri", "{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":true,\"openWorldHint\":false,\"agencyHint\":false}", "[]", "{\"resultType\":\"complete\",\"name\":\"gzip-file-as-resource\",\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":true,\"openWorldHint\":false}}", "{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":true,\"openWorldHint\":false,\"agencyHint\":false}", ",\"execution\":{\"taskSupport\":\"forbidden\"},\"resolve\":true,\"securitySchemes\":[{\"type\":\"noauth\"}]}}", "{\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":true,\"openWorldHint\":false,\"agencyHint\":false}}"),
-    rt.outcome(null, "{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":true,\"openWorldHint\":true,\"agencyHint\":false}", "[]", "{\"resultType\":\"complete\",\"name\":\"gzip-file-as-resource\",\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":true,\"openWorldHint\":true}}", "{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":true,\"openWorldHint\":true,\"agencyHint\":false}", ",\"execution\":{\"taskSupport\":\"forbidden\"},\"resolve\":true,\"securitySchemes\":[{\"type\":\"noauth\"}]}}", "{\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":true,\"openWorldHint\":true,\"agencyHint\":false}}"),
+    rt.outcome("data-uri", "{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":true,\"openWorldHint\":false,\"agencyHint\":false}", "[]", ",\"execution\":{\"taskSupport\":\"forbidden\"},\"resolve\":true,\"securitySchemes\":[{\"type\":\"noauth\"}]}}"),
+    rt.outcome(null, "{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":true,\"openWorldHint\":true,\"agencyHint\":false}", "[]", ",\"execution\":{\"taskSupport\":\"forbidden\"},\"resolve\":true,\"securitySchemes\":[{\"type\":\"noauth\"}]}}"),
   ],
   match_8,
 );

@@ -11,7 +11,7 @@
 
 import * as rt from "@mcp-resolve/runtime";
 
-rt.checkCodegenVersion(1);
+rt.checkCodegenVersion(2);
 
 /** The server's name, as in `serverInfo`. */
 export const SERVER_NAME = "secure-filesystem-server";
@@ -49,8 +49,8 @@ const TOOL_5 = new rt.Tool(
   false,
   "{\"tool\":{\"name\":\"edit_file\",\"title\":\"Edit File\",\"description\":\"Make line-based edits to a text file. Each edit replaces exact line sequences with new content. Returns a git-style diff showing the changes made. Only works within allowed directories.\",\"inputSchema\":{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"edits\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"oldText\":{\"type\":\"string\",\"description\":\"Text to search for - must match exactly\"},\"newText\":{\"type\":\"string\",\"description\":\"Text to replace with\"}},\"required\":[\"oldText\",\"newText\"]}},\"dryRun\":{\"default\":false,\"description\":\"Preview changes using git-style diff format\",\"type\":\"boolean\"}},\"required\":[\"path\",\"edits\"]},\"outputSchema\":{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\",\"properties\":{\"content\":{\"type\":\"string\"}},\"required\":[\"content\"],\"additionalProperties\":false},\"annotations\":",
   [
-    rt.outcome("preview", "{\"readOnlyHint\":true,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":false,\"agencyHint\":false}", "[]", "{\"resultType\":\"complete\",\"name\":\"edit_file\",\"annotations\":{\"readOnlyHint\":true,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":false}}", "{\"readOnlyHint\":true,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":false,\"agencyHint\":false}", ",\"execution\":{\"taskSupport\":\"forbidden\"},\"resolve\":true,\"securitySchemes\":[{\"type\":\"noauth\"}]}}", "{\"annotations\":{\"readOnlyHint\":true,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":false,\"agencyHint\":false}}"),
-    rt.outcome(null, "{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":false,\"agencyHint\":false}", "[]", "{\"resultType\":\"complete\",\"name\":\"edit_file\",\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":false}}", "{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":false,\"agencyHint\":false}", ",\"execution\":{\"taskSupport\":\"forbidden\"},\"resolve\":true,\"securitySchemes\":[{\"type\":\"noauth\"}]}}", "{\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":false,\"agencyHint\":false}}"),
+    rt.outcome("preview", "{\"readOnlyHint\":true,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":false,\"agencyHint\":false}", "[]", ",\"execution\":{\"taskSupport\":\"forbidden\"},\"resolve\":true,\"securitySchemes\":[{\"type\":\"noauth\"}]}}"),
+    rt.outcome(null, "{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":false,\"agencyHint\":false}", "[]", ",\"execution\":{\"taskSupport\":\"forbidden\"},\"resolve\":true,\"securitySchemes\":[{\"type\":\"noauth\"}]}}"),
   ],
   match_5,
 );

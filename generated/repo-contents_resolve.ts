@@ -11,7 +11,7 @@
 
 import * as rt from "@mcp-resolve/runtime";
 
-rt.checkCodegenVersion(1);
+rt.checkCodegenVersion(2);
 
 /** The server's name, as in `serverInfo`. */
 export const SERVER_NAME = "repo-reader";
@@ -49,9 +49,9 @@ const TOOL_0 = new rt.Tool(
   false,
   "{\"tool\":{\"name\":\"get_repo_contents\",\"description\":\"Read a file or directory listing from a repository\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"owner\":{\"type\":\"string\"},\"repo\":{\"type\":\"string\"},\"path\":{\"type\":\"string\",\"default\":\"\"},\"ref\":{\"type\":\"string\"},\"visibility\":{\"type\":\"string\",\"enum\":[\"public\",\"private\"]}},\"required\":[\"owner\",\"repo\",\"visibility\"]},\"annotations\":",
   [
-    rt.outcome("public", "{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":true,\"agencyHint\":false,\"privateHint\":false}", "[]", "{\"resultType\":\"complete\",\"name\":\"get_repo_contents\",\"annotations\":{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":true}}", "{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":true,\"agencyHint\":false,\"privateHint\":false}", ",\"resolve\":true,\"securitySchemes\":[{\"type\":\"noauth\"}]}}", "{\"annotations\":{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":true,\"agencyHint\":false,\"privateHint\":false}}"),
-    rt.outcome("private", "{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":true,\"agencyHint\":false,\"privateHint\":true}", "[\"repo\"]", "{\"resultType\":\"complete\",\"name\":\"get_repo_contents\",\"annotations\":{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":true}}", "{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":true,\"agencyHint\":false,\"privateHint\":true}", ",\"resolve\":true,\"securitySchemes\":[{\"type\":\"oauth2\",\"scopes\":[\"repo\"]}]}}", "{\"annotations\":{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":true,\"agencyHint\":false,\"privateHint\":true}}"),
-    rt.outcome(null, "{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":true,\"agencyHint\":false,\"privateHint\":true}", "[\"repo\"]", "{\"resultType\":\"complete\",\"name\":\"get_repo_contents\",\"annotations\":{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":true}}", "{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":true,\"agencyHint\":false,\"privateHint\":true}", ",\"resolve\":true,\"securitySchemes\":[{\"type\":\"oauth2\",\"scopes\":[\"repo\"]}]}}", "{\"annotations\":{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":true,\"agencyHint\":false,\"privateHint\":true}}"),
+    rt.outcome("public", "{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":true,\"agencyHint\":false,\"privateHint\":false}", "[]", ",\"resolve\":true,\"securitySchemes\":[{\"type\":\"noauth\"}]}}"),
+    rt.outcome("private", "{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":true,\"agencyHint\":false,\"privateHint\":true}", "[\"repo\"]", ",\"resolve\":true,\"securitySchemes\":[{\"type\":\"oauth2\",\"scopes\":[\"repo\"]}]}}"),
+    rt.outcome(null, "{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":true,\"agencyHint\":false,\"privateHint\":true}", "[\"repo\"]", ",\"resolve\":true,\"securitySchemes\":[{\"type\":\"oauth2\",\"scopes\":[\"repo\"]}]}}"),
   ],
   match_0,
 );

@@ -19,7 +19,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
  * The version of the contract between generated modules and this runtime.
  * A module generated for another refuses to load (`checkCodegenVersion`).
  */
-export const CODEGEN_VERSION = 1;
+export const CODEGEN_VERSION = 2;
 
 /**
  * Throws when a generated module was written for another version of this
@@ -382,25 +382,28 @@ export function schemaPredicate(schema: Record<string, unknown>): (value: unknow
 /** One outcome as a generated module writes it, before its tool binds it. */
 export interface OutcomeParts {
   readonly variant: string | null;
+  /** Every hint as JSON text: the four core hints in wire order, then the others by name. */
   readonly hints: string;
   readonly scopes: string;
-  readonly extension: string;
-  readonly sep1862Annotations: string;
+  /** What follows the annotations in the SEP-1862 result (`resolve`, `securitySchemes`). */
   readonly sep1862Tail: string;
-  readonly annotations: string;
+  /**
+   * Each dialect's whole result text, when the module gives them; otherwise
+   * they are derived from the hints, the tool's name and its SEP-1862 head
+   * (the compiler gives them only where its texts are not in that form).
+   */
+  readonly texts: Readonly<Record<Dialect, string>> | null;
 }
 
-/** An outcome of a generated module (its arguments are texts of JSON). */
+/** An outcome of a generated module (its texts are JSON). */
 export function outcome(
   variant: string | null,
   hints: string,
   scopes: string,
-  extension: string,
-  sep1862Annotations: string,
   sep1862Tail: string,
-  annotations: string,
+  texts: Readonly<Record<Dialect, string>> | null = null,
 ): OutcomeParts {
-  return { variant, hints, scopes, extension, sep1862Annotations, sep1862Tail, annotations };
+  return { variant, hints, scopes, sep1862Tail, texts };
 }
 
 /** What a call resolved to: its tool, variant, annotations, scopes, and each dialect's result. */
@@ -410,7 +413,9 @@ export class Resolved {
   readonly variant: string | null;
   readonly #parts: OutcomeParts;
   readonly #head: string;
+  #extension: string | undefined;
   #sep1862: string | undefined;
+  #annotationsText: string | undefined;
   #annotations: Readonly<Record<string, boolean>> | undefined;
   #scopes: readonly string[] | undefined;
 
@@ -435,17 +440,27 @@ export class Resolved {
 
   /** The JSON-RPC `result` text of `dialect`. */
   resultJson(dialect: Dialect): string {
+    const texts = this.#parts.texts;
     switch (dialect) {
       case "extension":
-        return this.#parts.extension;
+        return (this.#extension ??= texts?.extension ?? this.#extensionText());
       case "sep1862":
-        this.#sep1862 ??= this.#head + this.#parts.sep1862Annotations + this.#parts.sep1862Tail;
-        return this.#sep1862;
+        return (this.#sep1862 ??= texts?.sep1862 ?? this.#head + this.#parts.hints + this.#parts.sep1862Tail);
       case "annotations":
-        return this.#parts.annotations;
+        return (this.#annotationsText ??= texts?.annotations ?? `{"annotations":${this.#parts.hints}}`);
       default:
         throw new RpcError(RpcError.INVALID_PARAMS, `unknown dialect: ${String(dialect)}`);
     }
+  }
+
+  /** The extension's result: the tool's name and the four core hints, in wire order. */
+  #extensionText(): string {
+    const a = this.annotations;
+    return (
+      `{"resultType":"complete","name":${JSON.stringify(this.tool)},"annotations":` +
+      `{"readOnlyHint":${a["readOnlyHint"] === true},"destructiveHint":${a["destructiveHint"] === true},` +
+      `"idempotentHint":${a["idempotentHint"] === true},"openWorldHint":${a["openWorldHint"] === true}}}`
+    );
   }
 }
 

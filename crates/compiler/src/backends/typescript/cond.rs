@@ -82,8 +82,9 @@ pub(super) fn match_function(tool: &Tool, index: usize) -> Result<String, Vec<Di
     }
     // Only what the checks kept (constant folding, or a variant after one
     // that always holds, can leave a lookup or a pattern unused).
+    let used_names = names(&checks);
     for (i, source) in w.regexes.iter().enumerate() {
-        if mentions(&checks, &format!("RE_\u{0}{i}")) {
+        if used_names.contains(format!("RE_\u{0}{i}").as_str()) {
             let _ = writeln!(
                 out,
                 "const RE_{index}_{i} = new RegExp({}, \"u\");",
@@ -92,7 +93,7 @@ pub(super) fn match_function(tool: &Tool, index: usize) -> Result<String, Vec<Di
         }
     }
     for (i, text) in w.constants.iter().enumerate() {
-        if mentions(&checks, &format!("CONST_\u{0}{i}")) {
+        if used_names.contains(format!("CONST_\u{0}{i}").as_str()) {
             let _ = writeln!(
                 out,
                 "const CONST_{index}_{i}: unknown = JSON.parse({});",
@@ -101,7 +102,7 @@ pub(super) fn match_function(tool: &Tool, index: usize) -> Result<String, Vec<Di
         }
     }
     let used: Vec<usize> = (0..w.paths.len())
-        .filter(|i| mentions(&checks, &format!("arg_{i}")))
+        .filter(|i| used_names.contains(format!("arg_{i}").as_str()))
         .collect();
     let args = if used.is_empty() { "_args" } else { "args" };
     let _ = writeln!(out, "function match_{index}({args}: rt.Args): number {{");
@@ -383,26 +384,37 @@ fn type_test(t: &str, x: &str) -> String {
 /// Whether `code` uses the name `name` (not as part of a longer name, nor
 /// inside a string literal).
 fn mentions(code: &str, name: &str) -> bool {
-    let mut in_string = false;
-    let mut escaped = false;
-    let code: String = code
-        .chars()
-        .map(|c| {
-            let quote = c == '"' && !escaped;
-            let inside = in_string;
-            escaped = in_string && c == '\\' && !escaped;
-            if quote {
-                in_string = !in_string;
+    names(code).contains(name)
+}
+
+/// Every name `code` uses outside its string literals: the maximal runs of
+/// ASCII letters, digits, `_` and the NUL of the placeholders (`RE_\0{i}`),
+/// read in one pass — so that asking for many names costs one walk.
+fn names(code: &str) -> std::collections::HashSet<&str> {
+    let mut found = std::collections::HashSet::new();
+    let (mut in_string, mut escaped) = (false, false);
+    let mut start: Option<usize> = None;
+    for (at, c) in code.char_indices() {
+        let quote = c == '"' && !escaped;
+        let inside = in_string;
+        escaped = in_string && c == '\\' && !escaped;
+        if quote {
+            in_string = !in_string;
+        }
+        let part = !inside && !quote && (c.is_ascii_alphanumeric() || c == '_' || c == '\0');
+        match (part, start) {
+            (true, None) => start = Some(at),
+            (false, Some(from)) => {
+                found.insert(&code[from..at]);
+                start = None;
             }
-            if inside && !quote { ' ' } else { c }
-        })
-        .collect();
-    code.match_indices(name).any(|(at, _)| {
-        let before = code[..at].chars().next_back();
-        let after = code[at + name.len()..].chars().next();
-        let part = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-        !part(before) && !part(after)
-    })
+            _ => {}
+        }
+    }
+    if let Some(from) = start {
+        found.insert(&code[from..]);
+    }
+    found
 }
 
 /// Whether `pred` is false on `undefined` (an absent argument), so that a

@@ -33,7 +33,7 @@ use crate::ir::{Server, Tool};
 
 /// The version of the generated TypeScript's contract with the runtime
 /// package: the module refuses to load under a runtime of another.
-pub const TS_CODEGEN_VERSION: u32 = 1;
+pub const TS_CODEGEN_VERSION: u32 = 2;
 
 /// What the generated module imports and says about itself.
 #[derive(Clone, Debug)]
@@ -92,12 +92,12 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
         },
     );
     let mut errors = Vec::new();
-    let mut tools_code = String::new();
+    let mut tools_code: Vec<String> = Vec::with_capacity(server.tools.len());
     let mut table = String::new();
     for result in per_tool {
         let (code, mut found) = result.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         errors.append(&mut found);
-        tools_code.push_str(&code);
+        tools_code.push(code);
     }
     // Dispatch by name: a `switch` for a few tools (comparisons beat a
     // hash), a `Map` beyond, as the Rust backend chooses.
@@ -134,9 +134,16 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
     }
 
     let signature = signature_text(server, options.jobs, Layout::Canonical);
-    let lists = tools_list_parts(server, options.jobs).map(|parts| parts.concat());
+    let lists = tools_list_parts(server, options.jobs);
     let rt = js_string(&options.runtime_module);
     let mut out = header(server, &signature.fingerprint, &options.sources);
+    // The large texts (the signature, the three listings, every tool's
+    // code: 150 MB at 10,000 tools) are escaped and appended in place, each
+    // written once.
+    let size = signature.parts.iter().map(String::len).sum::<usize>()
+        + lists.iter().flatten().map(String::len).sum::<usize>();
+    let code_size = tools_code.iter().map(String::len).sum::<usize>();
+    out.reserve(size + size / 4 + code_size + 8192);
     let names: Vec<String> = server.tools.iter().map(|t| js_string(&t.name)).collect();
     let _ = write!(
         out,
@@ -150,27 +157,37 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
          export const FINGERPRINT = {fingerprint};\n\
          /**\n * The signature document in its canonical form (RFC 8785, fingerprint\n \
          * included): the line `mcp-resolve signature --canonical` writes.\n */\n\
-         export const SIGNATURE_JSON = {signature_json};\n\
-         /** Every tool name, in declaration order. */\n\
-         export const TOOL_NAMES: readonly string[] = [{names}];\n\n\
-         const LISTS: Readonly<Record<rt.Dialect, string>> = {{\n  \
-           extension: {ext},\n  sep1862: {sep},\n  annotations: {ann},\n\
-         }};\n\n\
-         /**\n * The `tools/list` result for `dialect`, as JSON text: the static\n \
-         * (conservative) annotations and the dialect's resolvable markers.\n */\n\
-         export function toolsListJson(dialect: rt.Dialect): string {{\n  \
-           return LISTS[dialect];\n\
-         }}\n\n",
+         export const SIGNATURE_JSON = ",
         name = js_string(&server.name),
         version = js_string(&server.version),
         fingerprint = js_string(&signature.fingerprint),
-        signature_json = js_string(&signature.parts.concat()),
-        names = names.join(", "),
-        ext = js_string(&lists[0]),
-        sep = js_string(&lists[1]),
-        ann = js_string(&lists[2]),
     );
-    out.push_str(&tools_code);
+    push_js_string_of_parts(&mut out, &signature.parts, options.jobs);
+    let _ = write!(
+        out,
+        ";\n\
+         /** Every tool name, in declaration order. */\n\
+         export const TOOL_NAMES: readonly string[] = [{names}];\n\n\
+         const LISTS: Readonly<Record<rt.Dialect, string>> = {{\n  extension: ",
+        names = names.join(", "),
+    );
+    push_js_string_of_parts(&mut out, &lists[0], options.jobs);
+    out.push_str(",\n  sep1862: ");
+    push_js_string_of_parts(&mut out, &lists[1], options.jobs);
+    out.push_str(",\n  annotations: ");
+    push_js_string_of_parts(&mut out, &lists[2], options.jobs);
+    out.push_str(
+        ",\n\
+         };\n\n\
+         /**\n * The `tools/list` result for `dialect`, as JSON text: the static\n \
+         * (conservative) annotations and the dialect's resolvable markers.\n */\n\
+         export function toolsListJson(dialect: rt.Dialect): string {\n  \
+           return LISTS[dialect];\n\
+         }\n\n",
+    );
+    for code in &tools_code {
+        out.push_str(code);
+    }
     let _ = write!(
         out,
         "{dispatch}const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);\n\n\
@@ -240,41 +257,39 @@ fn tool_items(server: &Server, tool: &Tool, index: usize) -> Result<String, Vec<
         mcp_resolve_runtime::schema_bounds_depth(&tool.input_schema),
         js_string(&head),
     );
-    let name_json = js_string(&tool.name);
     for (resolution, [piece_head, annotations, tail]) in resolutions.iter().zip(&pieces) {
-        let (sep_annotations, sep_tail) = if shared {
-            (annotations.clone(), tail.clone())
-        } else {
-            (piece_head.clone() + annotations, tail.clone())
-        };
-        // The extension's and the annotations dialect's results, written
-        // from the hints directly: what `Dialect::result` serialises (a
-        // test holds the two equal), without building a JSON value for
-        // each of a tool's outcomes.
         let hints = serde_json::to_string(&resolution.annotations).unwrap_or_default();
-        let mut core = String::with_capacity(96);
-        for (i, (hint, value)) in resolution.annotations.core().into_iter().enumerate() {
-            let _ = write!(core, "{}\"{hint}\":{value}", if i == 0 { '{' } else { ',' });
-        }
-        core.push('}');
-        let extension =
-            format!(r#"{{"resultType":"complete","name":{name_json},"annotations":{core}}}"#);
-        let annotations_result = format!(r#"{{"annotations":{hints}}}"#);
         let scopes = serde_json::to_string(&resolution.required_scopes).unwrap_or_default();
         let variant = resolution
             .variant
             .as_deref()
             .map_or("null".into(), js_string);
-        let _ = writeln!(
-            out,
-            "    rt.outcome({variant}, {}, {}, {}, {}, {}, {}),",
-            js_string(&hints),
-            js_string(&scopes),
-            js_string(&extension),
-            js_string(&sep_annotations),
-            js_string(&sep_tail),
-            js_string(&annotations_result),
-        );
+        // The runtime derives each dialect's text from the hints, the
+        // tool's name and the shared SEP-1862 head: the texts this backend
+        // would write, whenever the SEP-1862 annotations are the hints as
+        // written (a test holds the two equal). Otherwise they are written.
+        if shared && *annotations == hints {
+            let _ = writeln!(
+                out,
+                "    rt.outcome({variant}, {}, {}, {}),",
+                js_string(&hints),
+                js_string(&scopes),
+                js_string(tail),
+            );
+        } else {
+            let text = |d: Dialect| {
+                serde_json::to_string(&d.result(&entry, resolution)).unwrap_or_default()
+            };
+            let _ = writeln!(
+                out,
+                "    rt.outcome({variant}, {}, {}, \"\", {{ extension: {}, sep1862: {}, annotations: {} }}),",
+                js_string(&hints),
+                js_string(&scopes),
+                js_string(&text(Dialect::Extension)),
+                js_string(&(piece_head.clone() + annotations + tail)),
+                js_string(&text(Dialect::Annotations)),
+            );
+        }
     }
     let _ = write!(out, "  ],\n  match_{index},\n);\n\n");
     out.push_str(&matcher);
@@ -360,6 +375,23 @@ fn header(server: &Server, fingerprint: &str, sources: &[String]) -> String {
 /// string (U+2028 and U+2029 included, since ES2019).
 pub(crate) fn js_string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
+}
+
+/// Appends [`js_string`] of the concatenation of `parts` (a document
+/// written in parts: tens of megabytes at 10,000 tools) to `out`, escaped on
+/// the machine's cores. JSON escapes each character on its own, so the
+/// parts' escapes, joined, are the whole's.
+fn push_js_string_of_parts(out: &mut String, parts: &[String], jobs: usize) {
+    let escaped = crate::par::map(parts, crate::par::threads(jobs), None, |_, part| {
+        js_string(part)
+    });
+    out.push('"');
+    for part in escaped {
+        let part = part.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        // Without its own quotes.
+        out.push_str(&part[1..part.len() - 1]);
+    }
+    out.push('"');
 }
 
 /// User text inside a `//` comment: control characters and JavaScript's
