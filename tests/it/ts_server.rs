@@ -82,56 +82,45 @@ fn http(example: &Path, root: &Path, sdk: &str) -> common::Listening {
     common::Listening::spawn(command)
 }
 
-#[test]
-fn the_typescript_server_passes_the_conformance_suite_on_sdk_v2() {
-    let test = "the_typescript_server_passes_the_conformance_suite_on_sdk_v2";
-    let (Some(example), Some(python)) = (example(test), common::mcp_python(test)) else {
+/// The conformance suite against the example on `sdk`, over stdio and HTTP:
+/// in both eras on the SDK v2, in `initialize` sessions on v1 (which serves
+/// no other).
+fn conformance_on(sdk: &str) {
+    let test = format!("the_typescript_server_passes_the_conformance_suite_on_sdk_{sdk}");
+    let (Some(example), Some(python)) = (example(&test), common::mcp_python(&test)) else {
         return;
     };
-    let root = sandbox("conformance-v2");
+    let root = sandbox(&format!("conformance-{sdk}"));
     let main = example.join("dist/main.js");
-    conformance(
-        &python,
-        &[
-            "--stdio",
-            "--",
-            "node",
-            main.to_str().unwrap(),
-            "--root",
-            root.to_str().unwrap(),
-        ],
-    );
-    let server = http(&example, &root, "v2");
-    conformance(&python, &["--http", &server.url]);
+    let modern = sdk == "v2";
+    let stdio = [
+        "--stdio",
+        "--",
+        "node",
+        main.to_str().unwrap(),
+        "--root",
+        root.to_str().unwrap(),
+        "--sdk",
+        sdk,
+    ];
+    let legacy: &[&str] = if modern { &[] } else { &["--legacy"] };
+    conformance(&python, &[legacy, &stdio[..]].concat());
+    let server = http(&example, &root, sdk);
+    if modern {
+        conformance(&python, &["--http", &server.url]);
+    }
     // Older clients, in `initialize` sessions, on the same endpoint.
     conformance(&python, &["--legacy", "--http", &server.url]);
 }
 
 #[test]
+fn the_typescript_server_passes_the_conformance_suite_on_sdk_v2() {
+    conformance_on("v2");
+}
+
+#[test]
 fn the_typescript_server_passes_the_conformance_suite_on_sdk_v1() {
-    let test = "the_typescript_server_passes_the_conformance_suite_on_sdk_v1";
-    let (Some(example), Some(python)) = (example(test), common::mcp_python(test)) else {
-        return;
-    };
-    let root = sandbox("conformance-v1");
-    let main = example.join("dist/main.js");
-    // The SDK v1 serves `initialize` sessions only.
-    conformance(
-        &python,
-        &[
-            "--legacy",
-            "--stdio",
-            "--",
-            "node",
-            main.to_str().unwrap(),
-            "--root",
-            root.to_str().unwrap(),
-            "--sdk",
-            "v1",
-        ],
-    );
-    let server = http(&example, &root, "v1");
-    conformance(&python, &["--legacy", "--http", &server.url]);
+    conformance_on("v1");
 }
 
 #[test]

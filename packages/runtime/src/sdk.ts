@@ -7,11 +7,17 @@
 
 import * as z from "zod";
 
-import { type Args, RpcError, type Rules } from "./resolver.js";
-import { EXTENSION_ID, SIGNATURE_METHOD, ToolResolution, declaresExtension } from "./serving.js";
-import type { AttachOptions } from "./server.js";
+import type { Args, Rules } from "./resolver.js";
+import {
+  type AttachOptions,
+  EXTENSION_ID,
+  SIGNATURE_METHOD,
+  type ToolResolution,
+  declaresExtension,
+  prepareAttach,
+} from "./serving.js";
 
-export type { AttachOptions, CallHandler } from "./server.js";
+export type { AttachOptions, CallHandler } from "./serving.js";
 
 /** The part of the SDK v1 low-level `Server` this module uses. */
 export interface SdkServer {
@@ -42,18 +48,8 @@ export function attach(
   rules: Rules,
   options: AttachOptions = {},
 ): ToolResolution {
-  const server: SdkServer = "server" in target ? target.server : target;
-  if ("isConnected" in target && typeof target.isConnected === "function" && target.isConnected()) {
-    throw new Error("attach the resolver before connecting the server");
-  }
-  const resolution = new ToolResolution(rules, options);
-  const call = options.call;
-  const methods = ["tools/list", resolution.method, SIGNATURE_METHOD];
-  if (call !== undefined) methods.push("tools/call");
-  for (const method of methods) server.assertCanSetRequestHandler(method);
-
+  const { server, resolution, call } = prepareAttach<SdkServer>(target, rules, options);
   const declares = (id: string) => declaresExtension(server.getClientCapabilities(), id);
-  server.registerCapabilities(resolution.capabilities());
   const set = server.setRequestHandler.bind(server) as unknown as (
     schema: unknown,
     handler: (request: { params?: unknown }, extra: unknown) => unknown,
@@ -64,17 +60,7 @@ export function attach(
   if (call !== undefined) {
     set(request("tools/call"), (req, extra) => {
       const params = (req.params ?? {}) as { name?: unknown; arguments?: Args };
-      const name = typeof params.name === "string" ? params.name : "";
-      const args = params.arguments ?? {};
-      try {
-        resolution.checkCall(name, args);
-      } catch (e) {
-        if (e instanceof RpcError && e.code === RpcError.INVALID_PARAMS && resolution.hasTool(name)) {
-          return resolution.callError(e);
-        }
-        throw e;
-      }
-      return call(name, args, extra);
+      return call(typeof params.name === "string" ? params.name : "", params.arguments ?? {}, extra);
     });
   }
   return resolution;

@@ -10,16 +10,18 @@
 // Written against the SDK's structure, not imported from it: this module
 // runs with any 2.x SDK and needs none installed to load.
 
-import { type Args, RpcError, type Rules } from "./resolver.js";
+import type { Args, Rules } from "./resolver.js";
 import {
-  type CallToolResult,
+  type AttachOptions,
   EXTENSION_ID,
   META_CLIENT_CAPABILITIES,
   SIGNATURE_METHOD,
-  type ServeOptions,
-  ToolResolution,
+  type ToolResolution,
   declaresExtension,
+  prepareAttach,
 } from "./serving.js";
+
+export type { AttachOptions, CallHandler } from "./serving.js";
 
 /** The part of the SDK v2 low-level `Server` this module uses. */
 export interface SdkServer {
@@ -38,22 +40,6 @@ export interface SdkMcpServer {
 /** The part of a request handler's context this module reads. */
 interface Context {
   readonly mcpReq?: { readonly envelope?: Readonly<Record<string, unknown>> };
-}
-
-/** Answers a `tools/call` whose arguments passed the checks. */
-export type CallHandler = (
-  name: string,
-  args: Args,
-  ctx: unknown,
-) => CallToolResult | Promise<CallToolResult>;
-
-/** How `attach` serves a resolver. */
-export interface AttachOptions extends ServeOptions {
-  /**
-   * Answers `tools/call`. Without it the server answers `tools/call` itself
-   * (its own registered tools): then call `resolution.checkCall` there.
-   */
-  readonly call?: CallHandler;
 }
 
 /** A Standard Schema that accepts any params: the resolution checks them itself. */
@@ -75,16 +61,7 @@ export function attach(
   rules: Rules,
   options: AttachOptions = {},
 ): ToolResolution {
-  const server: SdkServer = "server" in target ? target.server : target;
-  if ("isConnected" in target && typeof target.isConnected === "function" && target.isConnected()) {
-    throw new Error("attach the resolver before connecting the server");
-  }
-  const resolution = new ToolResolution(rules, options);
-  const call = options.call;
-  const methods = ["tools/list", resolution.method, SIGNATURE_METHOD];
-  if (call !== undefined) methods.push("tools/call");
-  for (const method of methods) server.assertCanSetRequestHandler(method);
-
+  const { server, resolution, call } = prepareAttach<SdkServer>(target, rules, options);
   const capabilitiesOf = (ctx: Context | undefined): unknown => {
     const envelope = ctx?.mcpReq?.envelope;
     // A 2026-07-28 request carries its own envelope, and only it counts;
@@ -92,8 +69,6 @@ export function attach(
     return envelope !== undefined ? envelope[META_CLIENT_CAPABILITIES] : server.getClientCapabilities();
   };
   const declares = (ctx: Context | undefined) => (id: string) => declaresExtension(capabilitiesOf(ctx), id);
-
-  server.registerCapabilities(resolution.capabilities());
   const set = server.setRequestHandler.bind(server) as unknown as (
     method: string,
     ...rest: unknown[]
@@ -106,18 +81,9 @@ export function attach(
   );
   set(SIGNATURE_METHOD, { params: ANY_PARAMS }, () => resolution.signatureResult());
   if (call !== undefined) {
-    set("tools/call", (request: { params: { name: string; arguments?: Args } }, ctx: unknown) => {
-      const { name, arguments: args = {} } = request.params;
-      try {
-        resolution.checkCall(name, args);
-      } catch (e) {
-        if (e instanceof RpcError && e.code === RpcError.INVALID_PARAMS && resolution.hasTool(name)) {
-          return resolution.callError(e);
-        }
-        throw e;
-      }
-      return call(name, args, ctx);
-    });
+    set("tools/call", (request: { params: { name: string; arguments?: Args } }, ctx: unknown) =>
+      call(request.params.name, request.params.arguments ?? {}, ctx),
+    );
   }
   return resolution;
 }

@@ -261,3 +261,73 @@ export class ToolResolution {
     return { content: [{ type: "text", text }], isError: true };
   }
 }
+
+/** Answers a `tools/call` whose arguments passed the checks. */
+export type CallHandler = (
+  name: string,
+  args: Args,
+  ctx: unknown,
+) => CallToolResult | Promise<CallToolResult>;
+
+/** How an SDK adapter's `attach` serves a resolver. */
+export interface AttachOptions extends ServeOptions {
+  /**
+   * Answers `tools/call`. Without it the server answers `tools/call` itself
+   * (its own registered tools): then call `resolution.checkCall` there.
+   */
+  readonly call?: CallHandler;
+}
+
+/** The part of an SDK's low-level `Server` every adapter uses. */
+export interface AdapterServer {
+  registerCapabilities(capabilities: Record<string, unknown>): void;
+  assertCanSetRequestHandler(method: string): void;
+}
+
+/** What an SDK adapter serves with, once `prepareAttach` checked the server. */
+export interface Prepared<S> {
+  readonly server: S;
+  readonly resolution: ToolResolution;
+  /** Answers `tools/call` (the arguments checked first), when the options give `call`. */
+  readonly call: ((name: string, args: Args, ctx: unknown) => CallToolResult | Promise<CallToolResult>) | undefined;
+}
+
+/**
+ * The part of `attach` the SDK adapters share: the low-level server of
+ * `target` (an `McpServer`, or the server itself), which must not be
+ * connected yet and must not handle any of the methods the resolver will;
+ * the resolution, its capabilities registered; and the `tools/call` answer,
+ * which refuses arguments `tools/resolve` would refuse as a tool error the
+ * model can read (SEP-1303), and passes the rest to `options.call`.
+ */
+export function prepareAttach<S extends AdapterServer>(
+  target: S | { readonly server: S; isConnected?(): boolean },
+  rules: Rules,
+  options: AttachOptions,
+): Prepared<S> {
+  const server: S = "server" in target ? target.server : target;
+  if ("isConnected" in target && typeof target.isConnected === "function" && target.isConnected()) {
+    throw new Error("attach the resolver before connecting the server");
+  }
+  const resolution = new ToolResolution(rules, options);
+  const handler = options.call;
+  const methods = ["tools/list", resolution.method, SIGNATURE_METHOD];
+  if (handler !== undefined) methods.push("tools/call");
+  for (const method of methods) server.assertCanSetRequestHandler(method);
+  server.registerCapabilities(resolution.capabilities());
+  const call =
+    handler === undefined
+      ? undefined
+      : (name: string, args: Args, ctx: unknown) => {
+          try {
+            resolution.checkCall(name, args);
+          } catch (e) {
+            if (e instanceof RpcError && e.code === RpcError.INVALID_PARAMS && resolution.hasTool(name)) {
+              return resolution.callError(e);
+            }
+            throw e;
+          }
+          return handler(name, args, ctx);
+        };
+  return { server, resolution, call };
+}

@@ -133,6 +133,59 @@ fn expected(
     }
 }
 
+/// Runs the harness `script` on Node over the `count` sets in `work`.
+fn run_harness(script: &Path, work: &Path, count: usize) {
+    let node = Command::new("node")
+        .arg(script)
+        .arg(work)
+        .arg(count.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        node.status.success(),
+        "the harness failed:\n{}",
+        String::from_utf8_lossy(&node.stderr)
+    );
+}
+
+/// The calls the agreement tests make of a server: per resolvable tool a
+/// share of `PER_SET`, per other tool (and an unknown one) `others`; the
+/// first three arguments of each are `null`, an array and an object with
+/// prototype keys, the rest generated from the tool's schema. Calls whose
+/// arguments hold a number no double holds are left out, and counted.
+fn sample_calls(
+    server: &mcp_resolve::ir::Server,
+    rng: &mut Rng,
+    others: usize,
+) -> (Vec<(String, Value)>, usize) {
+    let mut tools: Vec<(String, Value, bool)> = server
+        .tools
+        .iter()
+        .map(|t| (t.name.clone(), t.input_schema.clone(), t.resolvable))
+        .collect();
+    tools.push(("unknown".into(), json!({}), false));
+    let resolvable_tools = tools.iter().filter(|t| t.2).count().max(1);
+    let per_resolvable = (PER_SET / resolvable_tools).clamp(8, 1_500);
+    let (mut calls, mut inexact) = (Vec::new(), 0);
+    for (name, schema, resolvable) in &tools {
+        let per_tool = if *resolvable { per_resolvable } else { others };
+        for i in 0..per_tool {
+            let args = match i {
+                0 => json!(null),
+                1 => json!([1]),
+                2 => json!({"__proto__": {"polluted": true}, "constructor": 1}),
+                _ => calls::arguments(rng, schema),
+            };
+            if exact(&args) {
+                calls.push((name.clone(), args));
+            } else {
+                inexact += 1;
+            }
+        }
+    }
+    (calls, inexact)
+}
+
 /// `data` is the validator's own report: equal when both have one.
 fn comparable(answer: &Value) -> Value {
     let mut answer = answer.clone();
@@ -195,32 +248,13 @@ fn typescript_resolvers_answer_as_the_rust_engines_do() {
         let mut calls = String::new();
         let mut lines = Vec::new();
         let mut wanted = Vec::new();
-        let mut tools: Vec<(String, Value, bool)> = server
-            .tools
-            .iter()
-            .map(|t| (t.name.clone(), t.input_schema.clone(), t.resolvable))
-            .collect();
-        tools.push(("unknown".into(), json!({}), false));
-        let resolvable_tools = tools.iter().filter(|t| t.2).count().max(1);
-        let per_resolvable = (PER_SET / resolvable_tools).clamp(8, 1_500);
-        for (name, schema, resolvable) in &tools {
-            let per_tool = if *resolvable { per_resolvable } else { 4 };
-            for i in 0..per_tool {
-                let args = match i {
-                    0 => json!(null),
-                    1 => json!([1]),
-                    2 => json!({"__proto__": {"polluted": true}, "constructor": 1}),
-                    _ => calls::arguments(&mut rng, schema),
-                };
-                if !exact(&args) {
-                    inexact += 1;
-                    continue;
-                }
-                let line = serde_json::to_string(&json!([name, args])).unwrap();
-                let _ = writeln!(calls, "{line}");
-                lines.push(line);
-                wanted.push(expected(&resolver, &entries, name, &args));
-            }
+        let (sample, left_out) = sample_calls(server, &mut rng, 4);
+        inexact += left_out;
+        for (name, args) in &sample {
+            let line = serde_json::to_string(&json!([name, args])).unwrap();
+            let _ = writeln!(calls, "{line}");
+            lines.push(line);
+            wanted.push(expected(&resolver, &entries, name, args));
         }
         std::fs::write(work.join(format!("s{n}.calls.jsonl")), calls).unwrap();
         expectations.push(Some((lines, wanted)));
@@ -250,17 +284,10 @@ fn typescript_resolvers_answer_as_the_rust_engines_do() {
         String::from_utf8_lossy(&tsc.stderr)
     );
 
-    let harness = repo().join("tests/golden-crate/ts/agree.mjs");
-    let node = Command::new("node")
-        .arg(&harness)
-        .arg(&work)
-        .arg(sets.len().to_string())
-        .output()
-        .unwrap();
-    assert!(
-        node.status.success(),
-        "the harness failed:\n{}",
-        String::from_utf8_lossy(&node.stderr)
+    run_harness(
+        &repo().join("tests/golden-crate/ts/agree.mjs"),
+        &work,
+        sets.len(),
     );
 
     let mut compared = 0usize;
@@ -383,32 +410,12 @@ fn the_typescript_host_resolves_as_the_rust_host_does() {
         let text = mcp_resolve_host::jcs::canonical(&document);
         std::fs::write(work.join(format!("s{n}.signature.json")), &text).unwrap();
         let signature = mcp_resolve_host::Signature::from_json(&text).unwrap();
-        let mut tools: Vec<(String, Value, bool)> = server
-            .tools
-            .iter()
-            .map(|t| (t.name.clone(), t.input_schema.clone(), t.resolvable))
-            .collect();
-        tools.push(("unknown".into(), json!({}), false));
-        let resolvable_tools = tools.iter().filter(|t| t.2).count().max(1);
-        let per_resolvable = (PER_SET / resolvable_tools).clamp(8, 1_500);
         let mut calls = String::new();
         let mut wanted = Vec::new();
-        for (name, schema, resolvable) in &tools {
-            let per_tool = if *resolvable { per_resolvable } else { 8 };
-            for i in 0..per_tool {
-                let args = match i {
-                    0 => json!(null),
-                    1 => json!([1]),
-                    2 => json!({"__proto__": {"polluted": true}, "constructor": 1}),
-                    _ => calls::arguments(&mut rng, schema),
-                };
-                if !exact(&args) {
-                    continue;
-                }
-                let line = serde_json::to_string(&json!([name, args])).unwrap();
-                let _ = writeln!(calls, "{line}");
-                wanted.push((line, host_expected(&signature, name, &args)));
-            }
+        for (name, args) in sample_calls(server, &mut rng, 8).0 {
+            let line = serde_json::to_string(&json!([name, args])).unwrap();
+            let _ = writeln!(calls, "{line}");
+            wanted.push((line, host_expected(&signature, &name, &args)));
         }
         std::fs::write(work.join(format!("s{n}.calls.jsonl")), calls).unwrap();
         expectations.push(wanted);
@@ -416,17 +423,7 @@ fn the_typescript_host_resolves_as_the_rust_host_does() {
 
     let script = work.join("host.mjs");
     std::fs::copy(repo().join("tests/golden-crate/ts/host.mjs"), &script).unwrap();
-    let node = Command::new("node")
-        .arg(&script)
-        .arg(&work)
-        .arg(sets.len().to_string())
-        .output()
-        .unwrap();
-    assert!(
-        node.status.success(),
-        "the harness failed:\n{}",
-        String::from_utf8_lossy(&node.stderr)
-    );
+    run_harness(&script, &work, sets.len());
 
     let mut compared = 0usize;
     let mut refused = Vec::new();
