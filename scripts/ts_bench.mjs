@@ -112,6 +112,67 @@ function handWritten(name, args) {
 
 const generated = (module) => (name, args) => module.resolve(name, args).resultJson("extension");
 
+// The same two baselines for the generated rule sets (scripts/gen_large_rules.py:
+// each tool's variants v0–v4 on `action`, with a `path` pattern, a `count`
+// bound or an absent `options.force`), written once for every tool of the
+// set: a `Map` from the name to the tool's own compiled Ajv validator and its
+// texts, then a `switch` on the action.
+const RE = { a0: /^\/tmp\/0/u, a3: /^\/tmp\/3/u };
+function largeBaselines(module) {
+  const ajv = new Ajv2020({ strict: false, validateFormats: false });
+  const tools = new Map();
+  for (const tool of JSON.parse(module.SIGNATURE_JSON).tools) {
+    const first = (name) => tool.resolvedVariants.find((v) => v.name === name).annotations;
+    const annotations = ["v0", "v1", "v2", "v3", "v4"].map((v) => {
+      const a = first(v);
+      return core(a.readOnlyHint, a.destructiveHint, a.idempotentHint, a.openWorldHint);
+    });
+    const s = tool.annotations;
+    const fallback = core(s.readOnlyHint, s.destructiveHint, s.idempotentHint, s.openWorldHint);
+    const texts = annotations.map((a) => JSON.stringify({ resultType: "complete", name: tool.name, annotations: a }));
+    const fallbackText = JSON.stringify({ resultType: "complete", name: tool.name, annotations: fallback });
+    tools.set(tool.name, { validate: ajv.compile(tool.inputSchema), annotations, fallback, texts, fallbackText });
+  }
+  // The variant an (already valid) call lands in, or -1.
+  const land = (args) => {
+    const loose = () =>
+      args.options === undefined || args.options.force === undefined;
+    switch (args.action) {
+      case "a0":
+        return args.path !== undefined && RE.a0.test(args.path) ? 0 : -1;
+      case "a1":
+        return (args.count !== undefined && args.count <= 1) || loose() ? 1 : -1;
+      case "a2":
+        return 2;
+      case "a3":
+        return args.path !== undefined && RE.a3.test(args.path) ? 3 : -1;
+      case "a4":
+        return (args.count !== undefined && args.count <= 4) || loose() ? 4 : -1;
+      default:
+        return -1;
+    }
+  };
+  const checked = (name, args) => {
+    const tool = tools.get(name);
+    if (tool === undefined) throw new Error(`unknown tool: ${name}`);
+    if (!tool.validate(args)) throw new Error(`invalid arguments for tool ${name}`);
+    return tool;
+  };
+  return {
+    reference: (name, args) => {
+      const tool = checked(name, args);
+      const v = land(args);
+      return JSON.stringify({ resultType: "complete", name, annotations: v < 0 ? tool.fallback : tool.annotations[v] });
+    },
+    handWritten: (name, args) => {
+      const tool = checked(name, args);
+      const v = land(args);
+      return v < 0 ? tool.fallbackText : tool.texts[v];
+    },
+  };
+}
+const baselines1000 = largeBaselines(large1000);
+
 // The host library, when given: local resolution against the generated
 // module's, both returning the variant and annotations (their lengths summed
 // so that nothing is optimised away).
@@ -146,7 +207,14 @@ const calls1000 = largeCalls(1000);
 const one10 = largeCalls(10, 1);
 const one1000 = largeCalls(1000, 1);
 
-// Agreement before timing: the three resolvers answer alike.
+// Agreement before timing: the resolvers answer alike.
+for (const [name, json] of calls1000) {
+  const a = JSON.parse(json);
+  const want = generated(large1000)(name, a);
+  if (baselines1000.reference(name, a) !== want || baselines1000.handWritten(name, a) !== want) {
+    throw new Error(`the 1,000-tool baselines disagree on ${name} ${json}`);
+  }
+}
 for (const c of fileCalls) {
   const a = JSON.parse(c);
   const want = generated(fileServer)("manage_files", a);
@@ -185,6 +253,8 @@ const runs = {
   "manage_files: hand-written (same Ajv, texts made once)": [handWritten, fileSet],
   "10 tools × 5 variants: generated": [generated(large10), set10],
   "1,000 tools × 5 variants: generated": [generated(large1000), set1000],
+  "1,000 tools × 5 variants: reference style": [baselines1000.reference, set1000],
+  "1,000 tools × 5 variants: hand-written": [baselines1000.handWritten, set1000],
   "10 tools, every call to the last: generated": [generated(large10), setOne10],
   "1,000 tools, every call to the last: generated": [generated(large1000), setOne1000],
 };
@@ -212,6 +282,8 @@ const m = (k) => q(times[k], 0.5);
 console.log(
   `\ngenerated / reference style: ${(m("manage_files: generated") / m("manage_files: reference style (Ajv + switch)")).toFixed(2)}; ` +
     `generated / hand-written: ${(m("manage_files: generated") / m("manage_files: hand-written (same Ajv, texts made once)")).toFixed(2)}; ` +
+    `1,000 tools: generated / reference style ${(m("1,000 tools × 5 variants: generated") / m("1,000 tools × 5 variants: reference style")).toFixed(2)}, ` +
+    `generated / hand-written ${(m("1,000 tools × 5 variants: generated") / m("1,000 tools × 5 variants: hand-written")).toFixed(2)}; ` +
     `1,000 tools / 10 tools: ${(m("1,000 tools × 5 variants: generated") / m("10 tools × 5 variants: generated")).toFixed(2)} ` +
     `(calls to one tool: ${(m("1,000 tools, every call to the last: generated") / m("10 tools, every call to the last: generated")).toFixed(2)})`,
 );
