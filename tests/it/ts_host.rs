@@ -23,15 +23,23 @@ use crate::common;
 const RULES: &str = "examples/file-server/rules/file-server.yaml";
 
 /// The Rust example server, built by `cargo test --workspace` beside the
-/// `mcp-resolve` binary.
-fn rust_server() -> PathBuf {
+/// `mcp-resolve` binary: a failure under CI without it, else `None` with a
+/// note (a test run of this package alone does not build it).
+fn rust_server(test: &str) -> Option<PathBuf> {
     let path = Path::new(env!("CARGO_BIN_EXE_mcp-resolve")).with_file_name("file-server");
+    if path.exists() {
+        return Some(path);
+    }
     assert!(
-        path.exists(),
+        std::env::var_os("CI").is_none(),
         "{} is missing: build the workspace first (`cargo test --workspace` does)",
         path.display()
     );
-    path
+    common::note_skipped(&format!(
+        "skipped {test}: {} is missing (`cargo test --workspace` builds it)",
+        path.display()
+    ));
+    None
 }
 
 fn call(name: &str, arguments: Value, source: &str, variant: Option<&str>) -> Value {
@@ -74,9 +82,10 @@ fn honest(with_signature: bool) -> Vec<Value> {
 #[test]
 fn the_typescript_host_library_decides_from_the_right_source() {
     let test = "the_typescript_host_library_decides_from_the_right_source";
-    let (Some(host), Some(example)) = (
+    let (Some(host), Some(example), Some(rust_server)) = (
         common::component("MCP_RESOLVE_TS_HOST", test),
         common::component("MCP_RESOLVE_TS_EXAMPLE", test),
+        rust_server(test),
     ) else {
         return;
     };
@@ -100,7 +109,7 @@ fn the_typescript_host_library_decides_from_the_right_source() {
         .unwrap();
     }
     let s = |p: &Path| p.to_str().unwrap().to_string();
-    let rust = vec![s(&rust_server()), "--root".into(), s(&root)];
+    let rust = vec![s(&rust_server), "--root".into(), s(&root)];
     let ts = vec![
         "node".into(),
         s(&example.join("dist/main.js")),
