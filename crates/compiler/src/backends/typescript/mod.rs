@@ -18,6 +18,7 @@
 
 mod cond;
 pub(crate) mod regex;
+mod schema_patterns;
 
 pub use cond::exact_in_double;
 
@@ -297,7 +298,8 @@ fn tool_items(server: &Server, tool: &Tool, index: usize) -> Result<String, Vec<
 }
 
 /// What of a tool's `inputSchema` the runtime's validator cannot read as
-/// the Rust one does: a `$schema` it is not set up for, a number that is not
+/// the Rust one does: a `$schema` it is not set up for, a pattern outside
+/// the two engines' common core (`schema_patterns`), a number that is not
 /// exact in a double.
 fn schema_portability(tool: &Tool, errors: &mut Vec<Diagnostic>) {
     if let Some(dialect) = tool.input_schema.get("$schema")
@@ -316,6 +318,20 @@ fn schema_portability(tool: &Tool, errors: &mut Vec<Diagnostic>) {
             .at(tool.schema_loc.0)
             .for_tool(&tool.name)
             .with_help("declare JSON Schema 2020-12, 2019-09 or draft-07, or leave `$schema` out (2020-12)"),
+        );
+    }
+    if let Some((pattern, why)) = schema_patterns::first_not_portable(&tool.input_schema) {
+        errors.push(
+            Diagnostic::new(
+                Code::NotPortable,
+                format!(
+                    "the inputSchema of tool `{}` has the pattern `{pattern}`, which the TypeScript runtime's validator (a JavaScript `RegExp`) reads otherwise than the Rust one: {why}",
+                    tool.name
+                ),
+            )
+            .at(tool.schema_loc.0)
+            .for_tool(&tool.name)
+            .with_help("write it with literals, classes, `\\d`, `\\w`, groups, alternation, repetition, `^` and `$` (for `.`, a class such as `[^\\n]`)"),
         );
     }
     let mut inexact = None;
