@@ -14,6 +14,9 @@
 #     target/ts-runtime (scripts/install-ts-runtime.sh), and the TypeScript
 #     example server and host library built against it, target/ts-example
 #     and target/ts-host (scripts/install-ts-package.sh);
+#   - the runtime package of generated Python resolvers
+#     (packages/python-runtime) with jsonschema-rs and mypy, in the virtual
+#     environment target/py-runtime (scripts/install-py-runtime.sh);
 #   - the official MCP conformance suite, a real OAuth authorization server
 #     (oidc-provider) and the Node 22 they need, one copy for both, in
 #     target/node22 (scripts/install-official-conformance.sh and
@@ -82,6 +85,10 @@ export MCP_RESOLVE_TS_EXAMPLE
 echo "== the TypeScript host library (packages/host, against that runtime)"
 MCP_RESOLVE_TS_HOST="$(scripts/install-ts-package.sh packages/host target/ts-host target/ts-runtime)"
 export MCP_RESOLVE_TS_HOST
+
+echo "== the runtime package of generated Python resolvers (packages/python-runtime: jsonschema-rs), with mypy"
+MCP_RESOLVE_PY_RUNTIME="$(scripts/install-py-runtime.sh target/py-runtime)"
+export MCP_RESOLVE_PY_RUNTIME
 
 echo "== the official MCP conformance suite and an OAuth authorization server (oidc-provider), with the Node 22 both need, under target/"
 MCP_RESOLVE_OFFICIAL_CONFORMANCE="$(scripts/install-official-conformance.sh target/node22)"

@@ -192,8 +192,9 @@ pub(crate) enum Command {
         #[arg(long, value_enum, default_value = "rust")]
         lang: LangArg,
         /// What generated code names the runtime by: a Rust module path
-        /// (default `::mcp_resolve_runtime`), or for TypeScript a module
-        /// specifier (default `@mcp-resolve/runtime`).
+        /// (default `::mcp_resolve_runtime`), for TypeScript a module
+        /// specifier (default `@mcp-resolve/runtime`), for Python a module
+        /// name (default `mcp_resolve_runtime`).
         #[arg(long)]
         runtime_path: Option<String>,
     },
@@ -429,6 +430,8 @@ pub(crate) enum LangArg {
     Rust,
     /// TypeScript (the `@mcp-resolve/runtime` package, Ajv for schemas).
     Typescript,
+    /// Python (the `mcp_resolve_runtime` package, jsonschema-rs for schemas).
+    Python,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

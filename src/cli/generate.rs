@@ -1,5 +1,5 @@
 //! `generate`: the Rust resolver, through the same [`Builder`] as build.rs,
-//! or the TypeScript one.
+//! or the TypeScript or Python one.
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +22,7 @@ pub(crate) fn run(
             match lang {
                 LangArg::Rust => "Rust",
                 LangArg::Typescript => "TypeScript",
+                LangArg::Python => "Python",
             },
             if tools == 1 { "" } else { "s" }
         ));
@@ -42,33 +43,60 @@ pub(crate) fn run(
             }
             LangArg::Typescript => {
                 let mut options = mcp_resolve::typescript::Options {
-                    sources: project
-                        .inputs
-                        .iter()
-                        .map(|p| mcp_resolve::builder::display_source(p))
-                        .collect(),
+                    sources: sources(project),
                     ..Default::default()
                 };
                 if let Some(module) = runtime_path {
                     options.runtime_module = module;
                 }
-                match mcp_resolve::typescript::generate(server, &options) {
-                    Ok(code) => write_output_parts(output, &[code]),
-                    Err(mut errors) => {
-                        super::progress::finish();
-                        diagnostic::sort(&mut errors);
-                        eprint!(
-                            "{}",
-                            diagnostic::render_human(
-                                &project.sources,
-                                &errors,
-                                color_for(&std::io::stderr())
-                            )
-                        );
-                        FAILURE
-                    }
+                emit(
+                    project,
+                    output,
+                    mcp_resolve::typescript::generate(server, &options),
+                )
+            }
+            LangArg::Python => {
+                let mut options = mcp_resolve::python::Options {
+                    sources: sources(project),
+                    ..Default::default()
+                };
+                if let Some(module) = runtime_path {
+                    options.runtime_module = module;
                 }
+                emit(
+                    project,
+                    output,
+                    mcp_resolve::python::generate(server, &options),
+                )
             }
         }
     })
+}
+
+fn sources(project: &mcp_resolve::project::Project) -> Vec<String> {
+    project
+        .inputs
+        .iter()
+        .map(|p| mcp_resolve::builder::display_source(p))
+        .collect()
+}
+
+/// Writes a generated module, or renders why there is none.
+fn emit(
+    project: &mcp_resolve::project::Project,
+    output: Option<&Path>,
+    generated: Result<String, Vec<diagnostic::Diagnostic>>,
+) -> u8 {
+    match generated {
+        Ok(code) => write_output_parts(output, &[code]),
+        Err(mut errors) => {
+            super::progress::finish();
+            diagnostic::sort(&mut errors);
+            eprint!(
+                "{}",
+                diagnostic::render_human(&project.sources, &errors, color_for(&std::io::stderr()))
+            );
+            FAILURE
+        }
+    }
 }

@@ -33,6 +33,10 @@ pub const COMPONENTS: &[(&str, &str)] = &[
         "the TypeScript host library (packages/host), built against the runtime package (its agreement with the Rust host and its decisions against real servers)",
     ),
     (
+        "MCP_RESOLVE_PY_RUNTIME",
+        "the runtime package of generated Python resolvers with jsonschema-rs and mypy, in a virtual environment (generated Python type-checked and run)",
+    ),
+    (
         "MCP_RESOLVE_OFFICIAL_CONFORMANCE",
         "the official MCP conformance suite and Node 22 (the proxy scored against a direct connection)",
     ),

@@ -30,7 +30,7 @@ mod semantics;
 mod util;
 
 pub use backends::{
-    builder, diff, emit, explain, format, import, matcher, registry, resolve, rules_schema,
+    builder, diff, emit, explain, format, import, matcher, python, registry, resolve, rules_schema,
     typescript,
 };
 pub use driver::project;

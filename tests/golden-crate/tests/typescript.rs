@@ -24,24 +24,20 @@ mod random_rules;
 #[path = "../calls.rs"]
 mod calls;
 
+#[path = "../agreement.rs"]
+mod agreement;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use agreement::{entries, expected, repo, rules_files, sample_calls};
 use mcp_resolve::Resolver;
 use mcp_resolve::diagnostic::Code;
 use mcp_resolve_golden::random::{SEED, SETS};
 use mcp_resolve_runtime::Dialect;
 use random_rules::Rng;
 use serde_json::{Value, json};
-
-/// Calls per rule set, shared among its resolvable tools (at least 8 and at
-/// most 1,500 each).
-const PER_SET: usize = 1_900;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn runtime() -> Option<PathBuf> {
     match std::env::var_os("MCP_RESOLVE_TS_RUNTIME") {
@@ -58,41 +54,6 @@ fn runtime() -> Option<PathBuf> {
     }
 }
 
-/// Every rules file of `rules/` and `tests/fixtures/` that loads as one
-/// server without errors.
-fn rules_files() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut paths: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
-        paths.sort();
-        for path in paths {
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path
-                .extension()
-                .is_some_and(|e| e == "yaml" || e == "yml" || e == "rules")
-            {
-                out.push(path);
-            }
-        }
-    }
-    let mut found = Vec::new();
-    walk(&repo().join("rules"), &mut found);
-    walk(&repo().join("tests/fixtures"), &mut found);
-    found
-        .into_iter()
-        .filter(|path| {
-            mcp_resolve::load(std::slice::from_ref(path)).is_ok_and(|p| {
-                !p.has_errors()
-                    && p.single_server()
-                        .is_ok_and(|s| s.tools.iter().any(|t| t.resolvable))
-            })
-        })
-        .collect()
-}
-
 /// Whether a double holds every number in `value` exactly.
 fn exact(value: &Value) -> bool {
     match value {
@@ -100,36 +61,6 @@ fn exact(value: &Value) -> bool {
         Value::Array(items) => items.iter().all(exact),
         Value::Object(map) => map.values().all(exact),
         _ => true,
-    }
-}
-
-/// What the library resolver answers, in the harness's line format: its
-/// resolution, and each dialect's result as `Resolver::resolve_result`
-/// builds it (from the tool's entries, made once per tool here).
-fn expected(
-    resolver: &Resolver<'_>,
-    entries: &std::collections::HashMap<String, [Value; 3]>,
-    name: &str,
-    args: &Value,
-) -> Value {
-    match resolver.resolve(name, args) {
-        Ok(resolution) => {
-            let texts: Vec<Value> = Dialect::ALL
-                .into_iter()
-                .enumerate()
-                .map(|(i, d)| {
-                    let result = d.result(&entries[name][i], &resolution);
-                    Value::String(serde_json::to_string(&result).unwrap())
-                })
-                .collect();
-            json!({"ok": [
-                resolution.variant,
-                resolution.annotations,
-                resolution.required_scopes,
-                texts[0], texts[1], texts[2],
-            ]})
-        }
-        Err(e) => json!({"error": e.to_json()}),
     }
 }
 
@@ -146,44 +77,6 @@ fn run_harness(script: &Path, work: &Path, count: usize) {
         "the harness failed:\n{}",
         String::from_utf8_lossy(&node.stderr)
     );
-}
-
-/// The calls the agreement tests make of a server: per resolvable tool a
-/// share of `PER_SET`, per other tool (and an unknown one) `others`; the
-/// first three arguments of each are `null`, an array and an object with
-/// prototype keys, the rest generated from the tool's schema. Calls whose
-/// arguments hold a number no double holds are left out, and counted.
-fn sample_calls(
-    server: &mcp_resolve::ir::Server,
-    rng: &mut Rng,
-    others: usize,
-) -> (Vec<(String, Value)>, usize) {
-    let mut tools: Vec<(String, Value, bool)> = server
-        .tools
-        .iter()
-        .map(|t| (t.name.clone(), t.input_schema.clone(), t.resolvable))
-        .collect();
-    tools.push(("unknown".into(), json!({}), false));
-    let resolvable_tools = tools.iter().filter(|t| t.2).count().max(1);
-    let per_resolvable = (PER_SET / resolvable_tools).clamp(8, 1_500);
-    let (mut calls, mut inexact) = (Vec::new(), 0);
-    for (name, schema, resolvable) in &tools {
-        let per_tool = if *resolvable { per_resolvable } else { others };
-        for i in 0..per_tool {
-            let args = match i {
-                0 => json!(null),
-                1 => json!([1]),
-                2 => json!({"__proto__": {"polluted": true}, "constructor": 1}),
-                _ => calls::arguments(rng, schema),
-            };
-            if exact(&args) {
-                calls.push((name.clone(), args));
-            } else {
-                inexact += 1;
-            }
-        }
-    }
-    (calls, inexact)
 }
 
 /// `data` is the validator's own report: equal when both have one.
@@ -237,18 +130,11 @@ fn typescript_resolvers_answer_as_the_rust_engines_do() {
         };
         std::fs::write(work.join(format!("s{n}.ts")), code).unwrap();
         let resolver = Resolver::new(server).unwrap();
-        let entries: std::collections::HashMap<String, [Value; 3]> = server
-            .tools
-            .iter()
-            .map(|t| {
-                let model = t.to_model(&server.hints);
-                (t.name.clone(), Dialect::ALL.map(|d| model.list_entry(d)))
-            })
-            .collect();
+        let entries = entries(server);
         let mut calls = String::new();
         let mut lines = Vec::new();
         let mut wanted = Vec::new();
-        let (sample, left_out) = sample_calls(server, &mut rng, 4);
+        let (sample, left_out) = sample_calls(server, &mut rng, 4, exact);
         inexact += left_out;
         for (name, args) in &sample {
             let line = serde_json::to_string(&json!([name, args])).unwrap();
@@ -412,7 +298,7 @@ fn the_typescript_host_resolves_as_the_rust_host_does() {
         let signature = mcp_resolve_host::Signature::from_json(&text).unwrap();
         let mut calls = String::new();
         let mut wanted = Vec::new();
-        for (name, args) in sample_calls(server, &mut rng, 8).0 {
+        for (name, args) in sample_calls(server, &mut rng, 8, exact).0 {
             let line = serde_json::to_string(&json!([name, args])).unwrap();
             let _ = writeln!(calls, "{line}");
             wanted.push((line, host_expected(&signature, &name, &args)));

@@ -12,6 +12,7 @@ pub mod explain;
 pub mod format;
 pub mod import;
 pub mod matcher;
+pub mod python;
 pub mod registry;
 pub mod resolve;
 pub mod rules_schema;

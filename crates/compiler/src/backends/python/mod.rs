@@ -1,0 +1,344 @@
+//! Python code generation: the module `mcp-resolve generate --lang python`
+//! prints, the counterpart of the Rust and TypeScript resolvers.
+//!
+//! It is written from the same checked IR and the same texts as they are:
+//! the signature document, each dialect's `tools/list` and every outcome's
+//! result texts are the Rust backend's, byte for byte, as string literals.
+//! What is Python's own is each tool's matching function (the variants'
+//! conditions as expressions, `cond.rs`) and the patterns in them, written as
+//! Python `re` patterns from their parsed form (`regex.rs`). Validation of a
+//! call's arguments against the tool's `inputSchema` and the shared helpers
+//! live in the runtime package the module imports (`mcp_resolve_runtime`,
+//! `packages/python-runtime`), which validates with jsonschema-rs — the
+//! `jsonschema` crate the Rust resolvers use — so schemas, their patterns
+//! included, are read as in Rust. The module checks the runtime's contract
+//! version when it loads.
+//!
+//! A rule Python cannot evaluate exactly as Rust does is an error
+//! ([`Code::NotPortable`]) naming the tool, the variant and the construct:
+//! never a module that silently differs.
+
+mod cond;
+pub mod regex;
+
+use std::fmt::Write as _;
+
+use mcp_resolve_runtime::Dialect;
+
+use crate::diagnostic::Diagnostic;
+use crate::emit::signature::{Layout, signature_text};
+use crate::emit::tools::tools_list_parts;
+use crate::ir::{Server, Tool};
+
+/// The version of the generated Python's contract with the runtime
+/// package: the module refuses to load under a runtime of another.
+pub const PY_CODEGEN_VERSION: u32 = 1;
+
+/// What the generated module imports and says about itself.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The import name of the runtime package: a dotted module name
+    /// ([`is_module_path`]).
+    pub runtime_module: String,
+    /// The input files (rules and schemas), as the header names them.
+    pub sources: Vec<String>,
+    /// Threads for per-tool work (0: every core); the output never depends
+    /// on it.
+    pub jobs: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            runtime_module: "mcp_resolve_runtime".into(),
+            sources: Vec::new(),
+            jobs: 0,
+        }
+    }
+}
+
+/// Generates the Python module for `server`, which must have passed
+/// `check`; the errors are [`crate::diagnostic::Code::NotPortable`]
+/// diagnostics.
+pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagnostic>> {
+    if !is_module_path(&options.runtime_module) {
+        return Err(vec![Diagnostic::new(
+            crate::diagnostic::Code::NotPortable,
+            format!("`{}` is not a Python module name", options.runtime_module),
+        )]);
+    }
+    let per_tool = crate::par::map(
+        &server.tools,
+        crate::par::threads(options.jobs),
+        Some(crate::par::WORK_STACK),
+        |index, tool| {
+            if tool.resolvable {
+                tool_items(server, tool, index)
+            } else {
+                Ok((String::new(), false))
+            }
+        },
+    );
+    let mut errors = Vec::new();
+    let mut tools_code: Vec<String> = Vec::with_capacity(server.tools.len());
+    let (mut uses_re, mut uses_json) = (false, false);
+    for result in per_tool {
+        match result.unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
+            Ok((code, re)) => {
+                uses_re |= re;
+                uses_json |= code.contains("json.loads(");
+                tools_code.push(code);
+            }
+            Err(mut found) => errors.append(&mut found),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let mut table = String::new();
+    for (index, tool) in server.tools.iter().enumerate() {
+        if tool.resolvable {
+            let _ = writeln!(table, "    {}: _TOOL_{index},", py_string(&tool.name));
+        }
+    }
+
+    let signature = signature_text(server, options.jobs, Layout::Canonical);
+    let lists = tools_list_parts(server, options.jobs);
+    let mut out = header(server, &signature.fingerprint, &options.sources);
+    let size = signature.parts.iter().map(String::len).sum::<usize>()
+        + lists.iter().flatten().map(String::len).sum::<usize>();
+    let code_size = tools_code.iter().map(String::len).sum::<usize>();
+    out.reserve(size + size / 4 + code_size + 8192);
+    out.push_str("from __future__ import annotations\n\n");
+    if uses_json {
+        out.push_str("import json\n");
+    }
+    if uses_re {
+        out.push_str("import re\n");
+    }
+    let names: Vec<String> = server.tools.iter().map(|t| py_string(&t.name)).collect();
+    let names = match names.len() {
+        0 => "()".to_string(),
+        1 => format!("({},)", names[0]),
+        _ => format!("({})", names.join(", ")),
+    };
+    let _ = write!(
+        out,
+        "from typing import Final\n\n\
+         import {rt} as rt\n\n\
+         rt.check_codegen_version({PY_CODEGEN_VERSION})\n\n\
+         SERVER_NAME: Final = {name}\n\
+         \"\"\"The server's name, as in `serverInfo`.\"\"\"\n\
+         SERVER_VERSION: Final = {version}\n\
+         \"\"\"The server's version, as in `serverInfo`.\"\"\"\n\
+         FINGERPRINT: Final = {fingerprint}\n\
+         \"\"\"The signature document's fingerprint (`sha256:` of its JCS form).\"\"\"\n\
+         SIGNATURE_JSON: Final = ",
+        rt = options.runtime_module,
+        name = py_string(&server.name),
+        version = py_string(&server.version),
+        fingerprint = py_string(&signature.fingerprint),
+    );
+    push_py_string_of_parts(&mut out, &signature.parts, options.jobs);
+    let _ = write!(
+        out,
+        "\n\
+         \"\"\"The signature document in its canonical form (RFC 8785, fingerprint\n\
+         included): the line `mcp-resolve signature --canonical` writes.\"\"\"\n\
+         TOOL_NAMES: Final[tuple[str, ...]] = {names}\n\
+         \"\"\"Every tool name, in declaration order.\"\"\"\n\n\
+         _ABSENT: Final[object] = rt.ABSENT\n\n\
+         _LISTS: Final[dict[str, str]] = {{\n    \"extension\": ",
+    );
+    push_py_string_of_parts(&mut out, &lists[0], options.jobs);
+    out.push_str(",\n    \"sep1862\": ");
+    push_py_string_of_parts(&mut out, &lists[1], options.jobs);
+    out.push_str(",\n    \"annotations\": ");
+    push_py_string_of_parts(&mut out, &lists[2], options.jobs);
+    out.push_str(
+        ",\n\
+         }\n\n\n\
+         def tools_list_json(dialect: rt.Dialect) -> str:\n    \
+           \"\"\"The `tools/list` result for `dialect`, as JSON text: the static\n    \
+           (conservative) annotations and the dialect's resolvable markers.\"\"\"\n    \
+           return _LISTS[rt.dialect_of(dialect)]\n\n\n",
+    );
+    for code in &tools_code {
+        out.push_str(code);
+    }
+    let _ = write!(
+        out,
+        "_TOOLS: Final[dict[str, rt.Tool]] = {{\n{table}}}\n\
+         _NAMES: Final = frozenset(TOOL_NAMES)\n\n\n\
+         def resolve(name: str, args: object) -> rt.Resolved:\n    \
+           \"\"\"Resolves a call: the first variant whose condition holds, or the\n    \
+           static annotations when none does. Raises `rt.RpcError` (-32602) for an\n    \
+           unknown or non-resolvable tool and for arguments that are not a valid\n    \
+           object for its `inputSchema`.\"\"\"\n    \
+           tool = _TOOLS.get(name)\n    \
+           if tool is None:\n        \
+             raise rt.unresolvable(name, _NAMES)\n    \
+           return tool.resolve(args)\n\n\n\
+         def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:\n    \
+           \"\"\"Like `resolve`, for arguments the caller has already validated\n    \
+           against the tool's `inputSchema`: the schema is not checked again.\"\"\"\n    \
+           tool = _TOOLS.get(name)\n    \
+           if tool is None:\n        \
+             raise rt.unresolvable(name, _NAMES)\n    \
+           return tool.resolve_validated(args)\n\n\n\
+         def resolve_json(name: str, args: object, dialect: rt.Dialect) -> str:\n    \
+           \"\"\"Resolves a call and returns the JSON-RPC `result` text for `dialect`.\"\"\"\n    \
+           return resolve(name, args).result_json(dialect)\n\n\n\
+         RULES: Final = rt.Rules(\n    \
+           SERVER_NAME,\n    \
+           SERVER_VERSION,\n    \
+           FINGERPRINT,\n    \
+           SIGNATURE_JSON,\n    \
+           TOOL_NAMES,\n    \
+           tools_list_json,\n    \
+           resolve,\n    \
+           resolve_validated,\n\
+         )\n\
+         \"\"\"This resolver as a value, for code that serves any resolver.\"\"\"\n"
+    );
+    Ok(out)
+}
+
+/// A resolvable tool's items: its matching function (and the patterns and
+/// constants it uses), then its `rt.Tool`: name, `inputSchema` text, whether
+/// the schema bounds the nesting, the SEP-1862 head its outcomes share, and
+/// each outcome. Also whether the items use `re`.
+fn tool_items(
+    server: &Server,
+    tool: &Tool,
+    index: usize,
+) -> Result<(String, bool), Vec<Diagnostic>> {
+    let matcher = cond::match_function(tool, index)?;
+    let model = tool.to_model(&server.hints);
+    let entry = model.list_entry(Dialect::Sep1862);
+    let resolutions = crate::codegen::resolutions(server, tool);
+    let pieces = crate::codegen::sep1862_pieces(&entry, &resolutions);
+    let shared = pieces.windows(2).all(|w| w[0][0] == w[1][0]);
+    let head = match pieces.first() {
+        Some([head, _, _]) if shared => head.clone(),
+        _ => String::new(),
+    };
+    let schema = serde_json::to_string(&tool.input_schema).unwrap_or_default();
+    let mut out = matcher.code;
+    let _ = write!(
+        out,
+        "# Tool `{}`: its `inputSchema` (compiled on first use), then each\n\
+         # variant's outcome in order, then the static annotations'.\n\
+         _TOOL_{index}: Final = rt.Tool(\n    \
+           {},\n    {},\n    {},\n    {},\n    (\n",
+        comment_text(&tool.name),
+        py_string(&tool.name),
+        py_string(&schema),
+        if mcp_resolve_runtime::schema_bounds_depth(&tool.input_schema) {
+            "True"
+        } else {
+            "False"
+        },
+        py_string(&head),
+    );
+    for (resolution, [piece_head, annotations, tail]) in resolutions.iter().zip(&pieces) {
+        let hints = serde_json::to_string(&resolution.annotations).unwrap_or_default();
+        let scopes = serde_json::to_string(&resolution.required_scopes).unwrap_or_default();
+        let variant = resolution
+            .variant
+            .as_deref()
+            .map_or("None".into(), py_string);
+        // As in TypeScript: the runtime derives each dialect's text from the
+        // hints, the tool's name and the shared SEP-1862 head whenever that
+        // gives this backend's texts; otherwise they are written.
+        if shared && *annotations == hints {
+            let _ = writeln!(
+                out,
+                "        rt.outcome({variant}, {}, {}, {}),",
+                py_string(&hints),
+                py_string(&scopes),
+                py_string(tail),
+            );
+        } else {
+            let text = |d: Dialect| {
+                serde_json::to_string(&d.result(&entry, resolution)).unwrap_or_default()
+            };
+            let _ = writeln!(
+                out,
+                "        rt.outcome(\n            {variant},\n            {},\n            {},\n            \"\",\n            \
+                 {{\"extension\": {}, \"sep1862\": {}, \"annotations\": {}}},\n        ),",
+                py_string(&hints),
+                py_string(&scopes),
+                py_string(&text(Dialect::Extension)),
+                py_string(&(piece_head.clone() + annotations + tail)),
+                py_string(&text(Dialect::Annotations)),
+            );
+        }
+    }
+    let _ = write!(out, "    ),\n    _match_{index},\n)\n\n\n");
+    Ok((out, matcher.uses_re))
+}
+
+/// Whether `name` is a dotted Python module name, as
+/// [`Options::runtime_module`] must be (it is written into an `import`).
+pub fn is_module_path(name: &str) -> bool {
+    !name.is_empty()
+        && name.split('.').all(|part| {
+            let mut chars = part.chars();
+            chars
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+}
+
+fn header(server: &Server, fingerprint: &str, sources: &[String]) -> String {
+    let mut h = String::new();
+    h.push_str("# @generated by mcp-resolve. Do not edit: change the rules and regenerate\n");
+    h.push_str("# (`mcp-resolve generate --lang python`).\n");
+    h.push_str("#\n");
+    let _ = writeln!(
+        h,
+        "# Server: {} {}",
+        comment_text(&server.name),
+        comment_text(&server.version)
+    );
+    for s in sources {
+        let _ = writeln!(h, "# Input: {}", comment_text(s));
+    }
+    let _ = writeln!(h, "# Signature: {fingerprint}");
+    h.push_str("#\n");
+    h.push_str("# Use: `resolve(name, args)` -> `rt.Resolved` (variant, annotations,\n");
+    h.push_str("# scopes, and each dialect's result via `result_json(dialect)`), or raises\n");
+    h.push_str("# `rt.RpcError`.\n");
+    h.push_str("\"\"\"The resolver mcp-resolve generated from the rules named above.\"\"\"\n\n");
+    h
+}
+
+/// A Python string literal: JSON's, which Python reads as the same string
+/// (JSON escapes every control character, so no line ends inside it, and
+/// writes other characters as themselves, in a UTF-8 source file).
+pub(crate) fn py_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// Appends [`py_string`] of the concatenation of `parts` to `out`, escaped
+/// on the machine's cores (JSON escapes each character on its own, so the
+/// parts' escapes, joined, are the whole's).
+fn push_py_string_of_parts(out: &mut String, parts: &[String], jobs: usize) {
+    let escaped = crate::par::map(parts, crate::par::threads(jobs), None, |_, part| {
+        py_string(part)
+    });
+    out.push('"');
+    for part in escaped {
+        let part = part.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        out.push_str(&part[1..part.len() - 1]);
+    }
+    out.push('"');
+}
+
+/// User text inside a `#` comment: control characters and other line
+/// terminators escaped, so nothing can end the comment early.
+pub(crate) fn comment_text(s: &str) -> String {
+    crate::typescript::comment_text(s)
+}

@@ -1,0 +1,68 @@
+"""The runtime of the Python resolvers mcp-resolve generates
+(``mcp-resolve generate --lang python``).
+
+A generated module imports this package and checks its contract version
+when it loads; see :mod:`mcp_resolve_runtime.resolver` for what it holds.
+"""
+
+from .resolver import (
+    ABSENT,
+    CODEGEN_VERSION,
+    DIALECTS,
+    MAX_ARGUMENT_DEPTH,
+    Args,
+    Dialect,
+    Outcome,
+    Resolved,
+    RpcError,
+    Rules,
+    Tool,
+    check_codegen_version,
+    compare,
+    dialect_of,
+    exclusive_maximum,
+    exclusive_minimum,
+    is_integer,
+    is_number,
+    json_equal,
+    maximum,
+    member,
+    minimum,
+    nests_too_deep,
+    number_equals,
+    outcome,
+    property_holds,
+    schema_predicate,
+    unresolvable,
+)
+
+__all__ = [
+    "ABSENT",
+    "CODEGEN_VERSION",
+    "DIALECTS",
+    "MAX_ARGUMENT_DEPTH",
+    "Args",
+    "Dialect",
+    "Outcome",
+    "Resolved",
+    "RpcError",
+    "Rules",
+    "Tool",
+    "check_codegen_version",
+    "compare",
+    "dialect_of",
+    "exclusive_maximum",
+    "exclusive_minimum",
+    "is_integer",
+    "is_number",
+    "json_equal",
+    "maximum",
+    "member",
+    "minimum",
+    "nests_too_deep",
+    "number_equals",
+    "outcome",
+    "property_holds",
+    "schema_predicate",
+    "unresolvable",
+]
