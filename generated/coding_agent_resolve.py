@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 import mcp_resolve_runtime as rt
@@ -58,12 +59,13 @@ def _match_0(args: rt.Args) -> int:
     arg_0 = args.get("dryRun", _ABSENT)
     arg_1 = args.get("mode", _ABSENT)
     arg_2 = args.get("maxSteps", _ABSENT)
-    arg_3 = rt.member(args.get("sandbox", _ABSENT), "network")
+    arg_3 = args.get("sandbox", _ABSENT)
+    arg_3 = arg_3.get("network", _ABSENT) if isinstance(arg_3, dict) else _ABSENT
     if arg_0 is True:
         return 0
     if arg_1 == "plan":
         return 1
-    if arg_1 == "execute" and arg_2 is not _ABSENT and (not rt.is_number(arg_2) or arg_2 <= 10) and arg_3 is False:
+    if arg_1 == "execute" and arg_2 is not _ABSENT and (not (type(arg_2) is int or type(arg_2) is float) or arg_2 <= 10) and arg_3 is False:
         return 2
     if arg_1 == "execute":
         return 3
@@ -91,6 +93,10 @@ _TOOL_0: Final = rt.Tool(
 _TOOLS: Final[dict[str, rt.Tool]] = {
     "start_coding_agent": _TOOL_0,
 }
+# Each tool's `resolve`, bound: one lookup for a call.
+_RESOLVE: Final[dict[str, Callable[[object], rt.Resolved]]] = {
+    "start_coding_agent": _TOOL_0.resolve,
+}
 _NAMES: Final = frozenset(TOOL_NAMES)
 
 
@@ -99,10 +105,10 @@ def resolve(name: str, args: object) -> rt.Resolved:
     static annotations when none does. Raises `rt.RpcError` (-32602) for an
     unknown or non-resolvable tool and for arguments that are not a valid
     object for its `inputSchema`."""
-    tool = _TOOLS.get(name)
-    if tool is None:
+    resolve_tool = _RESOLVE.get(name)
+    if resolve_tool is None:
         raise rt.unresolvable(name, _NAMES)
-    return tool.resolve(args)
+    return resolve_tool(args)
 
 
 def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:

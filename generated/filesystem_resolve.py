@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 import mcp_resolve_runtime as rt
@@ -62,7 +63,8 @@ def tools_list_json(dialect: rt.Dialect) -> str:
 def _match_0(args: rt.Args) -> int:
     arg_0 = args.get("operation", _ABSENT)
     arg_1 = args.get("content", _ABSENT)
-    arg_2 = rt.member(args.get("options", _ABSENT), "recursive")
+    arg_2 = args.get("options", _ABSENT)
+    arg_2 = arg_2.get("recursive", _ABSENT) if isinstance(arg_2, dict) else _ABSENT
     if arg_0 == "read":
         return 0
     if arg_0 == "append" and arg_1 is not _ABSENT and (not isinstance(arg_1, str) or len(arg_1) >= 1):
@@ -101,6 +103,10 @@ _TOOL_0: Final = rt.Tool(
 _TOOLS: Final[dict[str, rt.Tool]] = {
     "filesystem": _TOOL_0,
 }
+# Each tool's `resolve`, bound: one lookup for a call.
+_RESOLVE: Final[dict[str, Callable[[object], rt.Resolved]]] = {
+    "filesystem": _TOOL_0.resolve,
+}
 _NAMES: Final = frozenset(TOOL_NAMES)
 
 
@@ -109,10 +115,10 @@ def resolve(name: str, args: object) -> rt.Resolved:
     static annotations when none does. Raises `rt.RpcError` (-32602) for an
     unknown or non-resolvable tool and for arguments that are not a valid
     object for its `inputSchema`."""
-    tool = _TOOLS.get(name)
-    if tool is None:
+    resolve_tool = _RESOLVE.get(name)
+    if resolve_tool is None:
         raise rt.unresolvable(name, _NAMES)
-    return tool.resolve(args)
+    return resolve_tool(args)
 
 
 def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:

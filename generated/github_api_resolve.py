@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Final
 
 import mcp_resolve_runtime as rt
@@ -46,10 +47,11 @@ def tools_list_json(dialect: rt.Dialect) -> str:
     return _LISTS[rt.dialect_of(dialect)]
 
 
-_RE_0_0: Final = re.compile("\\A\\/repos\\/[\\u0000-\\.0-\\U0010ffff]+\\/[\\u0000-\\.0-\\U0010ffff]+\\/issues\\Z")
-_RE_0_1: Final = re.compile("\\A\\/repos\\/[\\u0000-\\.0-\\U0010ffff]+\\/[\\u0000-\\.0-\\U0010ffff]+\\/issues\\/[0-9]+\\/comments\\Z")
-_RE_0_2: Final = re.compile("\\A\\/repos\\/[\\u0000-\\.0-\\U0010ffff]+\\/[\\u0000-\\.0-\\U0010ffff]+\\/pulls\\/[0-9]+\\/comments\\Z")
-_RE_0_3: Final = re.compile("\\A\\/repos\\/[\\u0000-\\.0-\\U0010ffff]+\\/[\\u0000-\\.0-\\U0010ffff]+\\Z")
+# The patterns and constants of the variants' conditions.
+_RE_0: Final = re.compile("\\A\\/repos\\/[\\u0000-\\.0-\\U0010ffff]+\\/[\\u0000-\\.0-\\U0010ffff]+\\/issues\\Z")
+_RE_1: Final = re.compile("\\A\\/repos\\/[\\u0000-\\.0-\\U0010ffff]+\\/[\\u0000-\\.0-\\U0010ffff]+\\/issues\\/[0-9]+\\/comments\\Z")
+_RE_2: Final = re.compile("\\A\\/repos\\/[\\u0000-\\.0-\\U0010ffff]+\\/[\\u0000-\\.0-\\U0010ffff]+\\/pulls\\/[0-9]+\\/comments\\Z")
+_RE_3: Final = re.compile("\\A\\/repos\\/[\\u0000-\\.0-\\U0010ffff]+\\/[\\u0000-\\.0-\\U0010ffff]+\\Z")
 
 
 # Matches the (validated) arguments of tool `github_api`.
@@ -68,11 +70,11 @@ def _match_0(args: rt.Args) -> int:
     arg_1 = args.get("path", _ABSENT)
     if arg_0 == "GET":
         return 0
-    if arg_0 == "POST" and arg_1 is not _ABSENT and (not isinstance(arg_1, str) or _RE_0_0.search(arg_1) is not None):
+    if arg_0 == "POST" and arg_1 is not _ABSENT and (not isinstance(arg_1, str) or _RE_0.search(arg_1) is not None):
         return 1
-    if arg_0 == "POST" and arg_1 is not _ABSENT and (not isinstance(arg_1, str) or _RE_0_1.search(arg_1) is not None or not isinstance(arg_1, str) or _RE_0_2.search(arg_1) is not None):
+    if arg_0 == "POST" and arg_1 is not _ABSENT and (not isinstance(arg_1, str) or _RE_1.search(arg_1) is not None or not isinstance(arg_1, str) or _RE_2.search(arg_1) is not None):
         return 2
-    if arg_0 == "DELETE" and arg_1 is not _ABSENT and (not isinstance(arg_1, str) or _RE_0_3.search(arg_1) is not None):
+    if arg_0 == "DELETE" and arg_1 is not _ABSENT and (not isinstance(arg_1, str) or _RE_3.search(arg_1) is not None):
         return 3
     if arg_0 == "DELETE":
         return 4
@@ -101,6 +103,10 @@ _TOOL_0: Final = rt.Tool(
 _TOOLS: Final[dict[str, rt.Tool]] = {
     "github_api": _TOOL_0,
 }
+# Each tool's `resolve`, bound: one lookup for a call.
+_RESOLVE: Final[dict[str, Callable[[object], rt.Resolved]]] = {
+    "github_api": _TOOL_0.resolve,
+}
 _NAMES: Final = frozenset(TOOL_NAMES)
 
 
@@ -109,10 +115,10 @@ def resolve(name: str, args: object) -> rt.Resolved:
     static annotations when none does. Raises `rt.RpcError` (-32602) for an
     unknown or non-resolvable tool and for arguments that are not a valid
     object for its `inputSchema`."""
-    tool = _TOOLS.get(name)
-    if tool is None:
+    resolve_tool = _RESOLVE.get(name)
+    if resolve_tool is None:
         raise rt.unresolvable(name, _NAMES)
-    return tool.resolve(args)
+    return resolve_tool(args)
 
 
 def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Final
 
 import mcp_resolve_runtime as rt
@@ -46,7 +47,8 @@ def tools_list_json(dialect: rt.Dialect) -> str:
     return _LISTS[rt.dialect_of(dialect)]
 
 
-_RE_8_0: Final = re.compile("\\Adata\\:")
+# The patterns and constants of the variants' conditions.
+_RE_0: Final = re.compile("\\Adata\\:")
 
 
 # Matches the (validated) arguments of tool `gzip-file-as-resource`.
@@ -54,7 +56,7 @@ _RE_8_0: Final = re.compile("\\Adata\\:")
 # Variant `data-uri`: `data is string and matches "^data:"`
 def _match_8(args: rt.Args) -> int:
     arg_0 = args.get("data", _ABSENT)
-    if arg_0 is not _ABSENT and isinstance(arg_0, str) and (not isinstance(arg_0, str) or _RE_8_0.search(arg_0) is not None):
+    if arg_0 is not _ABSENT and isinstance(arg_0, str) and (not isinstance(arg_0, str) or _RE_0.search(arg_0) is not None):
         return 0
     return 1
 
@@ -77,6 +79,10 @@ _TOOL_8: Final = rt.Tool(
 _TOOLS: Final[dict[str, rt.Tool]] = {
     "gzip-file-as-resource": _TOOL_8,
 }
+# Each tool's `resolve`, bound: one lookup for a call.
+_RESOLVE: Final[dict[str, Callable[[object], rt.Resolved]]] = {
+    "gzip-file-as-resource": _TOOL_8.resolve,
+}
 _NAMES: Final = frozenset(TOOL_NAMES)
 
 
@@ -85,10 +91,10 @@ def resolve(name: str, args: object) -> rt.Resolved:
     static annotations when none does. Raises `rt.RpcError` (-32602) for an
     unknown or non-resolvable tool and for arguments that are not a valid
     object for its `inputSchema`."""
-    tool = _TOOLS.get(name)
-    if tool is None:
+    resolve_tool = _RESOLVE.get(name)
+    if resolve_tool is None:
         raise rt.unresolvable(name, _NAMES)
-    return tool.resolve(args)
+    return resolve_tool(args)
 
 
 def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:

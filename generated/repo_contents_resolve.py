@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 import mcp_resolve_runtime as rt
@@ -78,6 +79,10 @@ _TOOL_0: Final = rt.Tool(
 _TOOLS: Final[dict[str, rt.Tool]] = {
     "get_repo_contents": _TOOL_0,
 }
+# Each tool's `resolve`, bound: one lookup for a call.
+_RESOLVE: Final[dict[str, Callable[[object], rt.Resolved]]] = {
+    "get_repo_contents": _TOOL_0.resolve,
+}
 _NAMES: Final = frozenset(TOOL_NAMES)
 
 
@@ -86,10 +91,10 @@ def resolve(name: str, args: object) -> rt.Resolved:
     static annotations when none does. Raises `rt.RpcError` (-32602) for an
     unknown or non-resolvable tool and for arguments that are not a valid
     object for its `inputSchema`."""
-    tool = _TOOLS.get(name)
-    if tool is None:
+    resolve_tool = _RESOLVE.get(name)
+    if resolve_tool is None:
         raise rt.unresolvable(name, _NAMES)
-    return tool.resolve(args)
+    return resolve_tool(args)
 
 
 def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:

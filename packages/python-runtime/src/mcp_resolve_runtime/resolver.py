@@ -237,6 +237,14 @@ def nests_too_deep(args: Mapping[str, object]) -> bool:
     :data:`MAX_ARGUMENT_DEPTH`, read as the Rust runtime reads it (a scalar
     is one level). A walk without recursion, bounded by the limit rather
     than by the input or the interpreter's recursion limit."""
+    for v in args.values():
+        # Arguments of scalars only, the common case, in one loop.
+        if isinstance(v, (list, dict)):
+            return _walk_too_deep(args)
+    return False
+
+
+def _walk_too_deep(args: Mapping[str, object]) -> bool:
     stack: list[tuple[list[object] | dict[str, object], int]] = [
         (v, MAX_ARGUMENT_DEPTH - 1) for v in args.values() if isinstance(v, (list, dict))
     ]
@@ -389,6 +397,10 @@ class Resolved:
         return f"Resolved(tool={self.tool!r}, variant={self.variant!r})"
 
 
+_COMPILED: Final[dict[str, jsonschema_rs.Validator]] = {}
+"""Every ``inputSchema`` compiled so far, by its text."""
+
+
 class Tool:
     """A resolvable tool of a generated module."""
 
@@ -418,7 +430,7 @@ class Tool:
     def resolve(self, args: object) -> Resolved:
         """Validates the arguments, then matches them. Raises
         :class:`RpcError`."""
-        # The common case first: valid arguments, a known outcome.
+        # The common case in one method: valid arguments, a known outcome.
         validator = self._validator
         if (
             validator is not None
@@ -426,11 +438,10 @@ class Tool:
             and (self._bounded or not nests_too_deep(args))
         ):
             try:
-                valid = validator.is_valid(args)
-            except (ValueError, TypeError, OverflowError):
-                valid = False
-            if valid:
-                return self.resolve_validated(args)
+                if validator.is_valid(args):
+                    return self._outcomes[self._match(args)]
+            except (ValueError, TypeError, OverflowError, IndexError):
+                pass
         return self.resolve_validated(self.validate(args))
 
     def resolve_validated(self, args: Args) -> Resolved:
@@ -477,8 +488,13 @@ class Tool:
         if self._validator is None:
             if self._broken is None:
                 try:
-                    self._validator = _compile(json.loads(self._schema))
-                    return self._validator
+                    # Tools with the same schema text share one validator.
+                    validator = _COMPILED.get(self._schema)
+                    if validator is None:
+                        validator = _compile(json.loads(self._schema))
+                        _COMPILED[self._schema] = validator
+                    self._validator = validator
+                    return validator
                 except Exception as e:  # the validator's errors have no common base
                     self._broken = RpcError(
                         RpcError.INTERNAL_ERROR,

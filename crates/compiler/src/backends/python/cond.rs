@@ -161,16 +161,28 @@ impl Expr {
     }
 }
 
-/// The matching function `_match_{index}` of a resolvable tool, its
-/// patterns, and the constructs it cannot hold.
+/// A tool's matching function, before the module names what it uses: its
+/// patterns and constants are numbered per tool (`_RE_\u{1}N\u{1}`,
+/// `_CONST_\u{2}N\u{2}`) and its own name is `\u{3}`, so that the module
+/// can number patterns and constants once for every tool and write one
+/// function for tools whose matching is the same.
 pub(super) struct Matcher {
-    pub code: String,
-    pub uses_re: bool,
+    /// What the function tests, as comments: each variant's condition.
+    pub comment: String,
+    /// The function, from `def` on.
+    pub function: String,
+    /// The Python sources of the patterns it uses, by their number.
+    pub regexes: Vec<(usize, String)>,
+    /// The JSON texts of the constants it uses, by their number.
+    pub constants: Vec<(usize, String)>,
 }
 
-pub(super) fn match_function(tool: &Tool, index: usize) -> Result<Matcher, Vec<Diagnostic>> {
+pub(super) const REGEX_MARK: char = '\u{1}';
+pub(super) const CONSTANT_MARK: char = '\u{2}';
+pub(super) const NAME_MARK: char = '\u{3}';
+
+pub(super) fn match_function(tool: &Tool) -> Result<Matcher, Vec<Diagnostic>> {
     let mut w = Writer {
-        index,
         tool: &tool.name,
         variant: "",
         paths: Vec::new(),
@@ -200,76 +212,100 @@ pub(super) fn match_function(tool: &Tool, index: usize) -> Result<Matcher, Vec<D
     if !w.errors.is_empty() {
         return Err(w.errors);
     }
-    let mut out = String::new();
     // Only what the checks kept (constant folding, or a variant after one
     // that always holds, can leave a lookup or a pattern unused).
-    let mut uses_re = false;
-    for (i, source) in w.regexes.iter().enumerate() {
-        if w.used.contains(&format!("_RE_{index}_{i}")) {
-            uses_re = true;
-            let _ = writeln!(
-                out,
-                "_RE_{index}_{i}: Final = re.compile({})",
-                py_string(source)
-            );
-        }
-    }
-    for (i, text) in w.constants.iter().enumerate() {
-        if w.used.contains(&format!("_CONST_{index}_{i}")) {
-            let _ = writeln!(
-                out,
-                "_CONST_{index}_{i}: Final[object] = json.loads({})",
-                py_string(text)
-            );
-        }
-    }
-    if !out.is_empty() {
-        out.push_str("\n\n");
-    }
+    let regexes = w
+        .regexes
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| w.used.contains(&format!("_RE_{REGEX_MARK}{i}{REGEX_MARK}")))
+        .map(|(i, source)| (i, source.clone()))
+        .collect();
+    let constants = w
+        .constants
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| {
+            w.used
+                .contains(&format!("_CONST_{CONSTANT_MARK}{i}{CONSTANT_MARK}"))
+        })
+        .map(|(i, text)| (i, text.clone()))
+        .collect();
+    let mut comment = String::new();
     let _ = writeln!(
-        out,
+        comment,
         "# Matches the (validated) arguments of tool `{}`.",
         comment_text(&tool.name)
     );
     for v in &tool.variants {
         let _ = writeln!(
-            out,
+            comment,
             "#\n# Variant `{}`: `{}`",
             comment_text(&v.name),
             comment_text(&v.when.to_string())
         );
     }
+    let mut out = String::new();
     let used: Vec<usize> = (0..w.paths.len())
         .filter(|i| w.used.contains(&format!("arg_{i}")))
         .collect();
     let args = if used.is_empty() { "_args" } else { "args" };
-    let _ = writeln!(out, "def _match_{index}({args}: rt.Args) -> int:");
+    let _ = writeln!(out, "def _match_{NAME_MARK}({args}: rt.Args) -> int:");
     for i in used {
+        // Each segment looked up in place: a member of an object, or
+        // absent.
         let mut segments = w.paths[i].iter();
-        let mut lookup = match segments.next() {
-            Some(first) => format!("args.get({}, _ABSENT)", py_string(first)),
-            None => "args".to_string(),
-        };
-        for segment in segments {
-            lookup = format!("rt.member({lookup}, {})", py_string(segment));
+        match segments.next() {
+            Some(first) => {
+                let _ = writeln!(out, "    arg_{i} = args.get({}, _ABSENT)", py_string(first));
+            }
+            None => {
+                let _ = writeln!(out, "    arg_{i} = args");
+            }
         }
-        let _ = writeln!(out, "    arg_{i} = {lookup}");
+        for segment in segments {
+            let _ = writeln!(
+                out,
+                "    arg_{i} = arg_{i}.get({}, _ABSENT) if isinstance(arg_{i}, dict) else _ABSENT",
+                py_string(segment)
+            );
+        }
     }
     out.push_str(&checks);
-    let _ = writeln!(out, "    return {tail}\n\n");
-    Ok(Matcher { code: out, uses_re })
+    let _ = writeln!(out, "    return {tail}");
+    Ok(Matcher {
+        comment,
+        function: out,
+        regexes,
+        constants,
+    })
+}
+
+/// `text` with each `mark`-delimited number (`\u{1}3\u{1}`) replaced by
+/// `names(number)`.
+pub(super) fn substitute(text: &str, mark: char, names: impl Fn(usize) -> usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut parts = text.split(mark);
+    if let Some(first) = parts.next() {
+        out.push_str(first);
+    }
+    // Between marks alternately a number and text.
+    while let (Some(number), Some(rest)) = (parts.next(), parts.next()) {
+        let n: usize = number.parse().unwrap_or(usize::MAX);
+        let _ = write!(out, "{}", names(n));
+        out.push_str(rest);
+    }
+    out
 }
 
 struct Writer<'a> {
-    /// The tool's index: names its patterns and constants.
-    index: usize,
     tool: &'a str,
     variant: &'a str,
     /// The argument paths looked up, in first use order (`arg_N`).
     paths: Vec<Vec<String>>,
-    /// Python sources of the patterns (`_RE_<tool>_N`).
+    /// Python sources of the patterns (`_RE_\u{1}N\u{1}`).
     regexes: Vec<String>,
-    /// JSON texts of array and object constants (`_CONST_<tool>_N`).
+    /// JSON texts of array and object constants (`_CONST_\u{2}N\u{2}`).
     constants: Vec<String>,
     /// The names the kept checks use.
     used: std::collections::HashSet<String>,
@@ -356,7 +392,7 @@ impl Writer<'_> {
                     or(vec![
                         atom(format!("not isinstance({x}, str)")),
                         cmp(
-                            format!("_RE_{}_{at}.search({x})", self.index),
+                            format!("_RE_{REGEX_MARK}{at}{REGEX_MARK}.search({x})"),
                             "is not",
                             "None",
                         ),
@@ -480,7 +516,9 @@ impl Writer<'_> {
                         self.constants.len() - 1
                     }
                 };
-                atom(format!("rt.json_equal({x}, _CONST_{}_{at})", self.index))
+                atom(format!(
+                    "rt.json_equal({x}, _CONST_{CONSTANT_MARK}{at}{CONSTANT_MARK})"
+                ))
             }
         }
     }
@@ -507,12 +545,18 @@ impl Writer<'_> {
 /// runtime's comparison, which rounds as the Rust engines do.
 fn compare(x: &str, op: &str, function: &str, n: &Number) -> Expr {
     match small_int(n) {
-        Some(i) => or(vec![
-            atom(format!("not rt.is_number({x})")),
-            atom(format!("{x} {op} {i}")),
-        ]),
+        Some(i) => or(vec![not(is_number(x)), atom(format!("{x} {op} {i}"))]),
         None => atom(format!("rt.{function}({x}, {})", number_literal(n))),
     }
+}
+
+/// JSON Schema's `number` test, inline (a boolean is not a number), in the
+/// form type checkers narrow on.
+fn is_number(x: &str) -> Expr {
+    or(vec![
+        cmp(format!("type({x})"), "is", "int"),
+        cmp(format!("type({x})"), "is", "float"),
+    ])
 }
 
 /// `n` when it is an integer of at most 2^53 in magnitude.
@@ -540,7 +584,7 @@ fn type_test(t: &str, x: &str) -> Expr {
         "null" => cmp(x, "is", "None"),
         "boolean" => atom(format!("type({x}) is bool")),
         "string" => atom(format!("isinstance({x}, str)")),
-        "number" => atom(format!("rt.is_number({x})")),
+        "number" => is_number(x),
         "integer" => atom(format!("rt.is_integer({x})")),
         "array" => atom(format!("isinstance({x}, list)")),
         "object" => atom(format!("isinstance({x}, dict)")),
@@ -562,7 +606,7 @@ fn collect_names<'e>(expr: &'e Expr, out: &mut std::collections::HashSet<&'e str
 }
 
 /// Every name `code` uses outside its string literals: the maximal runs of
-/// ASCII letters, digits and `_`.
+/// ASCII letters, digits, `_` and the marks of numbered names.
 fn names(code: &str) -> std::collections::HashSet<&str> {
     let mut found = std::collections::HashSet::new();
     let (mut in_string, mut escaped) = (false, false);
@@ -574,7 +618,9 @@ fn names(code: &str) -> std::collections::HashSet<&str> {
         if quote {
             in_string = !in_string;
         }
-        let part = !inside && !quote && (c.is_ascii_alphanumeric() || c == '_');
+        let part = !inside
+            && !quote
+            && (c.is_ascii_alphanumeric() || c == '_' || c == REGEX_MARK || c == CONSTANT_MARK);
         match (part, start) {
             (true, None) => start = Some(at),
             (false, Some(from)) => {

@@ -21,6 +21,7 @@
 mod cond;
 pub mod regex;
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use mcp_resolve_runtime::Dialect;
@@ -71,36 +72,85 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
         &server.tools,
         crate::par::threads(options.jobs),
         Some(crate::par::WORK_STACK),
-        |index, tool| {
+        |_, tool| {
             if tool.resolvable {
-                tool_items(server, tool, index)
+                tool_items(server, tool).map(Some)
             } else {
-                Ok((String::new(), false))
+                Ok(None)
             }
         },
     );
     let mut errors = Vec::new();
-    let mut tools_code: Vec<String> = Vec::with_capacity(server.tools.len());
-    let (mut uses_re, mut uses_json) = (false, false);
+    let mut items = Vec::with_capacity(server.tools.len());
     for result in per_tool {
         match result.unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
-            Ok((code, re)) => {
-                uses_re |= re;
-                uses_json |= code.contains("json.loads(");
-                tools_code.push(code);
-            }
+            Ok(item) => items.push(item),
             Err(mut found) => errors.append(&mut found),
         }
     }
     if !errors.is_empty() {
         return Err(errors);
     }
-    let mut table = String::new();
-    for (index, tool) in server.tools.iter().enumerate() {
-        if tool.resolvable {
-            let _ = writeln!(table, "    {}: _TOOL_{index},", py_string(&tool.name));
-        }
+    // Patterns and constants numbered once for the module, in first use
+    // order; one matching function for the tools whose matching is the same
+    // (named after the first).
+    let mut regexes: Vec<String> = Vec::new();
+    let mut constants: Vec<String> = Vec::new();
+    let mut regex_ids: HashMap<String, usize> = HashMap::new();
+    let mut constant_ids: HashMap<String, usize> = HashMap::new();
+    let mut functions: HashMap<String, usize> = HashMap::new();
+    let mut tools_code: Vec<String> = Vec::with_capacity(items.len());
+    let (mut table, mut resolvers) = (String::new(), String::new());
+    for (index, item) in items.into_iter().enumerate() {
+        let Some((matcher, tool_text)) = item else {
+            continue;
+        };
+        let number = |seen: &mut HashMap<String, usize>, all: &mut Vec<String>, text: &str| {
+            *seen.entry(text.to_string()).or_insert_with(|| {
+                all.push(text.to_string());
+                all.len() - 1
+            })
+        };
+        let local_regexes: HashMap<usize, usize> = matcher
+            .regexes
+            .iter()
+            .map(|(local, source)| (*local, number(&mut regex_ids, &mut regexes, source)))
+            .collect();
+        let local_constants: HashMap<usize, usize> = matcher
+            .constants
+            .iter()
+            .map(|(local, text)| (*local, number(&mut constant_ids, &mut constants, text)))
+            .collect();
+        let function = cond::substitute(&matcher.function, cond::REGEX_MARK, |n| {
+            local_regexes.get(&n).copied().unwrap_or(usize::MAX)
+        });
+        let function = cond::substitute(&function, cond::CONSTANT_MARK, |n| {
+            local_constants.get(&n).copied().unwrap_or(usize::MAX)
+        });
+        let mut code = matcher.comment;
+        let shared = match functions.get(&function) {
+            Some(&first) => {
+                let _ = writeln!(code, "# (the same matching as `_match_{first}`)\n");
+                first
+            }
+            None => {
+                functions.insert(function.clone(), index);
+                code.push_str(&function.replace(cond::NAME_MARK, &index.to_string()));
+                code.push_str("\n\n");
+                index
+            }
+        };
+        code.push_str(
+            &tool_text
+                .replace(cond::NAME_MARK, &shared.to_string())
+                .replace('\u{4}', &index.to_string()),
+        );
+        tools_code.push(code);
+        let name = py_string(&server.tools[index].name);
+        let _ = writeln!(table, "    {name}: _TOOL_{index},");
+        let _ = writeln!(resolvers, "    {name}: _TOOL_{index}.resolve,");
     }
+    let (uses_re, uses_json) = (!regexes.is_empty(), !constants.is_empty());
 
     let signature = signature_text(server, options.jobs, Layout::Canonical);
     let lists = tools_list_parts(server, options.jobs);
@@ -124,7 +174,8 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
     };
     let _ = write!(
         out,
-        "from typing import Final\n\n\
+        "from collections.abc import Callable\n\
+         from typing import Final\n\n\
          import {rt} as rt\n\n\
          rt.check_codegen_version({PY_CODEGEN_VERSION})\n\n\
          SERVER_NAME: Final = {name}\n\
@@ -163,22 +214,38 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
            (conservative) annotations and the dialect's resolvable markers.\"\"\"\n    \
            return _LISTS[rt.dialect_of(dialect)]\n\n\n",
     );
+    if uses_re || uses_json {
+        out.push_str("# The patterns and constants of the variants' conditions.\n");
+        for (i, source) in regexes.iter().enumerate() {
+            let _ = writeln!(out, "_RE_{i}: Final = re.compile({})", py_string(source));
+        }
+        for (i, text) in constants.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "_CONST_{i}: Final[object] = json.loads({})",
+                py_string(text)
+            );
+        }
+        out.push_str("\n\n");
+    }
     for code in &tools_code {
         out.push_str(code);
     }
     let _ = write!(
         out,
         "_TOOLS: Final[dict[str, rt.Tool]] = {{\n{table}}}\n\
+         # Each tool's `resolve`, bound: one lookup for a call.\n\
+         _RESOLVE: Final[dict[str, Callable[[object], rt.Resolved]]] = {{\n{resolvers}}}\n\
          _NAMES: Final = frozenset(TOOL_NAMES)\n\n\n\
          def resolve(name: str, args: object) -> rt.Resolved:\n    \
            \"\"\"Resolves a call: the first variant whose condition holds, or the\n    \
            static annotations when none does. Raises `rt.RpcError` (-32602) for an\n    \
            unknown or non-resolvable tool and for arguments that are not a valid\n    \
            object for its `inputSchema`.\"\"\"\n    \
-           tool = _TOOLS.get(name)\n    \
-           if tool is None:\n        \
+           resolve_tool = _RESOLVE.get(name)\n    \
+           if resolve_tool is None:\n        \
              raise rt.unresolvable(name, _NAMES)\n    \
-           return tool.resolve(args)\n\n\n\
+           return resolve_tool(args)\n\n\n\
          def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:\n    \
            \"\"\"Like `resolve`, for arguments the caller has already validated\n    \
            against the tool's `inputSchema`: the schema is not checked again.\"\"\"\n    \
@@ -204,16 +271,13 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
     Ok(out)
 }
 
-/// A resolvable tool's items: its matching function (and the patterns and
-/// constants it uses), then its `rt.Tool`: name, `inputSchema` text, whether
-/// the schema bounds the nesting, the SEP-1862 head its outcomes share, and
-/// each outcome. Also whether the items use `re`.
-fn tool_items(
-    server: &Server,
-    tool: &Tool,
-    index: usize,
-) -> Result<(String, bool), Vec<Diagnostic>> {
-    let matcher = cond::match_function(tool, index)?;
+/// A resolvable tool's items: its matching function (numbered as
+/// [`cond::Matcher`] says), and its `rt.Tool` (`_TOOL_\u{4}`: name,
+/// `inputSchema` text, whether the schema bounds the nesting, the SEP-1862
+/// head its outcomes share, each outcome, and its matching function
+/// `_match_\u{3}`).
+fn tool_items(server: &Server, tool: &Tool) -> Result<(cond::Matcher, String), Vec<Diagnostic>> {
+    let matcher = cond::match_function(tool)?;
     let model = tool.to_model(&server.hints);
     let entry = model.list_entry(Dialect::Sep1862);
     let resolutions = crate::codegen::resolutions(server, tool);
@@ -224,12 +288,12 @@ fn tool_items(
         _ => String::new(),
     };
     let schema = serde_json::to_string(&tool.input_schema).unwrap_or_default();
-    let mut out = matcher.code;
+    let mut out = String::new();
     let _ = write!(
         out,
         "# Tool `{}`: its `inputSchema` (compiled on first use), then each\n\
          # variant's outcome in order, then the static annotations'.\n\
-         _TOOL_{index}: Final = rt.Tool(\n    \
+         _TOOL_\u{4}: Final = rt.Tool(\n    \
            {},\n    {},\n    {},\n    {},\n    (\n",
         comment_text(&tool.name),
         py_string(&tool.name),
@@ -275,8 +339,8 @@ fn tool_items(
             );
         }
     }
-    let _ = write!(out, "    ),\n    _match_{index},\n)\n\n\n");
-    Ok((out, matcher.uses_re))
+    let _ = write!(out, "    ),\n    _match_\u{3},\n)\n\n\n");
+    Ok((matcher, out))
 }
 
 /// Whether `name` is a dotted Python module name, as
