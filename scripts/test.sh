@@ -24,6 +24,8 @@
 #   - the pinned real MCP servers in target/real-servers
 #     (scripts/install-real-servers.sh);
 #   - the SARIF 2.1.0 schema in target/sarif (scripts/fetch-sarif-schema.sh);
+#   - maturin in target/maturin, which builds this build's command as a
+#     wheel into target/wheels (scripts/pypi-wheel.sh) for the PyPI test;
 #   - Neovim from Debian's packages (its LSP client on mcp-resolve lsp);
 #   - redis-server and HAProxy from Debian's packages (several proxy
 #     instances behind a load balancer, sharing a store; each test starts its
@@ -165,6 +167,10 @@ for command in "proxy rules/file-server.yaml -- true" "policy schema rules/file-
     *) echo "the light build's \`$command\` exited $code: $said" >&2; exit 1 ;;
   esac
 done
+
+echo "== the command as a wheel (maturin's bin bindings, this build's binary) for the PyPI test"
+MCP_RESOLVE_PYPI_WHEEL="$(scripts/pypi-wheel.sh target/wheels dev)"
+export MCP_RESOLVE_PYPI_WHEEL
 
 echo "== cargo test --workspace"
 cargo test --workspace --locked "$@"

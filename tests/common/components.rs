@@ -37,6 +37,10 @@ pub const COMPONENTS: &[(&str, &str)] = &[
         "the runtime package of generated Python resolvers with jsonschema-rs and mypy, in a virtual environment (generated Python type-checked and run)",
     ),
     (
+        "MCP_RESOLVE_PYPI_WHEEL",
+        "the command as a wheel, built by maturin from this build (scripts/pypi-wheel.sh; the PyPI test installs it)",
+    ),
+    (
         "MCP_RESOLVE_OFFICIAL_CONFORMANCE",
         "the official MCP conformance suite and Node 22 (the proxy scored against a direct connection)",
     ),

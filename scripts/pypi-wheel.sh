@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds the `mcp-resolve` command as a wheel for this machine's platform,
+# the way ruff ships: maturin's `bin` bindings put the binary in the wheel's
+# scripts, so `pip install mcp-resolve` (or `uvx mcp-resolve`) installs the
+# command and nothing else (packages/pypi/pyproject.toml). maturin is
+# installed, pinned, into target/maturin. Prints the wheel's path.
+#
+# usage: scripts/pypi-wheel.sh OUT_DIR [PROFILE]
+#   OUT_DIR   where the wheel goes
+#   PROFILE   the Cargo profile (default release; the tests use dev, which
+#             reuses their build)
+#
+# A release runs it once per platform, in a manylinux container for Linux
+# (maturin names the wheel after the oldest glibc its binary needs);
+# docs/publishing.md has the matrix.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+usage="usage: scripts/pypi-wheel.sh OUT_DIR [PROFILE]"
+out="${1:?$usage}"
+profile="${2:-release}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+
+# The wheel's version is the workspace's.
+workspace=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$root/Cargo.toml" | head -1)
+wheel_version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$root/packages/pypi/pyproject.toml" | head -1)
+if [ "$workspace" != "$wheel_version" ]; then
+  echo "pypi-wheel: packages/pypi/pyproject.toml has version $wheel_version, the workspace $workspace" >&2
+  exit 1
+fi
+
+venv="$root/target/maturin"
+if [ ! -x "$venv/bin/maturin" ]; then
+  if ! python3 -m venv "$venv" 2>/dev/null; then
+    "$here/apt-install.sh" python3 python3-venv >&2
+    rm -rf "$venv"; python3 -m venv "$venv"
+  fi
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "maturin==1.16.0" >&2
+fi
+
+rm -f "$out"/mcp_resolve-"$workspace"-*.whl
+(cd "$root/packages/pypi" && "$venv/bin/maturin" build --locked --profile "$profile" --out "$out" >&2)
+ls "$out"/mcp_resolve-"$workspace"-*.whl
