@@ -67,7 +67,11 @@ fn pip_installs_a_command_that_answers_as_this_build() {
         .arg(&venv)
         .output()
         .unwrap();
-    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
     let pip = |args: &[&str]| {
         let out = Command::new(venv.join("bin/python"))
             .args(["-m", "pip", "--disable-pip-version-check"])
