@@ -2,8 +2,10 @@
 # Installs the runtime package of generated Python resolvers
 # (packages/python-runtime, `mcp_resolve_runtime`) into a virtual
 # environment at DIR (default target/py-runtime), with its one dependency
-# (jsonschema-rs, pinned) and mypy (the tests type-check generated modules
-# with `mypy --strict`). python3-venv from apt when missing. Prints DIR.
+# (jsonschema-rs, pinned), the Python MCP SDK it serves on (`mcp`, pinned:
+# the example server examples/file-server-py runs in this environment) and
+# mypy (the tests type-check generated modules and the runtime with `mypy
+# --strict`). python3-venv from apt when missing. Prints DIR.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 package="$here/../packages/python-runtime"
@@ -18,7 +20,7 @@ if [ ! -x "$dir/bin/python" ]; then
 fi
 dir="$(cd "$dir" && pwd)"
 "$dir/bin/python" -m pip install -q --disable-pip-version-check \
-  "jsonschema-rs==0.60.3" "mypy==2.4.1" >&2
+  "jsonschema-rs==0.60.3" "mcp==2.3.0" "mypy==2.4.1" >&2
 # Installed as a user installs it (a wheel built from the package), again on
 # every run so that the tests see the package as it is in the tree; built
 # from a copy, so that the build leaves nothing in the tree.

@@ -15,7 +15,7 @@
 //! version when it loads.
 //!
 //! A rule Python cannot evaluate exactly as Rust does is an error
-//! ([`Code::NotPortable`]) naming the tool, the variant and the construct:
+//! ([`crate::diagnostic::Code::NotPortable`]) naming the tool, the variant and the construct:
 //! never a module that silently differs.
 
 mod cond;
