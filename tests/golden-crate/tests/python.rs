@@ -32,7 +32,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::Command;
 
-use agreement::{entries, expected, repo, rules_files, sample_calls};
+use agreement::{entries, expected, host_expected, repo, rules_files, sample_calls};
 use mcp_resolve::Resolver;
 use mcp_resolve::diagnostic::Code;
 use mcp_resolve_golden::random::{SEED, SETS};
@@ -320,4 +320,84 @@ fn python_patterns_match_as_the_regex_crate_does() {
         "python patterns: {compared} matches agree over {} patterns",
         patterns.len()
     );
+}
+
+/// The Python host library (`mcp_resolve_host`) resolving locally from a
+/// signature document answers as the Rust host library does, byte for byte
+/// — variant, every hint in order, scopes, the extension's result text, and
+/// the violation kind and message of a refusal — for every rules file of
+/// `rules/` and `tests/fixtures/` and the random rule sets, on over 100,000
+/// calls. It evaluates `argumentPatterns` with the Rust host's own validator
+/// (the `jsonschema` crate, patterns on the `regex` crate), so no document
+/// may be refused.
+#[test]
+fn the_python_host_resolves_as_the_rust_host_does() {
+    let Some(venv) = runtime() else {
+        return;
+    };
+    let work = venv.join("host-scratch");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+
+    let mut sets: Vec<PathBuf> = SETS.iter().map(|(path, _)| PathBuf::from(path)).collect();
+    sets.extend(rules_files());
+    let mut rng = Rng(SEED ^ 0x4058);
+    let mut expectations = Vec::new();
+    for (n, path) in sets.iter().enumerate() {
+        let project = mcp_resolve::load(std::slice::from_ref(path)).unwrap();
+        let server = project.single_server().unwrap();
+        let document = mcp_resolve::emit::signature::signature(server);
+        let text = mcp_resolve_host::jcs::canonical(&document);
+        std::fs::write(work.join(format!("s{n}.signature.json")), &text).unwrap();
+        let signature = mcp_resolve_host::Signature::from_json(&text).unwrap();
+        let mut calls = String::new();
+        let mut wanted = Vec::new();
+        for (name, args) in sample_calls(server, &mut rng, 8, |_| true).0 {
+            let line = serde_json::to_string(&json!([name, args])).unwrap();
+            let _ = writeln!(calls, "{line}");
+            wanted.push((line, host_expected(&signature, &name, &args)));
+        }
+        std::fs::write(work.join(format!("s{n}.calls.jsonl")), calls).unwrap();
+        expectations.push(wanted);
+    }
+    let harness = Command::new(venv.join("bin/python"))
+        .arg(repo().join("tests/golden-crate/py/host.py"))
+        .arg(&work)
+        .arg(sets.len().to_string())
+        .output()
+        .unwrap();
+    assert!(
+        harness.status.success(),
+        "the harness failed:\n{}",
+        String::from_utf8_lossy(&harness.stderr)
+    );
+    let mut compared = 0usize;
+    for (n, wanted) in expectations.iter().enumerate() {
+        let got = std::fs::read_to_string(work.join(format!("s{n}.host.jsonl"))).unwrap();
+        let got: Vec<&str> = got.lines().collect();
+        assert_eq!(
+            got.len(),
+            wanted.len(),
+            "{}: {:?}",
+            sets[n].display(),
+            got.first()
+        );
+        for ((call, want), got) in wanted.iter().zip(&got) {
+            if got != want {
+                panic!(
+                    "the Python host differs from the Rust host on {}\ncall: {call}\nPython: {got}\nRust:   {want}\nsignature: {}",
+                    sets[n].display(),
+                    std::fs::read_to_string(work.join(format!("s{n}.signature.json")))
+                        .unwrap_or_default()
+                );
+            }
+            compared += 1;
+        }
+    }
+    eprintln!(
+        "python host: {compared} calls over {} rule sets agree with the Rust host (seed {SEED})",
+        sets.len(),
+    );
+    assert!(compared >= 100_000, "only {compared} calls compared");
+    let _ = std::fs::remove_dir_all(&work);
 }

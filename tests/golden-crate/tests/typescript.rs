@@ -31,7 +31,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use agreement::{entries, expected, repo, rules_files, sample_calls};
+use agreement::{entries, expected, host_expected, repo, rules_files, sample_calls};
 use mcp_resolve::Resolver;
 use mcp_resolve::diagnostic::Code;
 use mcp_resolve_golden::random::{SEED, SETS};
@@ -236,37 +236,6 @@ fn host_package() -> Option<PathBuf> {
             None
         }
     }
-}
-
-/// What the Rust host library answers for one call, resolved locally from
-/// the signature document (`Signature::expect`), in the harness's format.
-fn host_expected(signature: &mcp_resolve_host::Signature, name: &str, args: &Value) -> String {
-    let line = match signature.expect(name, args) {
-        Ok(expected) => {
-            let annotations: Vec<Value> = expected
-                .annotations()
-                .iter()
-                .map(|(hint, value)| json!([hint, value]))
-                .collect();
-            let resolution = mcp_resolve_runtime::Resolution {
-                tool: name.to_string(),
-                variant: expected.variant().map(|v| v.name().to_string()),
-                annotations: expected.annotations().clone(),
-                required_scopes: expected.required_scopes().to_vec(),
-            };
-            let extension = Dialect::Extension.result(&Value::Null, &resolution);
-            json!({"ok": [
-                resolution.variant,
-                annotations,
-                resolution.required_scopes,
-                serde_json::to_string(&extension).unwrap(),
-            ]})
-        }
-        Err(violation) => {
-            json!({"error": {"kind": violation.kind.as_str(), "message": violation.message}})
-        }
-    };
-    serde_json::to_string(&line).unwrap()
 }
 
 /// The TypeScript host library (`@mcp-resolve/host`) resolving locally from
