@@ -35,7 +35,6 @@ use agreement::{entries, expected, host_expected, repo, rules_files, sample_call
 use mcp_resolve::Resolver;
 use mcp_resolve::diagnostic::Code;
 use mcp_resolve_golden::random::{SEED, SETS};
-use mcp_resolve_runtime::Dialect;
 use random_rules::Rng;
 use serde_json::{Value, json};
 
