@@ -23,6 +23,7 @@ mod malformed;
 mod manifest;
 mod npm_cli;
 mod proxy;
+mod py_host;
 mod py_server;
 mod pypi_cli;
 mod python;
