@@ -5,7 +5,8 @@
 //! conformance suite (raw JSON-RPC, 0 FAIL) over stdio and streamable HTTP,
 //! in both eras; the
 //! Python SDK and TypeScript SDK v2 clients the Rust example server is tested
-//! with; `mcp-resolve proxy --pin` in front of it; and its committed
+//! with; the TypeScript SDK v1 client, whose answers must equal the Rust
+//! resolver's; `mcp-resolve proxy --pin` in front of it; and its committed
 //! resolver equal to what the generator writes.
 //!
 //! The example runs in the runtime's environment (`MCP_RESOLVE_PY_RUNTIME`,
@@ -268,5 +269,38 @@ fn the_examples_resolver_is_what_the_generator_writes() {
     common::expect_file(
         Path::new("examples/file-server-py/resolve.py"),
         &String::from_utf8(out.stdout).unwrap(),
+    );
+}
+
+#[test]
+fn the_typescript_sdk_v1_client_gets_the_rust_resolvers_answers() {
+    let test = "the_typescript_sdk_v1_client_gets_the_rust_resolvers_answers_from_python";
+    let (Some(venv), Some(ts_example)) = (
+        runtime(test),
+        common::component("MCP_RESOLVE_TS_EXAMPLE", test),
+    ) else {
+        return;
+    };
+    let dir = common::scratch("py-server", "v1-client");
+    let expected = dir.join("expected.json");
+    std::fs::write(&expected, crate::ts_server::expected_answers().to_string()).unwrap();
+    // The TypeScript example has the SDK v1 and zod: the client runs beside them.
+    let script = ts_example.join("v1_client_for_py_server.mjs");
+    std::fs::copy("tests/fixtures/typescript/v1_client.mjs", &script).unwrap();
+    let root = sandbox("v1-client");
+    let output = Command::new("node")
+        .arg(&script)
+        .arg(&expected)
+        .args(["--", &python(&venv), &main_path()])
+        .args(["--root", root.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success()
+            && stdout.contains("all checks passed")
+            && stdout.contains("7 answers equal to the Rust resolver's, 5 refusals"),
+        "the TypeScript SDK v1 client against the Python server failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
     );
 }

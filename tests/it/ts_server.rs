@@ -173,7 +173,7 @@ fn the_typescript_sdk_v2_client_drives_the_typescript_server() {
 
 /// Calls and what the Rust resolver answers them (`result` in the
 /// extension dialect, or the `error` code).
-fn expected_answers() -> Value {
+pub(crate) fn expected_answers() -> Value {
     let project = mcp_resolve::load(&[RULES.into()]).unwrap();
     let resolver = mcp_resolve::Resolver::new(project.single_server().unwrap()).unwrap();
     let calls = [
