@@ -1,15 +1,17 @@
-"""The file server on the Python MCP SDK 2.x, its resolver generated from
-the file server's rules (``resolve.py``, written by ``mcp-resolve generate
+"""The file server on FastMCP 4 (or, with ``--framework mcp``, on the
+Python MCP SDK 2.x's own ``MCPServer``), its resolver generated from the file
+server's rules (``resolve.py``, written by ``mcp-resolve generate
 ../file-server/rules/file-server.yaml --lang python -o resolve.py``) and
 served by ``mcp_resolve_runtime.server.attach``.
 
 usage: python file_server.py --root DIR [--dialect extension|sep1862|annotations]
-                             [--http HOST:PORT]
+                             [--http HOST:PORT] [--framework fastmcp|mcp]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import Any
 
@@ -89,6 +91,7 @@ def main() -> None:
     parser.add_argument("--root", required=True)
     parser.add_argument("--dialect", default="extension", choices=["extension", "sep1862", "annotations"])
     parser.add_argument("--http", metavar="HOST:PORT")
+    parser.add_argument("--framework", default="fastmcp", choices=["fastmcp", "mcp"])
     options = parser.parse_args()
     try:
         sandbox = Sandbox(options.root)
@@ -102,7 +105,13 @@ def main() -> None:
         except Refused as e:
             return text(str(e), is_error=True)
 
-    server = MCPServer(SERVER_NAME, version=SERVER_VERSION, instructions=INSTRUCTIONS, log_level="WARNING")
+    server: Any
+    if options.framework == "fastmcp":
+        from fastmcp import FastMCP
+
+        server = FastMCP(SERVER_NAME, version=SERVER_VERSION, instructions=INSTRUCTIONS)
+    else:
+        server = MCPServer(SERVER_NAME, version=SERVER_VERSION, instructions=INSTRUCTIONS, log_level="WARNING")
     resolution = attach(server, RULES, call=call, dialect=options.dialect, check=check_arguments)
     # The SDK behind the screen, which answers what it would not (a line
     # that is not JSON) or otherwise (a resolve request without client
@@ -115,19 +124,32 @@ def main() -> None:
         anyio.run(serve_http, server, checking, host, int(port))
 
 
-async def serve_stdio(server: MCPServer, checking: str | None) -> None:
-    lowlevel = server._lowlevel_server
-    async with screened_stdio(checking) as (stdin, stdout):
-        async with stdio_server(stdin, stdout) as (read, write):
-            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+def lowlevel_of(server: Any) -> Any:
+    """The SDK's low-level server under an `MCPServer` or a `FastMCP`."""
+    return getattr(server, "_lowlevel_server", None) or server._mcp_server
 
 
-async def serve_http(server: MCPServer, checking: str | None, host: str, port: int) -> None:
+async def serve_stdio(server: Any, checking: str | None) -> None:
+    """The server's stdio loop, as `run("stdio")` runs it (for FastMCP,
+    inside its lifespan), on the screened streams."""
+    lowlevel = lowlevel_of(server)
+    lifespan = getattr(server, "_lifespan_manager", None)
+    async with lifespan() if lifespan is not None else contextlib.nullcontext():
+        async with screened_stdio(checking) as (stdin, stdout):
+            async with stdio_server(stdin, stdout) as (read, write):
+                await lowlevel.run(read, write, lowlevel.create_initialization_options())
+
+
+async def serve_http(server: Any, checking: str | None, host: str, port: int) -> None:
     """Streamable HTTP at `/mcp` (both eras on one endpoint); says where on
     standard error once it listens (`--http HOST:0` picks a free port)."""
     import uvicorn
 
-    app = screened_asgi(server.streamable_http_app(host=host), checking)
+    if hasattr(server, "http_app"):
+        inner = server.http_app(path="/mcp")
+    else:
+        inner = server.streamable_http_app(host=host)
+    app = screened_asgi(inner, checking)
     web = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(web.serve)

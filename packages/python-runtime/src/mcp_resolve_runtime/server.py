@@ -9,9 +9,11 @@ marker, declares the extension under ``capabilities.extensions``, and answers
 capabilities are read per request: from the request's own ``_meta`` envelope
 (2026-07-28), else from the session's ``initialize``.
 
-``server`` is an ``MCPServer`` (``mcp.server.mcpserver``) or a low-level
-``Server`` (``mcp.server.lowlevel``); the handlers are registered on the
-low-level one with its public ``add_request_handler``. This module imports
+``server`` is an ``MCPServer`` (``mcp.server.mcpserver``), a FastMCP 4
+server (``fastmcp.FastMCP``, built on the SDK's low-level server) or a
+low-level ``Server`` (``mcp.server.lowlevel``); the handlers are registered
+on the low-level one with its public ``add_request_handler``, replacing the
+server's own ``tools/list`` (and, with ``call``, ``tools/call``). This module imports
 the SDK only when ``attach`` runs.
 """
 
@@ -39,8 +41,13 @@ name, its arguments and the SDK's request context; returns the
 
 
 def _lowlevel(server: Any) -> Any:
-    inner = getattr(server, "_lowlevel_server", None)
-    return inner if inner is not None else server
+    """The SDK's low-level ``Server`` of ``server``: an ``MCPServer``'s, a
+    FastMCP server's (FastMCP 4 builds on the SDK's), or ``server`` itself."""
+    for attribute in ("_lowlevel_server", "_mcp_server"):
+        inner = getattr(server, attribute, None)
+        if inner is not None:
+            return inner
+    return server
 
 
 def _capabilities_of(ctx: Any, params: Any) -> object:
@@ -145,10 +152,16 @@ def attach(
         if getattr(ctx, "method", None) in ("initialize", "server/discover") and isinstance(result, dict):
             own = result.get("capabilities")
             if isinstance(own, dict):
-                for key in ("extensions", "experimental"):
-                    merged = dict(own.get(key) or {})
-                    merged.update(capabilities[key])
-                    own[key] = merged
+                # Every extension the server declares (a framework's own
+                # too), so that `initialize` and `server/discover` agree.
+                extensions = dict(own.get("extensions") or {})
+                declared = lowlevel.get_capabilities().model_dump(by_alias=True, mode="json", exclude_none=True)
+                extensions.update(declared.get("extensions") or {})
+                extensions.update(lowlevel.extensions)
+                own["extensions"] = extensions
+                experimental = dict(own.get("experimental") or {})
+                experimental.update(capabilities["experimental"])
+                own["experimental"] = experimental
         return result
 
     lowlevel.middleware.append(advertise)
