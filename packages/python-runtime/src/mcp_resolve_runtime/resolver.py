@@ -323,11 +323,27 @@ def outcome(
     return Outcome(variant, hints, scopes, sep1862_tail, texts)
 
 
+class _Texts(dict[str, str]):
+    """An outcome's result texts by dialect, each made on first use: a dict,
+    so that a text made once is one C-level lookup away."""
+
+    __slots__ = ("_resolved",)
+
+    def __init__(self, resolved: Resolved) -> None:
+        super().__init__()
+        self._resolved = resolved
+
+    def __missing__(self, dialect: str) -> str:
+        text = self._resolved._make_text(dialect)
+        self[dialect] = text
+        return text
+
+
 class Resolved:
     """What a call resolved to: its tool, variant, annotations, scopes, and
     each dialect's result."""
 
-    __slots__ = ("tool", "variant", "_parts", "_head", "_texts", "_annotations", "_scopes")
+    __slots__ = ("tool", "variant", "result_json", "_parts", "_head", "_annotations", "_scopes")
 
     def __init__(self, tool: str, head: str, parts: Outcome) -> None:
         self.tool: Final = tool
@@ -336,9 +352,11 @@ class Resolved:
         annotations apply."""
         self._parts = parts
         self._head = head
-        self._texts: dict[str, str] = {}
         self._annotations: Mapping[str, bool] | None = None
         self._scopes: tuple[str, ...] | None = None
+        self.result_json: Final[Callable[[Dialect], str]] = _Texts(self).__getitem__
+        """The JSON-RPC ``result`` text of a dialect (``result_json(dialect)``;
+        :class:`RpcError` for one that is not)."""
 
     @property
     def annotations(self) -> Mapping[str, bool]:
@@ -355,23 +373,17 @@ class Resolved:
             self._scopes = tuple(json.loads(self._parts.scopes))
         return self._scopes
 
-    def result_json(self, dialect: Dialect) -> str:
-        """The JSON-RPC ``result`` text of ``dialect``."""
-        text = self._texts.get(dialect)
-        if text is None:
-            given = self._parts.texts
-            if given is not None and dialect in given:
-                text = given[dialect]
-            elif dialect == "extension":
-                text = self._extension_text()
-            elif dialect == "sep1862":
-                text = self._head + self._parts.hints + self._parts.sep1862_tail
-            elif dialect == "annotations":
-                text = '{"annotations":' + self._parts.hints + "}"
-            else:
-                raise RpcError(RpcError.INVALID_PARAMS, f"unknown dialect: {dialect}")
-            self._texts[dialect] = text
-        return text
+    def _make_text(self, dialect: str) -> str:
+        given = self._parts.texts
+        if given is not None and dialect in given:
+            return given[dialect]
+        if dialect == "extension":
+            return self._extension_text()
+        if dialect == "sep1862":
+            return self._head + self._parts.hints + self._parts.sep1862_tail
+        if dialect == "annotations":
+            return '{"annotations":' + self._parts.hints + "}"
+        raise RpcError(RpcError.INVALID_PARAMS, f"unknown dialect: {dialect}")
 
     def _extension_text(self) -> str:
         a = self.annotations
