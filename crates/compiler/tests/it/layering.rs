@@ -217,6 +217,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "emit",
             "codegen",
             "typescript",
+            "python",
             "matcher",
             "diff",
             "explain",
