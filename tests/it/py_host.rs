@@ -9,64 +9,15 @@
 //! decision must come from the right source, name the right variant, and
 //! report the lies it refused with the Rust host's violation kinds.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::common;
+use crate::ts_host::{call, honest, rust_server};
 
 const RULES: &str = "examples/file-server/rules/file-server.yaml";
-
-fn rust_server(test: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_BIN_EXE_mcp-resolve")).with_file_name("file-server");
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{} is missing: build the workspace first (`cargo test --workspace` does)",
-        path.display()
-    );
-    common::note_skipped(&format!(
-        "skipped {test}: {} is missing (`cargo test --workspace` builds it)",
-        path.display()
-    ));
-    None
-}
-
-fn call(name: &str, arguments: Value, source: &str, variant: Option<&str>) -> Value {
-    json!({"name": name, "arguments": arguments, "source": source, "variant": variant})
-}
-
-/// The calls every honest resolving server is asked, with the signature.
-fn honest(with_signature: bool) -> Vec<Value> {
-    let named = |v: &'static str| with_signature.then_some(v);
-    let mut read = call(
-        "manage_files",
-        json!({"path": "notes.txt", "action": "read"}),
-        "server",
-        named("read"),
-    );
-    read["readOnly"] = json!(true);
-    vec![
-        read,
-        call(
-            "manage_files",
-            json!({"path": "notes.txt", "action": "delete"}),
-            "server",
-            named("delete"),
-        ),
-        call(
-            "copy_file",
-            json!({"source": "a", "destination": "b", "overwrite": true}),
-            "server",
-            named("replace_existing"),
-        ),
-        call("list_directory", json!({"path": "."}), "static", None),
-        json!({"name": "manage_files", "arguments": {"path": "notes.txt"}, "error": -32602}),
-    ]
-}
 
 #[test]
 fn the_python_host_library_decides_from_the_right_source() {

@@ -25,7 +25,7 @@ const RULES: &str = "examples/file-server/rules/file-server.yaml";
 /// The Rust example server, built by `cargo test --workspace` beside the
 /// `mcp-resolve` binary: a failure under CI without it, else `None` with a
 /// note (a test run of this package alone does not build it).
-fn rust_server(test: &str) -> Option<PathBuf> {
+pub(crate) fn rust_server(test: &str) -> Option<PathBuf> {
     let path = Path::new(env!("CARGO_BIN_EXE_mcp-resolve")).with_file_name("file-server");
     if path.exists() {
         return Some(path);
@@ -42,12 +42,12 @@ fn rust_server(test: &str) -> Option<PathBuf> {
     None
 }
 
-fn call(name: &str, arguments: Value, source: &str, variant: Option<&str>) -> Value {
+pub(crate) fn call(name: &str, arguments: Value, source: &str, variant: Option<&str>) -> Value {
     json!({"name": name, "arguments": arguments, "source": source, "variant": variant})
 }
 
 /// The calls every honest resolving server is asked, with the signature.
-fn honest(with_signature: bool) -> Vec<Value> {
+pub(crate) fn honest(with_signature: bool) -> Vec<Value> {
     let named = |v: &'static str| with_signature.then_some(v);
     vec![
         {

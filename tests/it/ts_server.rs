@@ -266,7 +266,26 @@ fn the_proxy_pins_the_typescript_servers_signature() {
     let Some(example) = example(test) else {
         return;
     };
-    let dir = common::scratch("ts-server", "pin");
+    let root = sandbox("pin");
+    let main = example.join("dist/main.js");
+    let answers = pinned_session(
+        "ts-server",
+        &[
+            "node",
+            main.to_str().unwrap(),
+            "--root",
+            root.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(answers.len(), 3);
+}
+
+/// `mcp-resolve proxy RULES --pin` (the rules' own signature) in front of
+/// `server`, in an `initialize` session: every tool listed (none withheld),
+/// a `tools/call` answered through it, and the proxy leaving with status 0.
+/// The answers to `initialize`, `tools/list` and the call.
+pub(crate) fn pinned_session(group: &str, server: &[&str]) -> Vec<Value> {
+    let dir = common::scratch(group, "pin");
     let pin = dir.join("file-server.signature.json");
     let status = common::bin()
         .args(["signature", RULES, "-o"])
@@ -274,13 +293,11 @@ fn the_proxy_pins_the_typescript_servers_signature() {
         .status()
         .unwrap();
     assert!(status.success());
-    let root = sandbox("pin");
     let mut proxy = common::bin()
         .args(["proxy", RULES, "--pin"])
         .arg(&pin)
-        .args(["--", "node"])
-        .arg(example.join("dist/main.js"))
-        .args(["--root", root.to_str().unwrap()])
+        .arg("--")
+        .args(server)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -340,6 +357,7 @@ fn the_proxy_pins_the_typescript_servers_signature() {
         answers[2]
     );
     assert_eq!(status, 0, "{}", stderr.join("\n"));
+    answers
 }
 
 #[test]

@@ -383,22 +383,13 @@ fn header(server: &Server, fingerprint: &str, sources: &[String]) -> String {
 /// (JSON escapes every control character, so no line ends inside it, and
 /// writes other characters as themselves, in a UTF-8 source file).
 pub(crate) fn py_string(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
+    crate::typescript::js_string(s)
 }
 
 /// Appends [`py_string`] of the concatenation of `parts` to `out`, escaped
-/// on the machine's cores (JSON escapes each character on its own, so the
-/// parts' escapes, joined, are the whole's).
+/// on the machine's cores: JSON's escapes, as for JavaScript.
 fn push_py_string_of_parts(out: &mut String, parts: &[String], jobs: usize) {
-    let escaped = crate::par::map(parts, crate::par::threads(jobs), None, |_, part| {
-        py_string(part)
-    });
-    out.push('"');
-    for part in escaped {
-        let part = part.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        out.push_str(&part[1..part.len() - 1]);
-    }
-    out.push('"');
+    crate::typescript::push_js_string_of_parts(out, parts, jobs);
 }
 
 /// User text inside a `#` comment: control characters and other line

@@ -19,6 +19,7 @@
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 
 pub use crate::typescript::regex::NotPortable;
+use crate::typescript::regex::{Syntax, write_hir};
 
 /// The Python source of `pattern` (for `re.compile`), or why there is none.
 pub fn to_python(pattern: &str) -> Result<String, NotPortable> {
@@ -35,79 +36,23 @@ pub fn to_python(pattern: &str) -> Result<String, NotPortable> {
 }
 
 fn write(hir: &Hir, out: &mut String) -> Result<(), NotPortable> {
-    match hir.kind() {
-        HirKind::Empty => out.push_str("(?:)"),
-        HirKind::Literal(literal) => {
-            let text = std::str::from_utf8(&literal.0).map_err(|_| non_ascii_bytes())?;
-            text.chars().for_each(|c| literal_char(c, out));
-        }
-        HirKind::Class(Class::Unicode(class)) => {
-            let ranges: Vec<(char, char)> = class
-                .ranges()
-                .iter()
-                .map(|r| (r.start(), r.end()))
-                .collect();
-            class_source(&ranges, out);
-        }
-        HirKind::Class(Class::Bytes(class)) => {
-            let mut ranges = Vec::new();
-            for range in class.ranges() {
-                if range.end() > 0x7F {
-                    return Err(non_ascii_bytes());
-                }
-                ranges.push((char::from(range.start()), char::from(range.end())));
-            }
-            class_source(&ranges, out);
-        }
-        HirKind::Look(look) => out.push_str(&look_source(*look)?),
-        HirKind::Repetition(rep) => {
-            // One atom takes a quantifier as it is; anything else in a group.
-            let atom = match rep.sub.kind() {
-                HirKind::Class(_) | HirKind::Alternation(_) => true,
-                HirKind::Literal(l) => {
-                    std::str::from_utf8(&l.0).is_ok_and(|t| t.chars().count() == 1)
-                }
-                HirKind::Capture(c) => matches!(c.sub.kind(), HirKind::Alternation(_)),
-                _ => false,
-            };
-            if !atom {
-                out.push_str("(?:");
-            }
-            write(&rep.sub, out)?;
-            if !atom {
-                out.push(')');
-            }
-            match (rep.min, rep.max) {
-                (0, None) => out.push('*'),
-                (1, None) => out.push('+'),
-                (0, Some(1)) => out.push('?'),
-                (min, None) => out.push_str(&format!("{{{min},}}")),
-                (min, Some(max)) if min == max => out.push_str(&format!("{{{min}}}")),
-                (min, Some(max)) => out.push_str(&format!("{{{min},{max}}}")),
-            }
-            if !rep.greedy {
-                out.push('?');
-            }
-        }
-        // Groups only group: nothing reads a capture.
-        HirKind::Capture(capture) => write(&capture.sub, out)?,
-        HirKind::Concat(items) => {
-            for item in items {
-                write(item, out)?;
-            }
-        }
-        HirKind::Alternation(items) => {
-            out.push_str("(?:");
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push('|');
-                }
-                write(item, out)?;
-            }
-            out.push(')');
-        }
+    write_hir(hir, &Python, out)
+}
+
+struct Python;
+
+impl Syntax for Python {
+    fn literal(&self, c: char, out: &mut String) {
+        literal_char(c, out);
     }
-    Ok(())
+
+    fn class(&self, ranges: &[(char, char)], out: &mut String) {
+        class_source(ranges, out);
+    }
+
+    fn look(&self, look: Look) -> Result<String, NotPortable> {
+        look_source(look)
+    }
 }
 
 /// A class of code point ranges; the empty class (which Python cannot
@@ -185,13 +130,6 @@ fn look_source(look: Look) -> Result<String, NotPortable> {
             format!("(?!{})", w(look == Look::WordEndHalfUnicode))
         }
     })
-}
-
-fn non_ascii_bytes() -> NotPortable {
-    NotPortable {
-        construct: "a byte class or literal beyond ASCII (`(?-u:...)`)",
-        help: "match characters, not bytes: drop the `-u` flag",
-    }
 }
 
 /// One code point: ASCII letters, digits and space as themselves, other

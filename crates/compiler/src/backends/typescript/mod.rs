@@ -397,7 +397,7 @@ pub(crate) fn js_string(s: &str) -> String {
 /// written in parts: tens of megabytes at 10,000 tools) to `out`, escaped on
 /// the machine's cores. JSON escapes each character on its own, so the
 /// parts' escapes, joined, are the whole's.
-fn push_js_string_of_parts(out: &mut String, parts: &[String], jobs: usize) {
+pub(crate) fn push_js_string_of_parts(out: &mut String, parts: &[String], jobs: usize) {
     let escaped = crate::par::map(parts, crate::par::threads(jobs), None, |_, part| {
         js_string(part)
     });

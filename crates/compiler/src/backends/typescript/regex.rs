@@ -44,31 +44,73 @@ pub fn to_javascript(pattern: &str) -> Result<String, NotPortable> {
     Ok(out)
 }
 
+/// How a target language writes the pieces of a pattern whose structure
+/// (concatenation, alternation, repetition, groups) [`write_hir`] writes the
+/// same way for every backtracking engine.
+pub(crate) trait Syntax {
+    /// One literal code point.
+    fn literal(&self, c: char, out: &mut String);
+    /// A class of code point ranges (possibly none).
+    fn class(&self, ranges: &[(char, char)], out: &mut String);
+    /// A zero-width assertion, or why the language has none.
+    fn look(&self, look: Look) -> Result<String, NotPortable>;
+}
+
+struct JavaScript;
+
+impl Syntax for JavaScript {
+    fn literal(&self, c: char, out: &mut String) {
+        literal_char(c, false, out);
+    }
+
+    fn class(&self, ranges: &[(char, char)], out: &mut String) {
+        out.push('[');
+        for &(start, end) in ranges {
+            range_chars(start, end, out);
+        }
+        out.push(']');
+    }
+
+    fn look(&self, look: Look) -> Result<String, NotPortable> {
+        look_source(look).map(str::to_string)
+    }
+}
+
 fn write(hir: &Hir, out: &mut String) -> Result<(), NotPortable> {
+    write_hir(hir, &JavaScript, out)
+}
+
+/// Writes `hir` in `syntax`: the structure here, the pieces by `syntax`.
+pub(crate) fn write_hir(
+    hir: &Hir,
+    syntax: &impl Syntax,
+    out: &mut String,
+) -> Result<(), NotPortable> {
     match hir.kind() {
         HirKind::Empty => out.push_str("(?:)"),
         HirKind::Literal(literal) => {
             let text = std::str::from_utf8(&literal.0).map_err(|_| non_ascii_bytes())?;
-            text.chars().for_each(|c| literal_char(c, false, out));
+            text.chars().for_each(|c| syntax.literal(c, out));
         }
         HirKind::Class(Class::Unicode(class)) => {
-            out.push('[');
-            for range in class.ranges() {
-                range_chars(range.start(), range.end(), out);
-            }
-            out.push(']');
+            let ranges: Vec<(char, char)> = class
+                .ranges()
+                .iter()
+                .map(|r| (r.start(), r.end()))
+                .collect();
+            syntax.class(&ranges, out);
         }
         HirKind::Class(Class::Bytes(class)) => {
-            out.push('[');
+            let mut ranges = Vec::new();
             for range in class.ranges() {
                 if range.end() > 0x7F {
                     return Err(non_ascii_bytes());
                 }
-                range_chars(char::from(range.start()), char::from(range.end()), out);
+                ranges.push((char::from(range.start()), char::from(range.end())));
             }
-            out.push(']');
+            syntax.class(&ranges, out);
         }
-        HirKind::Look(look) => out.push_str(look_source(*look)?),
+        HirKind::Look(look) => out.push_str(&syntax.look(*look)?),
         HirKind::Repetition(rep) => {
             // One atom takes a quantifier as it is; anything else in a group.
             let atom = match rep.sub.kind() {
@@ -82,7 +124,7 @@ fn write(hir: &Hir, out: &mut String) -> Result<(), NotPortable> {
             if !atom {
                 out.push_str("(?:");
             }
-            write(&rep.sub, out)?;
+            write_hir(&rep.sub, syntax, out)?;
             if !atom {
                 out.push(')');
             }
@@ -99,10 +141,10 @@ fn write(hir: &Hir, out: &mut String) -> Result<(), NotPortable> {
             }
         }
         // Groups only group: nothing reads a capture.
-        HirKind::Capture(capture) => write(&capture.sub, out)?,
+        HirKind::Capture(capture) => write_hir(&capture.sub, syntax, out)?,
         HirKind::Concat(items) => {
             for item in items {
-                write(item, out)?;
+                write_hir(item, syntax, out)?;
             }
         }
         HirKind::Alternation(items) => {
@@ -111,7 +153,7 @@ fn write(hir: &Hir, out: &mut String) -> Result<(), NotPortable> {
                 if i > 0 {
                     out.push('|');
                 }
-                write(item, out)?;
+                write_hir(item, syntax, out)?;
             }
             out.push(')');
         }
