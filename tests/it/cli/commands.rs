@@ -296,8 +296,8 @@ fn sample_workflow_commands_run_as_written() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The file-size limit and the analysis budgets are options (issue 22,
-/// item 4): a refused file says which option raises the limit, a raised
+/// The file-size limit and the analysis budgets are options: a refused
+/// file says which option raises the limit, a raised
 /// limit reads the file (and `fmt` of it), and an analysis budget too small
 /// makes the tool inconclusive with help naming the options.
 #[test]
