@@ -87,35 +87,7 @@ pub(crate) enum Command {
         deny_warnings: bool,
     },
     /// Emit the signature document of one server.
-    Signature {
-        /// Rules files, or directories of them (one server).
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// Write to this file instead of standard output.
-        #[arg(short, long)]
-        output: Option<PathBuf>,
-        /// Print only the fingerprint.
-        #[arg(long)]
-        fingerprint_only: bool,
-        /// Write the document in its canonical form (RFC 8785, one line,
-        /// fingerprint included): what generated code holds as
-        /// `SIGNATURE_JSON`.
-        #[arg(long, conflicts_with_all = ["fingerprint_only", "server_json", "sign"])]
-        canonical: bool,
-        /// Write the fingerprint into this registry `server.json`, under
-        /// `_meta["io.modelcontextprotocol.registry/publisher-provided"]`,
-        /// keeping the rest of it; refused (file untouched) over 4096 bytes.
-        #[arg(long, value_name = "FILE")]
-        server_json: Option<PathBuf>,
-        /// With `--server-json`: where the full signature document is published.
-        #[arg(long, value_name = "URL", requires = "server_json")]
-        signature_url: Option<String>,
-        /// Sign the document with this private key (PKCS#8 PEM, from
-        /// `keygen`): a detached JWS goes to `OUTPUT.jws`, one line per
-        /// signer. Repeat for several signers.
-        #[arg(long, value_name = "KEY.pem", requires = "output")]
-        sign: Vec<PathBuf>,
-    },
+    Signature(SignatureArgs),
     /// Make a signing key: NAME.pem (private, mode 0600) and NAME.jwk
     /// (public, with its RFC 7638 thumbprint as `kid`); with `--state`, a
     /// request-state key instead.
@@ -142,27 +114,7 @@ pub(crate) enum Command {
     /// Verify a SEP-3140 signed capability manifest: its signature by
     /// `kid` with the keys given, its audience, its validity window, and
     /// (with `--declarations`) every listed tool's `contentHash`.
-    VerifyManifest {
-        /// The manifest document (`{manifest, signature}`).
-        manifest: PathBuf,
-        /// The publisher's keys: a JWK or a JWKS file, or an `https` URL of
-        /// one (private and link-local addresses refused); repeat for
-        /// several. Without it, the keys are discovered through the
-        /// server's Protected Resource Metadata (`mcp_signing_jwks_uri`).
-        #[arg(long, value_name = "JWKS")]
-        jwks: Vec<PathBuf>,
-        /// Let a JWKS URL be on a loopback address (and plain `http`
-        /// there): for tests and local development.
-        #[arg(long)]
-        allow_loopback_jwks: bool,
-        /// The server's canonical URI the manifest must be for.
-        #[arg(long, value_name = "URI")]
-        server: String,
-        /// The tools as the server lists them (a `tools/list` result, or a
-        /// JSON-RPC response holding one), checked against the manifest.
-        #[arg(long, value_name = "FILE")]
-        declarations: Option<PathBuf>,
-    },
+    VerifyManifest(VerifyManifestArgs),
     /// Verify a signature document: its fingerprint, and a publisher's
     /// signature from one of the keys given.
     Verify {
@@ -199,24 +151,7 @@ pub(crate) enum Command {
         runtime_path: Option<String>,
     },
     /// Resolve one call, printing the JSON-RPC result (or error) object.
-    Resolve {
-        /// Rules files, or directories of them (one server).
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// The tool name.
-        #[arg(long)]
-        tool: String,
-        /// The arguments, a JSON object; `-` reads them from standard input,
-        /// `@FILE` from a file.
-        #[arg(long)]
-        args: String,
-        /// The response shape.
-        #[arg(long, default_value = "extension", value_parser = parse_dialect)]
-        dialect: Dialect,
-        /// Say on standard error which variant matched and why.
-        #[arg(long)]
-        explain: bool,
-    },
+    Resolve(ResolveArgs),
     /// Print rules files in canonical form (either syntax), or check or
     /// rewrite them in place.
     Fmt {
@@ -251,23 +186,7 @@ pub(crate) enum Command {
     /// directory). Every widening comes with a witness argument object. Exits
     /// 1 on widening unless `--allow-widening`, and on a change the search
     /// could not decide unless `--allow-undecided`.
-    Diff {
-        /// The old signature document (`.json`), or rules.
-        old: PathBuf,
-        /// The new signature document (`.json`), or rules.
-        new: PathBuf,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = DiffFormat::Human)]
-        format: DiffFormat,
-        /// Exit 0 even when a change widens.
-        #[arg(long)]
-        allow_widening: bool,
-        /// Exit 0 even when a change could not be decided ("undecided": the
-        /// search found no call that tells the documents apart, but cannot
-        /// show that none exists).
-        #[arg(long)]
-        allow_undecided: bool,
-    },
+    Diff(DiffArgs),
     /// Write a rules file from the tools a server lists.
     ///
     /// The tools come from a JSON file (INPUT: a `tools/list` result, a
@@ -279,40 +198,7 @@ pub(crate) enum Command {
     /// per value with the tool's own annotations and a suggestion by verb.
     /// The output's extension picks the syntax (`.yaml` or `.rules`); an
     /// existing file is kept unless `--force`.
-    Import {
-        /// The `tools/list` JSON file.
-        input: Option<PathBuf>,
-        /// The rules file to write.
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Ask the streamable HTTP endpoint at this URL.
-        #[arg(long, value_name = "URL")]
-        url: Option<String>,
-        /// The server's name (default: its `serverInfo`, else the output's stem).
-        #[arg(long)]
-        name: Option<String>,
-        /// The server's version (default: its `serverInfo`, else 0.0.0).
-        #[arg(long)]
-        server_version: Option<String>,
-        /// Also write the tools as listed (`{"tools": […]}`, JSON) to this
-        /// file: a snapshot to commit, diff or import again later.
-        #[arg(long, value_name = "FILE")]
-        save_list: Option<PathBuf>,
-        /// Seconds to wait for each answer of a live server.
-        #[arg(long, default_value_t = 30, value_name = "SECONDS")]
-        timeout: u64,
-        /// The client capabilities declared to a live server (JSON). By
-        /// default a full host's (sampling, elicitation, roots), so a server
-        /// that lists tools by capability lists them all; `{}` for none.
-        #[arg(long, value_name = "JSON")]
-        client_capabilities: Option<String>,
-        /// Overwrite the output file if it exists.
-        #[arg(long)]
-        force: bool,
-        /// The server to start and ask over stdio.
-        #[arg(last = true, value_name = "COMMAND")]
-        command: Vec<OsString>,
-    },
+    Import(ImportArgs),
     /// Answer tools/resolve from rules in front of any MCP server: start
     /// the server (`-- COMMAND ARGS…`) as a child over stdio and speak MCP
     /// to the host on this process's stdio, passing everything through
@@ -341,24 +227,7 @@ pub(crate) enum Command {
     /// words, yes/no per hint, scopes, reachability), which calls fall
     /// through to the static annotations (with an example call), and a
     /// summary of the whole server.
-    Explain {
-        /// Rules files, or directories of them (one server).
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// Only this tool.
-        #[arg(long, value_name = "NAME")]
-        tool: Option<String>,
-        /// Output format (`html`: one self-contained page).
-        #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
-        format: ExplainFormat,
-        /// Write to this file instead of standard output.
-        #[arg(short, long)]
-        output: Option<PathBuf>,
-        /// Add this policy's decision for every tool and variant (a
-        /// `.cedar` file, a directory of them, or a YAML policy).
-        #[arg(long, value_name = "POLICY")]
-        policy: Option<PathBuf>,
-    },
+    Explain(ExplainArgs),
     /// Print a completion script for SHELL.
     ///
     /// bash: `mcp-resolve completions bash > ~/.local/share/bash-completion/completions/mcp-resolve`;
@@ -813,4 +682,159 @@ pub(crate) enum PolicyCommand {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+}
+
+/// `signature`'s arguments.
+#[derive(clap::Args)]
+pub(crate) struct SignatureArgs {
+    /// Rules files, or directories of them (one server).
+    #[arg(required = true)]
+    pub(crate) paths: Vec<PathBuf>,
+    /// Write to this file instead of standard output.
+    #[arg(short, long)]
+    pub(crate) output: Option<PathBuf>,
+    /// Print only the fingerprint.
+    #[arg(long)]
+    pub(crate) fingerprint_only: bool,
+    /// Write the document in its canonical form (RFC 8785, one line,
+    /// fingerprint included): what generated code holds as
+    /// `SIGNATURE_JSON`.
+    #[arg(long, conflicts_with_all = ["fingerprint_only", "server_json", "sign"])]
+    pub(crate) canonical: bool,
+    /// Write the fingerprint into this registry `server.json`, under
+    /// `_meta["io.modelcontextprotocol.registry/publisher-provided"]`,
+    /// keeping the rest of it; refused (file untouched) over 4096 bytes.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) server_json: Option<PathBuf>,
+    /// With `--server-json`: where the full signature document is published.
+    #[arg(long, value_name = "URL", requires = "server_json")]
+    pub(crate) signature_url: Option<String>,
+    /// Sign the document with this private key (PKCS#8 PEM, from
+    /// `keygen`): a detached JWS goes to `OUTPUT.jws`, one line per
+    /// signer. Repeat for several signers.
+    #[arg(long, value_name = "KEY.pem", requires = "output")]
+    pub(crate) sign: Vec<PathBuf>,
+}
+
+/// `import`'s arguments.
+#[derive(clap::Args)]
+pub(crate) struct ImportArgs {
+    /// The `tools/list` JSON file.
+    pub(crate) input: Option<PathBuf>,
+    /// The rules file to write.
+    #[arg(short, long)]
+    pub(crate) output: PathBuf,
+    /// Ask the streamable HTTP endpoint at this URL.
+    #[arg(long, value_name = "URL")]
+    pub(crate) url: Option<String>,
+    /// The server's name (default: its `serverInfo`, else the output's stem).
+    #[arg(long)]
+    pub(crate) name: Option<String>,
+    /// The server's version (default: its `serverInfo`, else 0.0.0).
+    #[arg(long)]
+    pub(crate) server_version: Option<String>,
+    /// Also write the tools as listed (`{"tools": […]}`, JSON) to this
+    /// file: a snapshot to commit, diff or import again later.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) save_list: Option<PathBuf>,
+    /// Seconds to wait for each answer of a live server.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    pub(crate) timeout: u64,
+    /// The client capabilities declared to a live server (JSON). By
+    /// default a full host's (sampling, elicitation, roots), so a server
+    /// that lists tools by capability lists them all; `{}` for none.
+    #[arg(long, value_name = "JSON")]
+    pub(crate) client_capabilities: Option<String>,
+    /// Overwrite the output file if it exists.
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// The server to start and ask over stdio.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<OsString>,
+}
+
+/// `explain`'s arguments.
+#[derive(clap::Args)]
+pub(crate) struct ExplainArgs {
+    /// Rules files, or directories of them (one server).
+    #[arg(required = true)]
+    pub(crate) paths: Vec<PathBuf>,
+    /// Only this tool.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) tool: Option<String>,
+    /// Output format (`html`: one self-contained page).
+    #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
+    pub(crate) format: ExplainFormat,
+    /// Write to this file instead of standard output.
+    #[arg(short, long)]
+    pub(crate) output: Option<PathBuf>,
+    /// Add this policy's decision for every tool and variant (a
+    /// `.cedar` file, a directory of them, or a YAML policy).
+    #[arg(long, value_name = "POLICY")]
+    pub(crate) policy: Option<PathBuf>,
+}
+
+/// `verify-manifest`'s arguments.
+#[derive(clap::Args)]
+pub(crate) struct VerifyManifestArgs {
+    /// The manifest document (`{manifest, signature}`).
+    pub(crate) manifest: PathBuf,
+    /// The publisher's keys: a JWK or a JWKS file, or an `https` URL of
+    /// one (private and link-local addresses refused); repeat for
+    /// several. Without it, the keys are discovered through the
+    /// server's Protected Resource Metadata (`mcp_signing_jwks_uri`).
+    #[arg(long, value_name = "JWKS")]
+    pub(crate) jwks: Vec<PathBuf>,
+    /// Let a JWKS URL be on a loopback address (and plain `http`
+    /// there): for tests and local development.
+    #[arg(long)]
+    pub(crate) allow_loopback_jwks: bool,
+    /// The server's canonical URI the manifest must be for.
+    #[arg(long, value_name = "URI")]
+    pub(crate) server: String,
+    /// The tools as the server lists them (a `tools/list` result, or a
+    /// JSON-RPC response holding one), checked against the manifest.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) declarations: Option<PathBuf>,
+}
+
+/// `diff`'s arguments.
+#[derive(clap::Args)]
+pub(crate) struct DiffArgs {
+    /// The old signature document (`.json`), or rules.
+    pub(crate) old: PathBuf,
+    /// The new signature document (`.json`), or rules.
+    pub(crate) new: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DiffFormat::Human)]
+    pub(crate) format: DiffFormat,
+    /// Exit 0 even when a change widens.
+    #[arg(long)]
+    pub(crate) allow_widening: bool,
+    /// Exit 0 even when a change could not be decided ("undecided": the
+    /// search found no call that tells the documents apart, but cannot
+    /// show that none exists).
+    #[arg(long)]
+    pub(crate) allow_undecided: bool,
+}
+
+/// `resolve`'s arguments.
+#[derive(clap::Args)]
+pub(crate) struct ResolveArgs {
+    /// Rules files, or directories of them (one server).
+    #[arg(required = true)]
+    pub(crate) paths: Vec<PathBuf>,
+    /// The tool name.
+    #[arg(long)]
+    pub(crate) tool: String,
+    /// The arguments, a JSON object; `-` reads them from standard input,
+    /// `@FILE` from a file.
+    #[arg(long)]
+    pub(crate) args: String,
+    /// The response shape.
+    #[arg(long, default_value = "extension", value_parser = parse_dialect)]
+    pub(crate) dialect: Dialect,
+    /// Say on standard error which variant matched and why.
+    #[arg(long)]
+    pub(crate) explain: bool,
 }

@@ -133,3 +133,14 @@ pub(crate) fn run(
         OK
     }
 }
+
+/// `mcp-resolve diff`.
+pub(crate) fn main(args: &super::args::DiffArgs) -> u8 {
+    run(
+        &args.old,
+        &args.new,
+        args.format,
+        args.allow_widening,
+        args.allow_undecided,
+    )
+}

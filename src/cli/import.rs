@@ -52,6 +52,10 @@ pub(crate) fn capabilities(given: Option<&str>) -> Result<Value, u8> {
     }
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "an import's steps in order (connect, list, write), each with its own exit code"
+)]
 pub(crate) fn run(source: Source, options: Options) -> u8 {
     let output = &options.output;
     for path in std::iter::once(output).chain(&options.save_list) {
@@ -220,5 +224,39 @@ pub(crate) fn source(
             );
             Err(USAGE)
         }
+    }
+}
+
+/// `mcp-resolve import`: its arguments read, then [`run`].
+pub(crate) fn main(args: super::args::ImportArgs) -> u8 {
+    let super::args::ImportArgs {
+        input,
+        output,
+        url,
+        name,
+        server_version,
+        save_list,
+        timeout,
+        client_capabilities,
+        force,
+        command,
+    } = args;
+    match (
+        source(input, url, command),
+        capabilities(client_capabilities.as_deref()),
+    ) {
+        (Ok(source), Ok(capabilities)) => run(
+            source,
+            Options {
+                output,
+                name,
+                version: server_version,
+                save_list,
+                force,
+                timeout: std::time::Duration::from_secs(timeout.max(1)),
+                capabilities,
+            },
+        ),
+        (Err(code), _) | (_, Err(code)) => code,
     }
 }

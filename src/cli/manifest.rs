@@ -138,3 +138,15 @@ pub(crate) fn verify(
     );
     OK
 }
+
+/// `mcp-resolve verify-manifest`.
+#[cfg(feature = "proxy")]
+pub(crate) fn verify_main(args: &super::args::VerifyManifestArgs) -> u8 {
+    verify(
+        &args.manifest,
+        &args.jwks,
+        args.allow_loopback_jwks,
+        &args.server,
+        args.declarations.as_deref(),
+    )
+}

@@ -15,6 +15,7 @@ use serde_json::Value;
 mod args;
 mod check;
 mod diff;
+mod explain;
 mod fmt;
 mod generate;
 #[cfg(feature = "proxy")]
@@ -112,30 +113,7 @@ fn run(command: Command) -> u8 {
             format,
             deny_warnings,
         } => check::run(&paths, format, deny_warnings),
-        Command::Signature {
-            paths,
-            output,
-            fingerprint_only,
-            canonical,
-            server_json,
-            signature_url,
-            sign,
-        } => match (server_json, output) {
-            (server_json, Some(output)) if !sign.is_empty() => signature::sign(
-                &paths,
-                &output,
-                &sign,
-                server_json
-                    .as_deref()
-                    .map(|f| (f, signature_url.as_deref())),
-            ),
-            (Some(file), output) => {
-                signature::server_json(&paths, output.as_deref(), &file, signature_url.as_deref())
-            }
-            (None, output) => {
-                signature::run(&paths, output.as_deref(), fingerprint_only, canonical)
-            }
-        },
+        Command::Signature(args) => signature::main(args),
         #[cfg(feature = "proxy")]
         Command::Keygen {
             output,
@@ -150,21 +128,9 @@ fn run(command: Command) -> u8 {
         } => keys::keygen(&output, alg.into(), force),
         Command::Manifest(args) => manifest::run(&args),
         #[cfg(not(feature = "proxy"))]
-        Command::VerifyManifest { .. } => not_built("verify-manifest", "proxy"),
+        Command::VerifyManifest(_) => not_built("verify-manifest", "proxy"),
         #[cfg(feature = "proxy")]
-        Command::VerifyManifest {
-            manifest,
-            jwks,
-            allow_loopback_jwks,
-            server,
-            declarations,
-        } => manifest::verify(
-            &manifest,
-            &jwks,
-            allow_loopback_jwks,
-            &server,
-            declarations.as_deref(),
-        ),
+        Command::VerifyManifest(args) => manifest::verify_main(&args),
         #[cfg(not(feature = "proxy"))]
         Command::Verify { .. } => not_built("verify", "proxy"),
         #[cfg(feature = "proxy")]
@@ -180,13 +146,7 @@ fn run(command: Command) -> u8 {
             lang,
             runtime_path,
         } => generate::run(&paths, output.as_deref(), lang, runtime_path),
-        Command::Resolve {
-            paths,
-            tool,
-            args,
-            dialect,
-            explain,
-        } => resolve::run(&paths, &tool, &args, dialect, explain),
+        Command::Resolve(args) => resolve::main(&args),
         Command::Fmt {
             paths,
             check,
@@ -198,138 +158,15 @@ fn run(command: Command) -> u8 {
             to,
             force,
         } => fmt::convert(&input, output.as_deref(), to, force),
-        Command::Diff {
-            old,
-            new,
-            format,
-            allow_widening,
-            allow_undecided,
-        } => diff::run(&old, &new, format, allow_widening, allow_undecided),
+        Command::Diff(args) => diff::main(&args),
         #[cfg(not(feature = "proxy"))]
-        Command::Import { .. } => not_built("import", "proxy"),
+        Command::Import(_) => not_built("import", "proxy"),
         #[cfg(feature = "proxy")]
-        Command::Import {
-            input,
-            output,
-            url,
-            name,
-            server_version,
-            save_list,
-            timeout,
-            client_capabilities,
-            force,
-            command,
-        } => match (
-            import::source(input, url, command),
-            import::capabilities(client_capabilities.as_deref()),
-        ) {
-            (Ok(source), Ok(capabilities)) => import::run(
-                source,
-                import::Options {
-                    output,
-                    name,
-                    version: server_version,
-                    save_list,
-                    force,
-                    timeout: std::time::Duration::from_secs(timeout.max(1)),
-                    capabilities,
-                },
-            ),
-            (Err(code), _) | (_, Err(code)) => code,
-        },
+        Command::Import(args) => import::main(args),
         #[cfg(not(feature = "proxy"))]
         Command::Proxy(_) => not_built("proxy", "proxy"),
         #[cfg(feature = "proxy")]
-        Command::Proxy(args) => {
-            let ProxyArgs {
-                paths,
-                dialect,
-                timeout,
-                max_message_bytes,
-                no_probe,
-                upstream,
-                listen,
-                allow_host,
-                allow_origin,
-                max_sessions,
-                session_idle,
-                pin,
-                pin_key,
-                pin_baseline,
-                policy,
-                principal,
-                ask_timeout,
-                audit,
-                audit_arguments,
-                otlp,
-                state_key_file,
-                redis,
-                sign_key,
-                server_uri,
-                publisher,
-                manifest_expires,
-                jws_alg,
-                auth_issuer,
-                auth_scope,
-                list_by_scope,
-                auth_introspect,
-                auth_client_id,
-                auth_client_secret,
-                upstream_header,
-                audience,
-                trust,
-                trust_jwks,
-                allow_loopback_jwks,
-                trust_audience,
-                command,
-            } = *args;
-            proxy::main(proxy::Args {
-                trust,
-                trust_jwks,
-                allow_loopback_jwks,
-                trust_audience,
-                sign_key,
-                server_uri,
-                publisher,
-                manifest_expires,
-                jws_alg,
-                auth_issuer,
-                auth_scope,
-                list_by_scope,
-                auth_introspect,
-                auth_client_id,
-                auth_client_secret,
-                upstream_header,
-                audience,
-                pin,
-                pin_key,
-                pin_baseline,
-                policy,
-                principal,
-                ask_timeout: std::time::Duration::from_secs(ask_timeout),
-                audit,
-                audit_arguments,
-                otlp,
-                state_key_file,
-                redis,
-                paths,
-                dialect,
-                timeout,
-                max_message_bytes: max_message_bytes.max(1024),
-                probe: !no_probe,
-                upstream,
-                listen: listen.map(|addr| mcp_resolve_proxy::listen::ListenOptions {
-                    addr,
-                    allowed_hosts: allow_host,
-                    allowed_origins: allow_origin,
-                    max_sessions: max_sessions.max(1),
-                    session_idle: (session_idle > 0)
-                        .then(|| std::time::Duration::from_secs(session_idle)),
-                    auth: None,
-                }),
-                command,
-            })
-        }
+        Command::Proxy(args) => proxy::from_args(*args),
         #[cfg(feature = "policy")]
         Command::Policy(command) => policy::main(command),
         #[cfg(not(feature = "policy"))]
@@ -355,65 +192,26 @@ fn run(command: Command) -> u8 {
             output.as_deref(),
             &mcp_resolve::rules_schema::rules_schema(),
         ),
-        Command::Explain {
-            paths,
-            tool,
-            format,
-            output,
-            policy,
-        } => with_server(&paths, |project, server| {
-            let mut explanation = mcp_resolve::explain::explain(project, server);
-            if let Some(name) = &tool {
-                explanation = match explanation.only_tool(name) {
-                    Ok(e) => e,
-                    Err(e) => {
-                        progress::finish();
-                        eprintln!("error: {e}");
-                        return USAGE;
-                    }
-                };
-            }
-            let text = match format {
-                ExplainFormat::Text => explanation.to_text(),
-                ExplainFormat::Markdown => explanation.to_markdown(),
-                ExplainFormat::Html => explanation.to_html(),
-            };
-            #[cfg(feature = "policy")]
-            let text = match policy {
-                Some(policy) => {
-                    match policy::decision_section(&policy, server, tool.as_deref(), format) {
-                        Ok(section) => {
-                            let mut text = text;
-                            policy::append_section(&mut text, &section, format);
-                            text
-                        }
-                        Err(code) => return code,
-                    }
-                }
-                None => text,
-            };
-            #[cfg(not(feature = "policy"))]
-            if policy.is_some() {
-                return not_built("explain --policy", "policy");
-            }
-            write_output(output.as_deref(), &text)
-        }),
-        Command::Completions { shell } => {
-            let mut text = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "mcp-resolve", &mut text);
-            let mut text = String::from_utf8_lossy(&text).into_owned();
-            if shell == clap_complete::Shell::Bash {
-                // clap_complete's bash script names a subcommand's state
-                // `mcp__resolve__subcmd__X` where it sets it and
-                // `mcp__subcmd__resolve__subcmd__X` where it reads it (its
-                // hyphen escaping, clap-rs/clap#6421), so nothing after a
-                // subcommand would complete. Spell both alike.
-                text = text.replace("mcp__subcmd__resolve__", "mcp__resolve__");
-            }
-            out(&text);
-            OK
-        }
+        Command::Explain(args) => explain::run(args),
+        Command::Completions { shell } => completions(shell),
     }
+}
+
+/// The completion script of `shell`.
+fn completions(shell: clap_complete::Shell) -> u8 {
+    let mut text = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "mcp-resolve", &mut text);
+    let mut text = String::from_utf8_lossy(&text).into_owned();
+    if shell == clap_complete::Shell::Bash {
+        // clap_complete's bash script names a subcommand's state
+        // `mcp__resolve__subcmd__X` where it sets it and
+        // `mcp__subcmd__resolve__subcmd__X` where it reads it (its
+        // hyphen escaping, clap-rs/clap#6421), so nothing after a
+        // subcommand would complete. Spell both alike.
+        text = text.replace("mcp__subcmd__resolve__", "mcp__resolve__");
+    }
+    out(&text);
+    OK
 }
 
 /// A command this build leaves out (built with `--no-default-features`):

@@ -109,3 +109,14 @@ fn explain_steps(resolver: &Resolver<'_>, tool: &str, arguments: &Value) {
         let _ = writeln!(err, "no variant matches: the static annotations apply");
     }
 }
+
+/// `mcp-resolve resolve`.
+pub(crate) fn main(args: &super::args::ResolveArgs) -> u8 {
+    run(
+        &args.paths,
+        &args.tool,
+        &args.args,
+        args.dialect,
+        args.explain,
+    )
+}

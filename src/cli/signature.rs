@@ -94,7 +94,7 @@ fn write_server_json(
 /// is unchanged (co-signers sign the same document at different times), and
 /// dropped, with a note, when it changed. With `server_json`, the
 /// fingerprint and every signature go into the registry `server.json`.
-pub(crate) fn sign(
+fn sign_document(
     paths: &[PathBuf],
     output: &Path,
     keys: &[PathBuf],
@@ -161,4 +161,32 @@ pub(crate) fn sign(
             None => OK,
         }
     })
+}
+
+/// `mcp-resolve signature`: the document, its fingerprint into a
+/// `server.json`, or the document signed.
+pub(crate) fn main(args: super::args::SignatureArgs) -> u8 {
+    let super::args::SignatureArgs {
+        paths,
+        output,
+        fingerprint_only,
+        canonical,
+        server_json,
+        signature_url,
+        sign,
+    } = args;
+    match (server_json, output) {
+        (server_json, Some(output)) if !sign.is_empty() => sign_document(
+            &paths,
+            &output,
+            &sign,
+            server_json
+                .as_deref()
+                .map(|f| (f, signature_url.as_deref())),
+        ),
+        (Some(file), output) => {
+            self::server_json(&paths, output.as_deref(), &file, signature_url.as_deref())
+        }
+        (None, output) => run(&paths, output.as_deref(), fingerprint_only, canonical),
+    }
 }

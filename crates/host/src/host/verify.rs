@@ -238,6 +238,10 @@ fn marked_resolvable(tool: &Map<String, Value>) -> bool {
 /// annotations equal to the signature's, and a
 /// resolvable marker (of any dialect) only if the signature gives it
 /// variants. Tools the signature has but the server does not list are fine.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one check per member of MCP's `Tool`, in the order the violations are reported"
+)]
 pub fn verify_tools_list(signature: &Signature, result: &Value) -> Result<(), Violations> {
     let tools = match result {
         Value::Array(tools) => tools,

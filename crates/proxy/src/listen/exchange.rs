@@ -27,6 +27,10 @@ use crate::upstream::UpstreamError;
 /// A host's `POST`: one message, screened, routed to its session (opened
 /// for an `initialize`, the shared one for a request that names none), and
 /// for a request the answer on this exchange.
+#[expect(
+    clippy::too_many_lines,
+    reason = "a `POST`'s path from screening to its answer, each refusal where its rule applies"
+)]
 pub(super) async fn post(
     hub: Arc<Hub>,
     session_id: Option<String>,

@@ -571,6 +571,10 @@ fn all_hints(a: &Annotations, b: &Annotations) -> Vec<String> {
     hints
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "the report's four parts in the order it prints them, sharing one search and one change builder"
+)]
 fn compare_tool(o: &ToolSig, n: &ToolSig, changes: &mut Vec<Change>) {
     let name = n.signed.name().to_string();
     let search = Search::new(Some(o), Some(n));

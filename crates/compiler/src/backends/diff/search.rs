@@ -227,6 +227,10 @@ fn escape(name: &str) -> String {
 
 /// Values for one argument: the classes the schemas tell apart, and for
 /// objects with listed properties, objects built field by field.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one candidate list grown in steps that each read what the previous ones added"
+)]
 fn column_values(schemas: &[(Value, Value)], depth: u32) -> Vec<Value> {
     let refs: Vec<(&Value, &Value)> = schemas.iter().map(|(s, r)| (s, r)).collect();
     let limits = Limits {

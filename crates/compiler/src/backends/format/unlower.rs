@@ -152,6 +152,10 @@ fn rel(lhs: Expr, op: RelOp, rhs: Expr) -> Expr {
 }
 
 /// Candidate CEL spellings of `path` tested by `pred`, best first.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one arm per CEL spelling, in the order of preference they are tried"
+)]
 fn sugar(path: &ArgPath, pred: &Pred) -> Vec<Expr> {
     let a = || path_expr(path);
     // Strip a `type` guard: the lowering decides whether it comes back.

@@ -61,6 +61,10 @@ impl Default for Options {
 /// Generates the Python module for `server`, which must have passed
 /// `check`; the errors are [`crate::diagnostic::Code::NotPortable`]
 /// diagnostics.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the module's sections written top to bottom, in the order of the file"
+)]
 pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagnostic>> {
     if !is_module_path(&options.runtime_module) {
         return Err(vec![Diagnostic::new(

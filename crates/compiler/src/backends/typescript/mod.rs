@@ -69,6 +69,10 @@ const SCHEMA_DIALECTS: [&str; 4] = [
 
 /// Generates the TypeScript module for `server`, which must have passed
 /// `check`; the errors are [`Code::NotPortable`] diagnostics.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the module's sections written top to bottom, in the order of the file"
+)]
 pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagnostic>> {
     // Each tool's items and findings, on the machine's cores, in tool order.
     let per_tool = crate::par::map(

@@ -239,6 +239,10 @@ impl Analyzer {
         (Some(analysis), budget.into_trace())
     }
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "the analysis's steps in order, each spending the same budget and feeding the next"
+    )]
     fn try_tool(&mut self, tool: &Tool, budget: &mut Budget) -> Result<ToolAnalysis, Inconclusive> {
         let validator = ArgumentValidator::new(&tool.input_schema)
             .map_err(|e| Inconclusive(format!("the inputSchema does not compile: {e}")))?;

@@ -342,6 +342,10 @@ impl Dsl<'_, '_> {
             .collect()
     }
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one arm per clause of a `.rules` tool, as the grammar lists them"
+    )]
     fn tool(
         &mut self,
         item: Pair<'_, Rule>,

@@ -53,6 +53,10 @@ impl Builder<'_> {
     }
 
     /// Builds an `expr` pair.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one arm per grammar rule of an expression, as the grammar lists them"
+    )]
     pub fn expr(&self, pair: Pair<'_, Rule>) -> Result<Expr, Diagnostic> {
         let span = self.span(&pair);
         match pair.as_rule() {

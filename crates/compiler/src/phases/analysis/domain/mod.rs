@@ -253,6 +253,10 @@ impl Env {
     /// of the classes of items that `items` and `contains` tell apart).
     /// These are all the predicates see of an array, so the regions are
     /// exact, besides the literals, which are regions of their own.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "lengths and item classes are combined in one product; apart, each half would need the other's state"
+    )]
     fn arrays(
         &mut self,
         root: &Value,
@@ -448,6 +452,10 @@ impl Env {
     /// (`properties`, `required`), every region of its values and its
     /// absence, combined; else the smallest object. The literals are regions
     /// of their own.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "the properties' regions and their product are one walk over the same budget"
+    )]
     fn objects(
         &mut self,
         root: &Value,
