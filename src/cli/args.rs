@@ -585,7 +585,7 @@ pub(crate) fn parse_listen(s: &str) -> Result<std::net::SocketAddr, String> {
 /// A server's canonical URI (RFC 8707), checked.
 #[cfg(feature = "proxy")]
 pub(crate) fn parse_server_uri(s: &str) -> Result<String, String> {
-    mcp_resolve_proxy::declare::server_uri(s)
+    mcp_resolve_proxy::declare::server_uri(s).map_err(|e| e.to_string())
 }
 
 /// A build without the proxy takes the URI as given (`proxy`, the one

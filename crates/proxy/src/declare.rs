@@ -27,15 +27,29 @@ pub const JWKS_PATH: &str = "/.well-known/mcp-signing-jwks.json";
 
 /// Checks a server's canonical URI (RFC 8707): an absolute `https` (or
 /// `http`) URI with a host and no fragment. The URI as given, or why not.
-pub fn server_uri(uri: &str) -> Result<String, String> {
-    let url = reqwest::Url::parse(uri).map_err(|e| format!("not an absolute URI: {e}"))?;
+pub fn server_uri(uri: &str) -> Result<String, ServerUriError> {
+    let url = reqwest::Url::parse(uri).map_err(|e| ServerUriError::NotAbsolute(e.to_string()))?;
     if !matches!(url.scheme(), "https" | "http") || url.host_str().is_none() {
-        return Err("a server's canonical URI is `https://HOST[/PATH]`".into());
+        return Err(ServerUriError::NotHttps);
     }
     if url.fragment().is_some() {
-        return Err("a server's canonical URI has no fragment (RFC 8707)".into());
+        return Err(ServerUriError::Fragment);
     }
     Ok(uri.to_owned())
+}
+
+/// Why a server's canonical URI is refused ([`server_uri`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ServerUriError {
+    /// Not an absolute URI.
+    #[error("not an absolute URI: {0}")]
+    NotAbsolute(String),
+    /// Not `http(s)` with a host.
+    #[error("a server's canonical URI is `https://HOST[/PATH]`")]
+    NotHttps,
+    /// It has a fragment.
+    #[error("a server's canonical URI has no fragment (RFC 8707)")]
+    Fragment,
 }
 
 /// What the proxy signs with, and for whom.

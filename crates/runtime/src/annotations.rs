@@ -187,7 +187,7 @@ impl Annotations {
     /// Reads a `ToolAnnotations` object (see the type's documentation), as
     /// deserializing one does: for a reader that has the object parsed
     /// already.
-    pub fn from_map(map: &Map<String, Value>) -> Result<Annotations, String> {
+    pub fn from_map(map: &Map<String, Value>) -> Result<Annotations, AnnotationError> {
         Annotations::from_entries(map.iter().map(|(hint, value)| {
             let value = match value {
                 Value::Bool(b) => Listed::Bool(*b),
@@ -203,7 +203,7 @@ impl Annotations {
     /// hint once, as a parsed object has it).
     pub fn from_entries<'a>(
         entries: impl IntoIterator<Item = (&'a str, Listed)>,
-    ) -> Result<Annotations, String> {
+    ) -> Result<Annotations, AnnotationError> {
         let mut out = Annotations::defaults();
         let mut extra = Vec::new();
         for (hint, value) in entries {
@@ -212,10 +212,12 @@ impl Annotations {
                 // ToolAnnotations' display title is not a hint
                 // (`ToolAnnotations` keeps it).
                 Listed::String if hint == "title" => {}
-                _ if hint == "title" => {
-                    return Err("annotation `title` must be a string".into());
+                _ if hint == "title" => return Err(AnnotationError::TitleNotString),
+                _ => {
+                    return Err(AnnotationError::NotBoolean {
+                        hint: hint.to_string(),
+                    });
                 }
-                _ => return Err(format!("annotation `{hint}` must be a boolean")),
             }
         }
         out.extra = ExtraHints::Owned(extra);
@@ -241,6 +243,20 @@ impl Serialize for Annotations {
         }
         map.end()
     }
+}
+
+/// Why a `ToolAnnotations` object is not one.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AnnotationError {
+    /// `title` is there and is no string.
+    #[error("annotation `title` must be a string")]
+    TitleNotString,
+    /// A hint whose value is no boolean.
+    #[error("annotation `{hint}` must be a boolean")]
+    NotBoolean {
+        /// The hint's name.
+        hint: String,
+    },
 }
 
 /// What an annotation's value is, as [`Annotations::from_entries`] reads

@@ -38,7 +38,7 @@ pub mod rmcp;
 mod rules;
 mod validate;
 
-pub use annotations::{Annotations, ExtraHints, Listed, ToolAnnotations};
+pub use annotations::{AnnotationError, Annotations, ExtraHints, Listed, ToolAnnotations};
 pub use dialect::{Dialect, Resolution, UnknownDialect};
 pub use error::{ErrorObject, RpcError};
 pub use hints::CORE_HINTS;

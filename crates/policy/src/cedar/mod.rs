@@ -42,6 +42,24 @@ mod typed;
 
 pub use schema::{ServerSchema, namespace_of};
 
+/// Why a Cedar engine, schema or request cannot be made. Each kind carries
+/// the message of the step that refused (Cedar's own, or the rules').
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CedarError {
+    /// The server's Cedar schema (from its rules) cannot be made.
+    #[error("{0}")]
+    Schema(String),
+    /// The policy text does not parse or cannot be put to the schema.
+    #[error("{0}")]
+    Policy(String),
+    /// `--principal` does not name an entity of the schema.
+    #[error("{0}")]
+    Principal(String),
+    /// A call cannot be made a Cedar request.
+    #[error("{0}")]
+    Request(String),
+}
+
 /// A policy of the set, as errors and audit lines name it.
 #[derive(Clone, Debug)]
 pub struct Named {
@@ -125,8 +143,8 @@ impl Engine {
         sources: &[Source<'_>],
         principal: Option<&str>,
     ) -> Result<Engine, Vec<Diagnostic>> {
-        let schema =
-            ServerSchema::of(server).map_err(|e| vec![Diagnostic::new(Code::InvalidSchema, e)])?;
+        let schema = ServerSchema::of(server)
+            .map_err(|e| vec![Diagnostic::new(Code::InvalidSchema, e.to_string())])?;
         let (policies, named, errors) = load::parse(sources);
         let mut errors = errors;
         if errors.is_empty() {
@@ -150,7 +168,7 @@ impl Engine {
         server: &mcp_resolve::ir::Server,
         text: &str,
         principal: Option<&str>,
-    ) -> Result<Engine, String> {
+    ) -> Result<Engine, CedarError> {
         let schema = ServerSchema::of(server)?;
         let source = Source {
             file: FileId(0),
@@ -159,10 +177,10 @@ impl Engine {
         };
         let (policies, named, errors) = load::parse(std::slice::from_ref(&source));
         if let Some(e) = errors.first() {
-            return Err(e.message.clone());
+            return Err(CedarError::Policy(e.message.clone()));
         }
-        let principal = load::parse_principal(&schema, principal)?;
-        Engine::new(server, schema, policies, named, principal)
+        let principal = load::parse_principal(&schema, principal).map_err(CedarError::Principal)?;
+        Engine::new(server, schema, policies, named, principal).map_err(CedarError::Policy)
     }
 
     /// The engine of a YAML policy: its Cedar translation
@@ -171,7 +189,7 @@ impl Engine {
         server: &mcp_resolve::ir::Server,
         policy: &crate::yaml::Policy,
         principal: Option<&str>,
-    ) -> Result<Engine, String> {
+    ) -> Result<Engine, CedarError> {
         let namespace = namespace_of(&server.name);
         Engine::unvalidated(server, &translate::to_cedar(policy, &namespace), principal)
     }

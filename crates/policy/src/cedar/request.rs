@@ -12,7 +12,7 @@ use cedar_policy_core::extensions::Extensions;
 use serde_json::Value;
 use smol_str::SmolStr;
 
-use super::{Engine, schema, typed, uid};
+use super::{CedarError, Engine, schema, typed, uid};
 use crate::Call;
 
 impl Engine {
@@ -140,8 +140,8 @@ impl Engine {
     pub fn request(
         &self,
         call: &Call<'_>,
-    ) -> Result<(ast::Request, cedar_policy_core::entities::Entities), String> {
-        let (request, entities) = self.request_parts(call)?;
+    ) -> Result<(ast::Request, cedar_policy_core::entities::Entities), CedarError> {
+        let (request, entities) = self.request_parts(call).map_err(CedarError::Request)?;
         Ok((request, entities.into_owned()))
     }
 
@@ -214,13 +214,14 @@ impl Engine {
     pub fn generated(
         &self,
         call: &Call<'_>,
-    ) -> Result<(ast::Request, cedar_policy_core::entities::Entities), String> {
+    ) -> Result<(ast::Request, cedar_policy_core::entities::Entities), CedarError> {
         let empty = Value::Object(Default::default());
         self.generated_request(
             call,
             self.principal_of(call),
             call.arguments.unwrap_or(&empty),
         )
+        .map_err(CedarError::Request)
     }
 
     /// The request of a call without `input`: a tool the rules do not
@@ -272,8 +273,13 @@ impl Engine {
     /// and its entities (`--entities`) without the schema's action
     /// entities (the CLI adds those from `--schema`): for checking a
     /// decision with an independent evaluator.
-    pub fn cli_request(&self, call: &Call<'_>) -> Result<(Value, Value), String> {
-        let (request, entities) = self.request(call)?;
+    pub fn cli_request(&self, call: &Call<'_>) -> Result<(Value, Value), CedarError> {
+        self.cli_request_text(call).map_err(CedarError::Request)
+    }
+
+    fn cli_request_text(&self, call: &Call<'_>) -> Result<(Value, Value), String> {
+        let (request, entities) = self.request_parts(call)?;
+        let entities = entities.into_owned();
         let part = |entry: &ast::EntityUIDEntry| -> Value {
             match entry {
                 ast::EntityUIDEntry::Known { euid, .. } => Value::String(euid.to_string()),

@@ -191,7 +191,11 @@ impl ServerSchema {
     /// The schema of `server`'s rules. A tool whose `inputSchema` the
     /// generator cannot type gets an empty `input` (listed in
     /// [`ServerSchema::untyped`]), so the others keep theirs.
-    pub fn of(server: &mcp_resolve::ir::Server) -> Result<ServerSchema, String> {
+    pub fn of(server: &mcp_resolve::ir::Server) -> Result<ServerSchema, super::CedarError> {
+        ServerSchema::build(server).map_err(super::CedarError::Schema)
+    }
+
+    fn build(server: &mcp_resolve::ir::Server) -> Result<ServerSchema, String> {
         let namespace = namespace_of(&server.name);
         let hints: Vec<String> = server.hints.names().map(str::to_string).collect();
         for hint in &hints {

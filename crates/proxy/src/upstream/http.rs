@@ -85,17 +85,20 @@ impl UpstreamHeaders {
     pub fn parse(
         specs: &[String],
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<UpstreamHeaders, String> {
+    ) -> Result<UpstreamHeaders, HeaderError> {
         let mut headers = HeaderMap::new();
         for spec in specs {
             let Some((name, value)) = spec.split_once(':') else {
-                return Err(format!("`{spec}` is not `Name: value`"));
+                return Err(HeaderError::NotNameValue(spec.clone()));
             };
             let name = reqwest::header::HeaderName::from_bytes(name.trim().as_bytes())
-                .map_err(|_| format!("`{}` is not a header name", name.trim()))?;
-            let value = expand(value.trim(), env).map_err(|why| format!("`{name}`: {why}"))?;
-            let mut value = HeaderValue::from_str(&value)
-                .map_err(|_| format!("`{name}`: the value is not a header value"))?;
+                .map_err(|_| HeaderError::Name(name.trim().to_owned()))?;
+            let value = expand(value.trim(), env).map_err(|why| HeaderError::Secret {
+                name: name.to_string(),
+                why,
+            })?;
+            let mut value =
+                HeaderValue::from_str(&value).map_err(|_| HeaderError::Value(name.to_string()))?;
             value.set_sensitive(true);
             headers.append(name, value);
         }
@@ -112,32 +115,76 @@ impl UpstreamHeaders {
 /// from the environment through `env`, or as `@PATH`, a file's contents
 /// without its line ending; never written out (a value with neither is
 /// refused).
-pub fn expand(value: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+pub fn expand(value: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, SecretError> {
     if let Some(path) = value.strip_prefix('@') {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+        let text = std::fs::read_to_string(path).map_err(|e| SecretError::Read {
+            path: path.to_owned(),
+            error: e.to_string(),
+        })?;
         return Ok(text.trim_end_matches(['\n', '\r']).to_owned());
     }
     if !value.contains("${") {
-        return Err(
-            "the value must come from the environment (`${NAME}`) or a file (`@PATH`), never from the command line".into(),
-        );
+        return Err(SecretError::Literal);
     }
     let mut out = String::new();
     let mut rest = value;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let Some(end) = rest[start..].find('}') else {
-            return Err("`${` without its `}`".into());
+            return Err(SecretError::Unclosed);
         };
         let name = &rest[start + 2..start + end];
-        out.push_str(
-            &env(name).ok_or_else(|| format!("the environment variable `{name}` is not set"))?,
-        );
+        out.push_str(&env(name).ok_or_else(|| SecretError::Unset(name.to_owned()))?);
         rest = &rest[start + end + 1..];
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// Why a secret given to the proxy cannot be read ([`expand`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SecretError {
+    /// `@PATH` names a file that cannot be read.
+    #[error("cannot read `{path}`: {error}")]
+    Read {
+        /// The file.
+        path: String,
+        /// What reading it said.
+        error: String,
+    },
+    /// A value written out on the command line.
+    #[error(
+        "the value must come from the environment (`${{NAME}}`) or a file (`@PATH`), never from the command line"
+    )]
+    Literal,
+    /// `${` without its `}`.
+    #[error("`${{` without its `}}`")]
+    Unclosed,
+    /// A referenced variable that is not set.
+    #[error("the environment variable `{0}` is not set")]
+    Unset(String),
+}
+
+/// Why an `--upstream-header` is refused ([`UpstreamHeaders::parse`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderError {
+    /// No colon between a name and a value.
+    #[error("`{0}` is not `Name: value`")]
+    NotNameValue(String),
+    /// Not an HTTP header name.
+    #[error("`{0}` is not a header name")]
+    Name(String),
+    /// The value, once read, is not an HTTP header value.
+    #[error("`{0}`: the value is not a header value")]
+    Value(String),
+    /// The value's secret cannot be read.
+    #[error("`{name}`: {why}")]
+    Secret {
+        /// The header's name.
+        name: String,
+        /// Why.
+        why: SecretError,
+    },
 }
 
 #[cfg(test)]
@@ -168,7 +215,9 @@ mod header_tests {
             ("no colon", "is not `Name: value`"),
             ("X-Key: @/nonexistent/file", "cannot read"),
         ] {
-            let error = UpstreamHeaders::parse(&[spec.to_owned()], &env).unwrap_err();
+            let error = UpstreamHeaders::parse(&[spec.to_owned()], &env)
+                .unwrap_err()
+                .to_string();
             assert!(error.contains(why), "{spec}: {error}");
         }
     }

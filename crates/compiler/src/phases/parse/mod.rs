@@ -10,7 +10,7 @@ pub mod yaml_fast;
 /// The shape MCP's `Tool` gives a member that rules files carry verbatim
 /// (`outputSchema`, `icons`, `execution`, `_meta`, and `trust`, SEP-3140's
 /// labels): `Err` says what is wrong.
-pub fn check_tool_member(name: &str, value: &serde_json::Value) -> Result<(), String> {
+pub(crate) fn check_tool_member(name: &str, value: &serde_json::Value) -> Result<(), String> {
     use serde_json::Value;
     match name {
         "outputSchema" => match value {
