@@ -36,11 +36,8 @@ pub mod jwks;
 mod link;
 pub mod listen;
 pub mod pin;
-mod quick;
-mod raw;
 pub mod record;
 mod relay;
-pub mod rules;
 pub mod session;
 pub mod shared;
 pub mod state;
@@ -48,6 +45,11 @@ pub mod state;
 mod threads;
 pub mod trust;
 pub mod upstream;
+
+/// What the proxy adds to a server's messages (`mcp-resolve-proxy-core`).
+pub use mcp_resolve_proxy_core::rules;
+// The core's readers of raw JSON text, where the transports use them.
+use mcp_resolve_proxy_core::{quick, raw};
 
 /// Policy: Cedar over resolved calls, and the simple YAML form
 /// (`mcp-resolve-policy`).

@@ -187,6 +187,74 @@ fn the_language_server_knows_the_compiler_and_nothing_of_the_proxy() {
     assert_none_of("mcp-resolve", &compiler, &["lsp-server", "lsp-types"]);
 }
 
+/// What the proxy's core may not depend on: it decides, the proxy crate
+/// does the I/O (docs/architecture.md, "The crates").
+const PROXY_CORE_FORBIDDEN: &[&str] = &[
+    "tokio",
+    "axum",
+    "hyper",
+    "reqwest",
+    "redis",
+    "mio",
+    "socket2",
+    "sse-stream",
+    "opentelemetry",
+    "mcp-resolve-telemetry",
+    "mcp-resolve-proxy",
+    "mcp-resolve-cli",
+    "clap",
+];
+
+#[test]
+fn the_proxy_core_depends_on_no_runtime_transport_or_entropy() {
+    let core = tree("mcp-resolve-proxy-core", &[]);
+    assert_none_of("mcp-resolve-proxy-core", &core, PROXY_CORE_FORBIDDEN);
+    assert!(
+        core.contains("mcp-resolve-runtime") && core.contains("mcp-resolve-host"),
+        "{core:?}"
+    );
+    // No entropy of its own: `getrandom` is in its tree only below the
+    // host's keys and the validator's hash seeds, never a dependency of the
+    // core itself (ids and nonces are given to it).
+    let direct = tree("mcp-resolve-proxy-core", &["--depth", "1"]);
+    assert!(!direct.contains("getrandom"), "{direct:?}");
+    // Nor does its source reach for the operating system itself.
+    let src = crate::repo().join("crates/proxy-core/src");
+    let mut stack = vec![src];
+    let mut files = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            files += 1;
+            let text = std::fs::read_to_string(&path).unwrap();
+            for word in [
+                "std::fs",
+                "std::net",
+                "std::process",
+                "std::env",
+                "std::thread",
+                "getrandom",
+                "SystemTime::now",
+                "Instant::now",
+            ] {
+                assert!(
+                    !text.contains(word),
+                    "{} uses `{word}`: the proxy's core does no I/O and reads no clock",
+                    path.display()
+                );
+            }
+        }
+    }
+    assert!(files >= 3, "read {files} files of the proxy's core");
+}
+
 #[test]
 fn only_the_command_knows_clap() {
     let proxy = tree("mcp-resolve-proxy", &[]);

@@ -375,7 +375,7 @@ impl Session<'_> {
 
     /// A `tools/list` answer without a pin to check: each tool the rules
     /// describe annotated as text (schemas and every other member left as
-    /// written, [`ProxyRules::annotate_text`]) and spliced back in; the
+    /// written, [`ProxyRules::annotate_members`]) and spliced back in; the
     /// listed static annotations remembered. `None` when nothing changes.
     fn annotated_list<'t>(
         &mut self,

@@ -11,9 +11,9 @@ use serde_json::{Map, Value};
 use crate::raw::Members;
 
 /// One tool's entry.
-pub(super) struct Entry {
+pub struct Entry {
     /// As the tree path merges it.
-    pub(super) map: Map<String, Value>,
+    pub map: Map<String, Value>,
     /// The rules' `annotations`, each hint as JSON text; `None` when the
     /// entry has no annotations object.
     hints: Option<Vec<Member>>,
@@ -50,7 +50,7 @@ enum Mark {
 
 impl Entry {
     /// The entry `map` (an entry in the dialect, as the rules list it).
-    pub(super) fn new(map: Map<String, Value>) -> Entry {
+    pub fn new(map: Map<String, Value>) -> Entry {
         let hints = match map.get("annotations") {
             Some(Value::Object(annotations)) => Some(
                 annotations
@@ -83,7 +83,7 @@ impl Entry {
     /// — in the order they stand. Every byte not edited stays as the
     /// server wrote it. `false` (and nothing added) when `tool` does not
     /// end with its closing brace.
-    pub(super) fn edits<'t>(
+    pub fn edits<'t>(
         &self,
         tool: &'t str,
         members: &Members<'t>,
@@ -174,7 +174,7 @@ fn merged(listed: Option<&Members<'_>>, hints: &[Member]) -> String {
 
 /// JSON text, written straight into a buffer (`to_string` goes through
 /// `Display` and its formatter, a few times slower).
-pub(super) fn text_of<T: serde::Serialize + ?Sized>(value: &T) -> String {
+pub fn text_of<T: serde::Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 

@@ -38,7 +38,7 @@ struct Property {
 
 /// A tool's `inputSchema` the check can decide on a call's text.
 #[derive(Debug)]
-pub(crate) struct QuickSchema {
+pub struct QuickSchema {
     properties: Vec<(String, Property)>,
     required: Vec<String>,
     /// `additionalProperties: false`.
@@ -65,7 +65,7 @@ impl QuickSchema {
     /// `schema` when every keyword in it is one the check reads (or only
     /// annotates), with the values the check understands; `None`
     /// otherwise (the call goes the whole way).
-    pub(crate) fn of(schema: &Value) -> Option<QuickSchema> {
+    pub fn of(schema: &Value) -> Option<QuickSchema> {
         let schema = schema.as_object()?;
         let mut quick = QuickSchema {
             properties: Vec::new(),
@@ -102,7 +102,7 @@ impl QuickSchema {
     /// each value as written and already read as valid JSON: `true` only
     /// when it surely does; `false` when it does not, or when the check
     /// cannot tell (a nested value, a number with a fraction or exponent).
-    pub(crate) fn accepts(&self, members: &Members<'_>) -> bool {
+    pub fn accepts(&self, members: &Members<'_>) -> bool {
         let all_known = members.0.iter().all(|(key, raw)| {
             match self.properties.iter().find(|(name, _)| name == key) {
                 Some((_, property)) => property.accepts(raw),
@@ -216,20 +216,20 @@ impl Property {
 
 /// A `tools/call`'s params read on their text: the tool's name, and its
 /// arguments' members (`None`: no `arguments`, the empty object).
-pub(crate) struct QuickCall<'a> {
+pub struct QuickCall<'a> {
     /// The tool called.
-    pub(crate) name: Cow<'a, str>,
+    pub name: Cow<'a, str>,
     /// The arguments' members, each value as written.
-    pub(crate) arguments: Option<Members<'a>>,
+    pub arguments: Option<Members<'a>>,
 }
 
 impl<'a> QuickCall<'a> {
     /// `params` (a request's params, as written) when they hold exactly a
     /// string `name` and, optionally, an object `arguments` whose values
-    /// are all scalars [`scalar`] reads; every value then was read as a
+    /// are all scalars `scalar` reads; every value then was read as a
     /// tree reader reads it. Anything else (`_meta`, a nested argument, a
     /// number with a fraction): `None`.
-    pub(crate) fn of(params: &'a str) -> Option<QuickCall<'a>> {
+    pub fn of(params: &'a str) -> Option<QuickCall<'a>> {
         let call = serde_json::from_str::<QuickCall<'a>>(params).ok()?;
         let scalars = call
             .arguments
@@ -239,7 +239,7 @@ impl<'a> QuickCall<'a> {
     }
 
     /// Whether `schema` surely accepts these arguments.
-    pub(crate) fn accepted_by(&self, schema: &QuickSchema) -> bool {
+    pub fn accepted_by(&self, schema: &QuickSchema) -> bool {
         match &self.arguments {
             Some(members) => schema.accepts(members),
             None => schema.accepts(&Members(Vec::new())),
@@ -277,7 +277,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for QuickCall<'a> {
 
 /// A request's params as the screen gives them: parsed into a tree, or a
 /// `tools/call`'s read on their text.
-pub(crate) enum Params<'a> {
+pub enum Params<'a> {
     /// Parsed.
     Tree(Value),
     /// Read on their text ([`QuickCall::of`]).
@@ -293,7 +293,7 @@ impl From<Value> for Params<'_> {
 /// The quick schemas of `tools` (name and `inputSchema`), the first of a
 /// name kept (as the matcher keeps it): `None` for a tool whose schema the
 /// check cannot decide.
-pub(crate) fn schemas<'t>(
+pub fn schemas<'t>(
     tools: impl Iterator<Item = (&'t str, &'t Value)>,
 ) -> std::collections::HashMap<String, Option<QuickSchema>> {
     let mut quick = std::collections::HashMap::new();

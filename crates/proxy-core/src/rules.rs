@@ -149,11 +149,11 @@ impl ProxyRules {
     /// The JSON-RPC screen of a host's messages: in the extension dialect,
     /// with rules, a resolve request is refused (-32021) unless the host
     /// declares the extension; otherwise only the envelope is checked.
-    pub fn screen(&self) -> mcp_resolve_runtime::framing::Screen {
+    pub fn screen(&self) -> mcp_resolve_runtime::protocol::Screen {
         if self.given && self.dialect == Dialect::Extension {
-            mcp_resolve_runtime::framing::Screen::checking(self.method())
+            mcp_resolve_runtime::protocol::Screen::checking(self.method())
         } else {
-            mcp_resolve_runtime::framing::Screen::default()
+            mcp_resolve_runtime::protocol::Screen::default()
         }
     }
 
@@ -170,8 +170,8 @@ impl ProxyRules {
     /// Whether the rules' `inputSchema` surely accepts `call`'s arguments,
     /// read on their text (a tool the rules do not describe has none to
     /// fail); `false` when it does not, or when only the validator can
-    /// tell. [`crate::guard::Guard::accepts`] on the text, where it can.
-    pub(crate) fn accepts_text(&self, call: &QuickCall<'_>) -> bool {
+    /// tell. The proxy's guard (`Guard::accepts`) on the text, where it can.
+    pub fn accepts_text(&self, call: &QuickCall<'_>) -> bool {
         match self.quick.get(call.name.as_ref()) {
             None => true,
             Some(None) => false,
@@ -297,7 +297,7 @@ impl ProxyRules {
     /// [`ProxyRules::rewrite`] annotates it, its other members left exactly
     /// as written; `None` when the rules do not describe it.
     #[cfg(test)]
-    pub(crate) fn annotate_text(&self, tool: &str, marked: bool) -> Option<String> {
+    pub fn annotate_text(&self, tool: &str, marked: bool) -> Option<String> {
         let members = Members::of(tool)?;
         let name = crate::raw::string_of(members.get("name")?)?;
         let listed = members.get("annotations").and_then(Members::of);
@@ -306,14 +306,14 @@ impl ProxyRules {
             .then(|| crate::raw::splice_all(tool, &edits))?
     }
 
-    /// [`ProxyRules::annotate_text`] as edits of the tool's text (`tool`,
+    /// What `annotate_text` gives, as edits of the tool's text (`tool`,
     /// whose members are `members`, its `annotations` parsed as `listed`
     /// when they are an object), added to `edits`: each a slice of `tool`
     /// and what replaces it — a member's value, or an empty slice before
     /// the closing brace where a member is added — in the order they
     /// stand. Every byte not edited stays as the server wrote it. `false`
     /// (and nothing added) when the rules do not describe the tool.
-    pub(crate) fn annotate_members<'t>(
+    pub fn annotate_members<'t>(
         &self,
         tool: &'t str,
         name: &str,

@@ -13,16 +13,16 @@ use serde_json::value::RawValue;
 /// An object's members as written: each key and its value's JSON text, in
 /// order; a key written twice keeps its first place and its last value (as
 /// a parsed object has it).
-pub(crate) struct Members<'a>(pub(crate) Vec<(Cow<'a, str>, &'a str)>);
+pub struct Members<'a>(pub Vec<(Cow<'a, str>, &'a str)>);
 
 impl<'a> Members<'a> {
     /// The members of `text`, when it is one JSON object.
-    pub(crate) fn of(text: &'a str) -> Option<Members<'a>> {
+    pub fn of(text: &'a str) -> Option<Members<'a>> {
         serde_json::from_str(text).ok()
     }
 
     /// The JSON text of member `key`.
-    pub(crate) fn get(&self, key: &str) -> Option<&'a str> {
+    pub fn get(&self, key: &str) -> Option<&'a str> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
     }
 }
@@ -96,9 +96,11 @@ fn read_members<'de, M: MapAccess<'de>>(
 
 /// A listed tool as written: its members, and its `annotations`' members
 /// when they are an object.
-pub(crate) struct Tool<'a> {
-    pub(crate) members: Members<'a>,
-    pub(crate) annotations: Option<Members<'a>>,
+pub struct Tool<'a> {
+    /// The tool's members.
+    pub members: Members<'a>,
+    /// Its `annotations`' members, when they are an object.
+    pub annotations: Option<Members<'a>>,
 }
 
 impl<'a> Tool<'a> {
@@ -169,7 +171,7 @@ impl<'a> Visitor<'a> for ToolSeed<'a> {
 const SEARCHED: usize = 16;
 
 /// A key (or any string), borrowed from the text when it has no escapes.
-pub(crate) struct Key<'a>(pub(crate) Cow<'a, str>);
+pub struct Key<'a>(pub Cow<'a, str>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -220,7 +222,7 @@ fn tools_member<'a, S: DeserializeSeed<'a> + Copy>(result: &'a str, seed: S) -> 
 
 /// The items of the `tools` member of a JSON object (a `tools/list`
 /// result) as written, read in one pass over the object.
-pub(crate) fn tools_of(result: &str) -> Option<Vec<&RawValue>> {
+pub fn tools_of(result: &str) -> Option<Vec<&RawValue>> {
     tools_member(result, std::marker::PhantomData::<RawItems<'_>>).map(|items| items.0)
 }
 
@@ -229,7 +231,7 @@ pub(crate) fn tools_of(result: &str) -> Option<Vec<&RawValue>> {
 /// object whose text can be found from its members (the common case), this
 /// is one pass over the result; otherwise [`tools_of`] and
 /// [`Members::of`] per item (non-objects have no members).
-pub(crate) fn listed_tools(result: &str) -> Option<Vec<(&str, Option<Tool<'_>>)>> {
+pub fn listed_tools(result: &str) -> Option<Vec<(&str, Option<Tool<'_>>)>> {
     if let Some(tools) = tools_in_one_pass(result) {
         return Some(tools);
     }
@@ -297,15 +299,15 @@ fn around<'a>(outer: &'a str, first: &str, end: usize, open: u8, close: u8) -> O
 /// empty or written twice), and the answer is then read in two passes.
 ///
 /// [`Envelope::of_reading`]: mcp_resolve_runtime::protocol::Envelope::of_reading
-pub(crate) struct Listing<'a> {
+pub struct Listing<'a> {
     /// The result as written.
-    pub(crate) text: &'a str,
+    pub text: &'a str,
     /// Each tool's text and members.
-    pub(crate) tools: Vec<(&'a str, Option<Tool<'a>>)>,
+    pub tools: Vec<(&'a str, Option<Tool<'a>>)>,
 }
 
 /// An answer's result as it was read with the envelope.
-pub(crate) enum Read<'a> {
+pub enum Read<'a> {
     /// As written.
     Raw(&'a str),
     /// As a listing, in the same pass.
@@ -314,7 +316,7 @@ pub(crate) enum Read<'a> {
 
 impl<'a> Read<'a> {
     /// The result as written.
-    pub(crate) fn text(&self) -> &'a str {
+    pub fn text(&self) -> &'a str {
         match self {
             Read::Raw(text) => text,
             Read::Listing(listing) => listing.text,
@@ -322,7 +324,7 @@ impl<'a> Read<'a> {
     }
 
     /// Its tools as [`listed_tools`] reads them.
-    pub(crate) fn tools(self) -> Option<Vec<(&'a str, Option<Tool<'a>>)>> {
+    pub fn tools(self) -> Option<Vec<(&'a str, Option<Tool<'a>>)>> {
         match self {
             Read::Raw(text) => listed_tools(text),
             Read::Listing(listing) => Some(listing.tools),
@@ -332,7 +334,7 @@ impl<'a> Read<'a> {
 
 /// Reads a [`Listing`] out of `line`, the whole answer.
 #[derive(Clone, Copy)]
-pub(crate) struct ListingSeed<'a>(pub(crate) &'a str);
+pub struct ListingSeed<'a>(pub &'a str);
 
 impl<'a> DeserializeSeed<'a> for ListingSeed<'a> {
     type Value = Listing<'a>;
@@ -396,7 +398,7 @@ fn is_space(b: u8) -> bool {
 
 /// The string a JSON value (`text`, read as valid JSON) holds, borrowed
 /// when it is written without escapes; `None` when it is no string.
-pub(crate) fn string_of(text: &str) -> Option<Cow<'_, str>> {
+pub fn string_of(text: &str) -> Option<Cow<'_, str>> {
     // The value is valid JSON: quoted, with no backslash, its text is
     // the string itself.
     if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'))
@@ -432,7 +434,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawItems<'a> {
 
 /// `text` with each `(part, with)` replaced, every part a slice of `text`
 /// itself, in the order they are written; `None` when one is not.
-pub(crate) fn splice_all(text: &str, parts: &[(&str, String)]) -> Option<String> {
+pub fn splice_all(text: &str, parts: &[(&str, String)]) -> Option<String> {
     let base = text.as_ptr() as usize;
     // One byte more: the newline the line gets when it is written.
     let mut out =

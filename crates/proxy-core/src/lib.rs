@@ -1,0 +1,22 @@
+//! The core of `mcp-resolve proxy`: what the proxy decides about MCP
+//! messages, as pure functions of the rules and the messages' text, with
+//! no I/O. Its dependencies are the compiler, host and runtime crates and
+//! pure libraries: no async runtime, HTTP stack, Redis, files, sockets,
+//! processes or OS entropy (the layering test holds the list). The proxy
+//! crate (`mcp-resolve-proxy`) moves the bytes and carries out the effects.
+//!
+//! - [`rules`]: what the proxy adds to a server's messages (capabilities,
+//!   annotations and markers in `tools/list`, the requests it answers
+//!   itself);
+//! - [`raw`]: JSON read as members of raw text, so that one member changes
+//!   and every other byte stays as written;
+//! - [`quick`]: a `tools/call`'s arguments checked on their text against a
+//!   flat `inputSchema`, held to the JSON Schema validator.
+#![deny(missing_docs)]
+// No library function over 100 lines (clippy.toml); each exception says why
+// it reads better whole. Tests may be longer.
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
+pub mod quick;
+pub mod raw;
+pub mod rules;
