@@ -23,6 +23,8 @@
 #     scripts/install-auth-server.sh);
 #   - the pinned real MCP servers in target/real-servers
 #     (scripts/install-real-servers.sh);
+#   - the MCP hosts Claude Code, Codex CLI and Gemini CLI from npm, pinned,
+#     in target/hosts (scripts/install-hosts.sh), for the in-host tests;
 #   - the SARIF 2.1.0 schema in target/sarif (scripts/fetch-sarif-schema.sh);
 #   - maturin in target/maturin, which builds this build's command as a
 #     wheel into target/wheels (scripts/pypi-wheel.sh) for the PyPI test;
@@ -100,6 +102,10 @@ export MCP_RESOLVE_OFFICIAL_CONFORMANCE MCP_RESOLVE_AUTH_SERVER
 echo "== real MCP servers (npm and PyPI, pinned) for the live import test"
 MCP_RESOLVE_REAL_SERVERS="$(scripts/install-real-servers.sh target/real-servers)"
 export MCP_RESOLVE_REAL_SERVERS
+
+echo "== MCP hosts from npm (Claude Code, Codex CLI, Gemini CLI, pinned) for the in-host tests"
+MCP_RESOLVE_HOSTS="$(scripts/install-hosts.sh target/hosts)"
+export MCP_RESOLVE_HOSTS
 
 echo "== SARIF 2.1.0 schema (pinned serde-sarif crate, through cargo)"
 MCP_RESOLVE_SARIF_SCHEMA="$PWD/$(scripts/fetch-sarif-schema.sh target/sarif)"

@@ -53,6 +53,10 @@ pub const COMPONENTS: &[(&str, &str)] = &[
         "the real MCP servers from npm and PyPI (live import)",
     ),
     (
+        "MCP_RESOLVE_HOSTS",
+        "Claude Code, Codex CLI and Gemini CLI from npm (the proxy inside real hosts)",
+    ),
+    (
         "MCP_RESOLVE_SARIF_SCHEMA",
         "the SARIF 2.1.0 schema (SARIF output validation)",
     ),

@@ -17,6 +17,7 @@ mod explain;
 mod fixtures;
 mod import;
 mod import_live;
+mod in_hosts;
 mod load;
 mod lsp;
 mod malformed;

@@ -33,8 +33,7 @@ pub(crate) const CONFIRM: &str = "mcp-resolve/confirm";
 /// The ids of the proxy's `elicitation/create` requests begin so.
 pub(crate) const ASK_PREFIX: &str = "mcp-resolve-ask-";
 /// Why an `ask` call is refused to a host that cannot be asked.
-pub(crate) const NO_ELICITATION: &str =
-    "needs the user's consent, and the host did not declare elicitation to ask for it";
+pub(crate) const NO_ELICITATION: &str = "needs the user's consent, and the host did not declare elicitation to ask for it: use a host that answers elicitation, or allow the call in the policy";
 /// Why an `ask` call is refused when its question cannot be sealed.
 pub(crate) const NO_STATE: &str = "needs the user's consent, and the proxy could not seal the question's state (no randomness from the system)";
 /// The question a state is about once the user accepted and the server

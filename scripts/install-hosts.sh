@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the MCP hosts the in-host tests drive through the proxy
+# (tests/it/in_hosts.rs), at the versions pinned in scripts/hosts: Claude
+# Code, Codex CLI and Gemini CLI from npm. Claude Code and Codex are native
+# binaries in a platform package npm picks from optionalDependencies. No
+# package's install script runs but Claude Code's own, which puts its
+# platform binary in place (a local copy; it fetches nothing).
+# Prints DIR (default target/hosts).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+dir="${1:-target/hosts}"
+mkdir -p "$dir"
+dir="$(cd "$dir" && pwd)"
+
+if ! command -v npm >/dev/null 2>&1; then
+  "$here/apt-install.sh" nodejs npm >&2
+fi
+
+cp "$here/hosts/package.json" "$here/hosts/package-lock.json" "$dir/"
+(cd "$dir" && npm ci --no-audit --no-fund --silent --ignore-scripts >&2)
+(cd "$dir" && node node_modules/@anthropic-ai/claude-code/install.cjs >&2)
+for host in claude codex gemini; do
+  "$dir/node_modules/.bin/$host" --version >/dev/null
+done
+echo "$dir"

@@ -1,0 +1,695 @@
+//! The proxy inside real MCP hosts from npm — Claude Code, Codex CLI and
+//! Gemini CLI —
+//! each driven by a scripted model endpoint
+//! (`tests/fixtures/hosts/model_endpoint.py`) instead of a model: the host
+//! starts `mcp-resolve proxy` in front of the example file server as its
+//! configured MCP server, the endpoint asks for one tool call, and the test
+//! reads what reached the model, the proxy's audit log and the sandbox.
+//! docs/hosts.md is what these tests show.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::common;
+
+const RULES: &str = "examples/file-server/rules/file-server.yaml";
+
+/// The repository's root (the hosts run in other directories).
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+const NOTES: &str = "hello from the sandbox";
+
+/// The hosts under test and how each is configured and run.
+#[derive(Clone, Copy, Debug)]
+enum Host {
+    /// `claude -p` (Claude Code in print mode).
+    ClaudeCode,
+    /// `codex exec` (Codex CLI, non-interactive).
+    Codex,
+    /// `gemini -p` (Gemini CLI, non-interactive).
+    Gemini,
+}
+
+/// One run: which host, the proxy's policy, the call the model asks for,
+/// and what the host is told to allow.
+struct Scenario {
+    host: Host,
+    /// A policy of docs/policies, or none.
+    policy: Option<&'static str>,
+    tool: &'static str,
+    arguments: Value,
+    /// Claude Code: `--allowedTools mcp__files`. Codex: the tool's
+    /// `approval_mode = "approve"`. Gemini CLI: `--allowed-tools
+    /// mcp_files_TOOL`.
+    allow: bool,
+}
+
+/// What a run left behind.
+struct Ran {
+    /// Every request the host sent the model endpoint.
+    requests: Vec<Value>,
+    /// The proxy's audit records.
+    audit: Vec<Value>,
+    /// The host's standard output (its JSON event stream).
+    stdout: String,
+    sandbox: PathBuf,
+}
+
+impl Ran {
+    /// The last tool result the model was sent: whether the host marked it
+    /// an error (Claude Code marks them; Codex does not), and its text.
+    fn result(&self) -> Option<(Option<bool>, String)> {
+        let body = &self.requests.last()?["body"];
+        if let Some(messages) = body["messages"].as_array() {
+            let content = messages.last()?["content"].as_array()?;
+            let block = content.iter().find(|b| b["type"] == "tool_result")?;
+            let text = match &block["content"] {
+                Value::String(s) => s.clone(),
+                Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
+                other => other.to_string(),
+            };
+            return Some((block["is_error"].as_bool(), text));
+        }
+        if let Some(contents) = body["contents"].as_array() {
+            let parts = contents.last()?["parts"].as_array()?;
+            let response =
+                parts.iter().find_map(|p| p.get("functionResponse"))?["response"].clone();
+            let error = response.get("error").is_some();
+            let text = match response.get("error").or(response.get("output")) {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => response.to_string(),
+            };
+            return Some((Some(error), text));
+        }
+        let output = body["input"]
+            .as_array()?
+            .iter()
+            .rev()
+            .find(|i| i["type"] == "function_call_output")?;
+        let text = match &output["output"] {
+            Value::String(s) => s.clone(),
+            Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
+            other => other.to_string(),
+        };
+        Some((None, text))
+    }
+
+    /// The tools of the file server the host listed to the model, by the
+    /// names the server gave them, with their descriptions.
+    fn listed(&self) -> Vec<(String, String)> {
+        let Some(first) = self.requests.first() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let tools = first["body"]["tools"].as_array().into_iter().flatten();
+        // Gemini's tools come in groups of function declarations.
+        let declared = tools.clone().flat_map(|group| {
+            group["functionDeclarations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+        });
+        for tool in declared {
+            let name = tool["name"].as_str().unwrap_or_default();
+            if let Some(bare) = name.strip_prefix("mcp_files_") {
+                out.push((bare.to_string(), tool["description"].to_string()));
+            }
+        }
+        for tool in tools {
+            let name = tool["name"].as_str().unwrap_or_default();
+            if let Some(bare) = name.strip_prefix("mcp__files__") {
+                out.push((bare.to_string(), tool["description"].to_string()));
+            }
+            if tool["type"] == "namespace" && name == "mcp__files" {
+                for inner in tool["tools"].as_array().into_iter().flatten() {
+                    out.push((
+                        inner["name"].as_str().unwrap_or_default().to_string(),
+                        inner["description"].to_string(),
+                    ));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+/// The scripted endpoint, killed when dropped.
+struct Endpoint {
+    child: Child,
+    url: String,
+    log: PathBuf,
+}
+
+impl Endpoint {
+    fn start(dir: &Path, tool: &str, arguments: &Value) -> Endpoint {
+        let log = dir.join("model-requests.jsonl");
+        let script = repo().join("tests/fixtures/hosts/model_endpoint.py");
+        let mut child = Command::new("python3")
+            .arg(script)
+            .args(["--tool", tool, "--arguments", &arguments.to_string()])
+            .arg("--log")
+            .arg(&log)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        if let Some(out) = child.stdout.take() {
+            let _ = BufReader::new(out).read_line(&mut line);
+        }
+        let Some(url) = line.trim().strip_prefix("listening on ") else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the model endpoint did not start: {line:?}");
+        };
+        Endpoint {
+            url: url.to_string(),
+            child,
+            log,
+        }
+    }
+
+    fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .filter(|r: &Value| r["body"].is_object())
+            .collect()
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The hosts' install directory (scripts/install-hosts.sh) and the
+/// example server, or `None` (a failure under CI).
+fn setup(test: &str) -> Option<(PathBuf, PathBuf)> {
+    let hosts = common::component("MCP_RESOLVE_HOSTS", test)?;
+    let server = crate::ts_host::rust_server(test)?;
+    Some((hosts, server))
+}
+
+/// The proxy's command line as the host is configured to start it.
+fn proxy_command(s: &Scenario, dir: &Path, sandbox: &Path, server: &Path) -> Vec<String> {
+    let mut args = vec![
+        env!("CARGO_BIN_EXE_mcp-resolve").to_string(),
+        "proxy".into(),
+        repo().join(RULES).display().to_string(),
+    ];
+    if let Some(policy) = s.policy {
+        args.push("--policy".into());
+        let path = repo().join("docs/policies").join(policy);
+        args.push(path.display().to_string());
+    }
+    args.push("--audit".into());
+    args.push(dir.join("audit.jsonl").display().to_string());
+    args.push("--".into());
+    args.push(server.display().to_string());
+    args.push("--root".into());
+    args.push(sandbox.display().to_string());
+    args
+}
+
+fn run(name: &str, s: Scenario) -> Option<Ran> {
+    let (hosts, server) = setup(name)?;
+    let dir = common::scratch("in-hosts", name);
+    let sandbox = dir.join("sandbox");
+    std::fs::create_dir_all(&sandbox).unwrap();
+    std::fs::write(sandbox.join("notes.txt"), format!("{NOTES}\n")).unwrap();
+    let endpoint = Endpoint::start(&dir, s.tool, &s.arguments);
+    let proxy = proxy_command(&s, &dir, &sandbox, &server);
+    let bin = hosts.join("node_modules/.bin");
+    let mut command = match s.host {
+        Host::ClaudeCode => {
+            let config = json!({"mcpServers": {"files": {
+                "type": "stdio", "command": proxy[0], "args": proxy[1..],
+            }}});
+            let path = dir.join("mcp.json");
+            std::fs::write(&path, config.to_string()).unwrap();
+            let home = dir.join("home");
+            std::fs::create_dir_all(&home).unwrap();
+            let mut command = Command::new(bin.join("claude"));
+            command
+                .args(["-p", "Use the file server's tool.", "--mcp-config"])
+                .arg(&path)
+                .args(["--strict-mcp-config", "--output-format", "stream-json"])
+                .args(["--verbose", "--model", "claude-sonnet-4-5"])
+                .env("HOME", &home)
+                .env("ANTHROPIC_BASE_URL", &endpoint.url)
+                .env("ANTHROPIC_API_KEY", "scripted")
+                // MCP tools offered to the model directly, not behind a
+                // search tool; nothing sent beyond the endpoint.
+                .env("ENABLE_TOOL_SEARCH", "false")
+                .env("DISABLE_TELEMETRY", "1")
+                .env("DISABLE_AUTOUPDATER", "1")
+                .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+            if s.allow {
+                command.args(["--allowedTools", "mcp__files"]);
+            }
+            command
+        }
+        Host::Codex => {
+            let codex_home = dir.join("codex");
+            std::fs::create_dir_all(&codex_home).unwrap();
+            let mut config = format!(
+                "model = \"scripted\"\nmodel_provider = \"scripted\"\n\
+                 approval_policy = \"never\"\nsandbox_mode = \"read-only\"\n\n\
+                 [model_providers.scripted]\nname = \"scripted\"\n\
+                 base_url = \"{}/v1\"\nwire_api = \"responses\"\n\n\
+                 [mcp_servers.files]\ncommand = {}\nargs = {}\n",
+                endpoint.url,
+                Value::from(proxy[0].clone()),
+                Value::from(proxy[1..].to_vec()),
+            );
+            if s.allow {
+                config.push_str(&format!(
+                    "\n[mcp_servers.files.tools.{}]\napproval_mode = \"approve\"\n",
+                    s.tool
+                ));
+            }
+            std::fs::write(codex_home.join("config.toml"), config).unwrap();
+            let mut command = Command::new(bin.join("codex"));
+            command
+                .args(["exec", "--skip-git-repo-check", "--json"])
+                .arg("Use the file server's tool.")
+                .current_dir(&sandbox)
+                .env("CODEX_HOME", &codex_home)
+                // Tool errors as the host shows them, without a backtrace.
+                .env_remove("RUST_BACKTRACE");
+            command
+        }
+        Host::Gemini => {
+            let home = dir.join("home");
+            std::fs::create_dir_all(home.join(".gemini")).unwrap();
+            let settings = json!({
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "mcpServers": {"files": {"command": proxy[0], "args": proxy[1..]}},
+            });
+            std::fs::write(home.join(".gemini/settings.json"), settings.to_string()).unwrap();
+            let mut command = Command::new(bin.join("gemini"));
+            command
+                .args(["-p", "Use the file server's tool."])
+                // A model named: no routing requests to classify the prompt.
+                .args(["-m", "gemini-2.5-flash", "--output-format", "json"])
+                .current_dir(&sandbox)
+                .env("HOME", &home)
+                .env("GEMINI_API_KEY", "scripted")
+                .env("GOOGLE_GEMINI_BASE_URL", &endpoint.url)
+                .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+            if s.allow {
+                command.args(["--allowed-tools", &format!("mcp_files_{}", s.tool)]);
+            }
+            command
+        }
+    };
+    let output = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    // The host stopped the proxy it started, and the proxy its server
+    // (both name the sandbox on their command lines).
+    let marker = sandbox.display().to_string();
+    let left = common::outlived(&marker);
+    if left > 0 {
+        common::kill_processes_with(&marker);
+    }
+    assert_eq!(left, 0, "{:?} left the proxy or its server running", s.host);
+    assert!(
+        output.status.success(),
+        "{:?} exited {:?}\nstdout: {stdout}\nstderr: {}",
+        s.host,
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let audit = std::fs::read_to_string(dir.join("audit.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    Some(Ran {
+        requests: endpoint.requests(),
+        audit,
+        stdout,
+        sandbox,
+    })
+}
+
+/// The tools the rules describe, as the proxy lists them to any host: the
+/// same names and descriptions the host put before the model.
+fn listed_by_the_rules() -> Vec<(String, String)> {
+    let project = mcp_resolve::load(&[repo().join(RULES)]).unwrap();
+    let mut tools: Vec<(String, String)> = project.servers[0]
+        .tools
+        .iter()
+        .map(|t| {
+            (
+                t.name.clone(),
+                Value::from(t.description.clone()).to_string(),
+            )
+        })
+        .collect();
+    tools.sort();
+    tools
+}
+
+fn one_record(ran: &Ran) -> &Value {
+    assert_eq!(ran.audit.len(), 1, "{:?}", ran.audit);
+    &ran.audit[0]
+}
+
+fn read_call() -> Value {
+    json!({"path": "notes.txt", "action": "read"})
+}
+
+fn delete_call() -> Value {
+    json!({"path": "notes.txt", "action": "delete"})
+}
+
+#[test]
+fn claude_code_lists_the_proxied_tools_and_a_read_reaches_the_model() {
+    let Some(ran) = run(
+        "claude-read",
+        Scenario {
+            host: Host::ClaudeCode,
+            policy: None,
+            tool: "manage_files",
+            arguments: read_call(),
+            allow: true,
+        },
+    ) else {
+        return;
+    };
+    assert_eq!(ran.listed(), listed_by_the_rules());
+    let (error, text) = ran.result().unwrap();
+    assert_ne!(error, Some(true), "{text}");
+    assert!(text.contains(NOTES), "{text}");
+    let record = one_record(&ran);
+    assert_eq!(record["variant"], "read");
+    assert_eq!(record["decision"], "allow");
+    assert_eq!(record["outcome"], "forwarded");
+    assert_eq!(record["annotations"]["readOnlyHint"], true);
+    assert!(
+        ran.stdout.contains("\"subtype\":\"success\""),
+        "{}",
+        ran.stdout
+    );
+}
+
+#[test]
+fn claude_code_shows_the_model_a_policy_refusal_and_the_server_never_sees_the_call() {
+    let Some(ran) = run(
+        "claude-deny",
+        Scenario {
+            host: Host::ClaudeCode,
+            policy: Some("read-only.yaml"),
+            tool: "manage_files",
+            arguments: delete_call(),
+            allow: true,
+        },
+    ) else {
+        return;
+    };
+    let (error, text) = ran.result().unwrap();
+    assert_eq!(error, Some(true), "{text}");
+    assert!(
+        text.contains("`manage_files` (variant `delete`) is denied (the policy's default)"),
+        "{text}"
+    );
+    assert!(ran.sandbox.join("notes.txt").exists());
+    let record = one_record(&ran);
+    assert_eq!(record["decision"], "deny");
+    assert_eq!(record["variant"], "delete");
+}
+
+#[test]
+fn claude_code_in_print_mode_cancels_the_proxys_question_and_the_call_is_not_made() {
+    // Claude Code declares elicitation; in print mode nobody can answer, so
+    // it cancels the proxy's question, and the proxy refuses the call.
+    let Some(ran) = run(
+        "claude-ask",
+        Scenario {
+            host: Host::ClaudeCode,
+            policy: Some("ask-destructive.yaml"),
+            tool: "manage_files",
+            arguments: delete_call(),
+            allow: true,
+        },
+    ) else {
+        return;
+    };
+    let (error, text) = ran.result().unwrap();
+    assert_eq!(error, Some(true), "{text}");
+    assert!(
+        text.contains("was cancelled by the user (policy rule `destructive`)"),
+        "{text}"
+    );
+    assert!(ran.sandbox.join("notes.txt").exists());
+    assert!(
+        ran.audit.iter().all(|r| r["decision"] == "ask"),
+        "{:?}",
+        ran.audit
+    );
+    assert!(!ran.audit.is_empty());
+}
+
+#[test]
+fn claude_code_in_print_mode_asks_for_every_mcp_tool_whatever_its_annotations() {
+    // `list_directory` is read-only in the listing; without `--allowedTools`
+    // Claude Code still refuses it in print mode, so the proxy never sees it.
+    let Some(ran) = run(
+        "claude-unallowed",
+        Scenario {
+            host: Host::ClaudeCode,
+            policy: None,
+            tool: "list_directory",
+            arguments: json!({"path": "."}),
+            allow: false,
+        },
+    ) else {
+        return;
+    };
+    let (error, text) = ran.result().unwrap();
+    assert_eq!(error, Some(true), "{text}");
+    assert!(
+        text.contains("requested permissions to use mcp__files__list_directory"),
+        "{text}"
+    );
+    assert!(ran.audit.is_empty(), "{:?}", ran.audit);
+}
+
+#[test]
+fn codex_lists_the_proxied_tools_and_runs_a_read_only_tool_without_approval() {
+    let Some(ran) = run(
+        "codex-read-only-tool",
+        Scenario {
+            host: Host::Codex,
+            policy: None,
+            tool: "list_directory",
+            arguments: json!({"path": "."}),
+            allow: false,
+        },
+    ) else {
+        return;
+    };
+    assert_eq!(ran.listed(), listed_by_the_rules());
+    let (_, text) = ran.result().unwrap();
+    assert!(text.contains("notes.txt"), "{text}");
+    let record = one_record(&ran);
+    assert_eq!(record["tool"], "list_directory");
+    assert_eq!(record["outcome"], "forwarded");
+}
+
+#[test]
+fn codex_refuses_a_read_of_a_tool_listed_as_destructive_under_approval_never() {
+    // `manage_files` is listed with its worst case (`destructiveHint: true`),
+    // which is all Codex reads: it refuses even a read, before the proxy.
+    let Some(ran) = run(
+        "codex-worst-case",
+        Scenario {
+            host: Host::Codex,
+            policy: None,
+            tool: "manage_files",
+            arguments: read_call(),
+            allow: false,
+        },
+    ) else {
+        return;
+    };
+    let (_, text) = ran.result().unwrap();
+    assert!(
+        text.contains("requires approval, but approval policy is never"),
+        "{text}"
+    );
+    assert!(ran.audit.is_empty(), "{:?}", ran.audit);
+}
+
+#[test]
+fn codex_with_the_tool_approved_reads_through_the_proxy() {
+    let Some(ran) = run(
+        "codex-read",
+        Scenario {
+            host: Host::Codex,
+            policy: None,
+            tool: "manage_files",
+            arguments: read_call(),
+            allow: true,
+        },
+    ) else {
+        return;
+    };
+    let (_, text) = ran.result().unwrap();
+    assert!(text.contains(NOTES), "{text}");
+    let record = one_record(&ran);
+    assert_eq!(record["variant"], "read");
+    assert_eq!(record["decision"], "allow");
+}
+
+#[test]
+fn codex_shows_the_model_a_policy_refusal_and_the_server_never_sees_the_call() {
+    let Some(ran) = run(
+        "codex-deny",
+        Scenario {
+            host: Host::Codex,
+            policy: Some("read-only.yaml"),
+            tool: "manage_files",
+            arguments: delete_call(),
+            allow: true,
+        },
+    ) else {
+        return;
+    };
+    let (_, text) = ran.result().unwrap();
+    // Codex shows the model the JSON-RPC error: code, message and data.
+    assert!(text.contains("-32001"), "{text}");
+    assert!(
+        text.contains("`manage_files` (variant `delete`) is denied (the policy's default)"),
+        "{text}"
+    );
+    assert!(ran.sandbox.join("notes.txt").exists());
+    assert_eq!(one_record(&ran)["decision"], "deny");
+}
+
+#[test]
+fn codex_in_exec_mode_declines_the_proxys_question_and_the_call_is_not_made() {
+    let Some(ran) = run(
+        "codex-ask",
+        Scenario {
+            host: Host::Codex,
+            policy: Some("ask-destructive.yaml"),
+            tool: "manage_files",
+            arguments: delete_call(),
+            allow: true,
+        },
+    ) else {
+        return;
+    };
+    let (_, text) = ran.result().unwrap();
+    assert!(
+        text.contains("was declined by the user (policy rule `destructive`)"),
+        "{text}"
+    );
+    assert!(ran.sandbox.join("notes.txt").exists());
+    assert!(!ran.audit.is_empty());
+    assert!(
+        ran.audit.iter().all(|r| r["decision"] == "ask"),
+        "{:?}",
+        ran.audit
+    );
+}
+
+fn gemini(name: &str, policy: Option<&'static str>, arguments: Value, allow: bool) -> Option<Ran> {
+    run(
+        name,
+        Scenario {
+            host: Host::Gemini,
+            policy,
+            tool: "manage_files",
+            arguments,
+            allow,
+        },
+    )
+}
+
+#[test]
+fn gemini_cli_lists_the_proxied_tools_and_a_read_reaches_the_model() {
+    let Some(ran) = gemini("gemini-read", None, read_call(), true) else {
+        return;
+    };
+    // Only the allowed tool is offered, as the proxy lists it.
+    let allowed: Vec<_> = listed_by_the_rules()
+        .into_iter()
+        .filter(|(name, _)| name == "manage_files")
+        .collect();
+    assert_eq!(ran.listed(), allowed);
+    let (error, text) = ran.result().unwrap();
+    assert_eq!(error, Some(false), "{text}");
+    assert!(text.contains(NOTES), "{text}");
+    let record = one_record(&ran);
+    assert_eq!(record["variant"], "read");
+    assert_eq!(record["outcome"], "forwarded");
+}
+
+#[test]
+fn gemini_cli_offers_the_model_no_mcp_tool_it_was_not_told_to_allow() {
+    // Non-interactive, Gemini CLI leaves out every tool that would need a
+    // confirmation, whatever its annotations: the model is never offered
+    // the file server's tools, so nothing is called.
+    let Some(ran) = gemini("gemini-unallowed", None, read_call(), false) else {
+        return;
+    };
+    assert_eq!(ran.listed(), Vec::<(String, String)>::new());
+    assert!(ran.result().is_none());
+    assert!(ran.audit.is_empty(), "{:?}", ran.audit);
+}
+
+#[test]
+fn gemini_cli_shows_the_model_a_policy_refusal_and_the_server_never_sees_the_call() {
+    let Some(ran) = gemini("gemini-deny", Some("read-only.yaml"), delete_call(), true) else {
+        return;
+    };
+    let (error, text) = ran.result().unwrap();
+    assert_eq!(error, Some(true), "{text}");
+    assert!(
+        text.contains("`manage_files` (variant `delete`) is denied (the policy's default)"),
+        "{text}"
+    );
+    assert!(ran.sandbox.join("notes.txt").exists());
+    assert_eq!(one_record(&ran)["decision"], "deny");
+}
+
+#[test]
+fn gemini_cli_cannot_be_asked_and_the_refusal_says_how_to_allow_the_call() {
+    // Gemini CLI does not declare elicitation: the proxy refuses an `ask`
+    // call and says what would allow it.
+    let Some(ran) = gemini(
+        "gemini-ask",
+        Some("ask-destructive.yaml"),
+        delete_call(),
+        true,
+    ) else {
+        return;
+    };
+    let (error, text) = ran.result().unwrap();
+    assert_eq!(error, Some(true), "{text}");
+    assert!(
+        text.contains("the host did not declare elicitation to ask for it: use a host that answers elicitation, or allow the call in the policy"),
+        "{text}"
+    );
+    assert!(ran.sandbox.join("notes.txt").exists());
+    let record = one_record(&ran);
+    assert_eq!(record["decision"], "ask");
+    assert_eq!(record["outcome"], "refused");
+}
