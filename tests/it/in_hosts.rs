@@ -42,6 +42,9 @@ struct Scenario {
     policy: Option<&'static str>,
     tool: &'static str,
     arguments: Value,
+    /// The host connects to `mcp-resolve proxy --listen` over streamable
+    /// HTTP instead of starting the proxy on stdio.
+    listen: bool,
     /// Claude Code: `--allowedTools mcp__files`. Codex: the tool's
     /// `approval_mode = "approve"`. Gemini CLI: `--allowed-tools
     /// mcp_files_TOOL`.
@@ -213,6 +216,9 @@ fn proxy_command(s: &Scenario, dir: &Path, sandbox: &Path, server: &Path) -> Vec
     }
     args.push("--audit".into());
     args.push(dir.join("audit.jsonl").display().to_string());
+    if s.listen {
+        args.extend(["--listen".into(), "127.0.0.1:0".into()]);
+    }
     args.push("--".into());
     args.push(server.display().to_string());
     args.push("--root".into());
@@ -228,12 +234,21 @@ fn run(name: &str, s: Scenario) -> Option<Ran> {
     std::fs::write(sandbox.join("notes.txt"), format!("{NOTES}\n")).unwrap();
     let endpoint = Endpoint::start(&dir, s.tool, &s.arguments);
     let proxy = proxy_command(&s, &dir, &sandbox, &server);
+    // Over HTTP the test starts the proxy; on stdio the host does.
+    let listening = s.listen.then(|| {
+        let mut command = Command::new(&proxy[0]);
+        command.args(&proxy[1..]);
+        common::Listening::spawn(command)
+    });
+    let url = listening.as_ref().map(|l| l.url.clone());
     let bin = hosts.join("node_modules/.bin");
     let mut command = match s.host {
         Host::ClaudeCode => {
-            let config = json!({"mcpServers": {"files": {
-                "type": "stdio", "command": proxy[0], "args": proxy[1..],
-            }}});
+            let server = match &url {
+                Some(url) => json!({"type": "http", "url": url}),
+                None => json!({"type": "stdio", "command": proxy[0], "args": proxy[1..]}),
+            };
+            let config = json!({"mcpServers": {"files": server}});
             let path = dir.join("mcp.json");
             std::fs::write(&path, config.to_string()).unwrap();
             let home = dir.join("home");
@@ -261,15 +276,21 @@ fn run(name: &str, s: Scenario) -> Option<Ran> {
         Host::Codex => {
             let codex_home = dir.join("codex");
             std::fs::create_dir_all(&codex_home).unwrap();
+            let server = match &url {
+                Some(url) => format!("url = {}\n", Value::from(url.clone())),
+                None => format!(
+                    "command = {}\nargs = {}\n",
+                    Value::from(proxy[0].clone()),
+                    Value::from(proxy[1..].to_vec())
+                ),
+            };
             let mut config = format!(
                 "model = \"scripted\"\nmodel_provider = \"scripted\"\n\
                  approval_policy = \"never\"\nsandbox_mode = \"read-only\"\n\n\
                  [model_providers.scripted]\nname = \"scripted\"\n\
                  base_url = \"{}/v1\"\nwire_api = \"responses\"\n\n\
-                 [mcp_servers.files]\ncommand = {}\nargs = {}\n",
+                 [mcp_servers.files]\n{server}",
                 endpoint.url,
-                Value::from(proxy[0].clone()),
-                Value::from(proxy[1..].to_vec()),
             );
             if s.allow {
                 config.push_str(&format!(
@@ -291,9 +312,13 @@ fn run(name: &str, s: Scenario) -> Option<Ran> {
         Host::Gemini => {
             let home = dir.join("home");
             std::fs::create_dir_all(home.join(".gemini")).unwrap();
+            let server = match &url {
+                Some(url) => json!({"httpUrl": url}),
+                None => json!({"command": proxy[0], "args": proxy[1..]}),
+            };
             let settings = json!({
                 "security": {"auth": {"selectedType": "gemini-api-key"}},
-                "mcpServers": {"files": {"command": proxy[0], "args": proxy[1..]}},
+                "mcpServers": {"files": server},
             });
             std::fs::write(home.join(".gemini/settings.json"), settings.to_string()).unwrap();
             let mut command = Command::new(bin.join("gemini"));
@@ -319,8 +344,12 @@ fn run(name: &str, s: Scenario) -> Option<Ran> {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    // The host stopped the proxy it started, and the proxy its server
-    // (both name the sandbox on their command lines).
+    if let Some(listening) = listening {
+        let (status, stderr) = listening.stop();
+        assert_eq!(status, 0, "the listening proxy: {stderr:?}");
+    }
+    // The host stopped the proxy it started (or the test did), and the
+    // proxy its server (both name the sandbox on their command lines).
     let marker = sandbox.display().to_string();
     let left = common::outlived(&marker);
     if left > 0 {
@@ -387,6 +416,7 @@ fn claude_code_lists_the_proxied_tools_and_a_read_reaches_the_model() {
             policy: None,
             tool: "manage_files",
             arguments: read_call(),
+            listen: false,
             allow: true,
         },
     ) else {
@@ -417,6 +447,7 @@ fn claude_code_shows_the_model_a_policy_refusal_and_the_server_never_sees_the_ca
             policy: Some("read-only.yaml"),
             tool: "manage_files",
             arguments: delete_call(),
+            listen: false,
             allow: true,
         },
     ) else {
@@ -445,6 +476,7 @@ fn claude_code_in_print_mode_cancels_the_proxys_question_and_the_call_is_not_mad
             policy: Some("ask-destructive.yaml"),
             tool: "manage_files",
             arguments: delete_call(),
+            listen: false,
             allow: true,
         },
     ) else {
@@ -476,6 +508,7 @@ fn claude_code_in_print_mode_asks_for_every_mcp_tool_whatever_its_annotations() 
             policy: None,
             tool: "list_directory",
             arguments: json!({"path": "."}),
+            listen: false,
             allow: false,
         },
     ) else {
@@ -499,6 +532,7 @@ fn codex_lists_the_proxied_tools_and_runs_a_read_only_tool_without_approval() {
             policy: None,
             tool: "list_directory",
             arguments: json!({"path": "."}),
+            listen: false,
             allow: false,
         },
     ) else {
@@ -523,6 +557,7 @@ fn codex_refuses_a_read_of_a_tool_listed_as_destructive_under_approval_never() {
             policy: None,
             tool: "manage_files",
             arguments: read_call(),
+            listen: false,
             allow: false,
         },
     ) else {
@@ -545,6 +580,7 @@ fn codex_with_the_tool_approved_reads_through_the_proxy() {
             policy: None,
             tool: "manage_files",
             arguments: read_call(),
+            listen: false,
             allow: true,
         },
     ) else {
@@ -566,6 +602,7 @@ fn codex_shows_the_model_a_policy_refusal_and_the_server_never_sees_the_call() {
             policy: Some("read-only.yaml"),
             tool: "manage_files",
             arguments: delete_call(),
+            listen: false,
             allow: true,
         },
     ) else {
@@ -591,6 +628,7 @@ fn codex_in_exec_mode_declines_the_proxys_question_and_the_call_is_not_made() {
             policy: Some("ask-destructive.yaml"),
             tool: "manage_files",
             arguments: delete_call(),
+            listen: false,
             allow: true,
         },
     ) else {
@@ -618,6 +656,7 @@ fn gemini(name: &str, policy: Option<&'static str>, arguments: Value, allow: boo
             policy,
             tool: "manage_files",
             arguments,
+            listen: false,
             allow,
         },
     )
@@ -692,4 +731,43 @@ fn gemini_cli_cannot_be_asked_and_the_refusal_says_how_to_allow_the_call() {
     let record = one_record(&ran);
     assert_eq!(record["decision"], "ask");
     assert_eq!(record["outcome"], "refused");
+}
+
+/// A read through `mcp-resolve proxy --listen`, the host connecting over
+/// streamable HTTP as to any remote server.
+fn read_over_http(name: &str, host: Host) {
+    let Some(ran) = run(
+        name,
+        Scenario {
+            host,
+            policy: None,
+            tool: "manage_files",
+            arguments: read_call(),
+            listen: true,
+            allow: true,
+        },
+    ) else {
+        return;
+    };
+    let (error, text) = ran.result().unwrap();
+    assert_ne!(error, Some(true), "{text}");
+    assert!(text.contains(NOTES), "{text}");
+    let record = one_record(&ran);
+    assert_eq!(record["variant"], "read");
+    assert_eq!(record["outcome"], "forwarded");
+}
+
+#[test]
+fn claude_code_reads_through_the_proxy_over_http() {
+    read_over_http("claude-http", Host::ClaudeCode);
+}
+
+#[test]
+fn codex_reads_through_the_proxy_over_http() {
+    read_over_http("codex-http", Host::Codex);
+}
+
+#[test]
+fn gemini_cli_reads_through_the_proxy_over_http() {
+    read_over_http("gemini-http", Host::Gemini);
 }
