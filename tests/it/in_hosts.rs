@@ -17,6 +17,10 @@ use crate::common;
 
 const RULES: &str = "examples/file-server/rules/file-server.yaml";
 
+/// How long a host waits for the proxy to start and for a call's answer,
+/// in milliseconds; the test gives a host twice that to finish.
+const HOST_WAITS_MS: u64 = 120_000;
+
 /// The repository's root (the hosts run in other directories).
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -202,6 +206,51 @@ fn setup(test: &str) -> Option<(PathBuf, PathBuf)> {
     Some((hosts, server))
 }
 
+/// What a host printed, and how it exited.
+struct Exited {
+    /// Its exit code; `None` when a signal ended it.
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// The host's output once it exits; killed, and the test failed with what
+/// it printed, if it runs past twice [`HOST_WAITS_MS`].
+fn finish(host: Host, mut child: Child) -> Exited {
+    let stdout = common::lines_of(child.stdout.take().unwrap());
+    let stderr = common::lines_of(child.stderr.take().unwrap());
+    let limit = std::time::Duration::from_millis(2 * HOST_WAITS_MS);
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let collect = |lines: std::sync::mpsc::Receiver<String>| {
+        let mut text = String::new();
+        while let Ok(line) = lines.recv_timeout(std::time::Duration::from_secs(5)) {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    };
+    let (stdout, stderr) = (collect(stdout), collect(stderr));
+    let Some(status) = status else {
+        panic!("{host:?} ran past {limit:?}\nstdout: {stdout}\nstderr: {stderr}");
+    };
+    Exited {
+        code: status.code(),
+        stdout,
+        stderr,
+    }
+}
+
 /// The proxy's command line as the host is configured to start it.
 fn proxy_command(s: &Scenario, dir: &Path, sandbox: &Path, server: &Path) -> Vec<String> {
     let mut args = vec![
@@ -227,13 +276,21 @@ fn proxy_command(s: &Scenario, dir: &Path, sandbox: &Path, server: &Path) -> Vec
 }
 
 fn run(name: &str, s: Scenario) -> Option<Ran> {
+    run_with(name, s, &[])
+}
+
+/// [`run`] with more options for the proxy.
+fn run_with(name: &str, s: Scenario, options: &[String]) -> Option<Ran> {
     let (hosts, server) = setup(name)?;
     let dir = common::scratch("in-hosts", name);
     let sandbox = dir.join("sandbox");
     std::fs::create_dir_all(&sandbox).unwrap();
     std::fs::write(sandbox.join("notes.txt"), format!("{NOTES}\n")).unwrap();
     let endpoint = Endpoint::start(&dir, s.tool, &s.arguments);
-    let proxy = proxy_command(&s, &dir, &sandbox, &server);
+    let mut proxy = proxy_command(&s, &dir, &sandbox, &server);
+    // Options go before the server's command line.
+    let at = proxy.iter().position(|a| a == "--").unwrap();
+    proxy.splice(at..at, options.iter().cloned());
     // Over HTTP the test starts the proxy; on stdio the host does.
     let listening = s.listen.then(|| {
         let mut command = Command::new(&proxy[0]);
@@ -267,7 +324,11 @@ fn run(name: &str, s: Scenario) -> Option<Ran> {
                 .env("ENABLE_TOOL_SEARCH", "false")
                 .env("DISABLE_TELEMETRY", "1")
                 .env("DISABLE_AUTOUPDATER", "1")
-                .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+                .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+                // A debug proxy on a loaded machine may take seconds to
+                // start: the host waits for it as long as the test does.
+                .env("MCP_TIMEOUT", HOST_WAITS_MS.to_string())
+                .env("MCP_TOOL_TIMEOUT", HOST_WAITS_MS.to_string());
             if s.allow {
                 command.args(["--allowedTools", "mcp__files"]);
             }
@@ -289,8 +350,10 @@ fn run(name: &str, s: Scenario) -> Option<Ran> {
                  approval_policy = \"never\"\nsandbox_mode = \"read-only\"\n\n\
                  [model_providers.scripted]\nname = \"scripted\"\n\
                  base_url = \"{}/v1\"\nwire_api = \"responses\"\n\n\
-                 [mcp_servers.files]\n{server}",
+                 [mcp_servers.files]\n{server}\
+                 startup_timeout_sec = {waits}\ntool_timeout_sec = {waits}\n",
                 endpoint.url,
+                waits = HOST_WAITS_MS / 1000,
             );
             if s.allow {
                 config.push_str(&format!(
@@ -313,8 +376,8 @@ fn run(name: &str, s: Scenario) -> Option<Ran> {
             let home = dir.join("home");
             std::fs::create_dir_all(home.join(".gemini")).unwrap();
             let server = match &url {
-                Some(url) => json!({"httpUrl": url}),
-                None => json!({"command": proxy[0], "args": proxy[1..]}),
+                Some(url) => json!({"httpUrl": url, "timeout": HOST_WAITS_MS}),
+                None => json!({"command": proxy[0], "args": proxy[1..], "timeout": HOST_WAITS_MS}),
             };
             let settings = json!({
                 "security": {"auth": {"selectedType": "gemini-api-key"}},
@@ -337,13 +400,16 @@ fn run(name: &str, s: Scenario) -> Option<Ran> {
             command
         }
     };
-    let output = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let output = finish(
+        s.host,
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let stdout = output.stdout;
     if let Some(listening) = listening {
         let (status, stderr) = listening.stop();
         assert_eq!(status, 0, "the listening proxy: {stderr:?}");
@@ -356,12 +422,12 @@ fn run(name: &str, s: Scenario) -> Option<Ran> {
         common::kill_processes_with(&marker);
     }
     assert_eq!(left, 0, "{:?} left the proxy or its server running", s.host);
-    assert!(
-        output.status.success(),
-        "{:?} exited {:?}\nstdout: {stdout}\nstderr: {}",
+    assert_eq!(
+        output.code,
+        Some(0),
+        "{:?}\nstdout: {stdout}\nstderr: {}",
         s.host,
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
+        output.stderr
     );
     let audit = std::fs::read_to_string(dir.join("audit.jsonl"))
         .unwrap_or_default()
@@ -770,4 +836,47 @@ fn codex_reads_through_the_proxy_over_http() {
 #[test]
 fn gemini_cli_reads_through_the_proxy_over_http() {
     read_over_http("gemini-http", Host::Gemini);
+}
+
+#[test]
+fn a_call_in_claude_code_reaches_a_real_otlp_receiver_with_its_variant_and_decision() {
+    let Some(python) = common::mcp_python("the OTLP receiver (opentelemetry-proto)") else {
+        return;
+    };
+    let dir = common::scratch("in-hosts", "claude-otlp-receiver");
+    let receiver = crate::proxy::telemetry::Receiver::start(&python, &dir);
+    let otlp = vec![
+        "--otlp".to_string(),
+        format!("http://127.0.0.1:{}", receiver.port),
+    ];
+    let Some(ran) = run_with(
+        "claude-otlp",
+        Scenario {
+            host: Host::ClaudeCode,
+            policy: None,
+            tool: "manage_files",
+            arguments: read_call(),
+            listen: false,
+            allow: true,
+        },
+        &otlp,
+    ) else {
+        return;
+    };
+    assert_eq!(one_record(&ran)["variant"], "read");
+    // The proxy exported before it exited (its host closed its stdin).
+    let records: Vec<serde_json::Map<String, Value>> = receiver
+        .received("logs")
+        .iter()
+        .flat_map(|r| r["resourceLogs"].as_array().cloned().unwrap_or_default())
+        .flat_map(|r| r["scopeLogs"].as_array().cloned().unwrap_or_default())
+        .flat_map(|s| s["logRecords"].as_array().cloned().unwrap_or_default())
+        .map(|record| crate::proxy::telemetry::attributes(&record))
+        .filter(|a| a["mcp.method.name"] == "tools/call")
+        .collect();
+    assert_eq!(records.len(), 1, "{records:#?}");
+    assert_eq!(records[0]["gen_ai.tool.name"], "manage_files");
+    assert_eq!(records[0]["mcp_resolve.variant"], "read");
+    assert_eq!(records[0]["mcp_resolve.decision"], "allow");
+    assert_eq!(records[0]["mcp_resolve.outcome"], "forwarded");
 }

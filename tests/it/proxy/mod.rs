@@ -556,4 +556,4 @@ mod instances;
 mod isolation;
 mod no_rules;
 mod official;
-mod telemetry;
+pub(crate) mod telemetry;

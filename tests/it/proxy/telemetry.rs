@@ -7,14 +7,14 @@ use super::*;
 
 /// A receiver on a free loopback port, writing what it gets to a file; it
 /// exits when dropped (its stdin closes).
-struct Receiver {
+pub(crate) struct Receiver {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
     out: PathBuf,
 }
 
 impl Receiver {
-    fn start(python: &str, dir: &Path) -> Receiver {
+    pub(crate) fn start(python: &str, dir: &Path) -> Receiver {
         let out = dir.join("otlp.jsonl");
         let mut child = std::process::Command::new(python)
             .arg(fixture_path("otel/receiver.py"))
@@ -36,7 +36,7 @@ impl Receiver {
     }
 
     /// Everything received, per signal.
-    fn received(&self, signal: &str) -> Vec<Value> {
+    pub(crate) fn received(&self, signal: &str) -> Vec<Value> {
         std::fs::read_to_string(&self.out)
             .unwrap_or_default()
             .lines()
@@ -61,7 +61,7 @@ fn fixture_path(name: &str) -> PathBuf {
 }
 
 /// A log record's attributes as a map of JSON values.
-fn attributes(record: &Value) -> serde_json::Map<String, Value> {
+pub(crate) fn attributes(record: &Value) -> serde_json::Map<String, Value> {
     record["attributes"]
         .as_array()
         .into_iter()
