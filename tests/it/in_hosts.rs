@@ -49,6 +49,9 @@ struct Scenario {
     /// The host connects to `mcp-resolve proxy --listen` over streamable
     /// HTTP instead of starting the proxy on stdio.
     listen: bool,
+    /// A line the server writes to its stderr when it starts (the proxy
+    /// passes it on to its own), and the host asked to show server logs.
+    server_says: Option<&'static str>,
     /// Claude Code: `--allowedTools mcp__files`. Codex: the tool's
     /// `approval_mode = "approve"`. Gemini CLI: `--allowed-tools
     /// mcp_files_TOOL`.
@@ -63,6 +66,10 @@ struct Ran {
     audit: Vec<Value>,
     /// The host's standard output (its JSON event stream).
     stdout: String,
+    /// The host's standard error.
+    stderr: String,
+    /// The test's directory (the hosts' homes are in it).
+    dir: PathBuf,
     sandbox: PathBuf,
 }
 
@@ -269,6 +276,10 @@ fn proxy_command(s: &Scenario, dir: &Path, sandbox: &Path, server: &Path) -> Vec
         args.extend(["--listen".into(), "127.0.0.1:0".into()]);
     }
     args.push("--".into());
+    if let Some(line) = s.server_says {
+        args.extend(["sh".into(), "-c".into()]);
+        args.push(format!("echo '{line}' >&2; exec \"$0\" \"$@\""));
+    }
     args.push(server.display().to_string());
     args.push("--root".into());
     args.push(sandbox.display().to_string());
@@ -370,6 +381,10 @@ fn run_with(name: &str, s: Scenario, options: &[String]) -> Option<Ran> {
                 .env("CODEX_HOME", &codex_home)
                 // Tool errors as the host shows them, without a backtrace.
                 .env_remove("RUST_BACKTRACE");
+            if s.server_says.is_some() {
+                // Codex logs its MCP servers' stderr at `info`.
+                command.env("RUST_LOG", "codex_rmcp_client=info");
+            }
             command
         }
         Host::Gemini => {
@@ -396,6 +411,10 @@ fn run_with(name: &str, s: Scenario, options: &[String]) -> Option<Ran> {
                 .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
             if s.allow {
                 command.args(["--allowed-tools", &format!("mcp_files_{}", s.tool)]);
+            }
+            if s.server_says.is_some() {
+                // Gemini CLI shows its MCP servers' stderr in debug mode.
+                command.arg("--debug");
             }
             command
         }
@@ -438,6 +457,8 @@ fn run_with(name: &str, s: Scenario, options: &[String]) -> Option<Ran> {
         requests: endpoint.requests(),
         audit,
         stdout,
+        stderr: output.stderr,
+        dir,
         sandbox,
     })
 }
@@ -483,6 +504,7 @@ fn claude_code_lists_the_proxied_tools_and_a_read_reaches_the_model() {
             tool: "manage_files",
             arguments: read_call(),
             listen: false,
+            server_says: None,
             allow: true,
         },
     ) else {
@@ -514,6 +536,7 @@ fn claude_code_shows_the_model_a_policy_refusal_and_the_server_never_sees_the_ca
             tool: "manage_files",
             arguments: delete_call(),
             listen: false,
+            server_says: None,
             allow: true,
         },
     ) else {
@@ -543,6 +566,7 @@ fn claude_code_in_print_mode_cancels_the_proxys_question_and_the_call_is_not_mad
             tool: "manage_files",
             arguments: delete_call(),
             listen: false,
+            server_says: None,
             allow: true,
         },
     ) else {
@@ -575,6 +599,7 @@ fn claude_code_in_print_mode_asks_for_every_mcp_tool_whatever_its_annotations() 
             tool: "list_directory",
             arguments: json!({"path": "."}),
             listen: false,
+            server_says: None,
             allow: false,
         },
     ) else {
@@ -599,6 +624,7 @@ fn codex_lists_the_proxied_tools_and_runs_a_read_only_tool_without_approval() {
             tool: "list_directory",
             arguments: json!({"path": "."}),
             listen: false,
+            server_says: None,
             allow: false,
         },
     ) else {
@@ -624,6 +650,7 @@ fn codex_refuses_a_read_of_a_tool_listed_as_destructive_under_approval_never() {
             tool: "manage_files",
             arguments: read_call(),
             listen: false,
+            server_says: None,
             allow: false,
         },
     ) else {
@@ -647,6 +674,7 @@ fn codex_with_the_tool_approved_reads_through_the_proxy() {
             tool: "manage_files",
             arguments: read_call(),
             listen: false,
+            server_says: None,
             allow: true,
         },
     ) else {
@@ -669,6 +697,7 @@ fn codex_shows_the_model_a_policy_refusal_and_the_server_never_sees_the_call() {
             tool: "manage_files",
             arguments: delete_call(),
             listen: false,
+            server_says: None,
             allow: true,
         },
     ) else {
@@ -695,6 +724,7 @@ fn codex_in_exec_mode_declines_the_proxys_question_and_the_call_is_not_made() {
             tool: "manage_files",
             arguments: delete_call(),
             listen: false,
+            server_says: None,
             allow: true,
         },
     ) else {
@@ -723,6 +753,7 @@ fn gemini(name: &str, policy: Option<&'static str>, arguments: Value, allow: boo
             tool: "manage_files",
             arguments,
             listen: false,
+            server_says: None,
             allow,
         },
     )
@@ -810,6 +841,7 @@ fn read_over_http(name: &str, host: Host) {
             tool: "manage_files",
             arguments: read_call(),
             listen: true,
+            server_says: None,
             allow: true,
         },
     ) else {
@@ -857,6 +889,7 @@ fn a_call_in_claude_code_reaches_a_real_otlp_receiver_with_its_variant_and_decis
             tool: "manage_files",
             arguments: read_call(),
             listen: false,
+            server_says: None,
             allow: true,
         },
         &otlp,
@@ -879,4 +912,76 @@ fn a_call_in_claude_code_reaches_a_real_otlp_receiver_with_its_variant_and_decis
     assert_eq!(records[0]["mcp_resolve.variant"], "read");
     assert_eq!(records[0]["mcp_resolve.decision"], "allow");
     assert_eq!(records[0]["mcp_resolve.outcome"], "forwarded");
+}
+
+/// A read in `host` whose server writes `line` to its stderr at start.
+fn server_stderr(name: &str, host: Host, line: &'static str) -> Option<Ran> {
+    run(
+        name,
+        Scenario {
+            host,
+            policy: None,
+            tool: "manage_files",
+            arguments: read_call(),
+            listen: false,
+            server_says: Some(line),
+            allow: true,
+        },
+    )
+}
+
+#[test]
+fn claude_code_keeps_the_servers_stderr_in_its_mcp_log() {
+    let line = "file server started (stderr, claude)";
+    let Some(ran) = server_stderr("claude-stderr", Host::ClaudeCode, line) else {
+        return;
+    };
+    assert_eq!(one_record(&ran)["variant"], "read");
+    // ~/.cache/claude-cli-nodejs/<the directory>/mcp-logs-files/*.jsonl
+    let cache = ran.dir.join("home/.cache/claude-cli-nodejs");
+    let mut logs = Vec::new();
+    for project in std::fs::read_dir(&cache).unwrap() {
+        let dir = project.unwrap().path().join("mcp-logs-files");
+        for log in std::fs::read_dir(&dir).into_iter().flatten() {
+            logs.push(std::fs::read_to_string(log.unwrap().path()).unwrap());
+        }
+    }
+    let said = logs
+        .iter()
+        .flat_map(|log| log.lines())
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .any(|entry| entry["error"] == format!("Server stderr: {line}\n"));
+    assert!(said, "{logs:?}");
+}
+
+#[test]
+fn codex_logs_the_servers_stderr_on_its_own_stderr() {
+    let line = "file server started (stderr, codex)";
+    let Some(ran) = server_stderr("codex-stderr", Host::Codex, line) else {
+        return;
+    };
+    assert_eq!(one_record(&ran)["variant"], "read");
+    assert!(
+        ran.stderr
+            .lines()
+            .any(|l| l.contains("MCP server stderr") && l.ends_with(line)),
+        "{}",
+        ran.stderr
+    );
+}
+
+#[test]
+fn gemini_cli_shows_the_servers_stderr_in_debug_mode() {
+    let line = "file server started (stderr, gemini)";
+    let Some(ran) = server_stderr("gemini-stderr", Host::Gemini, line) else {
+        return;
+    };
+    assert_eq!(one_record(&ran)["variant"], "read");
+    assert!(
+        ran.stderr
+            .lines()
+            .any(|l| l.contains("[MCP STDERR (files)]") && l.ends_with(line)),
+        "{}",
+        ran.stderr
+    );
 }
