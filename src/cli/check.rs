@@ -21,12 +21,10 @@ pub(crate) fn run(paths: &[PathBuf], format: Format, deny_warnings: bool) -> u8 
         Format::Sarif => pretty_json(&diagnostic::to_sarif(&project.sources, diags)),
     };
     out(&text);
-    // A clean run on a terminal says so, in one line (as ruff does); a pipe
-    // or a file gets nothing to parse around.
-    if matches!(format, Format::Human)
-        && diags.is_empty()
-        && std::io::IsTerminal::is_terminal(&std::io::stdout())
-    {
+    // A clean run says so, in one line on standard error (as ruff says "All
+    // checks passed!"), so that a pipe or a file still gets nothing to parse
+    // around; the machine formats carry their own summary.
+    if matches!(format, Format::Human) && diags.is_empty() {
         let tools: usize = project.servers.iter().map(|s| s.tools.len()).sum();
         let plural = |n: usize, one: &str| {
             if n == 1 {
@@ -35,11 +33,12 @@ pub(crate) fn run(paths: &[PathBuf], format: Format, deny_warnings: bool) -> u8 
                 format!("{n} {one}s")
             }
         };
-        out(&format!(
-            "checked {}, {}: no problems found\n",
+        super::progress::finish();
+        eprintln!(
+            "checked {}, {}: no problems found",
             plural(project.servers.len(), "server"),
             plural(tools, "tool")
-        ));
+        );
     }
     let failing = diags.iter().any(|d| {
         d.severity == Severity::Error || (deny_warnings && d.severity == Severity::Warning)

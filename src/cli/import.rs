@@ -102,6 +102,12 @@ pub(crate) fn run(source: Source, options: Options) -> u8 {
             options.capabilities.clone(),
         ) {
             Ok((tools, info)) => (tools, url.clone(), info),
+            // Nothing to talk to is an I/O error, as a file that cannot be
+            // read is.
+            Err(e @ UpstreamError::Unreachable { .. }) => {
+                eprintln!("error: importing from {url}: {e}");
+                return USAGE;
+            }
             Err(e) => {
                 eprintln!("error: importing from {url}: {e}");
                 return FAILURE;

@@ -126,6 +126,30 @@ fn bundled_files_are_canonical_and_fmt_is_idempotent() {
 }
 
 #[test]
+fn convert_leaves_the_yaml_language_servers_modeline_behind() {
+    let path = Path::new("rules/file-server.yaml");
+    let text = read(path);
+    assert!(
+        text.starts_with("# yaml-language-server: $schema="),
+        "{text}"
+    );
+    let as_rules = format_file(path, &text, Syntax::Rules).unwrap();
+    assert!(!as_rules.contains("yaml-language-server"), "{as_rules}");
+    // Nor the empty comment line that only set it apart; the rest stays.
+    assert!(!as_rules.starts_with("//\n"), "{as_rules}");
+    for line in text
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.trim().strip_prefix('#'))
+    {
+        assert!(
+            as_rules.contains(&format!("//{line}")),
+            "{line}\n{as_rules}"
+        );
+    }
+}
+
+#[test]
 fn comments_survive_fmt_and_convert() {
     let path = Path::new("tests/fixtures/forms/storage.structured.yaml");
     let text = read(path);

@@ -259,9 +259,17 @@ fn http_errors_are_clear() {
     assert!(!dir.join("a.yaml").exists());
 
     drop(server);
+    // Nothing listening: an I/O error (exit 2) that says what happened and
+    // what to check.
     let (code, stderr) = import(&dir.join("b.yaml"), &["--url", "http://127.0.0.1:9/mcp"]);
-    assert_eq!(code, Some(1), "{stderr}");
-    assert!(stderr.contains("POST http://127.0.0.1:9/mcp"), "{stderr}");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "POST http://127.0.0.1:9/mcp: connection refused; is the server running and listening at that address?"
+        ),
+        "{stderr}"
+    );
+    assert!(!dir.join("b.yaml").exists());
 
     let (code, stderr) = import(&dir.join("c.yaml"), &["--url", "ftp://example.invalid/mcp"]);
     assert_eq!(code, Some(1), "{stderr}");

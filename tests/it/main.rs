@@ -28,6 +28,7 @@ mod py_host;
 mod py_server;
 mod pypi_cli;
 mod python;
+mod readme;
 mod real_servers;
 mod sarif;
 mod signature;

@@ -318,6 +318,34 @@ fn limits_are_options_and_a_refusal_names_the_option() {
     );
     assert!(stderr.contains("--max-file-bytes"), "{stderr}");
 
+    // A large file that is no text is told so, not to raise the limit:
+    // a NUL byte, or bytes that are no UTF-8, near its start.
+    for (name, head, said) in [
+        (
+            "binary.yaml",
+            &b"\x7fELF\x02\x01\x01\x00"[..],
+            "byte 7 is NUL",
+        ),
+        (
+            "latin1.yaml",
+            &b"name: caf\xe9 \n"[..],
+            "byte 9 begins no UTF-8 character",
+        ),
+    ] {
+        let path = dir.join(name);
+        let mut bytes = head.to_vec();
+        bytes.resize(9 << 20, b'a');
+        std::fs::write(&path, bytes).unwrap();
+        let o = run(&["check", path.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            stderr.contains(&format!("file is not text ({said})")),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("--max-file-bytes"), "{stderr}");
+    }
+
     let allowed = run(&["check", big, "--max-file-bytes", "20000000"]);
     assert_eq!(allowed.status.code(), Some(0), "{allowed:?}");
     let formatted = run(&["fmt", "--max-file-bytes", "20000000", big]);

@@ -137,6 +137,7 @@ fn progress_shows_on_a_terminal_only() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("out.json")).unwrap()).unwrap();
     assert_eq!(report["summary"]["errors"], 0);
 
+    // Through a pipe, no progress (the file has findings: no other line).
     let o = run(&["check", file.to_str().unwrap()]);
     assert!(
         o.stderr.is_empty(),
@@ -185,10 +186,10 @@ fn stage_times_go_to_standard_error_when_asked_for() {
     );
 }
 
-/// A clean `check` says so in one line on a terminal, and prints nothing to
-/// a pipe (where the progress test and every script read it).
+/// A clean `check` says so in one line on standard error, on a terminal
+/// and through a pipe; standard output stays empty for scripts.
 #[test]
-fn a_clean_check_says_so_on_a_terminal_only() {
+fn a_clean_check_says_so_on_standard_error() {
     let bin = env!("CARGO_BIN_EXE_mcp-resolve");
     // The shell keeps the terminal open a moment after the run: `script`
     // can lose what a child wrote just before the terminal closed.
@@ -211,4 +212,37 @@ fn a_clean_check_says_so_on_a_terminal_only() {
         "{:?}",
         String::from_utf8_lossy(&o.stdout)
     );
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "checked 1 server, 1 tool: no problems found\n"
+    );
+    // A directory of several servers, clean: the same line, counted.
+    let dir = common::scratch("cli", "clean-directory");
+    for name in [
+        "file-server.yaml",
+        "issue-tracker.yaml",
+        "repo-contents.rules",
+    ] {
+        std::fs::copy(std::path::Path::new("rules").join(name), dir.join(name)).unwrap();
+    }
+    let o = run(&["check", dir.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "checked 3 servers, 4 tools: no problems found\n"
+    );
+    // The machine formats carry their own summary, and nothing more.
+    let o = run(&["check", "--format", "json", "rules/file-server.yaml"]);
+    assert!(
+        o.stderr.is_empty(),
+        "{:?}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["summary"]["errors"], 0);
 }

@@ -61,6 +61,21 @@ fn cli_exits_one_on_widening_unless_allowed_and_reports_json() {
         run(&["diff", &o, &n, "--allow-widening"]).status.code(),
         Some(0)
     );
+    // Every report says, in its last line, what the directions mean (a
+    // hint moving toward the worst case narrows).
+    assert!(
+        text.trim_end()
+            .ends_with("narrowing: the opposite, e.g. readOnlyHint true → false)"),
+        "{text}"
+    );
+    let back_text = run(&["diff", &n, &o]);
+    let back_text = String::from_utf8_lossy(&back_text.stdout);
+    assert!(back_text.contains("narrowing manage_files"), "{back_text}");
+    assert!(
+        back_text
+            .contains("(widening: a host that pinned the old signature would let through more"),
+        "{back_text}"
+    );
     // Back again: narrowing only, exit 0.
     let back = run(&["diff", &n, &o, "--format", "json"]);
     assert_eq!(back.status.code(), Some(0));

@@ -314,16 +314,20 @@ fn a_pinned_signature_withholds_what_a_lying_server_changes() {
             .contains("`exfiltrate`"),
         "{answer}"
     );
-    // Resolution still answers from the pinned rules.
+    // A withheld tool is not resolved either: refused as its call is.
     let resolved = proxy.request(
         6,
         "tools/resolve",
         json!({"name": "manage_files", "arguments": {"path": "a", "action": "append"}}),
     );
-    assert_eq!(
-        resolved["result"]["annotations"]["destructiveHint"], false,
-        "{resolved}"
+    assert_eq!(resolved["error"]["code"], -32001, "{resolved}");
+    let message = resolved["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("`manage_files` is withheld")
+            && message.ends_with("(mcp-resolve proxy --pin)"),
+        "{message}"
     );
+    assert_eq!(resolved["error"]["data"]["pinned"], false, "{resolved}");
     let (status, stderr) = proxy.finish();
     assert_eq!(status, 0, "{stderr:?}");
     assert!(

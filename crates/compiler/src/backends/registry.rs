@@ -102,12 +102,82 @@ pub fn with_fingerprint(
         entry.insert("signatures".into(), signed);
     }
     provided.insert(SIGNATURE_KEY.into(), Value::Object(entry));
-    let mut text = serde_json::to_string_pretty(&doc).map_err(RegistryError::NotJson)?;
-    text.push('\n');
+    // Only `_meta` changes: the rest of the user's file stays byte for byte
+    // (indentation, key order, line endings). Written whole, pretty, only
+    // when the splice would not read back as the updated document.
+    let text = match splice_meta(server_json, &doc) {
+        Some(text) => text,
+        None => {
+            let mut text = serde_json::to_string_pretty(&doc).map_err(RegistryError::NotJson)?;
+            text.push('\n');
+            text
+        }
+    };
     if text.len() > MAX_SERVER_JSON_BYTES {
         return Err(RegistryError::TooLarge(text.len()));
     }
     Ok(text)
+}
+
+/// `original` with its top-level `_meta` replaced by `updated`'s (added
+/// after the last member when it had none), laid out as the file is: the
+/// member's own indentation, the file's indentation unit and line endings.
+/// `None` when the result would not read back as `updated`.
+fn splice_meta(original: &str, updated: &Value) -> Option<String> {
+    use serde_json::value::RawValue;
+
+    let meta = updated.get("_meta")?;
+    let members: std::collections::HashMap<String, &RawValue> =
+        serde_json::from_str(original).ok()?;
+    let newline = if original.contains("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    };
+    let base = original.as_ptr() as usize;
+    let at = |raw: &RawValue| raw.get().as_ptr() as usize - base;
+    // The indentation of the line a member's value starts on.
+    let indent_at = |offset: usize| {
+        let line = original[..offset].rfind('\n').map_or(0, |i| i + 1);
+        let text = &original[line..offset];
+        text[..text.len() - text.trim_start().len()].to_string()
+    };
+    // The file's indentation unit: the first member's, else two spaces.
+    let first = members.values().map(|raw| at(raw)).min();
+    let unit = first.map(indent_at).filter(|u| !u.is_empty());
+    let unit = unit.unwrap_or_else(|| "  ".to_string());
+    let pretty = |value: &Value, indent: &str| -> Option<String> {
+        let mut out = Vec::new();
+        let formatter = serde_json::ser::PrettyFormatter::with_indent(unit.as_bytes());
+        let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
+        serde::Serialize::serialize(value, &mut serializer).ok()?;
+        let text = String::from_utf8(out).ok()?;
+        Some(text.replace('\n', &format!("{newline}{indent}")))
+    };
+    let spliced = match members.get("_meta") {
+        Some(raw) => {
+            let start = at(raw);
+            let end = start + raw.get().len();
+            let indent = indent_at(start);
+            format!(
+                "{}{}{}",
+                &original[..start],
+                pretty(meta, &indent)?,
+                &original[end..]
+            )
+        }
+        None => {
+            let close = original.trim_end().len().checked_sub(1)?;
+            let before = original[..close].trim_end();
+            let member = format!("{newline}{unit}\"_meta\": {}", pretty(meta, &unit)?);
+            if before.ends_with('{') {
+                format!("{before}{member}{newline}{}", &original[close..])
+            } else {
+                format!("{before},{member}{}", &original[before.len()..])
+            }
+        }
+    };
+    (serde_json::from_str::<Value>(&spliced).ok()? == *updated).then_some(spliced)
 }
 
 #[cfg(test)]
@@ -141,6 +211,58 @@ mod tests {
             doc["_meta"][PUBLISHER_PROVIDED][SIGNATURE_KEY]["url"],
             "https://x/sig.json"
         );
+    }
+
+    #[test]
+    fn only_meta_changes_and_the_rest_stays_as_written() {
+        let input = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/registry/server.json"
+        ))
+        .unwrap();
+        let out = with_fingerprint(&input, "sha256:ab", None, None).unwrap();
+        // Up to `_meta` and after it, byte for byte; the compact objects
+        // elsewhere stay compact.
+        let meta = input.find("\"_meta\"").unwrap();
+        assert_eq!(out[..meta], input[..meta]);
+        assert!(out.ends_with("  }\n}\n"), "{out}");
+        assert!(out.contains(r#"      "buildInfo": {"#), "{out}");
+        assert!(
+            out.contains(
+                r#"{ "type": "streamable-http", "url": "https://files.example.com/mcp" }"#
+            )
+        );
+        let doc: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            doc["_meta"][PUBLISHER_PROVIDED][SIGNATURE_KEY]["fingerprint"],
+            "sha256:ab"
+        );
+        assert_eq!(doc["_meta"][PUBLISHER_PROVIDED]["tool"], "release-pipeline");
+        // Writing the same fingerprint again changes nothing.
+        assert_eq!(
+            with_fingerprint(&out, "sha256:ab", None, None).unwrap(),
+            out
+        );
+    }
+
+    #[test]
+    fn a_meta_is_added_in_the_files_own_layout() {
+        // Four-space indentation and CRLF line endings, no `_meta` yet.
+        let input = "{\r\n    \"name\": \"io.github.x/y\",\r\n    \"packages\": [ 1, 2 ]\r\n}\r\n";
+        let out = with_fingerprint(input, "sha256:ab", None, None).unwrap();
+        assert!(out.starts_with("{\r\n    \"name\": \"io.github.x/y\",\r\n    \"packages\": [ 1, 2 ],\r\n    \"_meta\": {\r\n        \"io.modelcontextprotocol"), "{out:?}");
+        assert!(out.ends_with("    }\r\n}\r\n"), "{out:?}");
+        assert!(!out.replace("\r\n", "").contains('\n'), "{out:?}");
+        let doc: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            doc["_meta"][PUBLISHER_PROVIDED][SIGNATURE_KEY]["fingerprint"],
+            "sha256:ab"
+        );
+        // An empty object gets one member.
+        let out = with_fingerprint("{}", "sha256:ab", None, None).unwrap();
+        let doc: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(doc.as_object().unwrap().len(), 1);
+        assert!(out.starts_with("{\n  \"_meta\": {"), "{out:?}");
     }
 
     #[test]

@@ -69,6 +69,18 @@ pub enum ReadError {
     /// Not UTF-8.
     #[error("file is not valid UTF-8")]
     NotUtf8,
+    /// Over the file-size limit, and not text either (a NUL byte, or bytes
+    /// that are no UTF-8, near its start): no limit would make it a rules
+    /// file.
+    #[error(
+        "file is not text (byte {offset} {what}): rules files are UTF-8 text (YAML or `.rules`)"
+    )]
+    NotText {
+        /// Where the first byte that is not text is.
+        offset: usize,
+        /// What it is.
+        what: &'static str,
+    },
     /// A directory, device, FIFO or socket.
     #[error("not a regular file")]
     NotAFile,
@@ -301,6 +313,10 @@ pub fn read_within(path: &Path, limit: usize) -> Result<String, ReadError> {
         return Err(ReadError::NotAFile);
     }
     if meta.len() > limit as u64 {
+        // Raising the limit is advice for a large text file only.
+        if let Some((offset, what)) = not_text_near_start(path)? {
+            return Err(ReadError::NotText { offset, what });
+        }
         return Err(ReadError::TooLarge {
             size: meta.len(),
             limit,
@@ -320,6 +336,25 @@ pub fn read_within(path: &Path, limit: usize) -> Result<String, ReadError> {
         });
     }
     String::from_utf8(bytes).map_err(|_| ReadError::NotUtf8)
+}
+
+/// Where the first 8 KiB of the file at `path` stop being text, and what is
+/// there: a NUL byte, or bytes that are no UTF-8 (a sequence cut at the end
+/// of the 8 KiB is not counted).
+fn not_text_near_start(path: &Path) -> Result<Option<(usize, &'static str)>, ReadError> {
+    use std::io::Read;
+
+    let mut prefix = Vec::with_capacity(8192);
+    std::fs::File::open(path)?
+        .take(8192)
+        .read_to_end(&mut prefix)?;
+    if let Some(offset) = prefix.iter().position(|&b| b == 0) {
+        return Ok(Some((offset, "is NUL")));
+    }
+    Ok(match std::str::from_utf8(&prefix) {
+        Err(e) if e.error_len().is_some() => Some((e.valid_up_to(), "begins no UTF-8 character")),
+        _ => None,
+    })
 }
 
 /// Loads, decodes, lowers and checks the rules files at `paths`.

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
+use mcp_resolve_runtime::RpcError;
 use mcp_resolve_runtime::protocol::Screened;
 
 use super::call::Step;
@@ -285,6 +286,24 @@ impl Session<'_> {
         clock: Clock,
         out: &mut Vec<Effect>,
     ) -> Option<Option<String>> {
+        // A tool the pin keeps from the host is not resolved for it either:
+        // refused the way its call is.
+        if method == self.rules.method()
+            && let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str)
+            && let Some(why) = self.guard.unpinned(&self.pins, tool)
+        {
+            let error = RpcError::new(
+                crate::guard::POLICY_REFUSED,
+                format!("{why} (mcp-resolve proxy --pin)"),
+                Some(json!({"tool": tool, "pinned": false})),
+            );
+            self.audit(
+                || crate::record::Record::resolve(clock.wall, tool, Err(&error), None),
+                out,
+            );
+            out.push(Effect::Host(error_response(id, &error)));
+            return Some(Some(error.code.to_string()));
+        }
         // A tool the rules do not describe, of a server that resolves for
         // itself: its resolution is the server's (the marker it lists is
         // its own), so the request goes on to it.

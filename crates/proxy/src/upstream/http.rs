@@ -223,6 +223,34 @@ mod header_tests {
     }
 }
 
+/// Why an HTTP exchange with the server failed before an answer: a
+/// connection that could not be made says so (and what it met), anything
+/// else is reqwest's own account.
+fn exchange_failed(method: &'static str, url: &reqwest::Url, e: &reqwest::Error) -> UpstreamError {
+    if !e.is_connect() {
+        return UpstreamError::Http(format!("{method} {url}: {e}"));
+    }
+    // The innermost cause is the operating system's (`Connection refused`).
+    let mut why = e.to_string();
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(inner) = cause {
+        if let Some(io) = inner.downcast_ref::<std::io::Error>() {
+            why = match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
+                _ => io.to_string(),
+            };
+            break;
+        }
+        why = inner.to_string();
+        cause = inner.source();
+    }
+    UpstreamError::Unreachable {
+        method,
+        url: url.to_string(),
+        why,
+    }
+}
+
 /// A streamable HTTP endpoint and the session the server assigned on it;
 /// clones share the session.
 #[derive(Clone)]
@@ -357,7 +385,7 @@ impl Endpoint {
             .with_headers(request, extra)
             .send()
             .await
-            .map_err(|e| UpstreamError::Http(format!("POST {}: {e}", self.url)))?;
+            .map_err(|e| exchange_failed("POST", &self.url, &e))?;
         if let Some(session) = response.headers().get(SESSION_HEADER)
             && !self.sessionless
             && let Ok(mut headers) = self.headers.lock()
@@ -403,7 +431,7 @@ impl Endpoint {
             .with_session(request)
             .send()
             .await
-            .map_err(|e| UpstreamError::Http(format!("GET {}: {e}", self.url)))?;
+            .map_err(|e| exchange_failed("GET", &self.url, &e))?;
         let status = response.status();
         if status == reqwest::StatusCode::METHOD_NOT_ALLOWED {
             return Ok(None);

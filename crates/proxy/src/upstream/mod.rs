@@ -80,6 +80,17 @@ pub enum UpstreamError {
     /// An HTTP exchange failed.
     #[error("{0}")]
     Http(String),
+    /// Nothing answered at the server's address (the connection was
+    /// refused, or could not be made).
+    #[error("{method} {url}: {why}; is the server running and listening at that address?")]
+    Unreachable {
+        /// The HTTP method of the exchange.
+        method: &'static str,
+        /// The server's URL.
+        url: String,
+        /// What the connection attempt met (`connection refused`, …).
+        why: String,
+    },
     /// The user interrupted (`SIGINT`, `SIGTERM` or `SIGHUP`); the server
     /// was stopped.
     #[error("interrupted; the server was stopped")]

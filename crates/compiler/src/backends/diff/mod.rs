@@ -171,9 +171,18 @@ impl Diff {
             self.count(Direction::Neutral),
             self.count(Direction::Undecided)
         ));
+        if !self.changes.is_empty() {
+            out.push_str(DIRECTIONS);
+            out.push('\n');
+        }
         out
     }
 }
+
+/// What the directions mean, in one line under a report: they are a
+/// pinning host's view, so a hint moving toward the worst case
+/// (`readOnlyHint` true → false) narrows.
+pub const DIRECTIONS: &str = "(widening: a host that pinned the old signature would let through more: a tool, a scope, a call, or a hint further from the worst case; narrowing: the opposite, e.g. readOnlyHint true → false)";
 
 impl Diff {
     /// The Markdown report, made for a pull-request comment: a summary line,
@@ -189,7 +198,7 @@ impl Diff {
             return out;
         }
         out.push_str(&format!(
-            "**{} widening**, {} narrowing, {} without effect, {} undecided\n",
+            "**{} widening**, {} narrowing, {} without effect, {} undecided\n\n{DIRECTIONS}\n",
             self.count(Direction::Widening),
             self.count(Direction::Narrowing),
             self.count(Direction::Neutral),

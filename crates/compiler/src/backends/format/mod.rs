@@ -105,6 +105,10 @@ pub fn format_file_with(
         Syntax::Yaml => yaml_comments(text, options.max_file_bytes),
         Syntax::Rules => rules_comments(text),
     };
+    let comments = match (from, to) {
+        (Syntax::Yaml, Syntax::Rules) => without_yaml_modeline(text, comments),
+        _ => comments,
+    };
     let out = match to {
         // YAML allows no control character but tab, even in a comment: a
         // `.rules` comment with one keeps its place, the character shown
@@ -158,6 +162,35 @@ fn same_rules(before: &project::Project, after: &project::Project) -> bool {
     after.servers == before.servers
         && after.files.len() == before.files.len()
         && errors(after) == errors(before)
+}
+
+/// The comments of a YAML file without its `# yaml-language-server: …`
+/// modeline (the YAML language server's, meaningless in a `.rules` file),
+/// nor an empty comment line right after it that only set it apart.
+fn without_yaml_modeline(text: &str, comments: Vec<Comment>) -> Vec<Comment> {
+    let mut out: Vec<Comment> = Vec::with_capacity(comments.len());
+    let mut after_modeline: Option<usize> = None;
+    for comment in comments {
+        if comment.own_line
+            && comment
+                .text
+                .trim_start()
+                .starts_with("yaml-language-server:")
+        {
+            after_modeline = text[comment.offset..]
+                .find('\n')
+                .map(|e| comment.offset + e + 1);
+            continue;
+        }
+        let next_line = after_modeline.take();
+        let set_apart = comment.own_line
+            && comment.text.trim().is_empty()
+            && next_line.is_some_and(|start| text[start..comment.offset].trim().is_empty());
+        if !set_apart {
+            out.push(comment);
+        }
+    }
+    out
 }
 
 /// Comments whose text YAML can hold: what YAML does not count printable
