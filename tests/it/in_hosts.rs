@@ -58,6 +58,50 @@ struct Scenario {
     allow: bool,
 }
 
+impl Scenario {
+    /// `host` asked for `tool` with `arguments`, allowed to call it, the
+    /// proxy on stdio without a policy.
+    fn new(host: Host, tool: &'static str, arguments: Value) -> Scenario {
+        Scenario {
+            host,
+            policy: None,
+            tool,
+            arguments,
+            listen: false,
+            server_says: None,
+            allow: true,
+        }
+    }
+
+    fn policy(self, policy: &'static str) -> Scenario {
+        self.policy_opt(Some(policy))
+    }
+
+    fn policy_opt(mut self, policy: Option<&'static str>) -> Scenario {
+        self.policy = policy;
+        self
+    }
+
+    fn listening(mut self) -> Scenario {
+        self.listen = true;
+        self
+    }
+
+    fn says(mut self, line: &'static str) -> Scenario {
+        self.server_says = Some(line);
+        self
+    }
+
+    fn allowed(mut self, allow: bool) -> Scenario {
+        self.allow = allow;
+        self
+    }
+
+    fn unallowed(self) -> Scenario {
+        self.allowed(false)
+    }
+}
+
 /// What a run left behind.
 struct Ran {
     /// Every request the host sent the model endpoint.
@@ -77,7 +121,16 @@ impl Ran {
     /// The last tool result the model was sent: whether the host marked it
     /// an error (Claude Code marks them; Codex does not), and its text.
     fn result(&self) -> Option<(Option<bool>, String)> {
-        let body = &self.requests.last()?["body"];
+        // The latest request that carries one: a host may send others
+        // after it (titles, summaries, memories) that carry none.
+        self.requests
+            .iter()
+            .rev()
+            .find_map(|request| Ran::result_in(&request["body"]))
+    }
+
+    /// The tool result `body` ends with, in whichever API it is written.
+    fn result_in(body: &Value) -> Option<(Option<bool>, String)> {
         if let Some(messages) = body["messages"].as_array() {
             let content = messages.last()?["content"].as_array()?;
             let block = content.iter().find(|b| b["type"] == "tool_result")?;
@@ -111,6 +164,22 @@ impl Ran {
             other => other.to_string(),
         };
         Some((None, text))
+    }
+
+    /// [`Ran::result`], or the test fails with what the host printed and
+    /// what it asked the model.
+    fn tool_result(&self) -> (Option<bool>, String) {
+        self.result().unwrap_or_else(|| {
+            let asked: Vec<String> = self
+                .requests
+                .iter()
+                .map(|r| format!("{} {}", r["path"], r["body"].to_string().len()))
+                .collect();
+            panic!(
+                "no tool result reached the model\nrequests: {asked:?}\nstdout: {}\nstderr: {}",
+                self.stdout, self.stderr
+            )
+        })
     }
 
     /// The tools of the file server the host listed to the model, by the
@@ -482,6 +551,35 @@ fn one_record(ran: &Ran) -> &Value {
     &ran.audit[0]
 }
 
+/// A read that reached the model: its result quotes the file, the host
+/// did not mark it an error, and the proxy forwarded it as the `read`
+/// variant.
+fn assert_read_reached_the_model(ran: &Ran) {
+    let (error, text) = ran.tool_result();
+    assert_ne!(error, Some(true), "{text}");
+    assert!(text.contains(NOTES), "{text}");
+    let record = one_record(ran);
+    assert_eq!(record["variant"], "read");
+    assert_eq!(record["decision"], "allow");
+    assert_eq!(record["outcome"], "forwarded");
+}
+
+/// A delete the read-only policy denied: the model got the proxy's
+/// refusal, the file is still there, one audit record says `deny`. The
+/// text the model got.
+fn assert_denied(ran: &Ran) -> String {
+    let (_, text) = ran.tool_result();
+    assert!(
+        text.contains("`manage_files` (variant `delete`) is denied (the policy's default)"),
+        "{text}"
+    );
+    assert!(ran.sandbox.join("notes.txt").exists());
+    let record = one_record(ran);
+    assert_eq!(record["decision"], "deny");
+    assert_eq!(record["variant"], "delete");
+    text
+}
+
 fn read_call() -> Value {
     json!({"path": "notes.txt", "action": "read"})
 }
@@ -494,27 +592,13 @@ fn delete_call() -> Value {
 fn claude_code_lists_the_proxied_tools_and_a_read_reaches_the_model() {
     let Some(ran) = run(
         "claude-read",
-        Scenario {
-            host: Host::ClaudeCode,
-            policy: None,
-            tool: "manage_files",
-            arguments: read_call(),
-            listen: false,
-            server_says: None,
-            allow: true,
-        },
+        Scenario::new(Host::ClaudeCode, "manage_files", read_call()),
     ) else {
         return;
     };
     assert_eq!(ran.listed(), listed_by_the_rules());
-    let (error, text) = ran.result().unwrap();
-    assert_ne!(error, Some(true), "{text}");
-    assert!(text.contains(NOTES), "{text}");
-    let record = one_record(&ran);
-    assert_eq!(record["variant"], "read");
-    assert_eq!(record["decision"], "allow");
-    assert_eq!(record["outcome"], "forwarded");
-    assert_eq!(record["annotations"]["readOnlyHint"], true);
+    assert_read_reached_the_model(&ran);
+    assert_eq!(one_record(&ran)["annotations"]["readOnlyHint"], true);
     assert!(
         ran.stdout.contains("\"subtype\":\"success\""),
         "{}",
@@ -526,28 +610,13 @@ fn claude_code_lists_the_proxied_tools_and_a_read_reaches_the_model() {
 fn claude_code_shows_the_model_a_policy_refusal_and_the_server_never_sees_the_call() {
     let Some(ran) = run(
         "claude-deny",
-        Scenario {
-            host: Host::ClaudeCode,
-            policy: Some("read-only.yaml"),
-            tool: "manage_files",
-            arguments: delete_call(),
-            listen: false,
-            server_says: None,
-            allow: true,
-        },
+        Scenario::new(Host::ClaudeCode, "manage_files", delete_call()).policy("read-only.yaml"),
     ) else {
         return;
     };
-    let (error, text) = ran.result().unwrap();
-    assert_eq!(error, Some(true), "{text}");
-    assert!(
-        text.contains("`manage_files` (variant `delete`) is denied (the policy's default)"),
-        "{text}"
-    );
-    assert!(ran.sandbox.join("notes.txt").exists());
-    let record = one_record(&ran);
-    assert_eq!(record["decision"], "deny");
-    assert_eq!(record["variant"], "delete");
+    assert_denied(&ran);
+    // Claude Code marks the result an error.
+    assert_eq!(ran.tool_result().0, Some(true));
 }
 
 #[test]
@@ -556,19 +625,12 @@ fn claude_code_in_print_mode_cancels_the_proxys_question_and_the_call_is_not_mad
     // it cancels the proxy's question, and the proxy refuses the call.
     let Some(ran) = run(
         "claude-ask",
-        Scenario {
-            host: Host::ClaudeCode,
-            policy: Some("ask-destructive.yaml"),
-            tool: "manage_files",
-            arguments: delete_call(),
-            listen: false,
-            server_says: None,
-            allow: true,
-        },
+        Scenario::new(Host::ClaudeCode, "manage_files", delete_call())
+            .policy("ask-destructive.yaml"),
     ) else {
         return;
     };
-    let (error, text) = ran.result().unwrap();
+    let (error, text) = ran.tool_result();
     assert_eq!(error, Some(true), "{text}");
     assert!(
         text.contains("was cancelled by the user (policy rule `destructive`)"),
@@ -589,19 +651,11 @@ fn claude_code_in_print_mode_asks_for_every_mcp_tool_whatever_its_annotations() 
     // Claude Code still refuses it in print mode, so the proxy never sees it.
     let Some(ran) = run(
         "claude-unallowed",
-        Scenario {
-            host: Host::ClaudeCode,
-            policy: None,
-            tool: "list_directory",
-            arguments: json!({"path": "."}),
-            listen: false,
-            server_says: None,
-            allow: false,
-        },
+        Scenario::new(Host::ClaudeCode, "list_directory", json!({"path": "."})).unallowed(),
     ) else {
         return;
     };
-    let (error, text) = ran.result().unwrap();
+    let (error, text) = ran.tool_result();
     assert_eq!(error, Some(true), "{text}");
     assert!(
         text.contains("requested permissions to use mcp__files__list_directory"),
@@ -614,20 +668,12 @@ fn claude_code_in_print_mode_asks_for_every_mcp_tool_whatever_its_annotations() 
 fn codex_lists_the_proxied_tools_and_runs_a_read_only_tool_without_approval() {
     let Some(ran) = run(
         "codex-read-only-tool",
-        Scenario {
-            host: Host::Codex,
-            policy: None,
-            tool: "list_directory",
-            arguments: json!({"path": "."}),
-            listen: false,
-            server_says: None,
-            allow: false,
-        },
+        Scenario::new(Host::Codex, "list_directory", json!({"path": "."})).unallowed(),
     ) else {
         return;
     };
     assert_eq!(ran.listed(), listed_by_the_rules());
-    let (_, text) = ran.result().unwrap();
+    let (_, text) = ran.tool_result();
     assert!(text.contains("notes.txt"), "{text}");
     let record = one_record(&ran);
     assert_eq!(record["tool"], "list_directory");
@@ -640,19 +686,11 @@ fn codex_refuses_a_read_of_a_tool_listed_as_destructive_under_approval_never() {
     // which is all Codex reads: it refuses even a read, before the proxy.
     let Some(ran) = run(
         "codex-worst-case",
-        Scenario {
-            host: Host::Codex,
-            policy: None,
-            tool: "manage_files",
-            arguments: read_call(),
-            listen: false,
-            server_says: None,
-            allow: false,
-        },
+        Scenario::new(Host::Codex, "manage_files", read_call()).unallowed(),
     ) else {
         return;
     };
-    let (_, text) = ran.result().unwrap();
+    let (_, text) = ran.tool_result();
     assert!(
         text.contains("requires approval, but approval policy is never"),
         "{text}"
@@ -664,69 +702,35 @@ fn codex_refuses_a_read_of_a_tool_listed_as_destructive_under_approval_never() {
 fn codex_with_the_tool_approved_reads_through_the_proxy() {
     let Some(ran) = run(
         "codex-read",
-        Scenario {
-            host: Host::Codex,
-            policy: None,
-            tool: "manage_files",
-            arguments: read_call(),
-            listen: false,
-            server_says: None,
-            allow: true,
-        },
+        Scenario::new(Host::Codex, "manage_files", read_call()),
     ) else {
         return;
     };
-    let (_, text) = ran.result().unwrap();
-    assert!(text.contains(NOTES), "{text}");
-    let record = one_record(&ran);
-    assert_eq!(record["variant"], "read");
-    assert_eq!(record["decision"], "allow");
+    assert_read_reached_the_model(&ran);
 }
 
 #[test]
 fn codex_shows_the_model_a_policy_refusal_and_the_server_never_sees_the_call() {
     let Some(ran) = run(
         "codex-deny",
-        Scenario {
-            host: Host::Codex,
-            policy: Some("read-only.yaml"),
-            tool: "manage_files",
-            arguments: delete_call(),
-            listen: false,
-            server_says: None,
-            allow: true,
-        },
+        Scenario::new(Host::Codex, "manage_files", delete_call()).policy("read-only.yaml"),
     ) else {
         return;
     };
-    let (_, text) = ran.result().unwrap();
+    let text = assert_denied(&ran);
     // Codex shows the model the JSON-RPC error: code, message and data.
     assert!(text.contains("-32001"), "{text}");
-    assert!(
-        text.contains("`manage_files` (variant `delete`) is denied (the policy's default)"),
-        "{text}"
-    );
-    assert!(ran.sandbox.join("notes.txt").exists());
-    assert_eq!(one_record(&ran)["decision"], "deny");
 }
 
 #[test]
 fn codex_in_exec_mode_declines_the_proxys_question_and_the_call_is_not_made() {
     let Some(ran) = run(
         "codex-ask",
-        Scenario {
-            host: Host::Codex,
-            policy: Some("ask-destructive.yaml"),
-            tool: "manage_files",
-            arguments: delete_call(),
-            listen: false,
-            server_says: None,
-            allow: true,
-        },
+        Scenario::new(Host::Codex, "manage_files", delete_call()).policy("ask-destructive.yaml"),
     ) else {
         return;
     };
-    let (_, text) = ran.result().unwrap();
+    let (_, text) = ran.tool_result();
     assert!(
         text.contains("was declined by the user (policy rule `destructive`)"),
         "{text}"
@@ -743,15 +747,9 @@ fn codex_in_exec_mode_declines_the_proxys_question_and_the_call_is_not_made() {
 fn gemini(name: &str, policy: Option<&'static str>, arguments: Value, allow: bool) -> Option<Ran> {
     run(
         name,
-        Scenario {
-            host: Host::Gemini,
-            policy,
-            tool: "manage_files",
-            arguments,
-            listen: false,
-            server_says: None,
-            allow,
-        },
+        Scenario::new(Host::Gemini, "manage_files", arguments)
+            .policy_opt(policy)
+            .allowed(allow),
     )
 }
 
@@ -766,12 +764,7 @@ fn gemini_cli_lists_the_proxied_tools_and_a_read_reaches_the_model() {
         .filter(|(name, _)| name == "manage_files")
         .collect();
     assert_eq!(ran.listed(), allowed);
-    let (error, text) = ran.result().unwrap();
-    assert_eq!(error, Some(false), "{text}");
-    assert!(text.contains(NOTES), "{text}");
-    let record = one_record(&ran);
-    assert_eq!(record["variant"], "read");
-    assert_eq!(record["outcome"], "forwarded");
+    assert_read_reached_the_model(&ran);
 }
 
 #[test]
@@ -792,14 +785,8 @@ fn gemini_cli_shows_the_model_a_policy_refusal_and_the_server_never_sees_the_cal
     let Some(ran) = gemini("gemini-deny", Some("read-only.yaml"), delete_call(), true) else {
         return;
     };
-    let (error, text) = ran.result().unwrap();
-    assert_eq!(error, Some(true), "{text}");
-    assert!(
-        text.contains("`manage_files` (variant `delete`) is denied (the policy's default)"),
-        "{text}"
-    );
-    assert!(ran.sandbox.join("notes.txt").exists());
-    assert_eq!(one_record(&ran)["decision"], "deny");
+    assert_denied(&ran);
+    assert_eq!(ran.tool_result().0, Some(true));
 }
 
 #[test]
@@ -814,7 +801,7 @@ fn gemini_cli_cannot_be_asked_and_the_refusal_says_how_to_allow_the_call() {
     ) else {
         return;
     };
-    let (error, text) = ran.result().unwrap();
+    let (error, text) = ran.tool_result();
     assert_eq!(error, Some(true), "{text}");
     assert!(
         text.contains("the host did not declare elicitation to ask for it: use a host that answers elicitation, or allow the call in the policy"),
@@ -831,24 +818,11 @@ fn gemini_cli_cannot_be_asked_and_the_refusal_says_how_to_allow_the_call() {
 fn read_over_http(name: &str, host: Host) {
     let Some(ran) = run(
         name,
-        Scenario {
-            host,
-            policy: None,
-            tool: "manage_files",
-            arguments: read_call(),
-            listen: true,
-            server_says: None,
-            allow: true,
-        },
+        Scenario::new(host, "manage_files", read_call()).listening(),
     ) else {
         return;
     };
-    let (error, text) = ran.result().unwrap();
-    assert_ne!(error, Some(true), "{text}");
-    assert!(text.contains(NOTES), "{text}");
-    let record = one_record(&ran);
-    assert_eq!(record["variant"], "read");
-    assert_eq!(record["outcome"], "forwarded");
+    assert_read_reached_the_model(&ran);
 }
 
 #[test]
@@ -879,15 +853,7 @@ fn a_call_in_claude_code_reaches_a_real_otlp_receiver_with_its_variant_and_decis
     ];
     let Some(ran) = run_with(
         "claude-otlp",
-        Scenario {
-            host: Host::ClaudeCode,
-            policy: None,
-            tool: "manage_files",
-            arguments: read_call(),
-            listen: false,
-            server_says: None,
-            allow: true,
-        },
+        Scenario::new(Host::ClaudeCode, "manage_files", read_call()),
         &otlp,
     ) else {
         return;
@@ -914,15 +880,7 @@ fn a_call_in_claude_code_reaches_a_real_otlp_receiver_with_its_variant_and_decis
 fn server_stderr(name: &str, host: Host, line: &'static str) -> Option<Ran> {
     run(
         name,
-        Scenario {
-            host,
-            policy: None,
-            tool: "manage_files",
-            arguments: read_call(),
-            listen: false,
-            server_says: Some(line),
-            allow: true,
-        },
+        Scenario::new(host, "manage_files", read_call()).says(line),
     )
 }
 
