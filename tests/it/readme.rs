@@ -193,8 +193,10 @@ fn every_readme_command_runs_as_written() {
     );
     let mut failed = Vec::new();
     for example in run {
-        let output = Command::new("sh")
-            .args(["-c", &example.text])
+        // Bounded: a command that waits for input it never gets is a
+        // failure with its line, not a suite that never ends.
+        let output = Command::new("timeout")
+            .args(["120", "sh", "-c", &example.text])
             .current_dir(&repo)
             .env("PATH", &path)
             .env("HOME", &home)
@@ -203,7 +205,7 @@ fn every_readme_command_runs_as_written() {
             .unwrap();
         if !output.status.success() {
             failed.push(format!(
-                "README.md:{}: `{}` exited {:?}\n{}",
+                "README.md:{}: `{}` exited {:?} (124: still running after 120 s)\n{}",
                 example.line,
                 example.text,
                 output.status.code(),
