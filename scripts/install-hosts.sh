@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the MCP hosts the in-host tests drive through the proxy
-# (tests/it/in_hosts.rs), at the versions pinned in scripts/hosts: Claude
-# Code, Codex CLI and Gemini CLI from npm. Claude Code and Codex are native
-# binaries in a platform package npm picks from optionalDependencies. No
-# package's install script runs but Claude Code's own, which puts its
-# platform binary in place (a local copy; it fetches nothing).
+# (tests/it/in_hosts/), at the versions pinned in scripts/hosts: Claude
+# Code, Codex CLI, Gemini CLI and opencode from npm. Claude Code and Codex
+# are native binaries in a platform package npm picks from
+# optionalDependencies; opencode is its linux x64 package alone (the binary
+# its `opencode-ai` launcher runs there). No package's install script runs
+# but Claude Code's own, which puts its platform binary in place (a local
+# copy; it fetches nothing).
 # Prints DIR (default target/hosts).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -22,4 +24,5 @@ cp "$here/hosts/package.json" "$here/hosts/package-lock.json" "$dir/"
 for host in claude codex gemini; do
   "$dir/node_modules/.bin/$host" --version >/dev/null
 done
+"$dir/node_modules/opencode-linux-x64/bin/opencode" --version >/dev/null
 echo "$dir"

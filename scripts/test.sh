@@ -28,6 +28,8 @@
 #   - the SARIF 2.1.0 schema in target/sarif (scripts/fetch-sarif-schema.sh);
 #   - maturin in target/maturin, which builds this build's command as a
 #     wheel into target/wheels (scripts/pypi-wheel.sh) for the PyPI test;
+#   - tmux from Debian's packages (the in-host tests drive the hosts'
+#     terminal interfaces in it, as a user would);
 #   - Neovim from Debian's packages (its LSP client on mcp-resolve lsp);
 #   - redis-server and HAProxy from Debian's packages (several proxy
 #     instances behind a load balancer, sharing a store; each test starts its
@@ -130,6 +132,11 @@ apt_install_tool haproxy haproxy
 MCP_RESOLVE_REDIS="$(command -v redis-server)"
 MCP_RESOLVE_HAPROXY="$(command -v haproxy)"
 export MCP_RESOLVE_REDIS MCP_RESOLVE_HAPROXY
+
+echo "== tmux (Debian's package): the hosts' terminal interfaces, driven as a user would"
+apt_install_tool tmux tmux
+MCP_RESOLVE_TMUX="$(command -v tmux)"
+export MCP_RESOLVE_TMUX
 
 echo "== Neovim (Debian's package): a real editor's LSP client for mcp-resolve lsp"
 apt_install_tool nvim neovim

@@ -69,6 +69,10 @@ pub const COMPONENTS: &[(&str, &str)] = &[
         "HAProxy from Debian's packages (three proxy instances behind a load balancer)",
     ),
     (
+        "MCP_RESOLVE_TMUX",
+        "tmux from Debian's packages (the hosts' terminal interfaces, driven as a user would)",
+    ),
+    (
         "MCP_RESOLVE_NVIM",
         "Neovim from Debian's packages (its own LSP client attached to mcp-resolve lsp)",
     ),

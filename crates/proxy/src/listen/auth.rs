@@ -74,7 +74,8 @@ pub(super) fn by_scope(hub: &Hub, granted: &BTreeSet<String>, line: String) -> S
     message.to_string()
 }
 
-/// A `tools/call` or `tools/resolve` whose resolution (by the rules) needs
+/// A `tools/call` or a resolution (`tools/resolve`, or the dialect's own
+/// method) whose resolution (by the rules) needs
 /// scopes `principal`'s token lacks: its `403`, audited. `None` when the
 /// call may go on (the rules do not describe the tool, or its arguments
 /// are for the session to refuse).
@@ -85,7 +86,7 @@ pub(super) fn step_up(
 ) -> Option<Response> {
     let auth = hub.listen.auth.as_ref()?;
     let method = message.method.as_deref()?;
-    if !message.is_request() || !matches!(method, "tools/call" | "tools/resolve") {
+    if !message.is_request() || (method != "tools/call" && method != hub.rules.method()) {
         return None;
     }
     let params = message.params()?;

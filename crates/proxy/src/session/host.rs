@@ -145,7 +145,16 @@ impl Session<'_> {
                 out.push(Effect::Server(text));
             }
             (Some("notifications/cancelled"), None) => {
-                if let Some(id) = params.as_ref().and_then(|p| p.get("requestId"))
+                let id = params.as_ref().and_then(|p| p.get("requestId"));
+                // A call held for the user's answer: the server never saw
+                // it, so it is withdrawn here and the cancellation goes no
+                // further.
+                if let Some(question) = id.and_then(|id| self.held_question(id)) {
+                    drop(message);
+                    self.withdraw_question(&question, clock, out);
+                    return;
+                }
+                if let Some(id) = id
                     && let Some(mut request) = self.pending.remove(&id_key(id))
                 {
                     let from = out.len();
@@ -186,7 +195,9 @@ impl Session<'_> {
             .is_some_and(|id| id.starts_with(ASK_PREFIX))
         {
             out.push(Effect::Log(
-                "the host answered a question that had timed out; the answer was dropped".into(),
+                "the host answered a question that was given up (it timed out, or its call was \
+                 cancelled); the answer was dropped"
+                    .into(),
             ));
             return true;
         }

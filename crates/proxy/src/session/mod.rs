@@ -653,6 +653,54 @@ impl<'s> Session<'s> {
         }
     }
 
+    /// The key of the question asked about the held call the host calls
+    /// `id`, if one is held.
+    fn held_question(&self, id: &Value) -> Option<String> {
+        let key = id_key(id);
+        self.asks
+            .iter()
+            .find(|(_, held)| id_key(&held.id) == key)
+            .map(|(question, _)| question.clone())
+    }
+
+    /// The host cancelled a held call: it is withdrawn unforwarded (audited
+    /// `withdrawn`), and the question about it is cancelled in the host. No
+    /// answer goes to the host, as for any request it cancelled.
+    fn withdraw_question(&mut self, question: &str, clock: Clock, out: &mut Vec<Effect>) {
+        let Some(mut held) = self.asks.remove(question) else {
+            return;
+        };
+        let from = out.len();
+        let wait = clock.now.saturating_duration_since(held.asked);
+        self.measure(
+            mcp_resolve_telemetry::Measure::AskClosed {
+                outcome: "withdrawn",
+                wait,
+            },
+            out,
+        );
+        self.audit(
+            || {
+                held.judged
+                    .record(clock.wall, "withdrawn", held.arguments.as_ref())
+            },
+            out,
+        );
+        let withdrawn = serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {
+                "requestId": serde_json::from_str::<Value>(question).unwrap_or(Value::Null),
+                "reason": "the host cancelled the call",
+            },
+        });
+        out.push(Effect::Host(withdrawn.to_string()));
+        if let Some(mut traced) = held.trace.take() {
+            trace::asked(&mut traced, "withdrawn", wait);
+            self.end_spans(traced, clock, Some("cancelled".into()), from, out);
+        }
+    }
+
     fn give_up_listing(&mut self, clock: Clock, out: &mut Vec<Effect>) {
         if self
             .relist

@@ -241,6 +241,57 @@ fn the_listening_proxy_refuses_bad_tokens_and_steps_up_scopes() {
 }
 
 #[test]
+fn in_the_annotations_dialect_a_resolution_is_stepped_up_as_its_call_is() {
+    let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
+    let issuer = issuer(&key);
+    let root = common::scratch("proxy", "auth-annotations");
+    let started = root.join("started");
+    let proxy = common::Listening::start(
+        &[
+            "rules/file-server.yaml",
+            "--dialect",
+            "annotations",
+            "--auth-issuer",
+            &issuer,
+            "--audience",
+            AUDIENCE,
+        ],
+        &[
+            "python3",
+            fake_server().to_str().unwrap(),
+            "well",
+            started.to_str().unwrap(),
+        ],
+    );
+    let reader = jwt(
+        &key,
+        &json!({"iss": issuer, "aud": AUDIENCE, "sub": "alice", "client_id": "host",
+                "exp": now() + 300, "iat": now(), "scope": "files:read"}),
+    );
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}});
+    let resolve = |action: &str| {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/annotations",
+               "params": {"name": "manage_files", "arguments": {"path": "a", "action": action},
+                          "_meta": meta}})
+        .to_string()
+    };
+    // This dialect's method: a delete needs files:write, as its call does.
+    let (status, headers, body) = post(&proxy, Some(&reader), None, &resolve("delete"));
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        header(&headers, "www-authenticate").contains(r#"error="insufficient_scope""#),
+        "{headers:?}"
+    );
+    // A read is the token's to resolve.
+    let (status, _, body) = post(&proxy, Some(&reader), None, &resolve("read"));
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("readOnlyHint"), "{body}");
+    let (status, stderr) = proxy.stop();
+    assert_eq!(status, 0, "{stderr:#?}");
+}
+
+#[test]
 fn an_issuer_whose_keys_cannot_be_had_stops_the_proxy_at_start() {
     let out = common::bin()
         .args([

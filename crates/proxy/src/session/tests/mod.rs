@@ -642,7 +642,7 @@ fn a_host_that_cannot_be_asked_is_refused() {
     assert_eq!(audits(&out)[0]["outcome"], "refused");
 }
 
-/// What the hosts of `tests/it/in_hosts.rs` declare at `initialize` or per
+/// What the hosts of `tests/it/in_hosts/` declare at `initialize` or per
 /// request (read off their first message to a server).
 mod hosts_as_they_are {
     use super::*;
@@ -664,6 +664,39 @@ mod hosts_as_they_are {
             "{message}"
         );
         assert_eq!(audits(&out)[0]["outcome"], "refused");
+    }
+
+    /// opencode 1.18: `roots` only, so no elicitation; and once a call's
+    /// answer is in, it cancels the call (`AbortError`).
+    #[test]
+    fn opencode_cannot_be_asked_and_its_late_cancellations_change_nothing() {
+        let rules = rules(Dialect::Extension);
+        let guard = asking_guard();
+        let mut h = Harness::new(&rules, &guard, None);
+        h.initialize(json!({"roots": {}}));
+        let cancel = |id: u64| {
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": id, "reason": "AbortError: The operation was aborted."}})
+            .to_string()
+        };
+        // Refused: the host is told how to allow the call.
+        let out = h.host(&call(2, "delete"));
+        let answers = host_lines(&out);
+        assert_eq!(answers[0]["error"]["code"], -32001);
+        assert_eq!(audits(&out)[0]["outcome"], "refused");
+        // Its cancellation goes on as the host wrote it (a server ignores a
+        // cancellation of a request it does not have), and nothing comes
+        // back.
+        let out = h.host(&cancel(2));
+        assert_eq!(out, vec![Effect::Server(cancel(2))]);
+        // Forwarded and answered: the late cancellation goes on as the
+        // host wrote it (the server may ignore it), and nothing comes back.
+        let out = h.host(&call(3, "read"));
+        assert_eq!(sole_request(&out)["id"], 3);
+        let answer = r#"{"jsonrpc":"2.0","id":3,"result":{"content":[]}}"#;
+        assert_eq!(host_lines(&h.server(answer))[0]["id"], 3);
+        let out = h.host(&cancel(3));
+        assert_eq!(out, vec![Effect::Server(cancel(3))]);
     }
 
     /// Codex CLI 0.171: elicitation in its form and URL modes, and an
@@ -715,6 +748,36 @@ mod hosts_as_they_are {
         assert!(message.contains("was cancelled by the user"), "{message}");
         assert_eq!(audits(&out)[0]["outcome"], "cancelled");
     }
+}
+
+#[test]
+fn a_call_the_host_cancels_while_its_question_is_open_is_withdrawn_and_never_forwarded() {
+    let rules = rules(Dialect::Extension);
+    let guard = asking_guard();
+    let mut h = Harness::new(&rules, &guard, None);
+    h.initialize(json!({"elicitation": {}}));
+    let asked = host_lines(&h.host(&call(1, "delete")));
+    assert_eq!(asked[0]["method"], "elicitation/create");
+    let question = asked[0]["id"].clone();
+    // The host gives up on the call (its user pressed Esc, or it timed out).
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 1, "reason": "the user cancelled"}});
+    let out = h.host(&cancel.to_string());
+    assert!(
+        !out.iter().any(|e| matches!(e, Effect::Server(_))),
+        "{out:?}"
+    );
+    // The question is withdrawn in the host, the call audited so, and no
+    // answer is sent for the cancelled request.
+    let told = host_lines(&out);
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0]["method"], "notifications/cancelled");
+    assert_eq!(told[0]["params"]["requestId"], question);
+    assert_eq!(audits(&out)[0]["outcome"], "withdrawn");
+    // An answer that comes anyway runs nothing.
+    let accept = json!({"jsonrpc": "2.0", "id": question, "result": {"action": "accept"}});
+    let out = h.host(&accept.to_string());
+    assert!(matches!(&out[..], [Effect::Log(_)]), "{out:?}");
 }
 
 #[test]

@@ -1,11 +1,11 @@
-//! The proxy inside real MCP hosts from npm — Claude Code, Codex CLI and
-//! Gemini CLI —
-//! each driven by a scripted model endpoint
+//! The proxy inside real MCP hosts from npm — Claude Code, Codex CLI,
+//! Gemini CLI and opencode — each driven by a scripted model endpoint
 //! (`tests/fixtures/hosts/model_endpoint.py`) instead of a model: the host
 //! starts `mcp-resolve proxy` in front of the example file server as its
 //! configured MCP server, the endpoint asks for one tool call, and the test
 //! reads what reached the model, the proxy's audit log and the sandbox.
-//! docs/hosts.md is what these tests show.
+//! Here, each host in its non-interactive mode; in [`tui`], in its terminal
+//! interface under tmux. docs/hosts.md is what these tests show.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -14,6 +14,8 @@ use std::process::{Child, Command, Stdio};
 use serde_json::{Value, json};
 
 use crate::common;
+
+mod tui;
 
 const RULES: &str = "examples/file-server/rules/file-server.yaml";
 
@@ -27,6 +29,9 @@ fn repo() -> &'static Path {
 }
 const NOTES: &str = "hello from the sandbox";
 
+/// What the user asks the host.
+const PROMPT: &str = "Use the file server's tool.";
+
 /// The hosts under test and how each is configured and run.
 #[derive(Clone, Copy, Debug)]
 enum Host {
@@ -36,6 +41,8 @@ enum Host {
     Codex,
     /// `gemini -p` (Gemini CLI, non-interactive).
     Gemini,
+    /// `opencode run` (opencode, non-interactive).
+    Opencode,
 }
 
 /// One run: which host, the proxy's policy, the call the model asks for,
@@ -132,8 +139,22 @@ impl Ran {
     /// The tool result `body` ends with, in whichever API it is written.
     fn result_in(body: &Value) -> Option<(Option<bool>, String)> {
         if let Some(messages) = body["messages"].as_array() {
-            let content = messages.last()?["content"].as_array()?;
-            let block = content.iter().find(|b| b["type"] == "tool_result")?;
+            let last = messages.last()?;
+            if last["role"] == "tool" {
+                // Chat Completions: the tool's message, unmarked.
+                let text = match &last["content"] {
+                    Value::String(s) => s.clone(),
+                    Value::Array(parts) => {
+                        parts.iter().filter_map(|p| p["text"].as_str()).collect()
+                    }
+                    other => other.to_string(),
+                };
+                return Some((None, text));
+            }
+            let content = last["content"].as_array()?;
+            // The last: Claude Code sends the result of its own tool that
+            // waits for MCP servers beside the script's in one message.
+            let block = content.iter().rev().find(|b| b["type"] == "tool_result")?;
             let text = match &block["content"] {
                 Value::String(s) => s.clone(),
                 Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
@@ -185,7 +206,10 @@ impl Ran {
     /// The tools of the file server the host listed to the model, by the
     /// names the server gave them, with their descriptions.
     fn listed(&self) -> Vec<(String, String)> {
-        let Some(first) = self.requests.first() else {
+        // The first request that offers tools (opencode asks for a title
+        // first, offering none).
+        let offers = |r: &&Value| r["body"]["tools"].as_array().is_some_and(|t| !t.is_empty());
+        let Some(first) = self.requests.iter().find(offers) else {
             return Vec::new();
         };
         let mut out = Vec::new();
@@ -207,6 +231,14 @@ impl Ran {
             let name = tool["name"].as_str().unwrap_or_default();
             if let Some(bare) = name.strip_prefix("mcp__files__") {
                 out.push((bare.to_string(), tool["description"].to_string()));
+            }
+            // Chat Completions: `{"type": "function", "function": {…}}`.
+            let function = &tool["function"];
+            if let Some(bare) = function["name"]
+                .as_str()
+                .and_then(|n| n.strip_prefix("files_"))
+            {
+                out.push((bare.to_string(), function["description"].to_string()));
             }
             if tool["type"] == "namespace" && name == "mcp__files" {
                 for inner in tool["tools"].as_array().into_iter().flatten() {
@@ -361,171 +393,309 @@ fn run(name: &str, s: Scenario) -> Option<Ran> {
 
 /// [`run`] with more options for the proxy.
 fn run_with(name: &str, s: Scenario, options: &[String]) -> Option<Ran> {
-    let (hosts, server) = setup(name)?;
-    let dir = common::scratch("in-hosts", name);
-    let sandbox = dir.join("sandbox");
-    std::fs::create_dir_all(&sandbox).unwrap();
-    std::fs::write(sandbox.join("notes.txt"), format!("{NOTES}\n")).unwrap();
-    let endpoint = Endpoint::start(&dir, s.tool, &s.arguments);
-    let mut proxy = proxy_command(&s, &dir, &sandbox, &server);
-    // Options go before the server's command line.
-    let at = proxy.iter().position(|a| a == "--").unwrap();
-    proxy.splice(at..at, options.iter().cloned());
-    // Over HTTP the test starts the proxy; on stdio the host does.
-    let listening = s.listen.then(|| {
-        let mut command = Command::new(&proxy[0]);
-        command.args(&proxy[1..]);
-        common::Listening::spawn(command)
-    });
-    let url = listening.as_ref().map(|l| l.url.clone());
-    let bin = hosts.join("node_modules/.bin");
-    let mut command = match s.host {
-        Host::ClaudeCode => {
-            let server = match &url {
-                Some(url) => json!({"type": "http", "url": url}),
-                None => json!({"type": "stdio", "command": proxy[0], "args": proxy[1..]}),
-            };
-            let config = json!({"mcpServers": {"files": server}});
-            let path = dir.join("mcp.json");
-            std::fs::write(&path, config.to_string()).unwrap();
-            let home = dir.join("home");
-            std::fs::create_dir_all(&home).unwrap();
-            let mut command = Command::new(bin.join("claude"));
-            command
-                .args(["-p", "Use the file server's tool.", "--mcp-config"])
-                .arg(&path)
-                .args(["--strict-mcp-config", "--output-format", "stream-json"])
-                .args(["--verbose", "--model", "claude-sonnet-4-5"])
-                .env("HOME", &home)
-                .env("ANTHROPIC_BASE_URL", &endpoint.url)
-                .env("ANTHROPIC_API_KEY", "scripted")
-                // MCP tools offered to the model directly, not behind a
-                // search tool; nothing sent beyond the endpoint.
-                .env("ENABLE_TOOL_SEARCH", "false")
-                .env("DISABLE_TELEMETRY", "1")
-                .env("DISABLE_AUTOUPDATER", "1")
-                .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-                // A debug proxy on a loaded machine may take seconds to
-                // start: the host waits for it as long as the test does.
-                .env("MCP_TIMEOUT", HOST_WAITS_MS.to_string())
-                .env("MCP_TOOL_TIMEOUT", HOST_WAITS_MS.to_string());
-            if s.allow {
-                command.args(["--allowedTools", "mcp__files"]);
-            }
-            command
-        }
-        Host::Codex => {
-            let codex_home = dir.join("codex");
-            std::fs::create_dir_all(&codex_home).unwrap();
-            let server = match &url {
-                Some(url) => format!("url = {}\n", Value::from(url.clone())),
-                None => format!(
-                    "command = {}\nargs = {}\n",
-                    Value::from(proxy[0].clone()),
-                    Value::from(proxy[1..].to_vec())
-                ),
-            };
-            let mut config = format!(
-                "model = \"scripted\"\nmodel_provider = \"scripted\"\n\
-                 approval_policy = \"never\"\nsandbox_mode = \"read-only\"\n\n\
-                 [model_providers.scripted]\nname = \"scripted\"\n\
-                 base_url = \"{}/v1\"\nwire_api = \"responses\"\n\n\
-                 [mcp_servers.files]\n{server}\
-                 startup_timeout_sec = {waits}\ntool_timeout_sec = {waits}\n",
-                endpoint.url,
-                waits = HOST_WAITS_MS / 1000,
-            );
-            if s.allow {
-                config.push_str(&format!(
-                    "\n[mcp_servers.files.tools.{}]\napproval_mode = \"approve\"\n",
-                    s.tool
-                ));
-            }
-            std::fs::write(codex_home.join("config.toml"), config).unwrap();
-            let mut command = Command::new(bin.join("codex"));
-            command
-                .args(["exec", "--skip-git-repo-check", "--json"])
-                .arg("Use the file server's tool.")
-                .current_dir(&sandbox)
-                .env("CODEX_HOME", &codex_home)
-                // Tool errors as the host shows them, without a backtrace.
-                .env_remove("RUST_BACKTRACE");
-            command
-        }
-        Host::Gemini => {
-            let home = dir.join("home");
-            std::fs::create_dir_all(home.join(".gemini")).unwrap();
-            let server = match &url {
-                Some(url) => json!({"httpUrl": url, "timeout": HOST_WAITS_MS}),
-                None => json!({"command": proxy[0], "args": proxy[1..], "timeout": HOST_WAITS_MS}),
-            };
-            let settings = json!({
-                "security": {"auth": {"selectedType": "gemini-api-key"}},
-                "mcpServers": {"files": server},
-            });
-            std::fs::write(home.join(".gemini/settings.json"), settings.to_string()).unwrap();
-            let mut command = Command::new(bin.join("gemini"));
-            command
-                .args(["-p", "Use the file server's tool."])
-                // A model named: no routing requests to classify the prompt.
-                .args(["-m", "gemini-2.5-flash", "--output-format", "json"])
-                .current_dir(&sandbox)
-                .env("HOME", &home)
-                .env("GEMINI_API_KEY", "scripted")
-                .env("GOOGLE_GEMINI_BASE_URL", &endpoint.url)
-                .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
-            if s.allow {
-                command.args(["--allowed-tools", &format!("mcp_files_{}", s.tool)]);
-            }
-            if s.server_says.is_some() {
-                // Gemini CLI shows its MCP servers' stderr in debug mode.
-                command.arg("--debug");
-            }
-            command
-        }
-    };
+    let stage = Stage::set(name, &s, options)?;
     let output = finish(
         s.host,
-        command
+        stage
+            .host(&s, false)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap(),
     );
-    let stdout = output.stdout;
-    if let Some(listening) = listening {
-        let (status, stderr) = listening.stop();
-        assert_eq!(status, 0, "the listening proxy: {stderr:?}");
-    }
-    // The host stopped the proxy it started (or the test did), and the
-    // proxy its server (both name the sandbox on their command lines).
-    let marker = sandbox.display().to_string();
-    let left = common::outlived(&marker);
-    if left > 0 {
-        common::kill_processes_with(&marker);
-    }
-    assert_eq!(left, 0, "{:?} left the proxy or its server running", s.host);
+    let ran = stage.end(&s, output.stdout, output.stderr);
     assert_eq!(
         output.code,
         Some(0),
-        "{:?}\nstdout: {stdout}\nstderr: {}",
+        "{:?}\nstdout: {}\nstderr: {}",
         s.host,
-        output.stderr
+        ran.stdout,
+        ran.stderr
     );
-    let audit = std::fs::read_to_string(dir.join("audit.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    Some(Ran {
-        requests: endpoint.requests(),
-        audit,
-        stdout,
-        stderr: output.stderr,
-        dir,
-        sandbox,
-    })
+    Some(ran)
+}
+
+/// What a run sets up before its host starts: the test's directory and
+/// sandbox, the model endpoint, the proxy's command line and, over HTTP,
+/// the listening proxy.
+struct Stage {
+    hosts: PathBuf,
+    dir: PathBuf,
+    sandbox: PathBuf,
+    endpoint: Endpoint,
+    proxy: Vec<String>,
+    listening: Option<common::Listening>,
+}
+
+impl Stage {
+    fn set(name: &str, s: &Scenario, options: &[String]) -> Option<Stage> {
+        let (hosts, server) = setup(name)?;
+        let dir = common::scratch("in-hosts", name);
+        let sandbox = dir.join("sandbox");
+        std::fs::create_dir_all(&sandbox).unwrap();
+        std::fs::write(sandbox.join("notes.txt"), format!("{NOTES}\n")).unwrap();
+        let endpoint = Endpoint::start(&dir, s.tool, &s.arguments);
+        let mut proxy = proxy_command(s, &dir, &sandbox, &server);
+        // Options go before the server's command line.
+        let at = proxy.iter().position(|a| a == "--").unwrap();
+        proxy.splice(at..at, options.iter().cloned());
+        // Over HTTP the test starts the proxy; on stdio the host does.
+        let listening = s.listen.then(|| {
+            let mut command = Command::new(&proxy[0]);
+            command.args(&proxy[1..]);
+            common::Listening::spawn(command)
+        });
+        Some(Stage {
+            hosts,
+            dir,
+            sandbox,
+            endpoint,
+            proxy,
+            listening,
+        })
+    }
+
+    /// The host's command: its non-interactive mode, or with `interactive`
+    /// its terminal interface (the prompt given on its command line).
+    fn host(&self, s: &Scenario, interactive: bool) -> Command {
+        let url = self.listening.as_ref().map(|l| l.url.clone());
+        match s.host {
+            Host::ClaudeCode => self.claude_code(s, url, interactive),
+            Host::Codex => self.codex(s, url, interactive),
+            Host::Gemini => self.gemini(s, url, interactive),
+            Host::Opencode => self.opencode(url, interactive),
+        }
+    }
+
+    fn bin(&self, name: &str) -> PathBuf {
+        self.hosts.join("node_modules/.bin").join(name)
+    }
+
+    fn claude_code(&self, s: &Scenario, url: Option<String>, interactive: bool) -> Command {
+        let server = match url {
+            Some(url) => json!({"type": "http", "url": url}),
+            None => json!({"type": "stdio", "command": self.proxy[0], "args": self.proxy[1..]}),
+        };
+        let config = json!({"mcpServers": {"files": server}});
+        let path = self.dir.join("mcp.json");
+        std::fs::write(&path, config.to_string()).unwrap();
+        let home = self.dir.join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let mut command = Command::new(self.bin("claude"));
+        if interactive {
+            // A user who has been through the first run's screens, uses
+            // this key, and trusts the sandbox.
+            let sandbox = self.sandbox.display().to_string();
+            let state = json!({
+                "hasCompletedOnboarding": true,
+                "theme": "dark",
+                "customApiKeyResponses": {"approved": ["scripted"], "rejected": []},
+                "projects": {sandbox: {"hasTrustDialogAccepted": true}},
+            });
+            std::fs::write(home.join(".claude.json"), state.to_string()).unwrap();
+            command.current_dir(&self.sandbox);
+        } else {
+            command.args(["-p", PROMPT, "--output-format", "stream-json", "--verbose"]);
+        }
+        command
+            .arg("--mcp-config")
+            .arg(&path)
+            .args(["--strict-mcp-config", "--model", "claude-sonnet-4-5"])
+            .env("HOME", &home)
+            .env("ANTHROPIC_BASE_URL", &self.endpoint.url)
+            .env("ANTHROPIC_API_KEY", "scripted")
+            // MCP tools offered to the model directly, not behind a
+            // search tool; nothing sent beyond the endpoint.
+            .env("ENABLE_TOOL_SEARCH", "false")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            // A debug proxy on a loaded machine may take seconds to
+            // start: the host waits for it as long as the test does.
+            .env("MCP_TIMEOUT", HOST_WAITS_MS.to_string())
+            .env("MCP_TOOL_TIMEOUT", HOST_WAITS_MS.to_string());
+        if s.allow {
+            command.args(["--allowedTools", "mcp__files"]);
+        }
+        if interactive {
+            command.arg(PROMPT);
+        }
+        command
+    }
+
+    fn codex(&self, s: &Scenario, url: Option<String>, interactive: bool) -> Command {
+        let codex_home = self.dir.join("codex");
+        std::fs::create_dir_all(&codex_home).unwrap();
+        let server = match url {
+            Some(url) => format!("url = {}\n", Value::from(url)),
+            None => format!(
+                "command = {}\nargs = {}\n",
+                Value::from(self.proxy[0].clone()),
+                Value::from(self.proxy[1..].to_vec())
+            ),
+        };
+        // Non-interactive, nobody can approve; in its terminal, Codex asks
+        // as it would its user, in a directory the user trusts.
+        let (approval, trust) = if interactive {
+            let sandbox = Value::from(self.sandbox.display().to_string());
+            let trust = format!("[projects.{sandbox}]\ntrust_level = \"trusted\"\n\n");
+            (String::new(), trust)
+        } else {
+            ("approval_policy = \"never\"\n".to_string(), String::new())
+        };
+        let mut config = format!(
+            "model = \"scripted\"\nmodel_provider = \"scripted\"\n\
+             {approval}sandbox_mode = \"read-only\"\n\n\
+             [model_providers.scripted]\nname = \"scripted\"\n\
+             base_url = \"{}/v1\"\nwire_api = \"responses\"\n\n\
+             {trust}[mcp_servers.files]\n{server}\
+             startup_timeout_sec = {waits}\ntool_timeout_sec = {waits}\n",
+            self.endpoint.url,
+            waits = HOST_WAITS_MS / 1000,
+        );
+        if s.allow {
+            config.push_str(&format!(
+                "\n[mcp_servers.files.tools.{}]\napproval_mode = \"approve\"\n",
+                s.tool
+            ));
+        }
+        std::fs::write(codex_home.join("config.toml"), config).unwrap();
+        let mut command = Command::new(self.bin("codex"));
+        if interactive {
+            // The terminal interface runs the session itself, not in a
+            // daemon that would outlive it with the proxy.
+            command.args(["--disable", "daemon_auto_start"]);
+        } else {
+            command.args(["exec", "--skip-git-repo-check", "--json"]);
+        }
+        command
+            .arg(PROMPT)
+            .current_dir(&self.sandbox)
+            .env("CODEX_HOME", &codex_home)
+            // Tool errors as the host shows them, without a backtrace.
+            .env_remove("RUST_BACKTRACE");
+        command
+    }
+
+    fn gemini(&self, s: &Scenario, url: Option<String>, interactive: bool) -> Command {
+        let home = self.dir.join("home");
+        std::fs::create_dir_all(home.join(".gemini")).unwrap();
+        let server = match url {
+            Some(url) => json!({"httpUrl": url, "timeout": HOST_WAITS_MS}),
+            None => json!({
+                "command": self.proxy[0],
+                "args": self.proxy[1..],
+                "timeout": HOST_WAITS_MS,
+            }),
+        };
+        let settings = json!({
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "mcpServers": {"files": server},
+        });
+        std::fs::write(home.join(".gemini/settings.json"), settings.to_string()).unwrap();
+        let mut command = Command::new(self.bin("gemini"));
+        if interactive {
+            command.args(["-i", PROMPT]);
+        } else {
+            command.args(["-p", PROMPT, "--output-format", "json"]);
+        }
+        command
+            // A model named: no routing requests to classify the prompt.
+            .args(["-m", "gemini-2.5-flash"])
+            .current_dir(&self.sandbox)
+            .env("HOME", &home)
+            .env("GEMINI_API_KEY", "scripted")
+            .env("GOOGLE_GEMINI_BASE_URL", &self.endpoint.url)
+            .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+        if s.allow {
+            command.args(["--allowed-tools", &format!("mcp_files_{}", s.tool)]);
+        }
+        if s.server_says.is_some() {
+            // Gemini CLI shows its MCP servers' stderr in debug mode.
+            command.arg("--debug");
+        }
+        command
+    }
+
+    fn opencode(&self, url: Option<String>, interactive: bool) -> Command {
+        assert!(!interactive, "opencode runs here non-interactively");
+        let server = match url {
+            Some(url) => json!({"type": "remote", "url": url}),
+            None => json!({"type": "local", "command": self.proxy}),
+        };
+        let mut server = server;
+        server["enabled"] = true.into();
+        // Its default, 5 s, is short for a debug proxy on a loaded machine.
+        server["timeout"] = HOST_WAITS_MS.into();
+        let config = json!({
+            "provider": {"scripted": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "scripted",
+                "options": {"baseURL": format!("{}/v1", self.endpoint.url), "apiKey": "scripted"},
+                "models": {"scripted": {"name": "scripted", "tool_call": true}},
+            }},
+            "model": "scripted/scripted",
+            "autoupdate": false,
+            "share": "disabled",
+            "mcp": {"files": server},
+        });
+        let path = self.dir.join("opencode.json");
+        std::fs::write(&path, config.to_string()).unwrap();
+        let home = self.dir.join("home");
+        // The binary `opencode-ai`'s launcher runs on linux x64.
+        let binary = self
+            .hosts
+            .join("node_modules/opencode-linux-x64/bin/opencode");
+        let mut command = Command::new(binary);
+        command
+            // `--pure`: no plugins, which it would otherwise fetch.
+            .args(["run", "--pure", "--format", "json", PROMPT])
+            .current_dir(&self.sandbox)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .env("XDG_CACHE_HOME", home.join(".cache"))
+            .env("XDG_STATE_HOME", home.join(".local/state"))
+            .env("OPENCODE_CONFIG", &path)
+            // Nothing fetched beyond the endpoint.
+            .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+            .env("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1")
+            .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+            .env("OPENCODE_DISABLE_LSP_DOWNLOAD", "1");
+        command
+    }
+
+    /// What the run left once its host exited (having printed `stdout` and
+    /// `stderr`): the listening proxy stopped, no proxy or server left
+    /// running, the audit log read.
+    fn end(self, s: &Scenario, stdout: String, stderr: String) -> Ran {
+        if let Some(listening) = self.listening {
+            let (status, stderr) = listening.stop();
+            assert_eq!(status, 0, "the listening proxy: {stderr:?}");
+        }
+        // The host stopped the proxy it started (or the test did), and the
+        // proxy its server (both name the sandbox on their command lines).
+        let marker = self.sandbox.display().to_string();
+        let left = common::outlived(&marker);
+        if left > 0 {
+            common::kill_processes_with(&marker);
+        }
+        assert_eq!(left, 0, "{:?} left the proxy or its server running", s.host);
+        let audit = std::fs::read_to_string(self.dir.join("audit.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        Ran {
+            requests: self.endpoint.requests(),
+            audit,
+            stdout,
+            stderr,
+            dir: self.dir,
+            sandbox: self.sandbox,
+        }
+    }
 }
 
 /// The tools the rules describe, as the proxy lists them to any host: the
@@ -620,32 +790,6 @@ fn claude_code_shows_the_model_a_policy_refusal_and_the_server_never_sees_the_ca
 }
 
 #[test]
-fn claude_code_in_print_mode_cancels_the_proxys_question_and_the_call_is_not_made() {
-    // Claude Code declares elicitation; in print mode nobody can answer, so
-    // it cancels the proxy's question, and the proxy refuses the call.
-    let Some(ran) = run(
-        "claude-ask",
-        Scenario::new(Host::ClaudeCode, "manage_files", delete_call())
-            .policy("ask-destructive.yaml"),
-    ) else {
-        return;
-    };
-    let (error, text) = ran.tool_result();
-    assert_eq!(error, Some(true), "{text}");
-    assert!(
-        text.contains("was cancelled by the user (policy rule `destructive`)"),
-        "{text}"
-    );
-    assert!(ran.sandbox.join("notes.txt").exists());
-    assert!(
-        ran.audit.iter().all(|r| r["decision"] == "ask"),
-        "{:?}",
-        ran.audit
-    );
-    assert!(!ran.audit.is_empty());
-}
-
-#[test]
 fn claude_code_in_print_mode_asks_for_every_mcp_tool_whatever_its_annotations() {
     // `list_directory` is read-only in the listing; without `--allowedTools`
     // Claude Code still refuses it in print mode, so the proxy never sees it.
@@ -722,28 +866,6 @@ fn codex_shows_the_model_a_policy_refusal_and_the_server_never_sees_the_call() {
     assert!(text.contains("-32001"), "{text}");
 }
 
-#[test]
-fn codex_in_exec_mode_declines_the_proxys_question_and_the_call_is_not_made() {
-    let Some(ran) = run(
-        "codex-ask",
-        Scenario::new(Host::Codex, "manage_files", delete_call()).policy("ask-destructive.yaml"),
-    ) else {
-        return;
-    };
-    let (_, text) = ran.tool_result();
-    assert!(
-        text.contains("was declined by the user (policy rule `destructive`)"),
-        "{text}"
-    );
-    assert!(ran.sandbox.join("notes.txt").exists());
-    assert!(!ran.audit.is_empty());
-    assert!(
-        ran.audit.iter().all(|r| r["decision"] == "ask"),
-        "{:?}",
-        ran.audit
-    );
-}
-
 fn gemini(name: &str, policy: Option<&'static str>, arguments: Value, allow: bool) -> Option<Ran> {
     run(
         name,
@@ -789,28 +911,101 @@ fn gemini_cli_shows_the_model_a_policy_refusal_and_the_server_never_sees_the_cal
     assert_eq!(ran.tool_result().0, Some(true));
 }
 
-#[test]
-fn gemini_cli_cannot_be_asked_and_the_refusal_says_how_to_allow_the_call() {
-    // Gemini CLI does not declare elicitation: the proxy refuses an `ask`
-    // call and says what would allow it.
-    let Some(ran) = gemini(
-        "gemini-ask",
-        Some("ask-destructive.yaml"),
-        delete_call(),
-        true,
-    ) else {
+/// A delete under `ask-destructive.yaml` in `host`'s non-interactive mode,
+/// where nobody can answer the proxy's question (on stdio, or with
+/// `listen` over streamable HTTP): the model is told what happened, the
+/// file is still there, and every audit record says `ask`.
+fn ask_without_a_user(name: &str, host: Host, listen: bool) {
+    let mut s = Scenario::new(host, "manage_files", delete_call()).policy("ask-destructive.yaml");
+    if listen {
+        s = s.listening();
+    }
+    let Some(ran) = run(name, s) else {
         return;
     };
     let (error, text) = ran.tool_result();
-    assert_eq!(error, Some(true), "{text}");
-    assert!(
-        text.contains("the host did not declare elicitation to ask for it: use a host that answers elicitation, or allow the call in the policy"),
-        "{text}"
-    );
+    let said = match host {
+        // Declares elicitation; in print mode it cancels the question.
+        Host::ClaudeCode => "was cancelled by the user (policy rule `destructive`)",
+        // Declares elicitation; in exec mode it declines.
+        Host::Codex => "was declined by the user (policy rule `destructive`)",
+        // Neither declares elicitation: refused, with what would allow it.
+        Host::Gemini | Host::Opencode => {
+            "the host did not declare elicitation to ask for it: use a host that answers \
+             elicitation, or allow the call in the policy"
+        }
+    };
+    assert!(text.contains(said), "{text}");
+    if matches!(host, Host::ClaudeCode | Host::Gemini) {
+        // Codex and opencode do not mark tool errors.
+        assert_eq!(error, Some(true), "{text}");
+    }
     assert!(ran.sandbox.join("notes.txt").exists());
-    let record = one_record(&ran);
-    assert_eq!(record["decision"], "ask");
-    assert_eq!(record["outcome"], "refused");
+    assert!(!ran.audit.is_empty());
+    assert!(
+        ran.audit.iter().all(|r| r["decision"] == "ask"),
+        "{:?}",
+        ran.audit
+    );
+    if matches!(host, Host::Gemini | Host::Opencode) {
+        assert_eq!(one_record(&ran)["outcome"], "refused");
+    }
+}
+
+#[test]
+fn claude_code_in_print_mode_cancels_the_proxys_question_and_the_call_is_not_made() {
+    ask_without_a_user("claude-ask", Host::ClaudeCode, false);
+}
+
+#[test]
+fn codex_in_exec_mode_declines_the_proxys_question_and_the_call_is_not_made() {
+    ask_without_a_user("codex-ask", Host::Codex, false);
+}
+
+#[test]
+fn gemini_cli_cannot_be_asked_and_the_refusal_says_how_to_allow_the_call() {
+    ask_without_a_user("gemini-ask", Host::Gemini, false);
+}
+
+#[test]
+fn claude_code_over_http_cancels_the_proxys_question_in_print_mode() {
+    ask_without_a_user("claude-http-ask", Host::ClaudeCode, true);
+}
+
+#[test]
+fn codex_over_http_declines_the_proxys_question_in_exec_mode() {
+    ask_without_a_user("codex-http-ask", Host::Codex, true);
+}
+
+#[test]
+fn gemini_cli_over_http_cannot_be_asked_and_is_told_how_to_allow_the_call() {
+    ask_without_a_user("gemini-http-ask", Host::Gemini, true);
+}
+
+/// A delete the read-only policy denies, the host connected over
+/// streamable HTTP.
+fn deny_over_http(name: &str, host: Host) {
+    let s = Scenario::new(host, "manage_files", delete_call())
+        .policy("read-only.yaml")
+        .listening();
+    if let Some(ran) = run(name, s) {
+        assert_denied(&ran);
+    }
+}
+
+#[test]
+fn claude_code_over_http_shows_the_model_a_policy_refusal() {
+    deny_over_http("claude-http-deny", Host::ClaudeCode);
+}
+
+#[test]
+fn codex_over_http_shows_the_model_a_policy_refusal() {
+    deny_over_http("codex-http-deny", Host::Codex);
+}
+
+#[test]
+fn gemini_cli_over_http_shows_the_model_a_policy_refusal() {
+    deny_over_http("gemini-http-deny", Host::Gemini);
 }
 
 /// A read through `mcp-resolve proxy --listen`, the host connecting over
@@ -922,4 +1117,67 @@ fn gemini_cli_shows_the_servers_stderr_in_debug_mode() {
         "{}",
         ran.stderr
     );
+}
+
+#[test]
+fn opencode_lists_the_proxied_tools_and_a_read_reaches_the_model() {
+    let Some(ran) = run(
+        "opencode-read",
+        Scenario::new(Host::Opencode, "manage_files", read_call()),
+    ) else {
+        return;
+    };
+    assert_eq!(ran.listed(), listed_by_the_rules());
+    assert_read_reached_the_model(&ran);
+}
+
+#[test]
+fn opencode_runs_a_tool_listed_destructive_without_asking() {
+    // Whatever the annotations, opencode's default permission for an MCP
+    // tool is `allow`: without a policy, the delete goes through.
+    let Some(ran) = run(
+        "opencode-no-policy",
+        Scenario::new(Host::Opencode, "manage_files", delete_call()).unallowed(),
+    ) else {
+        return;
+    };
+    let (_, text) = ran.tool_result();
+    assert!(text.contains("deleted notes.txt"), "{text}");
+    assert!(!ran.sandbox.join("notes.txt").exists());
+    let record = one_record(&ran);
+    assert_eq!(record["annotations"]["destructiveHint"], true);
+    assert_eq!(record["outcome"], "forwarded");
+}
+
+#[test]
+fn opencode_shows_the_model_a_policy_refusal_and_the_server_never_sees_the_call() {
+    let Some(ran) = run(
+        "opencode-deny",
+        Scenario::new(Host::Opencode, "manage_files", delete_call()).policy("read-only.yaml"),
+    ) else {
+        return;
+    };
+    let text = assert_denied(&ran);
+    // opencode shows the model the JSON-RPC error's code and message.
+    assert!(text.starts_with("MCP error -32001: "), "{text}");
+}
+
+#[test]
+fn opencode_cannot_be_asked_and_the_refusal_says_how_to_allow_the_call() {
+    ask_without_a_user("opencode-ask", Host::Opencode, false);
+}
+
+#[test]
+fn opencode_reads_through_the_proxy_over_http() {
+    read_over_http("opencode-http", Host::Opencode);
+}
+
+#[test]
+fn opencode_over_http_shows_the_model_a_policy_refusal() {
+    deny_over_http("opencode-http-deny", Host::Opencode);
+}
+
+#[test]
+fn opencode_over_http_cannot_be_asked_and_is_told_how_to_allow_the_call() {
+    ask_without_a_user("opencode-http-ask", Host::Opencode, true);
 }
