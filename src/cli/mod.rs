@@ -166,7 +166,7 @@ fn run(command: Command) -> u8 {
         #[cfg(not(feature = "proxy"))]
         Command::Proxy(_) => not_built("proxy", "proxy"),
         #[cfg(feature = "proxy")]
-        Command::Proxy(args) => proxy::from_args(*args),
+        Command::Proxy(args) => proxy::main(*args),
         #[cfg(feature = "policy")]
         Command::Policy(command) => policy::main(command),
         #[cfg(not(feature = "policy"))]

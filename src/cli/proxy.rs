@@ -1,7 +1,6 @@
 //! `proxy`: `tools/resolve` from rules, in front of any MCP server.
 
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,49 +15,36 @@ use mcp_resolve_proxy::upstream::{UpstreamError, UpstreamHeaders, interrupted, u
 use mcp_resolve_proxy::{
     Ended, Options, ProxyRules, Upstream, check_pin, compare, host_stdio, probe, run,
 };
-use mcp_resolve_runtime::Dialect;
 
 use super::args::TrustPolicy;
 use super::{FAILURE, OK, USAGE, with_server};
 
-/// The command line's choices.
-pub(crate) struct Args {
-    pub(crate) paths: Vec<PathBuf>,
-    pub(crate) dialect: Dialect,
-    pub(crate) timeout: u64,
-    pub(crate) max_message_bytes: usize,
-    pub(crate) probe: bool,
-    pub(crate) upstream: Option<String>,
-    pub(crate) listen: Option<ListenOptions>,
-    pub(crate) pin: Option<PathBuf>,
-    pub(crate) pin_key: Option<PathBuf>,
-    pub(crate) pin_baseline: Option<PathBuf>,
-    pub(crate) policy: Option<PathBuf>,
-    pub(crate) principal: Option<String>,
-    pub(crate) ask_timeout: Duration,
-    pub(crate) audit: Option<PathBuf>,
-    pub(crate) audit_arguments: bool,
-    pub(crate) otlp: Option<String>,
-    pub(crate) state_key_file: Vec<PathBuf>,
-    pub(crate) redis: Option<String>,
-    pub(crate) sign_key: Option<PathBuf>,
-    pub(crate) server_uri: Option<String>,
-    pub(crate) publisher: Option<String>,
-    pub(crate) manifest_expires: u64,
-    pub(crate) jws_alg: Option<String>,
-    pub(crate) auth_issuer: Option<String>,
-    pub(crate) auth_scope: Option<String>,
-    pub(crate) list_by_scope: bool,
-    pub(crate) auth_introspect: Option<String>,
-    pub(crate) auth_client_id: Option<String>,
-    pub(crate) auth_client_secret: Option<String>,
-    pub(crate) upstream_header: Vec<String>,
-    pub(crate) audience: Option<String>,
-    pub(crate) trust: Option<TrustPolicy>,
-    pub(crate) trust_jwks: Vec<PathBuf>,
-    pub(crate) allow_loopback_jwks: bool,
-    pub(crate) trust_audience: Option<String>,
-    pub(crate) command: Vec<OsString>,
+/// The command line's choices, as clap parsed them (one type: an option
+/// is added to [`super::args::ProxyArgs`] and read here).
+pub(crate) type Args = super::args::ProxyArgs;
+
+impl Args {
+    /// Whether to probe the server at start (`--no-probe` not given).
+    fn probe(&self) -> bool {
+        !self.no_probe
+    }
+
+    /// The largest message read, at least 1 KiB.
+    fn message_limit(&self) -> usize {
+        self.max_message_bytes.max(1024)
+    }
+
+    /// `--listen` and the options that go with it.
+    fn listen_options(&self) -> Option<ListenOptions> {
+        self.listen.map(|addr| ListenOptions {
+            addr,
+            allowed_hosts: self.allow_host.clone(),
+            allowed_origins: self.allow_origin.clone(),
+            max_sessions: self.max_sessions.max(1),
+            session_idle: (self.session_idle > 0).then(|| Duration::from_secs(self.session_idle)),
+            auth: None,
+        })
+    }
 }
 
 /// Reads the pinned signature ([`mcp_resolve_proxy::pin::load`]), saying
@@ -96,6 +82,7 @@ fn load_pin(
     }
 }
 
+/// `mcp-resolve proxy`: its exit code.
 pub(crate) fn main(args: Args) -> u8 {
     let upstream = match (args.upstream.clone(), args.command.is_empty()) {
         (Some(url), true) => {
@@ -214,11 +201,11 @@ fn serve_with(
     let options = Options {
         shared,
         timeout: (args.timeout > 0).then(|| Duration::from_secs(args.timeout)),
-        max_message_bytes: args.max_message_bytes,
+        max_message_bytes: args.message_limit(),
         guard: Arc::new(guard),
         // On stdio the rules are compared with the host's own first
         // listing: the server is started once.
-        compare_listing: args.probe && args.listen.is_none() && rules.given(),
+        compare_listing: args.probe() && args.listen.is_none() && rules.given(),
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -234,13 +221,18 @@ fn serve_with(
         Ok(auth) => auth,
         Err(code) => return code,
     };
-    let listen = args.listen.clone().map(|listen| Listen {
+    let listen = args.listen_options().map(|listen| Listen {
         options: listen,
         auth,
     });
     let guard = options.guard.clone();
-    let code =
-        exit_code(runtime.block_on(proxy(rules, options, upstream.clone(), args.probe, listen)));
+    let code = exit_code(runtime.block_on(proxy(
+        rules,
+        options,
+        upstream.clone(),
+        args.probe(),
+        listen,
+    )));
     // A session step still running on the blocking pool (an interrupt
     // while it waits to write to a host that does not read) is left
     // behind, not waited for. What telemetry still holds is sent now,
@@ -301,7 +293,7 @@ fn guard(args: &Args, server: &mcp_resolve::ir::Server) -> Result<Guard, u8> {
     };
     Ok(Guard {
         policy,
-        ask_timeout: args.ask_timeout,
+        ask_timeout: Duration::from_secs(args.ask_timeout),
         audit,
         audit_arguments: args.audit_arguments,
         telemetry: match mcp_resolve_telemetry::Telemetry::from_env(args.otlp.as_deref(), say) {
@@ -563,95 +555,4 @@ fn exit_code(outcome: Result<Ended, UpstreamError>) -> u8 {
             FAILURE
         }
     }
-}
-
-/// Runs the proxy with the options the command line gave.
-pub(crate) fn from_args(args: super::args::ProxyArgs) -> u8 {
-    let super::args::ProxyArgs {
-        paths,
-        dialect,
-        timeout,
-        max_message_bytes,
-        no_probe,
-        upstream,
-        listen,
-        allow_host,
-        allow_origin,
-        max_sessions,
-        session_idle,
-        pin,
-        pin_key,
-        pin_baseline,
-        policy,
-        principal,
-        ask_timeout,
-        audit,
-        audit_arguments,
-        otlp,
-        state_key_file,
-        redis,
-        sign_key,
-        server_uri,
-        publisher,
-        manifest_expires,
-        jws_alg,
-        auth_issuer,
-        auth_scope,
-        list_by_scope,
-        auth_introspect,
-        auth_client_id,
-        auth_client_secret,
-        upstream_header,
-        audience,
-        trust,
-        trust_jwks,
-        allow_loopback_jwks,
-        trust_audience,
-        command,
-    } = args;
-    main(Args {
-        trust,
-        trust_jwks,
-        allow_loopback_jwks,
-        trust_audience,
-        sign_key,
-        server_uri,
-        publisher,
-        manifest_expires,
-        jws_alg,
-        auth_issuer,
-        auth_scope,
-        list_by_scope,
-        auth_introspect,
-        auth_client_id,
-        auth_client_secret,
-        upstream_header,
-        audience,
-        pin,
-        pin_key,
-        pin_baseline,
-        policy,
-        principal,
-        ask_timeout: std::time::Duration::from_secs(ask_timeout),
-        audit,
-        audit_arguments,
-        otlp,
-        state_key_file,
-        redis,
-        paths,
-        dialect,
-        timeout,
-        max_message_bytes: max_message_bytes.max(1024),
-        probe: !no_probe,
-        upstream,
-        listen: listen.map(|addr| mcp_resolve_proxy::listen::ListenOptions {
-            addr,
-            allowed_hosts: allow_host,
-            allowed_origins: allow_origin,
-            max_sessions: max_sessions.max(1),
-            session_idle: (session_idle > 0).then(|| std::time::Duration::from_secs(session_idle)),
-            auth: None,
-        }),
-        command,
-    })
 }
