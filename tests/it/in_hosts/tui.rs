@@ -294,18 +294,35 @@ fn claude_code_shows_the_proxys_question_and_an_accepted_delete_runs() {
     }
 }
 
+/// Declining in Claude Code: the choices are side by side, Accept first;
+/// Down moves to Decline.
+const CLAUDE_DECLINES: &[Step] = &[
+    Step {
+        shows: QUESTION,
+        keys: &["Down"],
+        then: Then::Shows("❯ Decline"),
+    },
+    step("❯ Decline", &["Enter"]),
+];
+
+/// Declining in Codex: 1. Allow, 2. Deny, 3. Cancel.
+const CODEX_DECLINES: &[Step] = &[
+    Step {
+        shows: QUESTION,
+        keys: &["Down"],
+        then: Then::Shows("› 2. Deny"),
+    },
+    step("› 2. Deny", &["Enter"]),
+];
+
 #[test]
 fn claude_code_shows_the_proxys_question_and_a_declined_delete_does_not_run() {
-    // The choices are side by side, Accept first; Down moves to Decline.
-    let decline = [
-        Step {
-            shows: QUESTION,
-            keys: &["Down"],
-            then: Then::Shows("❯ Decline"),
-        },
-        step("❯ Decline", &["Enter"]),
-    ];
-    if let Some(ran) = asked("claude-tui-decline", Host::ClaudeCode, false, &decline) {
+    if let Some(ran) = asked(
+        "claude-tui-decline",
+        Host::ClaudeCode,
+        false,
+        CLAUDE_DECLINES,
+    ) {
         assert_declined(&ran);
     }
 }
@@ -319,16 +336,7 @@ fn codex_shows_the_proxys_question_and_an_accepted_delete_runs() {
 
 #[test]
 fn codex_shows_the_proxys_question_and_a_declined_delete_does_not_run() {
-    // 1. Allow, 2. Deny, 3. Cancel.
-    let decline = [
-        Step {
-            shows: QUESTION,
-            keys: &["Down"],
-            then: Then::Shows("› 2. Deny"),
-        },
-        step("› 2. Deny", &["Enter"]),
-    ];
-    if let Some(ran) = asked("codex-tui-decline", Host::Codex, false, &decline) {
+    if let Some(ran) = asked("codex-tui-decline", Host::Codex, false, CODEX_DECLINES) {
         assert_declined(&ran);
     }
 }
@@ -344,6 +352,25 @@ fn claude_code_over_http_shows_the_proxys_question_and_an_accepted_delete_runs()
 fn codex_over_http_shows_the_proxys_question_and_an_accepted_delete_runs() {
     if let Some(ran) = asked("codex-tui-http", Host::Codex, true, ACCEPT) {
         assert_accepted(&ran);
+    }
+}
+
+#[test]
+fn claude_code_over_http_shows_the_proxys_question_and_a_declined_delete_does_not_run() {
+    if let Some(ran) = asked(
+        "claude-tui-http-decline",
+        Host::ClaudeCode,
+        true,
+        CLAUDE_DECLINES,
+    ) {
+        assert_declined(&ran);
+    }
+}
+
+#[test]
+fn codex_over_http_shows_the_proxys_question_and_a_declined_delete_does_not_run() {
+    if let Some(ran) = asked("codex-tui-http-decline", Host::Codex, true, CODEX_DECLINES) {
+        assert_declined(&ran);
     }
 }
 

@@ -610,38 +610,15 @@ impl<'s> Session<'s> {
             .collect();
         given_up.sort();
         for question in given_up {
-            let Some(mut held) = self.asks.remove(&question) else {
+            let closed =
+                self.close_question(&question, "timed out", "the question timed out", clock, out);
+            let Some((mut held, from, wait)) = closed else {
                 continue;
             };
-            let from = out.len();
-            let wait = clock.now.saturating_duration_since(held.asked);
-            self.measure(
-                mcp_resolve_telemetry::Measure::AskClosed {
-                    outcome: "timed out",
-                    wait,
-                },
-                out,
-            );
-            self.audit(
-                || {
-                    held.judged
-                        .record(clock.wall, "timed out", held.arguments.as_ref())
-                },
-                out,
-            );
             let why = format!(
                 "was not confirmed: the user did not answer within {}s (mcp-resolve proxy --ask-timeout)",
                 self.guard.ask_timeout.as_secs()
             );
-            let withdrawn = serde_json::json!({
-                "jsonrpc": "2.0",
-                "method": "notifications/cancelled",
-                "params": {
-                    "requestId": serde_json::from_str::<Value>(&question).unwrap_or(Value::Null),
-                    "reason": "the question timed out",
-                },
-            });
-            out.push(Effect::Host(withdrawn.to_string()));
             out.push(Effect::Host(error_response(
                 &held.id,
                 &held.judged.refusal(&why),
@@ -667,38 +644,54 @@ impl<'s> Session<'s> {
     /// `withdrawn`), and the question about it is cancelled in the host. No
     /// answer goes to the host, as for any request it cancelled.
     fn withdraw_question(&mut self, question: &str, clock: Clock, out: &mut Vec<Effect>) {
-        let Some(mut held) = self.asks.remove(question) else {
+        let reason = "the host cancelled the call";
+        let Some((mut held, from, wait)) =
+            self.close_question(question, "withdrawn", reason, clock, out)
+        else {
             return;
         };
+        if let Some(mut traced) = held.trace.take() {
+            trace::asked(&mut traced, "withdrawn", wait);
+            self.end_spans(traced, clock, Some("cancelled".into()), from, out);
+        }
+    }
+
+    /// Closes `question` without the user's answer: measured and audited as
+    /// `outcome`, and cancelled in the host for `reason`. The held call,
+    /// where this question's effects start in `out`, and how long the
+    /// question was open; `None` if it was not open.
+    fn close_question(
+        &mut self,
+        question: &str,
+        outcome: &'static str,
+        reason: &str,
+        clock: Clock,
+        out: &mut Vec<Effect>,
+    ) -> Option<(Held, usize, Duration)> {
+        let held = self.asks.remove(question)?;
         let from = out.len();
         let wait = clock.now.saturating_duration_since(held.asked);
         self.measure(
-            mcp_resolve_telemetry::Measure::AskClosed {
-                outcome: "withdrawn",
-                wait,
-            },
+            mcp_resolve_telemetry::Measure::AskClosed { outcome, wait },
             out,
         );
         self.audit(
             || {
                 held.judged
-                    .record(clock.wall, "withdrawn", held.arguments.as_ref())
+                    .record(clock.wall, outcome, held.arguments.as_ref())
             },
             out,
         );
-        let withdrawn = serde_json::json!({
+        let cancelled = serde_json::json!({
             "jsonrpc": "2.0",
             "method": "notifications/cancelled",
             "params": {
                 "requestId": serde_json::from_str::<Value>(question).unwrap_or(Value::Null),
-                "reason": "the host cancelled the call",
+                "reason": reason,
             },
         });
-        out.push(Effect::Host(withdrawn.to_string()));
-        if let Some(mut traced) = held.trace.take() {
-            trace::asked(&mut traced, "withdrawn", wait);
-            self.end_spans(traced, clock, Some("cancelled".into()), from, out);
-        }
+        out.push(Effect::Host(cancelled.to_string()));
+        Some((held, from, wait))
     }
 
     fn give_up_listing(&mut self, clock: Clock, out: &mut Vec<Effect>) {
