@@ -3,8 +3,9 @@
 # (tests/it/in_hosts/), at the versions pinned in scripts/hosts: Claude
 # Code, Codex CLI, Gemini CLI and opencode from npm. Claude Code and Codex
 # are native binaries in a platform package npm picks from
-# optionalDependencies; opencode is its linux x64 package alone (the binary
-# its `opencode-ai` launcher runs there). No package's install script runs
+# optionalDependencies; opencode is its linux x64 baseline package alone
+# (the binary its `opencode-ai` launcher runs on an x86-64 CPU without
+# AVX2, so it runs on any). No package's install script runs
 # but Claude Code's own, which puts its platform binary in place (a local
 # copy; it fetches nothing).
 # Prints DIR (default target/hosts).
@@ -24,5 +25,5 @@ cp "$here/hosts/package.json" "$here/hosts/package-lock.json" "$dir/"
 for host in claude codex gemini; do
   "$dir/node_modules/.bin/$host" --version >/dev/null
 done
-"$dir/node_modules/opencode-linux-x64/bin/opencode" --version >/dev/null
+"$dir/node_modules/opencode-linux-x64-baseline/bin/opencode" --version >/dev/null
 echo "$dir"

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::common;
 
+mod docs;
 mod tui;
 
 const RULES: &str = "examples/file-server/rules/file-server.yaml";
@@ -387,6 +388,52 @@ fn proxy_command(s: &Scenario, dir: &Path, sandbox: &Path, server: &Path) -> Vec
     args
 }
 
+/// Claude Code's entry for the proxy (`mcpServers.files`): over stdio its
+/// command line `proxy`, or over HTTP its `url`. docs/hosts.md shows the
+/// same ([`docs`] holds it).
+fn claude_code_server(proxy: &[String], url: Option<&str>) -> Value {
+    match url {
+        Some(url) => json!({"type": "http", "url": url}),
+        None => json!({"type": "stdio", "command": proxy[0], "args": proxy[1..]}),
+    }
+}
+
+/// Codex's `[mcp_servers.files]` table's keys, as TOML.
+fn codex_server(proxy: &[String], url: Option<&str>) -> String {
+    match url {
+        Some(url) => format!("url = {}\n", Value::from(url)),
+        None => format!(
+            "command = {}\nargs = {}\n",
+            Value::from(proxy[0].clone()),
+            Value::from(proxy[1..].to_vec())
+        ),
+    }
+}
+
+/// Codex's table that approves `tool` of the server (Codex's own approval;
+/// the proxy's policy still decides).
+fn codex_approves(tool: &str) -> String {
+    format!("[mcp_servers.files.tools.{tool}]\napproval_mode = \"approve\"\n")
+}
+
+/// Gemini CLI's entry (`mcpServers.files`).
+fn gemini_server(proxy: &[String], url: Option<&str>) -> Value {
+    match url {
+        Some(url) => json!({"httpUrl": url}),
+        None => json!({"command": proxy[0], "args": proxy[1..]}),
+    }
+}
+
+/// opencode's entry (`mcp.files`), with how long it waits for the server's
+/// answers (its default, 5 s, is short for a proxy starting on a loaded
+/// machine).
+fn opencode_server(proxy: &[String], url: Option<&str>) -> Value {
+    match url {
+        Some(url) => json!({"type": "remote", "url": url, "timeout": HOST_WAITS_MS}),
+        None => json!({"type": "local", "command": proxy, "timeout": HOST_WAITS_MS}),
+    }
+}
+
 fn run(name: &str, s: Scenario) -> Option<Ran> {
     run_with(name, s, &[])
 }
@@ -473,11 +520,8 @@ impl Stage {
     }
 
     fn claude_code(&self, s: &Scenario, url: Option<String>, interactive: bool) -> Command {
-        let server = match url {
-            Some(url) => json!({"type": "http", "url": url}),
-            None => json!({"type": "stdio", "command": self.proxy[0], "args": self.proxy[1..]}),
-        };
-        let config = json!({"mcpServers": {"files": server}});
+        let config =
+            json!({"mcpServers": {"files": claude_code_server(&self.proxy, url.as_deref())}});
         let path = self.dir.join("mcp.json");
         std::fs::write(&path, config.to_string()).unwrap();
         let home = self.dir.join("home");
@@ -527,14 +571,7 @@ impl Stage {
     fn codex(&self, s: &Scenario, url: Option<String>, interactive: bool) -> Command {
         let codex_home = self.dir.join("codex");
         std::fs::create_dir_all(&codex_home).unwrap();
-        let server = match url {
-            Some(url) => format!("url = {}\n", Value::from(url)),
-            None => format!(
-                "command = {}\nargs = {}\n",
-                Value::from(self.proxy[0].clone()),
-                Value::from(self.proxy[1..].to_vec())
-            ),
-        };
+        let server = codex_server(&self.proxy, url.as_deref());
         // Non-interactive, nobody can approve; in its terminal, Codex asks
         // as it would its user, in a directory the user trusts.
         let (approval, trust) = if interactive {
@@ -555,10 +592,8 @@ impl Stage {
             waits = HOST_WAITS_MS / 1000,
         );
         if s.allow {
-            config.push_str(&format!(
-                "\n[mcp_servers.files.tools.{}]\napproval_mode = \"approve\"\n",
-                s.tool
-            ));
+            config.push('\n');
+            config.push_str(&codex_approves(s.tool));
         }
         std::fs::write(codex_home.join("config.toml"), config).unwrap();
         let mut command = Command::new(self.bin("codex"));
@@ -581,14 +616,9 @@ impl Stage {
     fn gemini(&self, s: &Scenario, url: Option<String>, interactive: bool) -> Command {
         let home = self.dir.join("home");
         std::fs::create_dir_all(home.join(".gemini")).unwrap();
-        let server = match url {
-            Some(url) => json!({"httpUrl": url, "timeout": HOST_WAITS_MS}),
-            None => json!({
-                "command": self.proxy[0],
-                "args": self.proxy[1..],
-                "timeout": HOST_WAITS_MS,
-            }),
-        };
+        let mut server = gemini_server(&self.proxy, url.as_deref());
+        // Waits as long as the test does.
+        server["timeout"] = HOST_WAITS_MS.into();
         let settings = json!({
             "security": {"auth": {"selectedType": "gemini-api-key"}},
             "mcpServers": {"files": server},
@@ -620,14 +650,7 @@ impl Stage {
 
     fn opencode(&self, url: Option<String>, interactive: bool) -> Command {
         assert!(!interactive, "opencode runs here non-interactively");
-        let server = match url {
-            Some(url) => json!({"type": "remote", "url": url}),
-            None => json!({"type": "local", "command": self.proxy}),
-        };
-        let mut server = server;
-        server["enabled"] = true.into();
-        // Its default, 5 s, is short for a debug proxy on a loaded machine.
-        server["timeout"] = HOST_WAITS_MS.into();
+        let server = opencode_server(&self.proxy, url.as_deref());
         let config = json!({
             "provider": {"scripted": {
                 "npm": "@ai-sdk/openai-compatible",
@@ -643,10 +666,11 @@ impl Stage {
         let path = self.dir.join("opencode.json");
         std::fs::write(&path, config.to_string()).unwrap();
         let home = self.dir.join("home");
-        // The binary `opencode-ai`'s launcher runs on linux x64.
+        // The binary `opencode-ai`'s launcher runs on linux x64 without
+        // AVX2 (so on any x86-64 CPU).
         let binary = self
             .hosts
-            .join("node_modules/opencode-linux-x64/bin/opencode");
+            .join("node_modules/opencode-linux-x64-baseline/bin/opencode");
         let mut command = Command::new(binary);
         command
             // `--pure`: no plugins, which it would otherwise fetch.
