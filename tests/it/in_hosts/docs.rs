@@ -7,7 +7,8 @@
 use serde_json::Value;
 
 use super::{
-    claude_code_server, codex_approves, codex_server, gemini_server, opencode_server, repo,
+    CODEX_REQUIRED, claude_code_server, codex_approves, codex_server, gemini_server,
+    opencode_server, repo,
 };
 
 /// The URL docs/hosts.md gives the listening proxy.
@@ -144,7 +145,7 @@ fn assert_codex_block(text: &str) {
         "command": server.iter().find(|(k, _)| k == "command").unwrap().1,
         "args": server.iter().find(|(k, _)| k == "args").unwrap().1,
     });
-    let ours = codex_server(&command_line(&line), None);
+    let ours = codex_server(&command_line(&line), None) + CODEX_REQUIRED;
     let ours: Vec<_> = toml_pairs(&format!("[mcp_servers.files]\n{ours}"))
         .into_iter()
         .map(|(_, key, value)| (key, value))
