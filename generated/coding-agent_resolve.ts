@@ -11,7 +11,7 @@
 
 import * as rt from "@mcp-resolve/runtime";
 
-rt.checkCodegenVersion(2);
+rt.checkCodegenVersion(3);
 
 /** The server's name, as in `serverInfo`. */
 export const SERVER_NAME = "coding-agent";
@@ -41,6 +41,10 @@ export function toolsListJson(dialect: rt.Dialect): string {
   return LISTS[dialect];
 }
 
+// What the matching functions read the arguments against (see
+// `rt.OBJECT_PROTOTYPE`).
+const OP = rt.OBJECT_PROTOTYPE;
+
 // Tool `start_coding_agent`: its `inputSchema` (compiled on first use), then each
 // variant's outcome in order, then the static annotations'.
 const TOOL_0 = new rt.Tool(
@@ -68,10 +72,10 @@ const TOOL_0 = new rt.Tool(
 //
 // Variant `execute`: `mode == "execute"`
 function match_0(args: rt.Args): number {
-  const arg_0 = rt.own(args, "dryRun");
-  const arg_1 = rt.own(args, "mode");
-  const arg_2 = rt.own(args, "maxSteps");
-  const arg_3 = rt.own(rt.own(args, "sandbox"), "network");
+  const arg_0 = (OP["dryRun"] === undefined ? args["dryRun"] : rt.own(args, "dryRun"));
+  const arg_1 = (OP["mode"] === undefined ? args["mode"] : rt.own(args, "mode"));
+  const arg_2 = (OP["maxSteps"] === undefined ? args["maxSteps"] : rt.own(args, "maxSteps"));
+  const arg_3 = rt.own((OP["sandbox"] === undefined ? args["sandbox"] : rt.own(args, "sandbox")), "network");
   if ((arg_0 as unknown) === true) return 0;
   if ((arg_1 as unknown) === "plan") return 1;
   if ((arg_1 as unknown) === "execute" && arg_2 !== undefined && (typeof arg_2 !== "number" || (arg_2 as number) <= 10) && (arg_3 as unknown) === false) return 2;
@@ -100,6 +104,13 @@ const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
 export function resolve(name: string, args: unknown): rt.Resolved {
   const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
+  // The common case (valid arguments, the validator compiled by an
+  // earlier call) here, so that its calls are this module's own.
+  const valid = tool.validator;
+  if (valid !== undefined && rt.isObject(args) && (tool.bounded || !rt.nestsTooDeep(args)) && valid(args)) {
+    const resolved = tool.outcomes[tool.match(args)];
+    if (resolved !== undefined) return resolved;
+  }
   return tool.resolve(args);
 }
 

@@ -11,7 +11,7 @@
 
 import * as rt from "@mcp-resolve/runtime";
 
-rt.checkCodegenVersion(2);
+rt.checkCodegenVersion(3);
 
 /** The server's name, as in `serverInfo`. */
 export const SERVER_NAME = "file-server";
@@ -41,6 +41,10 @@ export function toolsListJson(dialect: rt.Dialect): string {
   return LISTS[dialect];
 }
 
+// What the matching functions read the arguments against (see
+// `rt.OBJECT_PROTOTYPE`).
+const OP = rt.OBJECT_PROTOTYPE;
+
 // Tool `manage_files`: its `inputSchema` (compiled on first use), then each
 // variant's outcome in order, then the static annotations'.
 const TOOL_0 = new rt.Tool(
@@ -65,7 +69,7 @@ const TOOL_0 = new rt.Tool(
 //
 // Variant `overwrite`: `action in ["replace","delete"]`
 function match_0(args: rt.Args): number {
-  const arg_0 = rt.own(args, "action");
+  const arg_0 = (OP["action"] === undefined ? args["action"] : rt.own(args, "action"));
   if ((arg_0 as unknown) === "read") return 0;
   if ((arg_0 as unknown) === "append") return 1;
   if ((arg_0 as unknown) === "replace" || (arg_0 as unknown) === "delete") return 2;
@@ -93,6 +97,13 @@ const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
 export function resolve(name: string, args: unknown): rt.Resolved {
   const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
+  // The common case (valid arguments, the validator compiled by an
+  // earlier call) here, so that its calls are this module's own.
+  const valid = tool.validator;
+  if (valid !== undefined && rt.isObject(args) && (tool.bounded || !rt.nestsTooDeep(args)) && valid(args)) {
+    const resolved = tool.outcomes[tool.match(args)];
+    if (resolved !== undefined) return resolved;
+  }
   return tool.resolve(args);
 }
 

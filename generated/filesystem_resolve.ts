@@ -12,7 +12,7 @@
 
 import * as rt from "@mcp-resolve/runtime";
 
-rt.checkCodegenVersion(2);
+rt.checkCodegenVersion(3);
 
 /** The server's name, as in `serverInfo`. */
 export const SERVER_NAME = "filesystem-server";
@@ -41,6 +41,10 @@ const LISTS: Readonly<Record<rt.Dialect, string>> = {
 export function toolsListJson(dialect: rt.Dialect): string {
   return LISTS[dialect];
 }
+
+// What the matching functions read the arguments against (see
+// `rt.OBJECT_PROTOTYPE`).
+const OP = rt.OBJECT_PROTOTYPE;
 
 // Tool `filesystem`: its `inputSchema` (compiled on first use), then each
 // variant's outcome in order, then the static annotations'.
@@ -75,9 +79,9 @@ const TOOL_0 = new rt.Tool(
 //
 // Variant `delete`: `operation == "delete"`
 function match_0(args: rt.Args): number {
-  const arg_0 = rt.own(args, "operation");
-  const arg_1 = rt.own(args, "content");
-  const arg_2 = rt.own(rt.own(args, "options"), "recursive");
+  const arg_0 = (OP["operation"] === undefined ? args["operation"] : rt.own(args, "operation"));
+  const arg_1 = (OP["content"] === undefined ? args["content"] : rt.own(args, "content"));
+  const arg_2 = rt.own((OP["options"] === undefined ? args["options"] : rt.own(args, "options")), "recursive");
   if ((arg_0 as unknown) === "read") return 0;
   if ((arg_0 as unknown) === "append" && arg_1 !== undefined && (typeof arg_1 !== "string" || rt.minLength(arg_1 as string, 1))) return 1;
   if (((arg_0 as unknown) === "append" && !(arg_1 !== undefined)) || ((arg_0 as unknown) === "append" && (arg_1 as unknown) === "")) return 2;
@@ -108,6 +112,13 @@ const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
 export function resolve(name: string, args: unknown): rt.Resolved {
   const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
+  // The common case (valid arguments, the validator compiled by an
+  // earlier call) here, so that its calls are this module's own.
+  const valid = tool.validator;
+  if (valid !== undefined && rt.isObject(args) && (tool.bounded || !rt.nestsTooDeep(args)) && valid(args)) {
+    const resolved = tool.outcomes[tool.match(args)];
+    if (resolved !== undefined) return resolved;
+  }
   return tool.resolve(args);
 }
 

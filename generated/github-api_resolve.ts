@@ -11,7 +11,7 @@
 
 import * as rt from "@mcp-resolve/runtime";
 
-rt.checkCodegenVersion(2);
+rt.checkCodegenVersion(3);
 
 /** The server's name, as in `serverInfo`. */
 export const SERVER_NAME = "github-rest";
@@ -40,6 +40,10 @@ const LISTS: Readonly<Record<rt.Dialect, string>> = {
 export function toolsListJson(dialect: rt.Dialect): string {
   return LISTS[dialect];
 }
+
+// What the matching functions read the arguments against (see
+// `rt.OBJECT_PROTOTYPE`).
+const OP = rt.OBJECT_PROTOTYPE;
 
 // Tool `github_api`: its `inputSchema` (compiled on first use), then each
 // variant's outcome in order, then the static annotations'.
@@ -75,8 +79,8 @@ const RE_0_1 = new RegExp("^\\/repos\\/[\\u{0}-\\.0-\\u{10FFFF}]+\\/[\\u{0}-\\.0
 const RE_0_2 = new RegExp("^\\/repos\\/[\\u{0}-\\.0-\\u{10FFFF}]+\\/[\\u{0}-\\.0-\\u{10FFFF}]+\\/pulls\\/[0-9]+\\/comments$", "u");
 const RE_0_3 = new RegExp("^\\/repos\\/[\\u{0}-\\.0-\\u{10FFFF}]+\\/[\\u{0}-\\.0-\\u{10FFFF}]+$", "u");
 function match_0(args: rt.Args): number {
-  const arg_0 = rt.own(args, "method");
-  const arg_1 = rt.own(args, "path");
+  const arg_0 = (OP["method"] === undefined ? args["method"] : rt.own(args, "method"));
+  const arg_1 = (OP["path"] === undefined ? args["path"] : rt.own(args, "path"));
   if ((arg_0 as unknown) === "GET") return 0;
   if ((arg_0 as unknown) === "POST" && arg_1 !== undefined && (typeof arg_1 !== "string" || RE_0_0.test(arg_1 as string))) return 1;
   if ((arg_0 as unknown) === "POST" && arg_1 !== undefined && (typeof arg_1 !== "string" || RE_0_1.test(arg_1 as string) || typeof arg_1 !== "string" || RE_0_2.test(arg_1 as string))) return 2;
@@ -106,6 +110,13 @@ const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
 export function resolve(name: string, args: unknown): rt.Resolved {
   const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
+  // The common case (valid arguments, the validator compiled by an
+  // earlier call) here, so that its calls are this module's own.
+  const valid = tool.validator;
+  if (valid !== undefined && rt.isObject(args) && (tool.bounded || !rt.nestsTooDeep(args)) && valid(args)) {
+    const resolved = tool.outcomes[tool.match(args)];
+    if (resolved !== undefined) return resolved;
+  }
   return tool.resolve(args);
 }
 

@@ -11,7 +11,7 @@
 
 import * as rt from "@mcp-resolve/runtime";
 
-rt.checkCodegenVersion(2);
+rt.checkCodegenVersion(3);
 
 /** The server's name, as in `serverInfo`. */
 export const SERVER_NAME = "issue-tracker";
@@ -41,6 +41,10 @@ export function toolsListJson(dialect: rt.Dialect): string {
   return LISTS[dialect];
 }
 
+// What the matching functions read the arguments against (see
+// `rt.OBJECT_PROTOTYPE`).
+const OP = rt.OBJECT_PROTOTYPE;
+
 // Tool `update_issue`: its `inputSchema` (compiled on first use), then each
 // variant's outcome in order, then the static annotations'.
 const TOOL_0 = new rt.Tool(
@@ -68,9 +72,9 @@ const TOOL_0 = new rt.Tool(
 //
 // Variant `edit`: `!has(labels) || labels has every item in ["bug","feature","question","triage"]`
 function match_0(args: rt.Args): number {
-  const arg_0 = rt.own(args, "labels");
-  const arg_1 = rt.own(args, "title");
-  const arg_2 = rt.own(args, "assignees");
+  const arg_0 = (OP["labels"] === undefined ? args["labels"] : rt.own(args, "labels"));
+  const arg_1 = (OP["title"] === undefined ? args["title"] : rt.own(args, "title"));
+  const arg_2 = (OP["assignees"] === undefined ? args["assignees"] : rt.own(args, "assignees"));
   if (arg_0 !== undefined && (!Array.isArray(arg_0) || (arg_0 as unknown[]).length <= 0)) return 0;
   if ((arg_0 !== undefined && (!Array.isArray(arg_0) || (arg_0 as unknown[]).some((v1: unknown) => (v1 as unknown) === "wontfix"))) || (arg_0 !== undefined && (!Array.isArray(arg_0) || (arg_0 as unknown[]).some((v1: unknown) => (v1 as unknown) === "duplicate")))) return 1;
   if (!(arg_1 !== undefined) && arg_2 !== undefined && (!Array.isArray(arg_2) || (arg_2 as unknown[]).length >= 0) && (!Array.isArray(arg_2) || (arg_2 as unknown[]).length <= 0) && arg_0 !== undefined && (!Array.isArray(arg_0) || (arg_0 as unknown[]).every((v1: unknown) => (v1 as unknown) === "triage" || (v1 as unknown) === "question"))) return 2;
@@ -105,8 +109,8 @@ const TOOL_1 = new rt.Tool(
 //
 // Variant `closes`: `changes has an item has `kind` absent or == "close"`
 function match_1(args: rt.Args): number {
-  const arg_0 = rt.own(args, "dryRun");
-  const arg_1 = rt.own(args, "changes");
+  const arg_0 = (OP["dryRun"] === undefined ? args["dryRun"] : rt.own(args, "dryRun"));
+  const arg_1 = (OP["changes"] === undefined ? args["changes"] : rt.own(args, "changes"));
   if ((arg_0 as unknown) === true) return 0;
   if (arg_1 !== undefined && (!Array.isArray(arg_1) || (arg_1 as unknown[]).every((v1: unknown) => rt.isObject(v1) && (!rt.isObject(v1) || Object.hasOwn(v1 as object, "kind")) && (!rt.isObject(v1) || rt.propertyHolds(v1 as Record<string, unknown>, "kind", (v2: unknown) => (v2 as unknown) === "comment"))))) return 1;
   if (arg_1 !== undefined && (!Array.isArray(arg_1) || (arg_1 as unknown[]).some((v1: unknown) => rt.isObject(v1) && (!rt.isObject(v1) || Object.hasOwn(v1 as object, "kind")) && (!rt.isObject(v1) || rt.propertyHolds(v1 as Record<string, unknown>, "kind", (v2: unknown) => (v2 as unknown) === "delete"))))) return 2;
@@ -137,6 +141,13 @@ const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
 export function resolve(name: string, args: unknown): rt.Resolved {
   const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
+  // The common case (valid arguments, the validator compiled by an
+  // earlier call) here, so that its calls are this module's own.
+  const valid = tool.validator;
+  if (valid !== undefined && rt.isObject(args) && (tool.bounded || !rt.nestsTooDeep(args)) && valid(args)) {
+    const resolved = tool.outcomes[tool.match(args)];
+    if (resolved !== undefined) return resolved;
+  }
   return tool.resolve(args);
 }
 

@@ -11,7 +11,7 @@
 
 import * as rt from "@mcp-resolve/runtime";
 
-rt.checkCodegenVersion(2);
+rt.checkCodegenVersion(3);
 
 /** The server's name, as in `serverInfo`. */
 export const SERVER_NAME = "mcp-servers/everything";
@@ -41,6 +41,10 @@ export function toolsListJson(dialect: rt.Dialect): string {
   return LISTS[dialect];
 }
 
+// What the matching functions read the arguments against (see
+// `rt.OBJECT_PROTOTYPE`).
+const OP = rt.OBJECT_PROTOTYPE;
+
 // Tool `gzip-file-as-resource`: its `inputSchema` (compiled on first use), then each
 // variant's outcome in order, then the static annotations'.
 const TOOL_8 = new rt.Tool(
@@ -60,7 +64,7 @@ const TOOL_8 = new rt.Tool(
 // Variant `data-uri`: `data is string and matches "^data:"`
 const RE_8_0 = new RegExp("^data:", "u");
 function match_8(args: rt.Args): number {
-  const arg_0 = rt.own(args, "data");
+  const arg_0 = (OP["data"] === undefined ? args["data"] : rt.own(args, "data"));
   if (arg_0 !== undefined && typeof arg_0 === "string" && (typeof arg_0 !== "string" || RE_8_0.test(arg_0 as string))) return 0;
   return 1;
 }
@@ -86,6 +90,13 @@ const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
 export function resolve(name: string, args: unknown): rt.Resolved {
   const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
+  // The common case (valid arguments, the validator compiled by an
+  // earlier call) here, so that its calls are this module's own.
+  const valid = tool.validator;
+  if (valid !== undefined && rt.isObject(args) && (tool.bounded || !rt.nestsTooDeep(args)) && valid(args)) {
+    const resolved = tool.outcomes[tool.match(args)];
+    if (resolved !== undefined) return resolved;
+  }
   return tool.resolve(args);
 }
 

@@ -11,7 +11,7 @@
 
 import * as rt from "@mcp-resolve/runtime";
 
-rt.checkCodegenVersion(2);
+rt.checkCodegenVersion(3);
 
 /** The server's name, as in `serverInfo`. */
 export const SERVER_NAME = "secure-filesystem-server";
@@ -41,6 +41,10 @@ export function toolsListJson(dialect: rt.Dialect): string {
   return LISTS[dialect];
 }
 
+// What the matching functions read the arguments against (see
+// `rt.OBJECT_PROTOTYPE`).
+const OP = rt.OBJECT_PROTOTYPE;
+
 // Tool `edit_file`: its `inputSchema` (compiled on first use), then each
 // variant's outcome in order, then the static annotations'.
 const TOOL_5 = new rt.Tool(
@@ -59,7 +63,7 @@ const TOOL_5 = new rt.Tool(
 //
 // Variant `preview`: `dryRun == true`
 function match_5(args: rt.Args): number {
-  const arg_0 = rt.own(args, "dryRun");
+  const arg_0 = (OP["dryRun"] === undefined ? args["dryRun"] : rt.own(args, "dryRun"));
   if ((arg_0 as unknown) === true) return 0;
   return 1;
 }
@@ -85,6 +89,13 @@ const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
 export function resolve(name: string, args: unknown): rt.Resolved {
   const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
+  // The common case (valid arguments, the validator compiled by an
+  // earlier call) here, so that its calls are this module's own.
+  const valid = tool.validator;
+  if (valid !== undefined && rt.isObject(args) && (tool.bounded || !rt.nestsTooDeep(args)) && valid(args)) {
+    const resolved = tool.outcomes[tool.match(args)];
+    if (resolved !== undefined) return resolved;
+  }
   return tool.resolve(args);
 }
 

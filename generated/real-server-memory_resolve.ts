@@ -11,7 +11,7 @@
 
 import * as rt from "@mcp-resolve/runtime";
 
-rt.checkCodegenVersion(2);
+rt.checkCodegenVersion(3);
 
 /** The server's name, as in `serverInfo`. */
 export const SERVER_NAME = "memory-server";
@@ -60,6 +60,13 @@ const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
 export function resolve(name: string, args: unknown): rt.Resolved {
   const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
+  // The common case (valid arguments, the validator compiled by an
+  // earlier call) here, so that its calls are this module's own.
+  const valid = tool.validator;
+  if (valid !== undefined && rt.isObject(args) && (tool.bounded || !rt.nestsTooDeep(args)) && valid(args)) {
+    const resolved = tool.outcomes[tool.match(args)];
+    if (resolved !== undefined) return resolved;
+  }
   return tool.resolve(args);
 }
 

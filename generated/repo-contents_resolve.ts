@@ -11,7 +11,7 @@
 
 import * as rt from "@mcp-resolve/runtime";
 
-rt.checkCodegenVersion(2);
+rt.checkCodegenVersion(3);
 
 /** The server's name, as in `serverInfo`. */
 export const SERVER_NAME = "repo-reader";
@@ -41,6 +41,10 @@ export function toolsListJson(dialect: rt.Dialect): string {
   return LISTS[dialect];
 }
 
+// What the matching functions read the arguments against (see
+// `rt.OBJECT_PROTOTYPE`).
+const OP = rt.OBJECT_PROTOTYPE;
+
 // Tool `get_repo_contents`: its `inputSchema` (compiled on first use), then each
 // variant's outcome in order, then the static annotations'.
 const TOOL_0 = new rt.Tool(
@@ -62,7 +66,7 @@ const TOOL_0 = new rt.Tool(
 //
 // Variant `private`: `visibility == "private"`
 function match_0(args: rt.Args): number {
-  const arg_0 = rt.own(args, "visibility");
+  const arg_0 = (OP["visibility"] === undefined ? args["visibility"] : rt.own(args, "visibility"));
   if ((arg_0 as unknown) === "public") return 0;
   if ((arg_0 as unknown) === "private") return 1;
   return 2;
@@ -89,6 +93,13 @@ const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
 export function resolve(name: string, args: unknown): rt.Resolved {
   const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
+  // The common case (valid arguments, the validator compiled by an
+  // earlier call) here, so that its calls are this module's own.
+  const valid = tool.validator;
+  if (valid !== undefined && rt.isObject(args) && (tool.bounded || !rt.nestsTooDeep(args)) && valid(args)) {
+    const resolved = tool.outcomes[tool.match(args)];
+    if (resolved !== undefined) return resolved;
+  }
   return tool.resolve(args);
 }
 

@@ -11,7 +11,7 @@
 
 import * as rt from "@mcp-resolve/runtime";
 
-rt.checkCodegenVersion(2);
+rt.checkCodegenVersion(3);
 
 /** The server's name, as in `serverInfo`. */
 export const SERVER_NAME = "file-server";
@@ -41,6 +41,10 @@ export function toolsListJson(dialect: rt.Dialect): string {
   return LISTS[dialect];
 }
 
+// What the matching functions read the arguments against (see
+// `rt.OBJECT_PROTOTYPE`).
+const OP = rt.OBJECT_PROTOTYPE;
+
 // Tool `manage_files`: its `inputSchema` (compiled on first use), then each
 // variant's outcome in order, then the static annotations'.
 const TOOL_0 = new rt.Tool(
@@ -68,7 +72,7 @@ const TOOL_0 = new rt.Tool(
 //
 // Variant `delete`: `action == "delete"`
 function match_0(args: rt.Args): number {
-  const arg_0 = rt.own(args, "action");
+  const arg_0 = (OP["action"] === undefined ? args["action"] : rt.own(args, "action"));
   if ((arg_0 as unknown) === "read") return 0;
   if ((arg_0 as unknown) === "append") return 1;
   if ((arg_0 as unknown) === "replace") return 2;
@@ -97,7 +101,7 @@ const TOOL_1 = new rt.Tool(
 //
 // Variant `keep_existing`: `!(overwrite == true)`
 function match_1(args: rt.Args): number {
-  const arg_0 = rt.own(args, "overwrite");
+  const arg_0 = (OP["overwrite"] === undefined ? args["overwrite"] : rt.own(args, "overwrite"));
   if ((arg_0 as unknown) === true) return 0;
   if (!((arg_0 as unknown) === true)) return 1;
   return 2;
@@ -126,6 +130,13 @@ const NAMES: ReadonlySet<string> = new Set(TOOL_NAMES);
 export function resolve(name: string, args: unknown): rt.Resolved {
   const tool = toolOf(name);
   if (tool === undefined) throw rt.unresolvable(name, NAMES);
+  // The common case (valid arguments, the validator compiled by an
+  // earlier call) here, so that its calls are this module's own.
+  const valid = tool.validator;
+  if (valid !== undefined && rt.isObject(args) && (tool.bounded || !rt.nestsTooDeep(args)) && valid(args)) {
+    const resolved = tool.outcomes[tool.match(args)];
+    if (resolved !== undefined) return resolved;
+  }
   return tool.resolve(args);
 }
 

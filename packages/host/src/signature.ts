@@ -18,9 +18,11 @@ import canonicalize from "canonicalize";
 import {
   type Args,
   RpcError,
+  OBJECT_PROTOTYPE,
   Tool,
   isObject,
   jsonEqual,
+  own,
   schemaBoundsDepth,
   schemaPredicate,
 } from "@mcp-resolve/runtime";
@@ -92,7 +94,8 @@ export function fingerprint(document: Record<string, unknown>): string {
  * The patterns as direct tests on an arguments object, where each is
  * `false` (absent), `{const}` or `{enum}` (what the compiler writes for
  * equality and membership): each argument looked up once as an own
- * property, compared by JSON value. `undefined` for any other pattern (the
+ * member (read as `OBJECT_PROTOTYPE` in the runtime explains), compared by
+ * JSON value. `undefined` for any other pattern (the
  * compiled schema decides then). Applied to arguments the `inputSchema`
  * accepted, so to an object.
  */
@@ -118,13 +121,13 @@ function directTest(patterns: Readonly<Record<string, unknown>>): ((args: unknow
     if (!isObject(args)) return false;
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i] as string;
-      const present = Object.hasOwn(args, key);
+      // An own member or none, read as the generated modules read it.
+      const value = OBJECT_PROTOTYPE[key] === undefined ? args[key] : own(args, key);
       if (absent[i]) {
-        if (present) return false;
+        if (value !== undefined) return false;
         continue;
       }
-      if (!present) return false;
-      const value = args[key];
+      if (value === undefined) return false;
       const values = wanted[i] as readonly unknown[];
       let found = false;
       for (let j = 0; j < values.length; j++) {
@@ -284,8 +287,11 @@ export class SignedTool {
   land(args: unknown): number {
     if (this.#table !== undefined) {
       const [key, table] = this.#table;
-      if (!isObject(args) || !Object.hasOwn(args, key)) return -1;
-      return table.get(args[key]) ?? -1;
+      if (!isObject(args)) return -1;
+      // An own member or none, read as the generated modules read it
+      // (`OBJECT_PROTOTYPE` in the runtime); absent lands nowhere.
+      const value = OBJECT_PROTOTYPE[key] === undefined ? args[key] : own(args, key);
+      return table.get(value) ?? -1;
     }
     const variants = this.variants;
     for (let i = 0; i < variants.length; i++) {

@@ -19,7 +19,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
  * The version of the contract between generated modules and this runtime.
  * A module generated for another refuses to load (`checkCodegenVersion`).
  */
-export const CODEGEN_VERSION = 2;
+export const CODEGEN_VERSION = 3;
 
 /**
  * Throws when a generated module was written for another version of this
@@ -101,6 +101,20 @@ export function isObject(value: unknown): value is Record<string, unknown> {
 export function own(value: unknown, key: string): unknown {
   return isObject(value) && Object.hasOwn(value, key) ? value[key] : undefined;
 }
+
+/**
+ * `Object.prototype`, for generated matching functions' reads of the
+ * arguments object: `OP[key] === undefined ? args[key] : own(args, key)`.
+ * Where `Object.prototype` has no member by that name (true of every name
+ * but its own, such as `constructor` or `__proto__`, unless something has
+ * polluted it), a plain read of an object whose prototype is
+ * `Object.prototype` or `null` (every object `JSON.parse` makes) finds an
+ * own member or nothing, as `own` does, without `own`'s calls; the test
+ * itself compiles to nothing while `Object.prototype` keeps its shape. An
+ * arguments object with another prototype is read as Ajv reads it: its
+ * inherited members count.
+ */
+export const OBJECT_PROTOTYPE: Readonly<Record<string, unknown>> = Object.prototype as Record<string, unknown>;
 
 /** JSON Schema's `properties` for one key: holds unless the key is present and fails. */
 export function propertyHolds(
@@ -188,8 +202,12 @@ function depthExceeds(value: unknown, limit: number): boolean {
   return false;
 }
 
-/** Whether an arguments object (itself one level) nests deeper than the limit. */
-function nestsTooDeep(args: Record<string, unknown>): boolean {
+/**
+ * Whether an arguments object (itself one level) nests deeper than the
+ * limit: the walk a generated module's fast path makes for a tool whose
+ * schema does not bound the nesting.
+ */
+export function nestsTooDeep(args: Record<string, unknown>): boolean {
   for (const key in args) {
     const member = args[key];
     if (
@@ -467,10 +485,16 @@ export class Resolved {
 /** A resolvable tool of a generated module. */
 export class Tool {
   readonly name: string;
+  /**
+   * Whether the tool's `inputSchema` proves that no object it accepts nests
+   * deeper than the limit (the nesting is then checked only for a refusal).
+   */
+  readonly bounded: boolean;
+  /** Each outcome, in the matching function's order (the static one last). */
+  readonly outcomes: readonly Resolved[];
+  /** The matching function: the index of the outcome validated arguments land in. */
+  readonly match: (args: Args) => number;
   readonly #schema: string;
-  readonly #bounded: boolean;
-  readonly #outcomes: readonly Resolved[];
-  readonly #match: (args: Args) => number;
   #validators: Validators | RpcError | undefined;
   /** The compiled fast validator, once `#validators` holds one. */
   #fast: ValidateFunction | undefined;
@@ -491,17 +515,27 @@ export class Tool {
   ) {
     this.name = name;
     this.#schema = schema;
-    this.#bounded = bounded;
-    this.#outcomes = outcomes.map((parts) => new Resolved(name, head, parts));
-    this.#match = match;
+    this.bounded = bounded;
+    this.outcomes = outcomes.map((parts) => new Resolved(name, head, parts));
+    this.match = match;
+  }
+
+  /**
+   * The compiled validator of the tool's `inputSchema`, once a call has
+   * compiled it (`undefined` before): the generated module's fast path
+   * calls it from its own `resolve`, so that the call site is the
+   * module's, not one shared by every module in the process.
+   */
+  get validator(): ValidateFunction | undefined {
+    return this.#fast;
   }
 
   /** Validates the arguments, then matches them. Throws `RpcError`. */
   resolve(args: unknown): Resolved {
     // The common case in one method: valid arguments, a known outcome.
     const fast = this.#fast;
-    if (fast !== undefined && isObject(args) && (this.#bounded || !nestsTooDeep(args)) && fast(args)) {
-      const resolved = this.#outcomes[this.#match(args)];
+    if (fast !== undefined && isObject(args) && (this.bounded || !nestsTooDeep(args)) && fast(args)) {
+      const resolved = this.outcomes[this.match(args)];
       if (resolved !== undefined) return resolved;
     }
     return this.resolveValidated(this.validate(args));
@@ -509,8 +543,11 @@ export class Tool {
 
   /** Matches arguments already validated against the tool's `inputSchema`. */
   resolveValidated(args: Args): Resolved {
-    const index = this.#match(args);
-    const resolved = this.#outcomes[index];
+    if (!isObject(args)) {
+      throw new RpcError(RpcError.INVALID_PARAMS, `arguments for tool ${this.name} must be an object`);
+    }
+    const index = this.match(args);
+    const resolved = this.outcomes[index];
     if (resolved === undefined) {
       throw new RpcError(RpcError.INTERNAL_ERROR, `generated resolver data has no outcome ${index}`);
     }
@@ -521,7 +558,7 @@ export class Tool {
   validate(args: unknown): Args {
     const validators = this.#compiled();
     if (validators instanceof RpcError) throw validators;
-    if (isObject(args) && (this.#bounded || !nestsTooDeep(args)) && validators.fast(args)) {
+    if (isObject(args) && (this.bounded || !nestsTooDeep(args)) && validators.fast(args)) {
       return args;
     }
     throw this.#refusal(args, validators);

@@ -35,9 +35,29 @@ pub fn exact_in_double(n: &Number) -> bool {
     }
 }
 
-/// The matching function `match_{index}` of a resolvable tool, or the
-/// constructs it cannot hold.
-pub(super) fn match_function(tool: &Tool, index: usize) -> Result<String, Vec<Diagnostic>> {
+/// A resolvable tool's matching function, before it is given a number.
+pub(super) struct Matcher {
+    /// What the function matches: the tool, and each variant's condition.
+    pub comment: String,
+    /// The function and the patterns and constants it uses, with
+    /// [`Matcher::NUMBER`] where its number goes. Tools whose conditions
+    /// compile to the same code share one function.
+    pub code: String,
+}
+
+impl Matcher {
+    /// Stands for the function's number in [`Matcher::code`].
+    pub const NUMBER: char = '\u{0}';
+
+    /// The code, as function `match_{number}`.
+    pub fn numbered(&self, number: usize) -> String {
+        self.code.replace(Self::NUMBER, &number.to_string())
+    }
+}
+
+/// The matching function of a resolvable tool, or the constructs it cannot
+/// hold.
+pub(super) fn match_function(tool: &Tool) -> Result<Matcher, Vec<Diagnostic>> {
     let mut w = Writer {
         tool: &tool.name,
         variant: "",
@@ -66,15 +86,15 @@ pub(super) fn match_function(tool: &Tool, index: usize) -> Result<String, Vec<Di
     if !w.errors.is_empty() {
         return Err(w.errors);
     }
-    let mut out = String::new();
+    let mut comment = String::new();
     let _ = writeln!(
-        out,
+        comment,
         "// Matches the (validated) arguments of tool `{}`.",
         comment_text(&tool.name)
     );
     for v in &tool.variants {
         let _ = writeln!(
-            out,
+            comment,
             "//\n// Variant `{}`: `{}`",
             comment_text(&v.name),
             comment_text(&v.when.to_string())
@@ -83,20 +103,21 @@ pub(super) fn match_function(tool: &Tool, index: usize) -> Result<String, Vec<Di
     // Only what the checks kept (constant folding, or a variant after one
     // that always holds, can leave a lookup or a pattern unused).
     let used_names = names(&checks);
+    let mut out = String::new();
     for (i, source) in w.regexes.iter().enumerate() {
-        if used_names.contains(format!("RE_\u{0}{i}").as_str()) {
+        if used_names.contains(format!("RE_\u{0}_{i}").as_str()) {
             let _ = writeln!(
                 out,
-                "const RE_{index}_{i} = new RegExp({}, \"u\");",
+                "const RE_\u{0}_{i} = new RegExp({}, \"u\");",
                 js_string(source)
             );
         }
     }
     for (i, text) in w.constants.iter().enumerate() {
-        if used_names.contains(format!("CONST_\u{0}{i}").as_str()) {
+        if used_names.contains(format!("CONST_\u{0}_{i}").as_str()) {
             let _ = writeln!(
                 out,
-                "const CONST_{index}_{i}: unknown = JSON.parse({});",
+                "const CONST_\u{0}_{i}: unknown = JSON.parse({});",
                 js_string(text)
             );
         }
@@ -105,19 +126,24 @@ pub(super) fn match_function(tool: &Tool, index: usize) -> Result<String, Vec<Di
         .filter(|i| used_names.contains(format!("arg_{i}").as_str()))
         .collect();
     let args = if used.is_empty() { "_args" } else { "args" };
-    let _ = writeln!(out, "function match_{index}({args}: rt.Args): number {{");
+    let _ = writeln!(out, "function match_\u{0}({args}: rt.Args): number {{");
     for i in used {
-        let mut lookup = "args".to_string();
-        for segment in &w.paths[i] {
-            lookup = format!("rt.own({lookup}, {})", js_string(segment));
+        let mut segments = w.paths[i].iter().map(|s| js_string(s));
+        // The first member as `rt.OBJECT_PROTOTYPE` explains: a plain read
+        // unless `Object.prototype` has a member by that name; deeper ones
+        // with `rt.own`, since a member may be any value there.
+        let mut lookup = match segments.next() {
+            Some(key) => format!("(OP[{key}] === undefined ? args[{key}] : rt.own(args, {key}))"),
+            None => "args".to_string(),
+        };
+        for key in segments {
+            lookup = format!("rt.own({lookup}, {key})");
         }
         let _ = writeln!(out, "  const arg_{i} = {lookup};");
     }
     out.push_str(&checks);
     let _ = writeln!(out, "  return {tail};\n}}\n");
-    Ok(out
-        .replace("RE_\u{0}", &format!("RE_{index}_"))
-        .replace("CONST_\u{0}", &format!("CONST_{index}_")))
+    Ok(Matcher { comment, code: out })
 }
 
 struct Writer<'a> {
@@ -190,7 +216,7 @@ impl Writer<'_> {
                             self.regexes.len() - 1
                         }
                     };
-                    format!("typeof {x} !== \"string\" || RE_\u{0}{at}.test({x} as string)")
+                    format!("typeof {x} !== \"string\" || RE_\u{0}_{at}.test({x} as string)")
                 }
                 Err(why) => {
                     self.refuse(
@@ -308,7 +334,7 @@ impl Writer<'_> {
                         self.constants.len() - 1
                     }
                 };
-                format!("rt.jsonEqual({x}, CONST_\u{0}{at})")
+                format!("rt.jsonEqual({x}, CONST_\u{0}_{at})")
             }
         }
     }

@@ -34,7 +34,7 @@ use crate::ir::{Server, Tool};
 
 /// The version of the generated TypeScript's contract with the runtime
 /// package: the module refuses to load under a runtime of another.
-pub const TS_CODEGEN_VERSION: u32 = 2;
+pub const TS_CODEGEN_VERSION: u32 = 3;
 
 /// What the generated module imports and says about itself.
 #[derive(Clone, Debug)]
@@ -84,26 +84,52 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
             schema_portability(tool, &mut errors);
             let code = if tool.resolvable {
                 match tool_items(server, tool, index) {
-                    Ok(code) => code,
+                    Ok(code) => Some(code),
                     Err(mut found) => {
                         errors.append(&mut found);
-                        String::new()
+                        None
                     }
                 }
             } else {
-                String::new()
+                None
             };
             (code, errors)
         },
     );
     let mut errors = Vec::new();
     let mut tools_code: Vec<String> = Vec::with_capacity(server.tools.len());
-    let mut table = String::new();
-    for result in per_tool {
+    // Tools whose conditions compile to the same code share the first one's
+    // matching function (as a hand-written resolver would write one): less
+    // code, and one function V8 optimises for all of them rather than many
+    // that each stay cold.
+    let mut written: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (index, result) in per_tool.into_iter().enumerate() {
         let (code, mut found) = result.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         errors.append(&mut found);
+        let Some((items, matcher)) = code else {
+            continue;
+        };
+        let mut code = items;
+        match written.get(&matcher.code) {
+            Some(&first) => {
+                code = code.replace(cond::Matcher::NUMBER, &first.to_string());
+                code.push_str(&matcher.comment);
+                let _ = writeln!(
+                    code,
+                    "//\n// `match_{first}` (written for tool `{}`) matches it.\n",
+                    comment_text(&server.tools[first].name)
+                );
+            }
+            None => {
+                code = code.replace(cond::Matcher::NUMBER, &index.to_string());
+                code.push_str(&matcher.comment);
+                code.push_str(&matcher.numbered(index));
+                written.insert(matcher.code, index);
+            }
+        }
         tools_code.push(code);
     }
+    let mut table = String::new();
     // Dispatch by name: a `switch` for a few tools (comparisons beat a
     // hash), a `Map` beyond, as the Rust backend chooses.
     let resolvable = server.tools.iter().filter(|t| t.resolvable).count();
@@ -190,6 +216,13 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
            return LISTS[dialect];\n\
          }\n\n",
     );
+    if tools_code.iter().any(|code| code.contains("(OP[")) {
+        out.push_str(
+            "// What the matching functions read the arguments against (see\n\
+             // `rt.OBJECT_PROTOTYPE`).\n\
+             const OP = rt.OBJECT_PROTOTYPE;\n\n",
+        );
+    }
     for code in &tools_code {
         out.push_str(code);
     }
@@ -203,6 +236,13 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
          export function resolve(name: string, args: unknown): rt.Resolved {{\n  \
            const tool = toolOf(name);\n  \
            if (tool === undefined) throw rt.unresolvable(name, NAMES);\n  \
+           // The common case (valid arguments, the validator compiled by an\n  \
+           // earlier call) here, so that its calls are this module's own.\n  \
+           const valid = tool.validator;\n  \
+           if (valid !== undefined && rt.isObject(args) && (tool.bounded || !rt.nestsTooDeep(args)) && valid(args)) {{\n    \
+             const resolved = tool.outcomes[tool.match(args)];\n    \
+             if (resolved !== undefined) return resolved;\n  \
+           }}\n  \
            return tool.resolve(args);\n\
          }}\n\n\
          /**\n * Like `resolve`, for arguments the caller has already validated against\n \
@@ -232,10 +272,15 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
 }
 
 /// A resolvable tool's items: its `rt.Tool` (name, `inputSchema` text, the
-/// SEP-1862 head its outcomes share, and each outcome) and its matching
-/// function.
-fn tool_items(server: &Server, tool: &Tool, index: usize) -> Result<String, Vec<Diagnostic>> {
-    let matcher = cond::match_function(tool, index)?;
+/// SEP-1862 head its outcomes share, each outcome, and its matching
+/// function's name with [`cond::Matcher::NUMBER`] for the number), and its
+/// matching function.
+fn tool_items(
+    server: &Server,
+    tool: &Tool,
+    index: usize,
+) -> Result<(String, cond::Matcher), Vec<Diagnostic>> {
+    let matcher = cond::match_function(tool)?;
     let model = tool.to_model(&server.hints);
     let entry = model.list_entry(Dialect::Sep1862);
     let resolutions = crate::codegen::resolutions(server, tool);
@@ -296,9 +341,8 @@ fn tool_items(server: &Server, tool: &Tool, index: usize) -> Result<String, Vec<
             );
         }
     }
-    let _ = write!(out, "  ],\n  match_{index},\n);\n\n");
-    out.push_str(&matcher);
-    Ok(out)
+    let _ = write!(out, "  ],\n  match_{},\n);\n\n", cond::Matcher::NUMBER);
+    Ok((out, matcher))
 }
 
 /// What of a tool's `inputSchema` the runtime's validator cannot read as
