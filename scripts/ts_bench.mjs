@@ -115,12 +115,16 @@ const generated = (module) => (name, args) => module.resolve(name, args).resultJ
 // The same two baselines for the generated rule sets (scripts/gen_large_rules.py:
 // each tool's variants v0–v4 on `action`, with a `path` pattern, a `count`
 // bound or an absent `options.force`), written once for every tool of the
-// set: a `Map` from the name to the tool's own compiled Ajv validator and its
-// texts, then a `switch` on the action.
+// set: a `Map` from the name to the tool's compiled Ajv validator and its
+// texts, then a `switch` on the action. The reference style compiles each
+// tool's schema, as `reference.ts` would; the hand-written one uses the
+// validators the generated module does, one per distinct schema text (the
+// set's tools share one schema).
 const RE = { a0: /^\/tmp\/0/u, a3: /^\/tmp\/3/u };
 function largeBaselines(module) {
   const ajv = new Ajv2020({ strict: false, validateFormats: false });
   const tools = new Map();
+  const shared = new Map();
   for (const tool of JSON.parse(module.SIGNATURE_JSON).tools) {
     const first = (name) => tool.resolvedVariants.find((v) => v.name === name).annotations;
     const annotations = ["v0", "v1", "v2", "v3", "v4"].map((v) => {
@@ -131,7 +135,16 @@ function largeBaselines(module) {
     const fallback = core(s.readOnlyHint, s.destructiveHint, s.idempotentHint, s.openWorldHint);
     const texts = annotations.map((a) => JSON.stringify({ resultType: "complete", name: tool.name, annotations: a }));
     const fallbackText = JSON.stringify({ resultType: "complete", name: tool.name, annotations: fallback });
-    tools.set(tool.name, { validate: ajv.compile(tool.inputSchema), annotations, fallback, texts, fallbackText });
+    const text = JSON.stringify(tool.inputSchema);
+    if (!shared.has(text)) shared.set(text, ajv.compile(tool.inputSchema));
+    tools.set(tool.name, {
+      validate: ajv.compile(tool.inputSchema),
+      validateShared: shared.get(text),
+      annotations,
+      fallback,
+      texts,
+      fallbackText,
+    });
   }
   // The variant an (already valid) call lands in, or -1.
   const land = (args) => {
@@ -152,20 +165,18 @@ function largeBaselines(module) {
         return -1;
     }
   };
-  const checked = (name, args) => {
-    const tool = tools.get(name);
-    if (tool === undefined) throw new Error(`unknown tool: ${name}`);
-    if (!tool.validate(args)) throw new Error(`invalid arguments for tool ${name}`);
-    return tool;
-  };
   return {
     reference: (name, args) => {
-      const tool = checked(name, args);
+      const tool = tools.get(name);
+      if (tool === undefined) throw new Error(`unknown tool: ${name}`);
+      if (!tool.validate(args)) throw new Error(`invalid arguments for tool ${name}`);
       const v = land(args);
       return JSON.stringify({ resultType: "complete", name, annotations: v < 0 ? tool.fallback : tool.annotations[v] });
     },
     handWritten: (name, args) => {
-      const tool = checked(name, args);
+      const tool = tools.get(name);
+      if (tool === undefined) throw new Error(`unknown tool: ${name}`);
+      if (!tool.validateShared(args)) throw new Error(`invalid arguments for tool ${name}`);
       const v = land(args);
       return v < 0 ? tool.fallbackText : tool.texts[v];
     },

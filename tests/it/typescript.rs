@@ -277,7 +277,8 @@ if (Object.prototype.action !== undefined) throw new Error("prototype polluted")
     );
 }
 
-/// Tools whose conditions compile alike share one matching function, and
+/// Tools whose conditions compile alike share one matching function (and,
+/// with one schema text, one validator, refusing in each tool's name), and
 /// the matching functions' plain reads of the arguments give the Rust
 /// answers even with `Object.prototype` polluted by the very names the
 /// rules read (a member found there is not taken for the call's).
@@ -311,6 +312,9 @@ fn alike_tools_share_a_matcher_and_a_polluted_prototype_changes_no_answer() {
                 json!({"path": "/tmp/a", "force": false}),
                 json!({"path": "/home/a"}),
                 json!({"path": "/tmp/a", "__proto__": {"force": true}}),
+                // Refused by the validator the three tools share (one
+                // schema text), each in its own tool's name.
+                json!({"path": 5, "force": "yes"}),
             ]
             .into_iter()
             .map(move |args| (tool, args))
@@ -323,8 +327,12 @@ fn alike_tools_share_a_matcher_and_a_polluted_prototype_changes_no_answer() {
         r#"import { readFileSync } from "node:fs";
 const calls = JSON.parse(readFileSync(new URL("./calls.json", import.meta.url), "utf8"));
 const answers = () => calls.map(([tool, args]) => {
-  const r = resolver.resolve(tool, args);
-  return [r.variant, r.resultJson("extension")];
+  try {
+    const r = resolver.resolve(tool, args);
+    return [r.variant, r.resultJson("extension")];
+  } catch (e) {
+    return [e.code, e.message, e.data];
+  }
 });
 const clean = answers();
 // Polluted after the module has run: the optimised reads must notice.
@@ -346,21 +354,40 @@ console.log(JSON.stringify({ clean, polluted }));
     let resolver = mcp_resolve::Resolver::new(project.single_server().unwrap()).unwrap();
     let want: Vec<Value> = cases
         .iter()
-        .map(|(tool, args)| {
-            let r = resolver.resolve(tool, args).unwrap();
-            let text = serde_json::to_string(
-                &resolver
-                    .resolve_result(tool, args, mcp_resolve_runtime::Dialect::Extension)
-                    .unwrap(),
-            )
-            .unwrap();
-            json!([r.variant, text])
+        .map(|(tool, args)| match resolver.resolve(tool, args) {
+            Ok(r) => {
+                let text = serde_json::to_string(
+                    &resolver
+                        .resolve_result(tool, args, mcp_resolve_runtime::Dialect::Extension)
+                        .unwrap(),
+                )
+                .unwrap();
+                json!([r.variant, text])
+            }
+            Err(e) => json!([e.code, e.message, "data"]),
         })
         .collect();
-    assert_eq!(got["clean"], json!(want));
-    assert_eq!(got["polluted"], json!(want));
+    // Errors: code and message as Rust's; `data` is in Ajv's words.
+    let comparable = |answers: &Value| -> Value {
+        answers
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| match a.as_array().unwrap().len() {
+                3 => json!([a[0], a[1], "data"]),
+                _ => a.clone(),
+            })
+            .collect()
+    };
+    assert_eq!(comparable(&got["clean"]), json!(want));
+    assert_eq!(comparable(&got["polluted"]), json!(want));
+    assert_eq!(got["clean"][5][1], json!("invalid arguments for tool copy"));
+    assert_eq!(
+        got["clean"][17][1],
+        json!("invalid arguments for tool remove")
+    );
     // The fold did not mix the tools up: each answers with its own variant.
     assert_eq!(got["clean"][0][0], json!("careful"));
-    assert_eq!(got["clean"][5][0], json!("gentle"));
-    assert_eq!(got["clean"][11][0], json!("scratch"));
+    assert_eq!(got["clean"][6][0], json!("gentle"));
+    assert_eq!(got["clean"][13][0], json!("scratch"));
 }

@@ -358,6 +358,9 @@ function truncate(message: string): string {
 
 type Validators = { fast: ValidateFunction; all: () => ValidateFunction };
 
+/** Every `inputSchema` compiled so far, by its text. */
+const COMPILED = new Map<string, Validators>();
+
 const OPTIONS = { strict: false, validateFormats: false, addUsedSchema: false } as const;
 
 let instances: { fast: Ajv[]; all: Ajv[] } | undefined;
@@ -567,11 +570,19 @@ export class Tool {
   #compiled(): Validators | RpcError {
     if (this.#validators === undefined) {
       try {
-        const schema = JSON.parse(this.#schema) as Record<string, unknown>;
-        const fast = compile(schema, false);
-        let all: ValidateFunction | undefined;
-        this.#validators = { fast, all: () => (all ??= compile(schema, true)) };
-        this.#fast = fast;
+        // Tools with the same schema text share one compiled validator (as
+        // in the Python runtime): one function that runs hot, not one per
+        // tool that each stay cold.
+        let validators = COMPILED.get(this.#schema);
+        if (validators === undefined) {
+          const schema = JSON.parse(this.#schema) as Record<string, unknown>;
+          const fast = compile(schema, false);
+          let all: ValidateFunction | undefined;
+          validators = { fast, all: () => (all ??= compile(schema, true)) };
+          COMPILED.set(this.#schema, validators);
+        }
+        this.#validators = validators;
+        this.#fast = validators.fast;
       } catch (e) {
         this.#validators = new RpcError(
           RpcError.INTERNAL_ERROR,
