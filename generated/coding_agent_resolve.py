@@ -12,12 +12,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Final
 
 import mcp_resolve_runtime as rt
 
-rt.check_codegen_version(1)
+rt.check_codegen_version(2)
 
 SERVER_NAME: Final = "coding-agent"
 """The server's name, as in `serverInfo`."""
@@ -90,12 +89,12 @@ _TOOL_0: Final = rt.Tool(
 )
 
 
+_OUT_0: Final = _TOOL_0.outcomes
+_TEXTS_0: Final = tuple(outcome.texts for outcome in _OUT_0)
+
+
 _TOOLS: Final[dict[str, rt.Tool]] = {
     "start_coding_agent": _TOOL_0,
-}
-# Each tool's `resolve`, bound: one lookup for a call.
-_RESOLVE: Final[dict[str, Callable[[object], rt.Resolved]]] = {
-    "start_coding_agent": _TOOL_0.resolve,
 }
 _NAMES: Final = frozenset(TOOL_NAMES)
 
@@ -105,10 +104,30 @@ def resolve(name: str, args: object) -> rt.Resolved:
     static annotations when none does. Raises `rt.RpcError` (-32602) for an
     unknown or non-resolvable tool and for arguments that are not a valid
     object for its `inputSchema`."""
-    resolve_tool = _RESOLVE.get(name)
-    if resolve_tool is None:
-        raise rt.unresolvable(name, _NAMES)
-    return resolve_tool(args)
+    if name == "start_coding_agent":
+        validator = _TOOL_0.validator
+        if validator is not None and type(args) is dict and not rt.nests_too_deep(args):
+            try:
+                valid = validator.is_valid(args)
+            except (ValueError, TypeError, OverflowError):
+                valid = False
+            if valid:
+                arg_0 = args.get("dryRun", _ABSENT)
+                arg_1 = args["mode"]
+                arg_2 = args.get("maxSteps", _ABSENT)
+                arg_3 = args.get("sandbox", _ABSENT)
+                arg_3 = arg_3.get("network", _ABSENT) if isinstance(arg_3, dict) else _ABSENT
+                if arg_0 is True:
+                    return _OUT_0[0]
+                if arg_1 == "plan":
+                    return _OUT_0[1]
+                if arg_1 == "execute" and arg_2 is not _ABSENT and (not (type(arg_2) is int or type(arg_2) is float) or arg_2 <= 10) and arg_3 is False:
+                    return _OUT_0[2]
+                if arg_1 == "execute":
+                    return _OUT_0[3]
+                return _OUT_0[4]
+        return _TOOL_0.resolve(args)
+    raise rt.unresolvable(name, _NAMES)
 
 
 def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:
@@ -122,7 +141,30 @@ def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:
 
 def resolve_json(name: str, args: object, dialect: rt.Dialect) -> str:
     """Resolves a call and returns the JSON-RPC `result` text for `dialect`."""
-    return resolve(name, args).result_json(dialect)
+    if name == "start_coding_agent":
+        validator = _TOOL_0.validator
+        if validator is not None and type(args) is dict and not rt.nests_too_deep(args):
+            try:
+                valid = validator.is_valid(args)
+            except (ValueError, TypeError, OverflowError):
+                valid = False
+            if valid:
+                arg_0 = args.get("dryRun", _ABSENT)
+                arg_1 = args["mode"]
+                arg_2 = args.get("maxSteps", _ABSENT)
+                arg_3 = args.get("sandbox", _ABSENT)
+                arg_3 = arg_3.get("network", _ABSENT) if isinstance(arg_3, dict) else _ABSENT
+                if arg_0 is True:
+                    return _TEXTS_0[0][dialect]
+                if arg_1 == "plan":
+                    return _TEXTS_0[1][dialect]
+                if arg_1 == "execute" and arg_2 is not _ABSENT and (not (type(arg_2) is int or type(arg_2) is float) or arg_2 <= 10) and arg_3 is False:
+                    return _TEXTS_0[2][dialect]
+                if arg_1 == "execute":
+                    return _TEXTS_0[3][dialect]
+                return _TEXTS_0[4][dialect]
+        return _TOOL_0.resolve(args).result_json(dialect)
+    raise rt.unresolvable(name, _NAMES)
 
 
 RULES: Final = rt.Rules(

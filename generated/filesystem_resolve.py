@@ -13,12 +13,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Final
 
 import mcp_resolve_runtime as rt
 
-rt.check_codegen_version(1)
+rt.check_codegen_version(2)
 
 SERVER_NAME: Final = "filesystem-server"
 """The server's name, as in `serverInfo`."""
@@ -100,12 +99,12 @@ _TOOL_0: Final = rt.Tool(
 )
 
 
+_OUT_0: Final = _TOOL_0.outcomes
+_TEXTS_0: Final = tuple(outcome.texts for outcome in _OUT_0)
+
+
 _TOOLS: Final[dict[str, rt.Tool]] = {
     "filesystem": _TOOL_0,
-}
-# Each tool's `resolve`, bound: one lookup for a call.
-_RESOLVE: Final[dict[str, Callable[[object], rt.Resolved]]] = {
-    "filesystem": _TOOL_0.resolve,
 }
 _NAMES: Final = frozenset(TOOL_NAMES)
 
@@ -115,10 +114,33 @@ def resolve(name: str, args: object) -> rt.Resolved:
     static annotations when none does. Raises `rt.RpcError` (-32602) for an
     unknown or non-resolvable tool and for arguments that are not a valid
     object for its `inputSchema`."""
-    resolve_tool = _RESOLVE.get(name)
-    if resolve_tool is None:
-        raise rt.unresolvable(name, _NAMES)
-    return resolve_tool(args)
+    if name == "filesystem":
+        validator = _TOOL_0.validator
+        if validator is not None:
+            try:
+                valid = validator.is_valid(args)
+            except (ValueError, TypeError, OverflowError):
+                valid = False
+            if valid:
+                arg_0 = args["operation"]  # type: ignore[index]
+                arg_1 = args.get("content", _ABSENT)  # type: ignore[attr-defined]
+                arg_2 = args.get("options", _ABSENT)  # type: ignore[attr-defined]
+                arg_2 = arg_2.get("recursive", _ABSENT) if isinstance(arg_2, dict) else _ABSENT
+                if arg_0 == "read":
+                    return _OUT_0[0]
+                if arg_0 == "append" and arg_1 is not _ABSENT and (not isinstance(arg_1, str) or len(arg_1) >= 1):
+                    return _OUT_0[1]
+                if (arg_0 == "append" and arg_1 is _ABSENT) or (arg_0 == "append" and arg_1 == ""):
+                    return _OUT_0[2]
+                if arg_0 == "overwrite":
+                    return _OUT_0[3]
+                if arg_0 == "delete" and arg_2 is True:
+                    return _OUT_0[4]
+                if arg_0 == "delete":
+                    return _OUT_0[5]
+                return _OUT_0[6]
+        return _TOOL_0.resolve(args)
+    raise rt.unresolvable(name, _NAMES)
 
 
 def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:
@@ -132,7 +154,33 @@ def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:
 
 def resolve_json(name: str, args: object, dialect: rt.Dialect) -> str:
     """Resolves a call and returns the JSON-RPC `result` text for `dialect`."""
-    return resolve(name, args).result_json(dialect)
+    if name == "filesystem":
+        validator = _TOOL_0.validator
+        if validator is not None:
+            try:
+                valid = validator.is_valid(args)
+            except (ValueError, TypeError, OverflowError):
+                valid = False
+            if valid:
+                arg_0 = args["operation"]  # type: ignore[index]
+                arg_1 = args.get("content", _ABSENT)  # type: ignore[attr-defined]
+                arg_2 = args.get("options", _ABSENT)  # type: ignore[attr-defined]
+                arg_2 = arg_2.get("recursive", _ABSENT) if isinstance(arg_2, dict) else _ABSENT
+                if arg_0 == "read":
+                    return _TEXTS_0[0][dialect]
+                if arg_0 == "append" and arg_1 is not _ABSENT and (not isinstance(arg_1, str) or len(arg_1) >= 1):
+                    return _TEXTS_0[1][dialect]
+                if (arg_0 == "append" and arg_1 is _ABSENT) or (arg_0 == "append" and arg_1 == ""):
+                    return _TEXTS_0[2][dialect]
+                if arg_0 == "overwrite":
+                    return _TEXTS_0[3][dialect]
+                if arg_0 == "delete" and arg_2 is True:
+                    return _TEXTS_0[4][dialect]
+                if arg_0 == "delete":
+                    return _TEXTS_0[5][dialect]
+                return _TEXTS_0[6][dialect]
+        return _TOOL_0.resolve(args).result_json(dialect)
+    raise rt.unresolvable(name, _NAMES)
 
 
 RULES: Final = rt.Rules(

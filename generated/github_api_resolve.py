@@ -13,12 +13,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Final
 
 import mcp_resolve_runtime as rt
 
-rt.check_codegen_version(1)
+rt.check_codegen_version(2)
 
 SERVER_NAME: Final = "github-rest"
 """The server's name, as in `serverInfo`."""
@@ -100,12 +99,12 @@ _TOOL_0: Final = rt.Tool(
 )
 
 
+_OUT_0: Final = _TOOL_0.outcomes
+_TEXTS_0: Final = tuple(outcome.texts for outcome in _OUT_0)
+
+
 _TOOLS: Final[dict[str, rt.Tool]] = {
     "github_api": _TOOL_0,
-}
-# Each tool's `resolve`, bound: one lookup for a call.
-_RESOLVE: Final[dict[str, Callable[[object], rt.Resolved]]] = {
-    "github_api": _TOOL_0.resolve,
 }
 _NAMES: Final = frozenset(TOOL_NAMES)
 
@@ -115,10 +114,29 @@ def resolve(name: str, args: object) -> rt.Resolved:
     static annotations when none does. Raises `rt.RpcError` (-32602) for an
     unknown or non-resolvable tool and for arguments that are not a valid
     object for its `inputSchema`."""
-    resolve_tool = _RESOLVE.get(name)
-    if resolve_tool is None:
-        raise rt.unresolvable(name, _NAMES)
-    return resolve_tool(args)
+    if name == "github_api":
+        validator = _TOOL_0.validator
+        if validator is not None and type(args) is dict and not rt.nests_too_deep(args):
+            try:
+                valid = validator.is_valid(args)
+            except (ValueError, TypeError, OverflowError):
+                valid = False
+            if valid:
+                arg_0 = args["method"]
+                arg_1 = args["path"]
+                if arg_0 == "GET":
+                    return _OUT_0[0]
+                if arg_0 == "POST" and arg_1 is not _ABSENT and (not isinstance(arg_1, str) or _RE_0.search(arg_1) is not None):
+                    return _OUT_0[1]
+                if arg_0 == "POST" and arg_1 is not _ABSENT and (not isinstance(arg_1, str) or _RE_1.search(arg_1) is not None or not isinstance(arg_1, str) or _RE_2.search(arg_1) is not None):
+                    return _OUT_0[2]
+                if arg_0 == "DELETE" and arg_1 is not _ABSENT and (not isinstance(arg_1, str) or _RE_3.search(arg_1) is not None):
+                    return _OUT_0[3]
+                if arg_0 == "DELETE":
+                    return _OUT_0[4]
+                return _OUT_0[5]
+        return _TOOL_0.resolve(args)
+    raise rt.unresolvable(name, _NAMES)
 
 
 def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:
@@ -132,7 +150,29 @@ def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:
 
 def resolve_json(name: str, args: object, dialect: rt.Dialect) -> str:
     """Resolves a call and returns the JSON-RPC `result` text for `dialect`."""
-    return resolve(name, args).result_json(dialect)
+    if name == "github_api":
+        validator = _TOOL_0.validator
+        if validator is not None and type(args) is dict and not rt.nests_too_deep(args):
+            try:
+                valid = validator.is_valid(args)
+            except (ValueError, TypeError, OverflowError):
+                valid = False
+            if valid:
+                arg_0 = args["method"]
+                arg_1 = args["path"]
+                if arg_0 == "GET":
+                    return _TEXTS_0[0][dialect]
+                if arg_0 == "POST" and arg_1 is not _ABSENT and (not isinstance(arg_1, str) or _RE_0.search(arg_1) is not None):
+                    return _TEXTS_0[1][dialect]
+                if arg_0 == "POST" and arg_1 is not _ABSENT and (not isinstance(arg_1, str) or _RE_1.search(arg_1) is not None or not isinstance(arg_1, str) or _RE_2.search(arg_1) is not None):
+                    return _TEXTS_0[2][dialect]
+                if arg_0 == "DELETE" and arg_1 is not _ABSENT and (not isinstance(arg_1, str) or _RE_3.search(arg_1) is not None):
+                    return _TEXTS_0[3][dialect]
+                if arg_0 == "DELETE":
+                    return _TEXTS_0[4][dialect]
+                return _TEXTS_0[5][dialect]
+        return _TOOL_0.resolve(args).result_json(dialect)
+    raise rt.unresolvable(name, _NAMES)
 
 
 RULES: Final = rt.Rules(

@@ -12,12 +12,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Final
 
 import mcp_resolve_runtime as rt
 
-rt.check_codegen_version(1)
+rt.check_codegen_version(2)
 
 SERVER_NAME: Final = "issue-tracker"
 """The server's name, as in `serverInfo`."""
@@ -88,6 +87,10 @@ _TOOL_0: Final = rt.Tool(
 )
 
 
+_OUT_0: Final = _TOOL_0.outcomes
+_TEXTS_0: Final = tuple(outcome.texts for outcome in _OUT_0)
+
+
 # Matches the (validated) arguments of tool `apply_changes`.
 #
 # Variant `preview`: `dryRun == true`
@@ -129,14 +132,13 @@ _TOOL_1: Final = rt.Tool(
 )
 
 
+_OUT_1: Final = _TOOL_1.outcomes
+_TEXTS_1: Final = tuple(outcome.texts for outcome in _OUT_1)
+
+
 _TOOLS: Final[dict[str, rt.Tool]] = {
     "update_issue": _TOOL_0,
     "apply_changes": _TOOL_1,
-}
-# Each tool's `resolve`, bound: one lookup for a call.
-_RESOLVE: Final[dict[str, Callable[[object], rt.Resolved]]] = {
-    "update_issue": _TOOL_0.resolve,
-    "apply_changes": _TOOL_1.resolve,
 }
 _NAMES: Final = frozenset(TOOL_NAMES)
 
@@ -146,10 +148,48 @@ def resolve(name: str, args: object) -> rt.Resolved:
     static annotations when none does. Raises `rt.RpcError` (-32602) for an
     unknown or non-resolvable tool and for arguments that are not a valid
     object for its `inputSchema`."""
-    resolve_tool = _RESOLVE.get(name)
-    if resolve_tool is None:
-        raise rt.unresolvable(name, _NAMES)
-    return resolve_tool(args)
+    if name == "update_issue":
+        validator = _TOOL_0.validator
+        if validator is not None:
+            try:
+                valid = validator.is_valid(args)
+            except (ValueError, TypeError, OverflowError):
+                valid = False
+            if valid:
+                arg_0 = args.get("labels", _ABSENT)  # type: ignore[attr-defined]
+                arg_1 = args.get("title", _ABSENT)  # type: ignore[attr-defined]
+                arg_2 = args.get("assignees", _ABSENT)  # type: ignore[attr-defined]
+                if arg_0 is not _ABSENT and (not isinstance(arg_0, list) or len(arg_0) <= 0):
+                    return _OUT_0[0]
+                if (arg_0 is not _ABSENT and (not isinstance(arg_0, list) or any(v1 == "wontfix" for v1 in arg_0))) or (arg_0 is not _ABSENT and (not isinstance(arg_0, list) or any(v1 == "duplicate" for v1 in arg_0))):
+                    return _OUT_0[1]
+                if arg_1 is _ABSENT and arg_2 is not _ABSENT and (not isinstance(arg_2, list) or len(arg_2) >= 0) and (not isinstance(arg_2, list) or len(arg_2) <= 0) and arg_0 is not _ABSENT and (not isinstance(arg_0, list) or all(v1 == "triage" or v1 == "question" for v1 in arg_0)):
+                    return _OUT_0[2]
+                if arg_0 is _ABSENT or (arg_0 is not _ABSENT and (not isinstance(arg_0, list) or all(v1 == "bug" or v1 == "feature" or v1 == "question" or v1 == "triage" for v1 in arg_0))):
+                    return _OUT_0[3]
+                return _OUT_0[4]
+        return _TOOL_0.resolve(args)
+    if name == "apply_changes":
+        validator = _TOOL_1.validator
+        if validator is not None and type(args) is dict and not rt.nests_too_deep(args):
+            try:
+                valid = validator.is_valid(args)
+            except (ValueError, TypeError, OverflowError):
+                valid = False
+            if valid:
+                arg_0 = args.get("dryRun", _ABSENT)
+                arg_1 = args["changes"]
+                if arg_0 is True:
+                    return _OUT_1[0]
+                if arg_1 is not _ABSENT and (not isinstance(arg_1, list) or all(isinstance(v1, dict) and (not isinstance(v1, dict) or "kind" in v1) and (not isinstance(v1, dict) or rt.property_holds(v1, "kind", lambda v2: v2 == "comment")) for v1 in arg_1)):
+                    return _OUT_1[1]
+                if arg_1 is not _ABSENT and (not isinstance(arg_1, list) or any(isinstance(v1, dict) and (not isinstance(v1, dict) or "kind" in v1) and (not isinstance(v1, dict) or rt.property_holds(v1, "kind", lambda v2: v2 == "delete")) for v1 in arg_1)):
+                    return _OUT_1[2]
+                if arg_1 is not _ABSENT and (not isinstance(arg_1, list) or any(not isinstance(v1, dict) or rt.property_holds(v1, "kind", lambda v2: v2 == "close") for v1 in arg_1)):
+                    return _OUT_1[3]
+                return _OUT_1[4]
+        return _TOOL_1.resolve(args)
+    raise rt.unresolvable(name, _NAMES)
 
 
 def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:
@@ -163,7 +203,48 @@ def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:
 
 def resolve_json(name: str, args: object, dialect: rt.Dialect) -> str:
     """Resolves a call and returns the JSON-RPC `result` text for `dialect`."""
-    return resolve(name, args).result_json(dialect)
+    if name == "update_issue":
+        validator = _TOOL_0.validator
+        if validator is not None:
+            try:
+                valid = validator.is_valid(args)
+            except (ValueError, TypeError, OverflowError):
+                valid = False
+            if valid:
+                arg_0 = args.get("labels", _ABSENT)  # type: ignore[attr-defined]
+                arg_1 = args.get("title", _ABSENT)  # type: ignore[attr-defined]
+                arg_2 = args.get("assignees", _ABSENT)  # type: ignore[attr-defined]
+                if arg_0 is not _ABSENT and (not isinstance(arg_0, list) or len(arg_0) <= 0):
+                    return _TEXTS_0[0][dialect]
+                if (arg_0 is not _ABSENT and (not isinstance(arg_0, list) or any(v1 == "wontfix" for v1 in arg_0))) or (arg_0 is not _ABSENT and (not isinstance(arg_0, list) or any(v1 == "duplicate" for v1 in arg_0))):
+                    return _TEXTS_0[1][dialect]
+                if arg_1 is _ABSENT and arg_2 is not _ABSENT and (not isinstance(arg_2, list) or len(arg_2) >= 0) and (not isinstance(arg_2, list) or len(arg_2) <= 0) and arg_0 is not _ABSENT and (not isinstance(arg_0, list) or all(v1 == "triage" or v1 == "question" for v1 in arg_0)):
+                    return _TEXTS_0[2][dialect]
+                if arg_0 is _ABSENT or (arg_0 is not _ABSENT and (not isinstance(arg_0, list) or all(v1 == "bug" or v1 == "feature" or v1 == "question" or v1 == "triage" for v1 in arg_0))):
+                    return _TEXTS_0[3][dialect]
+                return _TEXTS_0[4][dialect]
+        return _TOOL_0.resolve(args).result_json(dialect)
+    if name == "apply_changes":
+        validator = _TOOL_1.validator
+        if validator is not None and type(args) is dict and not rt.nests_too_deep(args):
+            try:
+                valid = validator.is_valid(args)
+            except (ValueError, TypeError, OverflowError):
+                valid = False
+            if valid:
+                arg_0 = args.get("dryRun", _ABSENT)
+                arg_1 = args["changes"]
+                if arg_0 is True:
+                    return _TEXTS_1[0][dialect]
+                if arg_1 is not _ABSENT and (not isinstance(arg_1, list) or all(isinstance(v1, dict) and (not isinstance(v1, dict) or "kind" in v1) and (not isinstance(v1, dict) or rt.property_holds(v1, "kind", lambda v2: v2 == "comment")) for v1 in arg_1)):
+                    return _TEXTS_1[1][dialect]
+                if arg_1 is not _ABSENT and (not isinstance(arg_1, list) or any(isinstance(v1, dict) and (not isinstance(v1, dict) or "kind" in v1) and (not isinstance(v1, dict) or rt.property_holds(v1, "kind", lambda v2: v2 == "delete")) for v1 in arg_1)):
+                    return _TEXTS_1[2][dialect]
+                if arg_1 is not _ABSENT and (not isinstance(arg_1, list) or any(not isinstance(v1, dict) or rt.property_holds(v1, "kind", lambda v2: v2 == "close") for v1 in arg_1)):
+                    return _TEXTS_1[3][dialect]
+                return _TEXTS_1[4][dialect]
+        return _TOOL_1.resolve(args).result_json(dialect)
+    raise rt.unresolvable(name, _NAMES)
 
 
 RULES: Final = rt.Rules(

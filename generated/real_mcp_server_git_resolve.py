@@ -12,12 +12,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Final
 
 import mcp_resolve_runtime as rt
 
-rt.check_codegen_version(1)
+rt.check_codegen_version(2)
 
 SERVER_NAME: Final = "mcp-git"
 """The server's name, as in `serverInfo`."""
@@ -48,9 +47,6 @@ def tools_list_json(dialect: rt.Dialect) -> str:
 
 _TOOLS: Final[dict[str, rt.Tool]] = {
 }
-# Each tool's `resolve`, bound: one lookup for a call.
-_RESOLVE: Final[dict[str, Callable[[object], rt.Resolved]]] = {
-}
 _NAMES: Final = frozenset(TOOL_NAMES)
 
 
@@ -59,10 +55,7 @@ def resolve(name: str, args: object) -> rt.Resolved:
     static annotations when none does. Raises `rt.RpcError` (-32602) for an
     unknown or non-resolvable tool and for arguments that are not a valid
     object for its `inputSchema`."""
-    resolve_tool = _RESOLVE.get(name)
-    if resolve_tool is None:
-        raise rt.unresolvable(name, _NAMES)
-    return resolve_tool(args)
+    raise rt.unresolvable(name, _NAMES)
 
 
 def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:
@@ -76,7 +69,7 @@ def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:
 
 def resolve_json(name: str, args: object, dialect: rt.Dialect) -> str:
     """Resolves a call and returns the JSON-RPC `result` text for `dialect`."""
-    return resolve(name, args).result_json(dialect)
+    raise rt.unresolvable(name, _NAMES)
 
 
 RULES: Final = rt.Rules(

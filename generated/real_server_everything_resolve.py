@@ -13,12 +13,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Final
 
 import mcp_resolve_runtime as rt
 
-rt.check_codegen_version(1)
+rt.check_codegen_version(2)
 
 SERVER_NAME: Final = "mcp-servers/everything"
 """The server's name, as in `serverInfo`."""
@@ -76,12 +75,12 @@ _TOOL_8: Final = rt.Tool(
 )
 
 
+_OUT_8: Final = _TOOL_8.outcomes
+_TEXTS_8: Final = tuple(outcome.texts for outcome in _OUT_8)
+
+
 _TOOLS: Final[dict[str, rt.Tool]] = {
     "gzip-file-as-resource": _TOOL_8,
-}
-# Each tool's `resolve`, bound: one lookup for a call.
-_RESOLVE: Final[dict[str, Callable[[object], rt.Resolved]]] = {
-    "gzip-file-as-resource": _TOOL_8.resolve,
 }
 _NAMES: Final = frozenset(TOOL_NAMES)
 
@@ -91,10 +90,20 @@ def resolve(name: str, args: object) -> rt.Resolved:
     static annotations when none does. Raises `rt.RpcError` (-32602) for an
     unknown or non-resolvable tool and for arguments that are not a valid
     object for its `inputSchema`."""
-    resolve_tool = _RESOLVE.get(name)
-    if resolve_tool is None:
-        raise rt.unresolvable(name, _NAMES)
-    return resolve_tool(args)
+    if name == "gzip-file-as-resource":
+        validator = _TOOL_8.validator
+        if validator is not None and type(args) is dict and not rt.nests_too_deep(args):
+            try:
+                valid = validator.is_valid(args)
+            except (ValueError, TypeError, OverflowError):
+                valid = False
+            if valid:
+                arg_0 = args.get("data", _ABSENT)
+                if arg_0 is not _ABSENT and isinstance(arg_0, str) and (not isinstance(arg_0, str) or _RE_0.search(arg_0) is not None):
+                    return _OUT_8[0]
+                return _OUT_8[1]
+        return _TOOL_8.resolve(args)
+    raise rt.unresolvable(name, _NAMES)
 
 
 def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:
@@ -108,7 +117,20 @@ def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:
 
 def resolve_json(name: str, args: object, dialect: rt.Dialect) -> str:
     """Resolves a call and returns the JSON-RPC `result` text for `dialect`."""
-    return resolve(name, args).result_json(dialect)
+    if name == "gzip-file-as-resource":
+        validator = _TOOL_8.validator
+        if validator is not None and type(args) is dict and not rt.nests_too_deep(args):
+            try:
+                valid = validator.is_valid(args)
+            except (ValueError, TypeError, OverflowError):
+                valid = False
+            if valid:
+                arg_0 = args.get("data", _ABSENT)
+                if arg_0 is not _ABSENT and isinstance(arg_0, str) and (not isinstance(arg_0, str) or _RE_0.search(arg_0) is not None):
+                    return _TEXTS_8[0][dialect]
+                return _TEXTS_8[1][dialect]
+        return _TOOL_8.resolve(args).result_json(dialect)
+    raise rt.unresolvable(name, _NAMES)
 
 
 RULES: Final = rt.Rules(

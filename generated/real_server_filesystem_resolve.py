@@ -12,12 +12,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Final
 
 import mcp_resolve_runtime as rt
 
-rt.check_codegen_version(1)
+rt.check_codegen_version(2)
 
 SERVER_NAME: Final = "secure-filesystem-server"
 """The server's name, as in `serverInfo`."""
@@ -71,12 +70,12 @@ _TOOL_5: Final = rt.Tool(
 )
 
 
+_OUT_5: Final = _TOOL_5.outcomes
+_TEXTS_5: Final = tuple(outcome.texts for outcome in _OUT_5)
+
+
 _TOOLS: Final[dict[str, rt.Tool]] = {
     "edit_file": _TOOL_5,
-}
-# Each tool's `resolve`, bound: one lookup for a call.
-_RESOLVE: Final[dict[str, Callable[[object], rt.Resolved]]] = {
-    "edit_file": _TOOL_5.resolve,
 }
 _NAMES: Final = frozenset(TOOL_NAMES)
 
@@ -86,10 +85,20 @@ def resolve(name: str, args: object) -> rt.Resolved:
     static annotations when none does. Raises `rt.RpcError` (-32602) for an
     unknown or non-resolvable tool and for arguments that are not a valid
     object for its `inputSchema`."""
-    resolve_tool = _RESOLVE.get(name)
-    if resolve_tool is None:
-        raise rt.unresolvable(name, _NAMES)
-    return resolve_tool(args)
+    if name == "edit_file":
+        validator = _TOOL_5.validator
+        if validator is not None and type(args) is dict and not rt.nests_too_deep(args):
+            try:
+                valid = validator.is_valid(args)
+            except (ValueError, TypeError, OverflowError):
+                valid = False
+            if valid:
+                arg_0 = args.get("dryRun", _ABSENT)
+                if arg_0 is True:
+                    return _OUT_5[0]
+                return _OUT_5[1]
+        return _TOOL_5.resolve(args)
+    raise rt.unresolvable(name, _NAMES)
 
 
 def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:
@@ -103,7 +112,20 @@ def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:
 
 def resolve_json(name: str, args: object, dialect: rt.Dialect) -> str:
     """Resolves a call and returns the JSON-RPC `result` text for `dialect`."""
-    return resolve(name, args).result_json(dialect)
+    if name == "edit_file":
+        validator = _TOOL_5.validator
+        if validator is not None and type(args) is dict and not rt.nests_too_deep(args):
+            try:
+                valid = validator.is_valid(args)
+            except (ValueError, TypeError, OverflowError):
+                valid = False
+            if valid:
+                arg_0 = args.get("dryRun", _ABSENT)
+                if arg_0 is True:
+                    return _TEXTS_5[0][dialect]
+                return _TEXTS_5[1][dialect]
+        return _TOOL_5.resolve(args).result_json(dialect)
+    raise rt.unresolvable(name, _NAMES)
 
 
 RULES: Final = rt.Rules(

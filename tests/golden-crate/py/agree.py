@@ -3,7 +3,8 @@ module DIR/sN.py, answers the calls in DIR/sN.calls.jsonl (one
 `[tool, arguments]` per line) into DIR/sN.out.jsonl, one line per call:
 `{"ok": [variant, annotations, requiredScopes, extension, sep1862,
 annotations-dialect]}` with the three result texts as the module returned
-them, or `{"error": {code, message, data}}`.
+them, or `{"error": {code, message, data}}`; the module's `resolve_json`
+must give the same texts or error in every dialect.
 
 usage: python agree.py DIR COUNT
 """
@@ -45,6 +46,21 @@ def main() -> None:
                 }
             except rt.RpcError as e:
                 answer = {"error": e.to_json()}
+            # `resolve_json` has its own fast path: it must give the same
+            # texts, or the same error.
+            for at, dialect in enumerate(rt.DIALECTS):
+                try:
+                    text = {"ok": module.resolve_json(tool, args, dialect)}
+                except rt.RpcError as e:
+                    text = {"error": e.to_json()}
+                same = (
+                    text == {"ok": answer["ok"][3 + at]}
+                    if "ok" in answer
+                    else text == {"error": answer["error"]}
+                )
+                if not same:
+                    answer = {"resolve_json differs": [dialect, text, answer]}
+                    break
             out.append(json.dumps(answer, ensure_ascii=False))
         (work / f"s{n}.out.jsonl").write_text("\n".join(out) + "\n", encoding="utf-8")
 

@@ -27,7 +27,7 @@ from typing import Final, Literal, NamedTuple, TypeGuard
 
 import jsonschema_rs
 
-CODEGEN_VERSION: Final = 1
+CODEGEN_VERSION: Final = 2
 """The version of the contract between generated modules and this runtime.
 
 A module generated for another refuses to load
@@ -237,11 +237,14 @@ def nests_too_deep(args: Mapping[str, object]) -> bool:
     :data:`MAX_ARGUMENT_DEPTH`, read as the Rust runtime reads it (a scalar
     is one level). A walk without recursion, bounded by the limit rather
     than by the input or the interpreter's recursion limit."""
-    for v in args.values():
-        # Arguments of scalars only, the common case, in one loop.
-        if isinstance(v, (list, dict)):
-            return _walk_too_deep(args)
-    return False
+    # Arguments of JSON scalars only, the common case, told in C (a value of
+    # any other type, a container or not, is walked).
+    if _SCALARS.issuperset(map(type, args.values())):
+        return False
+    return _walk_too_deep(args)
+
+
+_SCALARS: Final = frozenset((str, int, float, bool, type(None)))
 
 
 def _walk_too_deep(args: Mapping[str, object]) -> bool:
@@ -343,7 +346,7 @@ class Resolved:
     """What a call resolved to: its tool, variant, annotations, scopes, and
     each dialect's result."""
 
-    __slots__ = ("tool", "variant", "result_json", "_parts", "_head", "_annotations", "_scopes")
+    __slots__ = ("tool", "variant", "texts", "result_json", "_parts", "_head", "_annotations", "_scopes")
 
     def __init__(self, tool: str, head: str, parts: Outcome) -> None:
         self.tool: Final = tool
@@ -354,7 +357,10 @@ class Resolved:
         self._head = head
         self._annotations: Mapping[str, bool] | None = None
         self._scopes: tuple[str, ...] | None = None
-        self.result_json: Final[Callable[[Dialect], str]] = _Texts(self).__getitem__
+        self.texts: Final[Mapping[str, str]] = _Texts(self)
+        """Each dialect's result text, by the dialect's name: made on first
+        use; :class:`RpcError` for a name that is not a dialect."""
+        self.result_json: Final[Callable[[Dialect], str]] = self.texts.__getitem__
         """The JSON-RPC ``result`` text of a dialect (``result_json(dialect)``;
         :class:`RpcError` for one that is not)."""
 
@@ -416,7 +422,7 @@ _COMPILED: Final[dict[str, jsonschema_rs.Validator]] = {}
 class Tool:
     """A resolvable tool of a generated module."""
 
-    __slots__ = ("name", "_schema", "_bounded", "_outcomes", "_match", "_validator", "_broken")
+    __slots__ = ("name", "bounded", "outcomes", "texts", "match", "validator", "_schema", "_broken")
 
     def __init__(
         self,
@@ -432,26 +438,40 @@ class Tool:
         than the limit (the nesting is then checked only for a refusal);
         ``head``, the text every SEP-1862 result of the tool starts with."""
         self.name: Final = name
+        self.bounded: Final = bounded
+        """Whether the ``inputSchema`` proves that no object it accepts nests
+        deeper than the limit (the nesting is then checked only for a
+        refusal)."""
+        self.outcomes: Final = tuple(Resolved(name, head, parts) for parts in outcomes)
+        """Each outcome, in the matching function's order (the static one
+        last)."""
+        self.texts: Final = tuple(outcome.texts for outcome in self.outcomes)
+        """Each outcome's texts by dialect (:attr:`Resolved.texts`), in the
+        same order."""
+        self.match: Final = match
+        """The matching function: the index of the outcome validated
+        arguments land in."""
+        self.validator: jsonschema_rs.Validator | None = None
+        """The compiled ``inputSchema``, once a call has compiled it
+        (``None`` before): a generated module's ``resolve`` calls it
+        itself, as it calls ``match``, one frame fewer than through
+        :meth:`resolve`."""
         self._schema = schema
-        self._bounded = bounded
-        self._outcomes = tuple(Resolved(name, head, parts) for parts in outcomes)
-        self._match = match
-        self._validator: jsonschema_rs.Validator | None = None
         self._broken: RpcError | None = None
 
     def resolve(self, args: object) -> Resolved:
         """Validates the arguments, then matches them. Raises
         :class:`RpcError`."""
         # The common case in one method: valid arguments, a known outcome.
-        validator = self._validator
+        validator = self.validator
         if (
             validator is not None
             and type(args) is dict
-            and (self._bounded or not nests_too_deep(args))
+            and (self.bounded or not nests_too_deep(args))
         ):
             try:
                 if validator.is_valid(args):
-                    return self._outcomes[self._match(args)]
+                    return self.outcomes[self.match(args)]
             except (ValueError, TypeError, OverflowError, IndexError):
                 pass
         return self.resolve_validated(self.validate(args))
@@ -459,9 +479,9 @@ class Tool:
     def resolve_validated(self, args: Args) -> Resolved:
         """Matches arguments already validated against the tool's
         ``inputSchema``."""
-        index = self._match(args)
+        index = self.match(args)
         try:
-            return self._outcomes[index]
+            return self.outcomes[index]
         except IndexError:
             raise RpcError(
                 RpcError.INTERNAL_ERROR, f"generated resolver data has no outcome {index}"
@@ -497,7 +517,7 @@ class Tool:
         )
 
     def _compiled(self) -> jsonschema_rs.Validator:
-        if self._validator is None:
+        if self.validator is None:
             if self._broken is None:
                 try:
                     # Tools with the same schema text share one validator.
@@ -505,7 +525,7 @@ class Tool:
                     if validator is None:
                         validator = _compile(json.loads(self._schema))
                         _COMPILED[self._schema] = validator
-                    self._validator = validator
+                    self.validator = validator
                     return validator
                 except Exception as e:  # the validator's errors have no common base
                     self._broken = RpcError(
@@ -513,7 +533,7 @@ class Tool:
                         f"the inputSchema of tool {self.name} does not compile: {e}",
                     )
             raise self._broken
-        return self._validator
+        return self.validator
 
 
 class Rules(NamedTuple):

@@ -163,9 +163,10 @@ impl Expr {
 
 /// A tool's matching function, before the module names what it uses: its
 /// patterns and constants are numbered per tool (`_RE_\u{1}N\u{1}`,
-/// `_CONST_\u{2}N\u{2}`) and its own name is `\u{3}`, so that the module
-/// can number patterns and constants once for every tool and write one
-/// function for tools whose matching is the same.
+/// `_CONST_\u{2}N\u{2}`), its own name is `\u{3}` and what it returns is
+/// marked ([`RETURN_MARK`]), so that the module can number patterns and
+/// constants once for every tool, write one function for tools whose
+/// matching is the same, and hold a few tools' matching inline.
 pub(super) struct Matcher {
     /// What the function tests, as comments: each variant's condition.
     pub comment: String,
@@ -180,6 +181,10 @@ pub(super) struct Matcher {
 pub(super) const REGEX_MARK: char = '\u{1}';
 pub(super) const CONSTANT_MARK: char = '\u{2}';
 pub(super) const NAME_MARK: char = '\u{3}';
+/// Around the outcome index each `return` gives (`return \u{5}2\u{5}`):
+/// the index itself in the matching function, the outcome where the module's
+/// `resolve` holds the matching inline.
+pub(super) const RETURN_MARK: char = '\u{5}';
 
 pub(super) fn match_function(tool: &Tool) -> Result<Matcher, Vec<Diagnostic>> {
     let mut w = Writer {
@@ -205,7 +210,11 @@ pub(super) fn match_function(tool: &Tool) -> Result<Matcher, Vec<Diagnostic>> {
             }
             _ => {
                 w.mark_used(&expr);
-                let _ = writeln!(checks, "    if {}:\n        return {i}", expr.render(0));
+                let _ = writeln!(
+                    checks,
+                    "    if {}:\n        return {RETURN_MARK}{i}{RETURN_MARK}",
+                    expr.render(0)
+                );
             }
         }
     }
@@ -272,7 +281,7 @@ pub(super) fn match_function(tool: &Tool) -> Result<Matcher, Vec<Diagnostic>> {
         }
     }
     out.push_str(&checks);
-    let _ = writeln!(out, "    return {tail}");
+    let _ = writeln!(out, "    return {RETURN_MARK}{tail}{RETURN_MARK}");
     Ok(Matcher {
         comment,
         function: out,

@@ -33,7 +33,7 @@ use crate::ir::{Server, Tool};
 
 /// The version of the generated Python's contract with the runtime
 /// package: the module refuses to load under a runtime of another.
-pub const PY_CODEGEN_VERSION: u32 = 1;
+pub const PY_CODEGEN_VERSION: u32 = 2;
 
 /// What the generated module imports and says about itself.
 #[derive(Clone, Debug)]
@@ -104,7 +104,13 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
     let mut constant_ids: HashMap<String, usize> = HashMap::new();
     let mut functions: HashMap<String, usize> = HashMap::new();
     let mut tools_code: Vec<String> = Vec::with_capacity(items.len());
-    let (mut table, mut resolvers) = (String::new(), String::new());
+    let mut table = String::new();
+    // A few tools' matching is held inline in `resolve` and `resolve_json`
+    // (one Python frame for a call, as a hand-written resolver has);
+    // beyond, they look the tool up and call its matching function.
+    let resolvable = server.tools.iter().filter(|t| t.resolvable).count();
+    let inline = resolvable <= crate::codegen::LINEAR_DISPATCH_MAX;
+    let (mut branches, mut text_branches) = (String::new(), String::new());
     for (index, item) in items.into_iter().enumerate() {
         let Some((matcher, tool_text)) = item else {
             continue;
@@ -131,6 +137,13 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
         let function = cond::substitute(&function, cond::CONSTANT_MARK, |n| {
             local_constants.get(&n).copied().unwrap_or(usize::MAX)
         });
+        let name = py_string(&server.tools[index].name);
+        if inline {
+            let tool = &server.tools[index];
+            branches.push_str(&inline_branch(&name, index, tool, &function, &RESOLVED));
+            text_branches.push_str(&inline_branch(&name, index, tool, &function, &TEXT));
+        }
+        let function = cond::substitute(&function, cond::RETURN_MARK, |n| n);
         let mut code = matcher.comment;
         let shared = match functions.get(&function) {
             Some(&first) => {
@@ -149,10 +162,15 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
                 .replace(cond::NAME_MARK, &shared.to_string())
                 .replace('\u{4}', &index.to_string()),
         );
+        if inline {
+            let _ = write!(
+                code,
+                "_OUT_{index}: Final = _TOOL_{index}.outcomes\n\
+                 _TEXTS_{index}: Final = tuple(outcome.texts for outcome in _OUT_{index})\n\n\n"
+            );
+        }
         tools_code.push(code);
-        let name = py_string(&server.tools[index].name);
         let _ = writeln!(table, "    {name}: _TOOL_{index},");
-        let _ = writeln!(resolvers, "    {name}: _TOOL_{index}.resolve,");
     }
     let (uses_re, uses_json) = (!regexes.is_empty(), !constants.is_empty());
 
@@ -178,8 +196,7 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
     };
     let _ = write!(
         out,
-        "from collections.abc import Callable\n\
-         from typing import Final\n\n\
+        "from typing import Final\n\n\
          import {rt} as rt\n\n\
          rt.check_codegen_version({PY_CODEGEN_VERSION})\n\n\
          SERVER_NAME: Final = {name}\n\
@@ -235,21 +252,61 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
     for code in &tools_code {
         out.push_str(code);
     }
+    // The common call (valid arguments, the validator compiled by an
+    // earlier call) made here; anything else through the tool's `resolve`.
+    let (body, text_body) = if inline {
+        (
+            format!("{branches}    raise rt.unresolvable(name, _NAMES)\n"),
+            format!("{text_branches}    raise rt.unresolvable(name, _NAMES)\n"),
+        )
+    } else {
+        (
+            "    tool = _TOOLS.get(name)\n    \
+         if tool is None:\n        \
+           raise rt.unresolvable(name, _NAMES)\n    \
+         validator = tool.validator\n    \
+         if (\n        \
+           validator is not None\n        \
+           and type(args) is dict\n        \
+           and (tool.bounded or not rt.nests_too_deep(args))\n    \
+         ):\n        \
+           try:\n            \
+             valid = validator.is_valid(args)\n        \
+           except (ValueError, TypeError, OverflowError):\n            \
+             valid = False\n        \
+           if valid:\n            \
+             return tool.outcomes[tool.match(args)]\n    \
+         return tool.resolve(args)\n"
+                .to_string(),
+            "    tool = _TOOLS.get(name)\n    \
+         if tool is None:\n        \
+           raise rt.unresolvable(name, _NAMES)\n    \
+         validator = tool.validator\n    \
+         if (\n        \
+           validator is not None\n        \
+           and type(args) is dict\n        \
+           and (tool.bounded or not rt.nests_too_deep(args))\n    \
+         ):\n        \
+           try:\n            \
+             valid = validator.is_valid(args)\n        \
+           except (ValueError, TypeError, OverflowError):\n            \
+             valid = False\n        \
+           if valid:\n            \
+             return tool.texts[tool.match(args)][dialect]\n    \
+         return tool.resolve(args).result_json(dialect)\n"
+                .to_string(),
+        )
+    };
     let _ = write!(
         out,
         "_TOOLS: Final[dict[str, rt.Tool]] = {{\n{table}}}\n\
-         # Each tool's `resolve`, bound: one lookup for a call.\n\
-         _RESOLVE: Final[dict[str, Callable[[object], rt.Resolved]]] = {{\n{resolvers}}}\n\
          _NAMES: Final = frozenset(TOOL_NAMES)\n\n\n\
          def resolve(name: str, args: object) -> rt.Resolved:\n    \
            \"\"\"Resolves a call: the first variant whose condition holds, or the\n    \
            static annotations when none does. Raises `rt.RpcError` (-32602) for an\n    \
            unknown or non-resolvable tool and for arguments that are not a valid\n    \
-           object for its `inputSchema`.\"\"\"\n    \
-           resolve_tool = _RESOLVE.get(name)\n    \
-           if resolve_tool is None:\n        \
-             raise rt.unresolvable(name, _NAMES)\n    \
-           return resolve_tool(args)\n\n\n\
+           object for its `inputSchema`.\"\"\"\n\
+         {body}\n\n\
          def resolve_validated(name: str, args: rt.Args) -> rt.Resolved:\n    \
            \"\"\"Like `resolve`, for arguments the caller has already validated\n    \
            against the tool's `inputSchema`: the schema is not checked again.\"\"\"\n    \
@@ -258,8 +315,8 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
              raise rt.unresolvable(name, _NAMES)\n    \
            return tool.resolve_validated(args)\n\n\n\
          def resolve_json(name: str, args: object, dialect: rt.Dialect) -> str:\n    \
-           \"\"\"Resolves a call and returns the JSON-RPC `result` text for `dialect`.\"\"\"\n    \
-           return resolve(name, args).result_json(dialect)\n\n\n\
+           \"\"\"Resolves a call and returns the JSON-RPC `result` text for `dialect`.\"\"\"\n\
+         {text_body}\n\n\
          RULES: Final = rt.Rules(\n    \
            SERVER_NAME,\n    \
            SERVER_VERSION,\n    \
@@ -345,6 +402,106 @@ fn tool_items(server: &Server, tool: &Tool) -> Result<(cond::Matcher, String), V
     }
     let _ = write!(out, "    ),\n    _match_\u{3},\n)\n\n\n");
     Ok((matcher, out))
+}
+
+/// What an inline branch of `resolve` or `resolve_json` gives.
+struct Gives {
+    /// The expression for outcome `N` of tool `index`.
+    outcome: fn(usize, &str) -> String,
+    /// The call that answers when the common case does not hold.
+    otherwise: fn(usize) -> String,
+}
+
+/// `resolve`'s: the outcome.
+const RESOLVED: Gives = Gives {
+    outcome: |index, n| format!("_OUT_{index}[{n}]"),
+    otherwise: |index| format!("_TOOL_{index}.resolve(args)"),
+};
+
+/// `resolve_json`'s: the outcome's text in `dialect`, looked up in its
+/// dict of texts (a text is made on first use; an unknown dialect raises
+/// `rt.RpcError`, as `result_json` does).
+const TEXT: Gives = Gives {
+    outcome: |index, n| format!("_TEXTS_{index}[{n}][dialect]"),
+    otherwise: |index| format!("_TOOL_{index}.resolve(args).result_json(dialect)"),
+};
+
+/// A branch for tool `index` (called `name`, a Python string literal) with
+/// its matching function's body inline: valid arguments land on an outcome
+/// in the caller's frame, as in a hand-written resolver; anything else goes
+/// through the tool's `resolve`, which validates, walks the nesting and
+/// refuses as the runtime does. After validation, a member the schema
+/// requires at the top is read by subscript; `args` is checked to be a
+/// `dict` only where the schema's `type: object` does not already refuse
+/// anything else or the nesting walk needs one.
+fn inline_branch(name: &str, index: usize, tool: &Tool, function: &str, gives: &Gives) -> String {
+    let schema = &tool.input_schema;
+    let bounded = mcp_resolve_runtime::schema_bounds_depth(schema);
+    let object = schema.get("type").and_then(|t| t.as_str()) == Some("object");
+    let required: Vec<String> = match schema.get("required") {
+        Some(serde_json::Value::Array(keys)) => keys
+            .iter()
+            .filter_map(|k| k.as_str().map(py_string))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let check = match (bounded, object) {
+        (true, true) => "",
+        (true, false) => " and type(args) is dict",
+        (false, _) => " and type(args) is dict and not rt.nests_too_deep(args)",
+    };
+    let mut out = format!(
+        "    if name == {name}:\n        \
+           validator = _TOOL_{index}.validator\n        \
+           if validator is not None{check}:\n            \
+             try:\n                \
+               valid = validator.is_valid(args)\n            \
+             except (ValueError, TypeError, OverflowError):\n                \
+               valid = False\n            \
+             if valid:\n"
+    );
+    let mut body = String::with_capacity(function.len());
+    for (at, part) in function.split(cond::RETURN_MARK).enumerate() {
+        if at % 2 == 1 {
+            body.push_str(&(gives.outcome)(index, part));
+        } else {
+            body.push_str(part);
+        }
+    }
+    // Without the `dict` check, `args` is still an `object` to a type
+    // checker: its top-level lookups say what the validator has proved.
+    let unnarrowed = check.is_empty();
+    // The function's body, after its `def` line, four levels deeper.
+    for line in body.lines().skip(1) {
+        out.push_str("            ");
+        match required_lookup(line, &required) {
+            Some(read) => {
+                out.push_str(&read);
+                if unnarrowed {
+                    out.push_str("  # type: ignore[index]");
+                }
+            }
+            None => {
+                out.push_str(line);
+                if unnarrowed && line.contains(" = args.get(") {
+                    out.push_str("  # type: ignore[attr-defined]");
+                }
+            }
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(out, "        return {}", (gives.otherwise)(index));
+    out
+}
+
+/// A lookup line of a matching function (`    arg_N = args.get(KEY,
+/// _ABSENT)`) as a subscript, when `KEY` (a string literal) is one of
+/// `required`.
+fn required_lookup(line: &str, required: &[String]) -> Option<String> {
+    let (var, rest) = line.split_once(" = args.get(")?;
+    let key = rest.strip_suffix(", _ABSENT)")?;
+    (var.trim_start().starts_with("arg_") && required.iter().any(|r| r == key))
+        .then(|| format!("{var} = args[{key}]"))
 }
 
 /// Whether `name` is a dotted Python module name, as
