@@ -31,6 +31,8 @@ TOOL_NAMES: Final[tuple[str, ...]] = ("start_coding_agent", "agent_status")
 """Every tool name, in declaration order."""
 
 _ABSENT: Final[object] = rt.ABSENT
+# Arguments whose members are all of these nest one level.
+_SCALARS: Final = rt.JSON_SCALAR_TYPES
 
 _LISTS: Final[dict[str, str]] = {
     "extension": "{\"tools\":[{\"name\":\"start_coding_agent\",\"title\":\"Start a coding agent\",\"description\":\"Start an autonomous agent that works on a repository task\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"task\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4000},\"mode\":{\"type\":\"string\",\"enum\":[\"plan\",\"execute\"]},\"maxSteps\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":200},\"dryRun\":{\"type\":\"boolean\"},\"sandbox\":{\"type\":\"object\",\"properties\":{\"network\":{\"type\":\"boolean\"}},\"required\":[\"network\"]}},\"required\":[\"task\",\"mode\"]},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":true},\"_meta\":{\"io.modelcontextprotocol/tool-resolution\":{\"resolvable\":true}}},{\"name\":\"agent_status\",\"description\":\"Report the progress of a running agent\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"}},\"required\":[\"id\"]},\"annotations\":{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}]}",
@@ -106,7 +108,7 @@ def resolve(name: str, args: object) -> rt.Resolved:
     object for its `inputSchema`."""
     if name == "start_coding_agent":
         validator = _TOOL_0.validator
-        if validator is not None and type(args) is dict and not rt.nests_too_deep(args):
+        if validator is not None and type(args) is dict and (_SCALARS.issuperset(map(type, args.values())) or not rt.nests_too_deep(args)):
             try:
                 valid = validator.is_valid(args)
             except (ValueError, TypeError, OverflowError):
@@ -143,7 +145,7 @@ def resolve_json(name: str, args: object, dialect: rt.Dialect) -> str:
     """Resolves a call and returns the JSON-RPC `result` text for `dialect`."""
     if name == "start_coding_agent":
         validator = _TOOL_0.validator
-        if validator is not None and type(args) is dict and not rt.nests_too_deep(args):
+        if validator is not None and type(args) is dict and (_SCALARS.issuperset(map(type, args.values())) or not rt.nests_too_deep(args)):
             try:
                 valid = validator.is_valid(args)
             except (ValueError, TypeError, OverflowError):

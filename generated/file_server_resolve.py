@@ -31,6 +31,8 @@ TOOL_NAMES: Final[tuple[str, ...]] = ("manage_files",)
 """Every tool name, in declaration order."""
 
 _ABSENT: Final[object] = rt.ABSENT
+# Arguments whose members are all of these nest one level.
+_SCALARS: Final = rt.JSON_SCALAR_TYPES
 
 _LISTS: Final[dict[str, str]] = {
     "extension": "{\"tools\":[{\"name\":\"manage_files\",\"title\":\"Manage files\",\"description\":\"Read, append, replace, or delete file contents\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\",\"minLength\":1},\"action\":{\"type\":\"string\",\"enum\":[\"read\",\"append\",\"replace\",\"delete\"]},\"content\":{\"type\":\"string\"}},\"required\":[\"path\",\"action\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":false},\"_meta\":{\"io.modelcontextprotocol/tool-resolution\":{\"resolvable\":true}}}]}",

@@ -32,6 +32,8 @@ TOOL_NAMES: Final[tuple[str, ...]] = ("filesystem", "stat")
 """Every tool name, in declaration order."""
 
 _ABSENT: Final[object] = rt.ABSENT
+# Arguments whose members are all of these nest one level.
+_SCALARS: Final = rt.JSON_SCALAR_TYPES
 
 _LISTS: Final[dict[str, str]] = {
     "extension": "{\"tools\":[{\"name\":\"filesystem\",\"description\":\"Read, append to, overwrite or delete a file or directory\",\"inputSchema\":{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\",\"properties\":{\"operation\":{\"type\":\"string\",\"enum\":[\"read\",\"append\",\"overwrite\",\"delete\"]},\"path\":{\"type\":\"string\",\"minLength\":1},\"content\":{\"type\":\"string\"},\"options\":{\"type\":\"object\",\"properties\":{\"recursive\":{\"type\":\"boolean\"},\"followSymlinks\":{\"type\":\"boolean\"}},\"additionalProperties\":false}},\"required\":[\"operation\",\"path\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":false},\"_meta\":{\"io.modelcontextprotocol/tool-resolution\":{\"resolvable\":true}}},{\"name\":\"stat\",\"description\":\"File metadata; never changes anything\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]},\"annotations\":{\"readOnlyHint\":true,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":false}}]}",

@@ -32,6 +32,8 @@ TOOL_NAMES: Final[tuple[str, ...]] = ("github_api",)
 """Every tool name, in declaration order."""
 
 _ABSENT: Final[object] = rt.ABSENT
+# Arguments whose members are all of these nest one level.
+_SCALARS: Final = rt.JSON_SCALAR_TYPES
 
 _LISTS: Final[dict[str, str]] = {
     "extension": "{\"tools\":[{\"name\":\"github_api\",\"title\":\"GitHub REST API\",\"description\":\"Call a GitHub REST endpoint\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"method\":{\"type\":\"string\",\"enum\":[\"GET\",\"POST\",\"PUT\",\"PATCH\",\"DELETE\"]},\"path\":{\"type\":\"string\",\"pattern\":\"^/\"},\"body\":{\"type\":\"object\"}},\"required\":[\"method\",\"path\"]},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":true},\"_meta\":{\"io.modelcontextprotocol/tool-resolution\":{\"resolvable\":true}}}]}",
@@ -116,7 +118,7 @@ def resolve(name: str, args: object) -> rt.Resolved:
     object for its `inputSchema`."""
     if name == "github_api":
         validator = _TOOL_0.validator
-        if validator is not None and type(args) is dict and not rt.nests_too_deep(args):
+        if validator is not None and type(args) is dict and (_SCALARS.issuperset(map(type, args.values())) or not rt.nests_too_deep(args)):
             try:
                 valid = validator.is_valid(args)
             except (ValueError, TypeError, OverflowError):
@@ -152,7 +154,7 @@ def resolve_json(name: str, args: object, dialect: rt.Dialect) -> str:
     """Resolves a call and returns the JSON-RPC `result` text for `dialect`."""
     if name == "github_api":
         validator = _TOOL_0.validator
-        if validator is not None and type(args) is dict and not rt.nests_too_deep(args):
+        if validator is not None and type(args) is dict and (_SCALARS.issuperset(map(type, args.values())) or not rt.nests_too_deep(args)):
             try:
                 valid = validator.is_valid(args)
             except (ValueError, TypeError, OverflowError):

@@ -31,6 +31,8 @@ TOOL_NAMES: Final[tuple[str, ...]] = ("update_issue", "apply_changes")
 """Every tool name, in declaration order."""
 
 _ABSENT: Final[object] = rt.ABSENT
+# Arguments whose members are all of these nest one level.
+_SCALARS: Final = rt.JSON_SCALAR_TYPES
 
 _LISTS: Final[dict[str, str]] = {
     "extension": "{\"tools\":[{\"name\":\"update_issue\",\"title\":\"Update an issue\",\"description\":\"Change an issue's title, labels or assignees. Labels given replace the current ones; an empty list removes them all.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"issue\":{\"type\":\"integer\",\"minimum\":1},\"title\":{\"type\":\"string\"},\"labels\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"enum\":[\"bug\",\"feature\",\"question\",\"triage\",\"wontfix\",\"duplicate\"]}},\"assignees\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":10}},\"required\":[\"issue\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":true,\"openWorldHint\":false},\"_meta\":{\"io.modelcontextprotocol/tool-resolution\":{\"resolvable\":true}}},{\"name\":\"apply_changes\",\"title\":\"Apply a batch of changes\",\"description\":\"Apply comments, closes and deletes to issues in one call.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"changes\":{\"type\":\"array\",\"minItems\":1,\"items\":{\"type\":\"object\",\"properties\":{\"issue\":{\"type\":\"integer\"},\"kind\":{\"type\":\"string\",\"enum\":[\"comment\",\"close\",\"delete\"]},\"body\":{\"type\":\"string\"}},\"required\":[\"issue\",\"kind\"]}},\"dryRun\":{\"type\":\"boolean\"}},\"required\":[\"changes\"]},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":false,\"openWorldHint\":false},\"_meta\":{\"io.modelcontextprotocol/tool-resolution\":{\"resolvable\":true}}}]}",
@@ -171,7 +173,7 @@ def resolve(name: str, args: object) -> rt.Resolved:
         return _TOOL_0.resolve(args)
     if name == "apply_changes":
         validator = _TOOL_1.validator
-        if validator is not None and type(args) is dict and not rt.nests_too_deep(args):
+        if validator is not None and type(args) is dict and (_SCALARS.issuperset(map(type, args.values())) or not rt.nests_too_deep(args)):
             try:
                 valid = validator.is_valid(args)
             except (ValueError, TypeError, OverflowError):
@@ -226,7 +228,7 @@ def resolve_json(name: str, args: object, dialect: rt.Dialect) -> str:
         return _TOOL_0.resolve(args).result_json(dialect)
     if name == "apply_changes":
         validator = _TOOL_1.validator
-        if validator is not None and type(args) is dict and not rt.nests_too_deep(args):
+        if validator is not None and type(args) is dict and (_SCALARS.issuperset(map(type, args.values())) or not rt.nests_too_deep(args)):
             try:
                 valid = validator.is_valid(args)
             except (ValueError, TypeError, OverflowError):

@@ -31,6 +31,8 @@ TOOL_NAMES: Final[tuple[str, ...]] = ("get_repo_contents",)
 """Every tool name, in declaration order."""
 
 _ABSENT: Final[object] = rt.ABSENT
+# Arguments whose members are all of these nest one level.
+_SCALARS: Final = rt.JSON_SCALAR_TYPES
 
 _LISTS: Final[dict[str, str]] = {
     "extension": "{\"tools\":[{\"name\":\"get_repo_contents\",\"description\":\"Read a file or directory listing from a repository\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"owner\":{\"type\":\"string\"},\"repo\":{\"type\":\"string\"},\"path\":{\"type\":\"string\",\"default\":\"\"},\"ref\":{\"type\":\"string\"},\"visibility\":{\"type\":\"string\",\"enum\":[\"public\",\"private\"]}},\"required\":[\"owner\",\"repo\",\"visibility\"]},\"annotations\":{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":true},\"_meta\":{\"io.modelcontextprotocol/tool-resolution\":{\"resolvable\":true}}}]}",
@@ -92,7 +94,7 @@ def resolve(name: str, args: object) -> rt.Resolved:
     object for its `inputSchema`."""
     if name == "get_repo_contents":
         validator = _TOOL_0.validator
-        if validator is not None and type(args) is dict and not rt.nests_too_deep(args):
+        if validator is not None and type(args) is dict and (_SCALARS.issuperset(map(type, args.values())) or not rt.nests_too_deep(args)):
             try:
                 valid = validator.is_valid(args)
             except (ValueError, TypeError, OverflowError):
@@ -121,7 +123,7 @@ def resolve_json(name: str, args: object, dialect: rt.Dialect) -> str:
     """Resolves a call and returns the JSON-RPC `result` text for `dialect`."""
     if name == "get_repo_contents":
         validator = _TOOL_0.validator
-        if validator is not None and type(args) is dict and not rt.nests_too_deep(args):
+        if validator is not None and type(args) is dict and (_SCALARS.issuperset(map(type, args.values())) or not rt.nests_too_deep(args)):
             try:
                 valid = validator.is_valid(args)
             except (ValueError, TypeError, OverflowError):

@@ -324,3 +324,105 @@ for args in cases:
         json!({"error": [-32602, "invalid arguments for tool manage_files"]})
     );
 }
+
+/// A tool whose schema does not bound nesting (`tests/fixtures/typescript/alike.yaml`:
+/// no `additionalProperties: false`) takes the inline path's scalar test,
+/// then the walk: arguments of scalars resolve in `resolve` and
+/// `resolve_json` alike, and arguments nested past the limit, or at it, are
+/// answered as the Rust resolver answers them.
+#[test]
+fn an_unbounded_schemas_nesting_is_walked_on_the_fast_path() {
+    let Some(venv) = common::component("MCP_RESOLVE_PY_RUNTIME", "python") else {
+        return;
+    };
+    let rules = "tests/fixtures/typescript/alike.yaml";
+    let out = generate(Path::new(rules));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let code = String::from_utf8(out.stdout).unwrap();
+    assert!(code.contains("_SCALARS.issuperset(map(type, args.values()))"));
+    let dir = module_dir(&venv, "unbounded", |_| code.clone());
+    let nested = |levels: usize| {
+        let mut v = json!(1);
+        for _ in 0..levels {
+            v = json!([v]);
+        }
+        json!({"path": "/tmp/a", "extra": v})
+    };
+    let cases = vec![
+        json!({"path": "/tmp/a"}),
+        json!({"path": "/tmp/a", "extra": "scalar", "n": 1.5, "none": null}),
+        nested(62),
+        nested(63),
+        nested(64),
+        nested(200),
+        json!({"path": "/tmp/a", "extra": {"k": [1, {"force": true}]}}),
+    ];
+    std::fs::write(
+        dir.join("calls.json"),
+        serde_json::to_string(&cases).unwrap(),
+    )
+    .unwrap();
+    // Twice each: the first call compiles the validator, the second takes
+    // the inline path.
+    let out = python(
+        &venv,
+        &dir,
+        r#"import json
+import mcp_resolve_runtime as rt
+import resolve
+for args in json.load(open("calls.json")):
+    for _ in range(2):
+        try:
+            r = resolve.resolve("copy", args)
+            answer = {"ok": [r.variant, r.result_json("extension")]}
+        except rt.RpcError as e:
+            answer = {"error": [e.code, e.message]}
+        try:
+            text = {"ok": resolve.resolve_json("copy", args, "extension")}
+        except rt.RpcError as e:
+            text = {"error": [e.code, e.message]}
+        if "ok" in answer:
+            assert text == {"ok": answer["ok"][1]}, (text, answer)
+        else:
+            assert text == answer, (text, answer)
+    print(json.dumps(answer))
+"#,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let project = mcp_resolve::load(&[rules.into()]).unwrap();
+    let resolver = mcp_resolve::Resolver::new(project.single_server().unwrap()).unwrap();
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), cases.len());
+    for (args, got) in cases.iter().zip(&lines) {
+        let want = match resolver.resolve("copy", args) {
+            Ok(r) => {
+                let text = serde_json::to_string(
+                    &resolver
+                        .resolve_result("copy", args, mcp_resolve_runtime::Dialect::Extension)
+                        .unwrap(),
+                )
+                .unwrap();
+                json!({"ok": [r.variant, text]})
+            }
+            Err(e) => json!({"error": [e.code, e.message]}),
+        };
+        assert_eq!(got, &want, "arguments {args}");
+    }
+    assert_eq!(lines[0]["ok"][0], json!("careful"));
+    assert_eq!(
+        lines[5]["error"][1],
+        json!("arguments for tool copy nest deeper than 64 levels")
+    );
+}

@@ -239,12 +239,16 @@ def nests_too_deep(args: Mapping[str, object]) -> bool:
     than by the input or the interpreter's recursion limit."""
     # Arguments of JSON scalars only, the common case, told in C (a value of
     # any other type, a container or not, is walked).
-    if _SCALARS.issuperset(map(type, args.values())):
+    if JSON_SCALAR_TYPES.issuperset(map(type, args.values())):
         return False
     return _walk_too_deep(args)
 
 
-_SCALARS: Final = frozenset((str, int, float, bool, type(None)))
+JSON_SCALAR_TYPES: Final = frozenset((str, int, float, bool, type(None)))
+"""The types of the scalars ``json.loads`` gives: arguments whose members
+are all of these nest one level (``JSON_SCALAR_TYPES.issuperset(map(type,
+args.values()))``, the test generated modules make before
+:func:`nests_too_deep`, without its frame)."""
 
 
 def _walk_too_deep(args: Mapping[str, object]) -> bool:

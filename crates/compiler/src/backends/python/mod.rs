@@ -219,7 +219,9 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
          included): the line `mcp-resolve signature --canonical` writes.\"\"\"\n\
          TOOL_NAMES: Final[tuple[str, ...]] = {names}\n\
          \"\"\"Every tool name, in declaration order.\"\"\"\n\n\
-         _ABSENT: Final[object] = rt.ABSENT\n\n\
+         _ABSENT: Final[object] = rt.ABSENT\n\
+         # Arguments whose members are all of these nest one level.\n\
+         _SCALARS: Final = rt.JSON_SCALAR_TYPES\n\n\
          _LISTS: Final[dict[str, str]] = {{\n    \"extension\": ",
     );
     push_py_string_of_parts(&mut out, &lists[0], options.jobs);
@@ -268,7 +270,7 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
          if (\n        \
            validator is not None\n        \
            and type(args) is dict\n        \
-           and (tool.bounded or not rt.nests_too_deep(args))\n    \
+           and (tool.bounded or _SCALARS.issuperset(map(type, args.values())) or not rt.nests_too_deep(args))\n    \
          ):\n        \
            try:\n            \
              valid = validator.is_valid(args)\n        \
@@ -285,7 +287,7 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
          if (\n        \
            validator is not None\n        \
            and type(args) is dict\n        \
-           and (tool.bounded or not rt.nests_too_deep(args))\n    \
+           and (tool.bounded or _SCALARS.issuperset(map(type, args.values())) or not rt.nests_too_deep(args))\n    \
          ):\n        \
            try:\n            \
              valid = validator.is_valid(args)\n        \
@@ -448,7 +450,9 @@ fn inline_branch(name: &str, index: usize, tool: &Tool, function: &str, gives: &
     let check = match (bounded, object) {
         (true, true) => "",
         (true, false) => " and type(args) is dict",
-        (false, _) => " and type(args) is dict and not rt.nests_too_deep(args)",
+        (false, _) => {
+            " and type(args) is dict and (_SCALARS.issuperset(map(type, args.values())) or not rt.nests_too_deep(args))"
+        }
     };
     let mut out = format!(
         "    if name == {name}:\n        \
