@@ -248,22 +248,7 @@ for args in calls:
         .collect();
     assert_eq!(lines.len(), cases.len());
     for (args, got) in cases.iter().zip(&lines) {
-        let want = match resolver.resolve("manage_files", args) {
-            Ok(r) => {
-                let text = serde_json::to_string(
-                    &resolver
-                        .resolve_result(
-                            "manage_files",
-                            args,
-                            mcp_resolve_runtime::Dialect::Extension,
-                        )
-                        .unwrap(),
-                )
-                .unwrap();
-                json!({"ok": [r.variant, text]})
-            }
-            Err(e) => json!({"error": [e.code, e.message]}),
-        };
+        let want = crate::typescript::rust_answer(&resolver, "manage_files", args);
         let shown: String = args.to_string().chars().take(200).collect();
         assert_eq!(got, &want, "arguments {shown}");
     }
@@ -406,18 +391,7 @@ for args in json.load(open("calls.json")):
         .collect();
     assert_eq!(lines.len(), cases.len());
     for (args, got) in cases.iter().zip(&lines) {
-        let want = match resolver.resolve("copy", args) {
-            Ok(r) => {
-                let text = serde_json::to_string(
-                    &resolver
-                        .resolve_result("copy", args, mcp_resolve_runtime::Dialect::Extension)
-                        .unwrap(),
-                )
-                .unwrap();
-                json!({"ok": [r.variant, text]})
-            }
-            Err(e) => json!({"error": [e.code, e.message]}),
-        };
+        let want = crate::typescript::rust_answer(&resolver, "copy", args);
         assert_eq!(got, &want, "arguments {args}");
     }
     assert_eq!(lines[0]["ok"][0], json!("careful"));

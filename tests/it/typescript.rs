@@ -251,22 +251,7 @@ if (Object.prototype.action !== undefined) throw new Error("prototype polluted")
         .collect();
     assert_eq!(lines.len(), cases.len());
     for (args, got) in cases.iter().zip(&lines) {
-        let want = match resolver.resolve("manage_files", args) {
-            Ok(r) => {
-                let text = serde_json::to_string(
-                    &resolver
-                        .resolve_result(
-                            "manage_files",
-                            args,
-                            mcp_resolve_runtime::Dialect::Extension,
-                        )
-                        .unwrap(),
-                )
-                .unwrap();
-                json!({"ok": [r.variant, text]})
-            }
-            Err(e) => json!({"error": [e.code, e.message]}),
-        };
+        let want = rust_answer(&resolver, "manage_files", args);
         let shown: String = args.to_string().chars().take(200).collect();
         assert_eq!(got, &want, "arguments {shown}");
     }
@@ -390,4 +375,21 @@ console.log(JSON.stringify({ clean, polluted }));
     assert_eq!(got["clean"][0][0], json!("careful"));
     assert_eq!(got["clean"][6][0], json!("gentle"));
     assert_eq!(got["clean"][13][0], json!("scratch"));
+}
+
+/// What the library resolver answers for a call, as the scripts here print
+/// it: `{"ok": [variant, extension text]}` or `{"error": [code, message]}`.
+pub(crate) fn rust_answer(resolver: &mcp_resolve::Resolver, tool: &str, args: &Value) -> Value {
+    match resolver.resolve(tool, args) {
+        Ok(r) => {
+            let text = serde_json::to_string(
+                &resolver
+                    .resolve_result(tool, args, mcp_resolve_runtime::Dialect::Extension)
+                    .unwrap(),
+            )
+            .unwrap();
+            json!({"ok": [r.variant, text]})
+        }
+        Err(e) => json!({"error": [e.code, e.message]}),
+    }
 }

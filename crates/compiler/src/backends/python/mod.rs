@@ -263,40 +263,11 @@ pub fn generate(server: &Server, options: &Options) -> Result<String, Vec<Diagno
         )
     } else {
         (
-            "    tool = _TOOLS.get(name)\n    \
-         if tool is None:\n        \
-           raise rt.unresolvable(name, _NAMES)\n    \
-         validator = tool.validator\n    \
-         if (\n        \
-           validator is not None\n        \
-           and type(args) is dict\n        \
-           and (tool.bounded or _SCALARS.issuperset(map(type, args.values())) or not rt.nests_too_deep(args))\n    \
-         ):\n        \
-           try:\n            \
-             valid = validator.is_valid(args)\n        \
-           except (ValueError, TypeError, OverflowError):\n            \
-             valid = False\n        \
-           if valid:\n            \
-             return tool.outcomes[tool.match(args)]\n    \
-         return tool.resolve(args)\n"
-                .to_string(),
-            "    tool = _TOOLS.get(name)\n    \
-         if tool is None:\n        \
-           raise rt.unresolvable(name, _NAMES)\n    \
-         validator = tool.validator\n    \
-         if (\n        \
-           validator is not None\n        \
-           and type(args) is dict\n        \
-           and (tool.bounded or _SCALARS.issuperset(map(type, args.values())) or not rt.nests_too_deep(args))\n    \
-         ):\n        \
-           try:\n            \
-             valid = validator.is_valid(args)\n        \
-           except (ValueError, TypeError, OverflowError):\n            \
-             valid = False\n        \
-           if valid:\n            \
-             return tool.texts[tool.match(args)][dialect]\n    \
-         return tool.resolve(args).result_json(dialect)\n"
-                .to_string(),
+            looked_up("tool.outcomes[tool.match(args)]", "tool.resolve(args)"),
+            looked_up(
+                "tool.texts[tool.match(args)][dialect]",
+                "tool.resolve(args).result_json(dialect)",
+            ),
         )
     };
     let _ = write!(
@@ -404,6 +375,30 @@ fn tool_items(server: &Server, tool: &Tool) -> Result<(cond::Matcher, String), V
     }
     let _ = write!(out, "    ),\n    _match_\u{3},\n)\n\n\n");
     Ok((matcher, out))
+}
+
+/// The body of `resolve` or `resolve_json` beyond a few tools: the tool
+/// looked up, the common call made here (valid arguments, the validator
+/// compiled by an earlier call) giving `outcome`, anything else `otherwise`.
+fn looked_up(outcome: &str, otherwise: &str) -> String {
+    format!(
+        "    tool = _TOOLS.get(name)\n    \
+         if tool is None:\n        \
+           raise rt.unresolvable(name, _NAMES)\n    \
+         validator = tool.validator\n    \
+         if (\n        \
+           validator is not None\n        \
+           and type(args) is dict\n        \
+           and (tool.bounded or _SCALARS.issuperset(map(type, args.values())) or not rt.nests_too_deep(args))\n    \
+         ):\n        \
+           try:\n            \
+             valid = validator.is_valid(args)\n        \
+           except (ValueError, TypeError, OverflowError):\n            \
+             valid = False\n        \
+           if valid:\n            \
+             return {outcome}\n    \
+         return {otherwise}\n"
+    )
 }
 
 /// What an inline branch of `resolve` or `resolve_json` gives.
