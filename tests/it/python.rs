@@ -400,3 +400,98 @@ for args in json.load(open("calls.json")):
         json!("arguments for tool copy nest deeper than 64 levels")
     );
 }
+
+/// A schema's `type` and `required` beside a top-level `$ref`, which
+/// draft-07 reads alone: the generated module's fast path relies on neither
+/// (valid arguments may lack the "required" member, or not be an object),
+/// and answers as the Rust resolver does.
+#[test]
+fn type_and_required_beside_a_draft_07_ref_are_not_relied_on() {
+    let Some(venv) = common::component("MCP_RESOLVE_PY_RUNTIME", "python") else {
+        return;
+    };
+    // Written here, not under tests/fixtures/: TypeScript's validator (Ajv)
+    // applies `$ref`'s siblings in draft-07 too, a difference the
+    // TypeScript backend does not refuse yet, and the fixtures feed the
+    // TypeScript differential test.
+    let rules = common::scratch("python", "ref-required").join("ref-required.yaml");
+    std::fs::write(&rules, RULES_REF_REQUIRED).unwrap();
+    let out = generate(&rules);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let code = String::from_utf8(out.stdout).unwrap();
+    assert!(!code.contains("args[\"path\"]"), "{code}");
+    let dir = module_dir(&venv, "ref-required", |_| code.clone());
+    let cases = vec![
+        json!({"path": "/tmp/a"}),
+        json!({"path": "/home/a"}),
+        json!({}),
+        json!({"other": 1}),
+    ];
+    std::fs::write(
+        dir.join("calls.json"),
+        serde_json::to_string(&cases).unwrap(),
+    )
+    .unwrap();
+    // Twice each: the first call compiles the validator, the second takes
+    // the inline path.
+    let out = python(
+        &venv,
+        &dir,
+        r#"import json
+import mcp_resolve_runtime as rt
+import resolve
+for args in json.load(open("calls.json")):
+    for _ in range(2):
+        try:
+            r = resolve.resolve("touch", args)
+            answer = {"ok": [r.variant, r.result_json("extension")]}
+        except rt.RpcError as e:
+            answer = {"error": [e.code, e.message]}
+    print(json.dumps(answer))
+"#,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let project = mcp_resolve::load(std::slice::from_ref(&rules)).unwrap();
+    let resolver = mcp_resolve::Resolver::new(project.single_server().unwrap()).unwrap();
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), cases.len());
+    for (args, got) in cases.iter().zip(&lines) {
+        let want = crate::typescript::rust_answer(&resolver, "touch", args);
+        assert_eq!(got, &want, "arguments {args}");
+    }
+    // Without `path` the call resolves (draft-07 ignores `required` here).
+    assert_eq!(lines[2]["ok"][0], json!(null));
+}
+
+const RULES_REF_REQUIRED: &str = r##"# A schema whose `type` and `required` stand beside a top-level `$ref`,
+# which draft-07 reads alone: valid arguments may lack `path` and need not
+# be an object, so the generated Python must not rely on either.
+version: 1
+server: { name: ref-required, version: 1.0.0 }
+tools:
+  - name: touch
+    inputSchema:
+      $schema: "http://json-schema.org/draft-07/schema#"
+      $ref: "#/definitions/any"
+      definitions: { any: {} }
+      type: object
+      properties: { path: { type: string } }
+      required: [path]
+    annotations: { readOnlyHint: false, destructiveHint: true }
+    variants:
+      - name: scratch
+        when: { path: { pattern: "^/tmp/" } }
+        annotations: { destructiveHint: false }
+"##;

@@ -430,12 +430,16 @@ const TEXT: Gives = Gives {
 /// refuses as the runtime does. After validation, a member the schema
 /// requires at the top is read by subscript; `args` is checked to be a
 /// `dict` only where the schema's `type: object` does not already refuse
-/// anything else or the nesting walk needs one.
+/// anything else or the nesting walk needs one (neither is relied on beside
+/// a top-level `$ref`, which drafts up to 7 read alone).
 fn inline_branch(name: &str, index: usize, tool: &Tool, function: &str, gives: &Gives) -> String {
     let schema = &tool.input_schema;
     let bounded = mcp_resolve_runtime::schema_bounds_depth(schema);
-    let object = schema.get("type").and_then(|t| t.as_str()) == Some("object");
-    let required: Vec<String> = match schema.get("required") {
+    // Beside a `$ref`, drafts up to 7 ignore `type` and `required`: then
+    // neither is taken as proved.
+    let plain = schema.get("$ref").is_none();
+    let object = plain && schema.get("type").and_then(|t| t.as_str()) == Some("object");
+    let required: Vec<String> = match schema.get("required").filter(|_| plain) {
         Some(serde_json::Value::Array(keys)) => keys
             .iter()
             .filter_map(|k| k.as_str().map(py_string))
