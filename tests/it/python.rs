@@ -410,12 +410,7 @@ fn type_and_required_beside_a_draft_07_ref_are_not_relied_on() {
     let Some(venv) = common::component("MCP_RESOLVE_PY_RUNTIME", "python") else {
         return;
     };
-    // Written here, not under tests/fixtures/: TypeScript's validator (Ajv)
-    // applies `$ref`'s siblings in draft-07 too, a difference the
-    // TypeScript backend does not refuse yet, and the fixtures feed the
-    // TypeScript differential test.
-    let rules = common::scratch("python", "ref-required").join("ref-required.yaml");
-    std::fs::write(&rules, RULES_REF_REQUIRED).unwrap();
+    let rules = std::path::PathBuf::from("tests/fixtures/valid/draft-07-ref-siblings.yaml");
     let out = generate(&rules);
     assert!(
         out.status.success(),
@@ -474,24 +469,3 @@ for args in json.load(open("calls.json")):
     // Without `path` the call resolves (draft-07 ignores `required` here).
     assert_eq!(lines[2]["ok"][0], json!(null));
 }
-
-const RULES_REF_REQUIRED: &str = r##"# A schema whose `type` and `required` stand beside a top-level `$ref`,
-# which draft-07 reads alone: valid arguments may lack `path` and need not
-# be an object, so the generated Python must not rely on either.
-version: 1
-server: { name: ref-required, version: 1.0.0 }
-tools:
-  - name: touch
-    inputSchema:
-      $schema: "http://json-schema.org/draft-07/schema#"
-      $ref: "#/definitions/any"
-      definitions: { any: {} }
-      type: object
-      properties: { path: { type: string } }
-      required: [path]
-    annotations: { readOnlyHint: false, destructiveHint: true }
-    variants:
-      - name: scratch
-        when: { path: { pattern: "^/tmp/" } }
-        annotations: { destructiveHint: false }
-"##;

@@ -131,6 +131,57 @@ fn constructs_typescript_cannot_evaluate_exactly_are_located_errors() {
     );
 }
 
+/// draft-07 reads a `$ref` alone and Ajv applies its siblings: a schema
+/// with a validating keyword beside a `$ref`, at the top or nested, is
+/// refused, located at the tool's schema and named by JSON pointer; beside
+/// a 2020-12 `$ref`, which both validators apply, nothing is refused.
+#[test]
+fn keywords_beside_a_draft_07_ref_are_refused() {
+    let path = "tests/fixtures/valid/draft-07-ref-siblings.yaml";
+    let output = common::bin()
+        .args(["generate", "--lang", "typescript", path])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(output.stdout.is_empty());
+    assert_eq!(stderr.matches("error[not-portable]").count(), 2, "{stderr}");
+    let text = std::fs::read_to_string(path).unwrap();
+    let schema_line = |tool: &str| {
+        let at = text.find(&format!("name: {tool}")).unwrap();
+        text[..at].lines().count() + 2
+    };
+    for (tool, keyword, pointer) in [
+        ("touch", "type", "#"),
+        ("chmod", "enum", "#/properties/mode"),
+    ] {
+        let message = format!(
+            "the inputSchema of tool `{tool}` has `{keyword}` beside `$ref` at `{pointer}`"
+        );
+        assert!(stderr.contains(&message), "{message}:\n{stderr}");
+        let at = format!("draft-07-ref-siblings.yaml:{}:", schema_line(tool));
+        assert!(stderr.contains(&at), "no error at {at}:\n{stderr}");
+    }
+    // `description` beside the nested `$ref` is an annotation: not named.
+    assert!(!stderr.contains("`description`"), "{stderr}");
+
+    // The same schemas under 2020-12 (no `$schema`) are portable.
+    let dir = common::scratch("typescript", "ref-siblings-2020-12");
+    let rules = dir.join("rules.yaml");
+    let without: Vec<&str> = text.lines().filter(|l| !l.contains("$schema")).collect();
+    std::fs::write(&rules, without.join("\n")).unwrap();
+    let output = common::bin()
+        .args(["generate", "--lang", "typescript"])
+        .arg(&rules)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 /// A scratch directory inside the built runtime package (so that the
 /// module's `@mcp-resolve/runtime` import resolves to it), with the file
 /// server's module compiled there.

@@ -382,6 +382,23 @@ fn schema_portability(tool: &Tool, errors: &mut Vec<Diagnostic>) {
             .with_help("write it with literals, classes, `\\d`, `\\w`, groups, alternation, repetition, `^` and `$` (for `.`, a class such as `[^\\n]`)"),
         );
     }
+    if is_draft_07(&tool.input_schema)
+        && let Some((pointer, keyword)) = ref_with_siblings(&tool.input_schema, String::new())
+    {
+        errors.push(
+            Diagnostic::new(
+                Code::NotPortable,
+                format!(
+                    "the inputSchema of tool `{}` has `{keyword}` beside `$ref` at `{}`: draft-07 reads a `$ref` alone, as the Rust validator does, but the TypeScript runtime's validator (Ajv) applies its siblings too",
+                    tool.name,
+                    if pointer.is_empty() { "#" } else { &pointer },
+                ),
+            )
+            .at(tool.schema_loc.0)
+            .for_tool(&tool.name)
+            .with_help("move the sibling keywords into the referenced schema or into an `allOf` beside the `$ref`, or declare JSON Schema 2020-12, which applies them in both"),
+        );
+    }
     let mut inexact = None;
     walk_numbers(&tool.input_schema, &mut |n| {
         if inexact.is_none() && !cond::exact_in_double(n) {
@@ -402,6 +419,41 @@ fn schema_portability(tool: &Tool, errors: &mut Vec<Diagnostic>) {
             .with_help("write a number of at most 2^53 in magnitude, or one a double holds exactly"),
         );
     }
+}
+
+fn is_draft_07(schema: &Value) -> bool {
+    schema
+        .get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|d| d.starts_with("http://json-schema.org/draft-07/schema"))
+}
+
+/// The first schema object, by JSON pointer, that has a keyword beside
+/// `$ref` which draft-07 would ignore and Ajv applies: anything but the
+/// annotations and the containers of definitions, which validate nothing.
+fn ref_with_siblings(schema: &Value, pointer: String) -> Option<(String, String)> {
+    const INERT: [&str; 10] = [
+        "$ref",
+        "$schema",
+        "$comment",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "readOnly",
+        "writeOnly",
+        "definitions",
+    ];
+    let Value::Object(map) = schema else {
+        return None;
+    };
+    if map.contains_key("$ref")
+        && let Some(keyword) = map.keys().find(|k| !INERT.contains(&k.as_str()))
+    {
+        return Some((pointer, keyword.clone()));
+    }
+    schema_patterns::subschemas(map)
+        .find_map(|(step, sub)| ref_with_siblings(sub, format!("{pointer}{step}")))
 }
 
 fn walk_numbers(value: &Value, f: &mut dyn FnMut(&serde_json::Number)) {

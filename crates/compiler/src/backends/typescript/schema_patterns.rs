@@ -37,6 +37,14 @@ pub fn first_not_portable(schema: &Value) -> Option<(String, &'static str)> {
             }
         }
     }
+    subschemas(map).find_map(|(_, sub)| first_not_portable(sub))
+}
+
+/// The subschemas directly under a schema object, by the keywords of
+/// 2020-12, 2019-09 and draft-07 that hold schemas (definitions included,
+/// whether referenced or not), each with its JSON pointer from `map`
+/// (`/properties/path`).
+pub fn subschemas(map: &serde_json::Map<String, Value>) -> impl Iterator<Item = (String, &Value)> {
     const ONE: [&str; 11] = [
         "additionalProperties",
         "items",
@@ -51,23 +59,43 @@ pub fn first_not_portable(schema: &Value) -> Option<(String, &'static str)> {
         "unevaluatedItems",
     ];
     const LIST: [&str; 5] = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
-    const MAP: [&str; 5] = [
+    // draft-07's `dependencies` maps a member to a schema or to a list of
+    // names; a list is no schema and holds none.
+    const MAP: [&str; 6] = [
         "properties",
         "patternProperties",
         "$defs",
         "definitions",
         "dependentSchemas",
+        "dependencies",
     ];
-    let one = ONE.iter().filter_map(|k| map.get(*k));
+    let one = ONE.iter().filter_map(|k| {
+        map.get(*k)
+            .filter(|v| !v.is_array())
+            .map(|v| (format!("/{k}"), v))
+    });
     let list = LIST
         .iter()
-        .filter_map(|k| map.get(*k).and_then(Value::as_array))
-        .flatten();
+        .filter_map(|k| map.get(*k).and_then(Value::as_array).map(|l| (k, l)))
+        .flat_map(|(k, l)| {
+            l.iter()
+                .enumerate()
+                .map(move |(i, v)| (format!("/{k}/{i}"), v))
+        });
     let members = MAP
         .iter()
-        .filter_map(|k| map.get(*k).and_then(Value::as_object))
-        .flat_map(|m| m.values());
-    one.chain(list).chain(members).find_map(first_not_portable)
+        .filter_map(|k| map.get(*k).and_then(Value::as_object).map(|m| (k, m)))
+        .flat_map(|(k, m)| {
+            m.iter()
+                .filter(|(_, v)| !v.is_array())
+                .map(move |(name, v)| (format!("/{k}/{}", pointer_token(name)), v))
+        });
+    one.chain(list).chain(members)
+}
+
+/// `key` as a JSON pointer's reference token (RFC 6901).
+pub fn pointer_token(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// Why `pattern` is outside the common core, or `None` when it is inside.
@@ -234,5 +262,40 @@ mod tests {
         let keys = serde_json::json!({"patternProperties": {"(?i)x": {}}});
         assert!(first_not_portable(&keys).is_some());
         assert!(first_not_portable(&serde_json::json!({"pattern": "^x$"})).is_none());
+        // draft-07's `dependencies`: a schema is walked, a list of names is not.
+        let dependencies = serde_json::json!({"dependencies": {
+            "a": ["b"],
+            "c": {"properties": {"d": {"pattern": "\\s"}}},
+        }});
+        assert_eq!(
+            first_not_portable(&dependencies).map(|(p, _)| p),
+            Some("\\s".to_string())
+        );
+    }
+
+    #[test]
+    fn subschemas_are_named_by_json_pointer() {
+        let schema = serde_json::json!({
+            "items": [{"type": "string"}],
+            "not": {},
+            "allOf": [{}, {"title": "second"}],
+            "properties": {"a/b": {}, "c~d": {}},
+            "dependencies": {"e": ["f"]},
+        });
+        let Value::Object(map) = &schema else {
+            unreachable!()
+        };
+        let pointers: Vec<String> = subschemas(map).map(|(p, _)| p).collect();
+        assert_eq!(
+            pointers,
+            [
+                "/not",
+                "/allOf/0",
+                "/allOf/1",
+                "/items/0",
+                "/properties/a~1b",
+                "/properties/c~0d"
+            ]
+        );
     }
 }
