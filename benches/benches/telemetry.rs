@@ -127,7 +127,7 @@ fn session<'s>(
         max_message_bytes: 1 << 20,
         per_message: false,
         compare_listing: false,
-        ids: mcp_resolve_proxy::session::random_ids(),
+        ids: mcp_resolve_proxy::machine::random_ids(),
         span_attributes: vec![("network.transport", "pipe".into())],
         shared: false,
     };

@@ -304,9 +304,9 @@ fn guard(args: &Args, server: &mcp_resolve::ir::Server) -> Result<Guard, u8> {
             }
         },
         state: if args.state_key_file.is_empty() {
-            mcp_resolve_proxy::state::StateKeys::default()
+            mcp_resolve_proxy::state::random_keys()
         } else {
-            match mcp_resolve_proxy::state::StateKeys::from_files(&args.state_key_file) {
+            match mcp_resolve_proxy::state::keys_from_files(&args.state_key_file) {
                 Ok(keys) => keys,
                 Err(e) => {
                     eprintln!("error: {e}");

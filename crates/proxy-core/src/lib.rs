@@ -11,7 +11,9 @@
 //! - [`raw`]: JSON read as members of raw text, so that one member changes
 //!   and every other byte stays as written;
 //! - [`quick`]: a `tools/call`'s arguments checked on their text against a
-//!   flat `inputSchema`, held to the JSON Schema validator.
+//!   flat `inputSchema`, held to the JSON Schema validator;
+//! - [`state`]: 2026-07-28 request states, sealed and opened with keys and
+//!   entropy the proxy hands in, and spent once.
 #![deny(missing_docs)]
 // No library function over 100 lines (clippy.toml); each exception says why
 // it reads better whole. Tests may be longer.
@@ -20,3 +22,4 @@
 pub mod quick;
 pub mod raw;
 pub mod rules;
+pub mod state;

@@ -26,7 +26,7 @@ use serde_json::{Map, Value, json};
 
 use crate::guard::Judged;
 use crate::shared::Claim;
-use crate::state::{PREFIX, Spent, StateKeys, Ticket, arguments_digest, new_id};
+use crate::state::{PREFIX, SealError, Spent, StateKeys, Ticket, arguments_digest};
 
 /// The key of the proxy's question in `inputRequests` / `inputResponses`.
 pub(crate) const CONFIRM: &str = "mcp-resolve/confirm";
@@ -131,9 +131,9 @@ impl Tickets<'_> {
         arguments: &Value,
         question: &str,
         server_state: Option<Value>,
-    ) -> Result<String, crate::state::StateKeyError> {
+    ) -> Result<String, SealError> {
         let ticket = Ticket {
-            id: new_id()?,
+            id: self.keys.new_id()?,
             tool: tool.to_string(),
             arguments: arguments_digest(arguments),
             question: question.to_string(),
@@ -305,7 +305,7 @@ mod tests {
 
     fn tickets(ttl: Duration) -> Tickets<'static> {
         Tickets {
-            keys: Box::leak(Box::default()),
+            keys: Box::leak(Box::new(crate::state::random_keys())),
             spent: Box::leak(Box::default()),
             claims: None,
             ttl,

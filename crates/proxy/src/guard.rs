@@ -66,7 +66,7 @@ impl Default for Guard {
             declare: None,
             verify: None,
             telemetry: None,
-            state: crate::state::StateKeys::default(),
+            state: crate::state::random_keys(),
             spent: crate::state::Spent::default(),
         }
     }

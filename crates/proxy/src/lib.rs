@@ -35,6 +35,7 @@ pub mod guard;
 pub mod jwks;
 mod link;
 pub mod listen;
+pub mod machine;
 pub mod pin;
 pub mod record;
 mod relay;

@@ -226,7 +226,7 @@ pub(crate) fn session_config(options: &Options, side: HostSide) -> Config {
         max_message_bytes: options.max_message_bytes,
         per_message: side.per_message,
         compare_listing: options.compare_listing,
-        ids: crate::session::random_ids(),
+        ids: crate::machine::random_ids(),
         span_attributes: side.span_attributes,
         shared: options.shared.is_some(),
     }

@@ -41,8 +41,8 @@ use crate::rules::{ProxyRules, Rewrite};
 use mcp_resolve_runtime::protocol::{error_response, id_key};
 
 use self::relist::Relist;
+pub use self::trace::Ids;
 pub(crate) use self::trace::with_http_traceparent;
-pub use self::trace::{Ids, random_ids};
 
 /// One thing read from a side.
 #[derive(Clone, Debug, PartialEq)]
@@ -92,16 +92,6 @@ pub struct Clock {
     pub now: Instant,
     /// For the `time` of audit records.
     pub wall: SystemTime,
-}
-
-impl Clock {
-    /// The system's clocks, now.
-    pub fn system() -> Clock {
-        Clock {
-            now: Instant::now(),
-            wall: SystemTime::now(),
-        }
-    }
 }
 
 /// A session's settings.

@@ -20,28 +20,6 @@ use super::{Clock, Effect, Session};
 /// tests).
 pub type Ids = Box<dyn FnMut() -> u128 + Send>;
 
-/// Ids from the operating system's randomness, read 64 at a time (one
-/// system call per 64 ids, not one per id: a request takes three).
-pub fn random_ids() -> Ids {
-    const POOL: usize = 64;
-    let mut pool = [0u8; POOL * 16];
-    let mut next = POOL;
-    Box::new(move || {
-        if next == POOL {
-            if getrandom::fill(&mut pool).is_err() {
-                // No randomness from the system: one id at a time from
-                // uuid's source, which says why if it fails too.
-                return uuid::Uuid::new_v4().as_u128();
-            }
-            next = 0;
-        }
-        let mut id = [0u8; 16];
-        id.copy_from_slice(&pool[next * 16..next * 16 + 16]);
-        next += 1;
-        u128::from_le_bytes(id)
-    })
-}
-
 /// A host request's spans, from the moment the proxy read it.
 pub(super) struct Traced {
     trace_id: u128,
