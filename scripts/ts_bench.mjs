@@ -74,7 +74,9 @@ const fileServer = await load("file_server");
 const large10 = await load("large_10");
 const large1000 = await load("large_1000");
 
-// The baselines, over the same Ajv the runtime uses.
+// The baselines, over the same Ajv the runtime uses, and the runtime itself
+// (for its nesting check).
+const rt = await import(pathToFileURL(join(runtime, "dist/index.js")).href);
 const require = createRequire(join(runtime, "package.json"));
 const { Ajv2020 } = require("ajv/dist/2020.js");
 const schema = JSON.parse(fileServer.SIGNATURE_JSON).tools[0].inputSchema;
@@ -119,7 +121,11 @@ const generated = (module) => (name, args) => module.resolve(name, args).resultJ
 // texts, then a `switch` on the action. The reference style compiles each
 // tool's schema, as `reference.ts` would; the hand-written one uses the
 // validators the generated module does, one per distinct schema text (the
-// set's tools share one schema).
+// set's tools share one schema). The set's schema does not bound how deep
+// arguments nest, so a resolver that answers as every engine does also
+// refuses arguments deeper than 64 levels: the hand-written one with the
+// limit calls the runtime's `nestsTooDeep` for it, as the generated module
+// does; the one without it answers such calls with a variant (shown below).
 const RE = { a0: /^\/tmp\/0/u, a3: /^\/tmp\/3/u };
 function largeBaselines(module) {
   const ajv = new Ajv2020({ strict: false, validateFormats: false });
@@ -180,6 +186,14 @@ function largeBaselines(module) {
       const v = land(args);
       return v < 0 ? tool.fallbackText : tool.texts[v];
     },
+    handWrittenLimited: (name, args) => {
+      const tool = tools.get(name);
+      if (tool === undefined) throw new Error(`unknown tool: ${name}`);
+      if (rt.nestsTooDeep(args)) throw new Error(`arguments for tool ${name} nest deeper than 64 levels`);
+      if (!tool.validateShared(args)) throw new Error(`invalid arguments for tool ${name}`);
+      const v = land(args);
+      return v < 0 ? tool.fallbackText : tool.texts[v];
+    },
   };
 }
 const baselines1000 = largeBaselines(large1000);
@@ -222,8 +236,31 @@ const one1000 = largeCalls(1000, 1);
 for (const [name, json] of calls1000) {
   const a = JSON.parse(json);
   const want = generated(large1000)(name, a);
-  if (baselines1000.reference(name, a) !== want || baselines1000.handWritten(name, a) !== want) {
+  if (
+    baselines1000.reference(name, a) !== want ||
+    baselines1000.handWritten(name, a) !== want ||
+    baselines1000.handWrittenLimited(name, a) !== want
+  ) {
     throw new Error(`the 1,000-tool baselines disagree on ${name} ${json}`);
+  }
+}
+// Arguments nested 70 levels deep in a member the schema leaves open: the
+// generated module and the hand-written resolver with the limit refuse
+// them, as the Rust resolvers do; the one without the limit answers.
+{
+  let deep = {};
+  for (let i = 0; i < 70; i++) deep = { deeper: deep };
+  const args = { action: "a2", extra: deep };
+  const refuses = (fn) => {
+    try {
+      fn("tool_0", args);
+      return false;
+    } catch {
+      return true;
+    }
+  };
+  if (!refuses(generated(large1000)) || !refuses(baselines1000.handWrittenLimited) || refuses(baselines1000.handWritten)) {
+    throw new Error("arguments 70 levels deep: the resolvers do not refuse them as expected");
   }
 }
 for (const c of fileCalls) {
@@ -265,7 +302,8 @@ const runs = {
   "10 tools × 5 variants: generated": [generated(large10), set10],
   "1,000 tools × 5 variants: generated": [generated(large1000), set1000],
   "1,000 tools × 5 variants: reference style": [baselines1000.reference, set1000],
-  "1,000 tools × 5 variants: hand-written": [baselines1000.handWritten, set1000],
+  "1,000 tools × 5 variants: hand-written, with the nesting limit": [baselines1000.handWrittenLimited, set1000],
+  "1,000 tools × 5 variants: hand-written, without it": [baselines1000.handWritten, set1000],
   "10 tools, every call to the last: generated": [generated(large10), setOne10],
   "1,000 tools, every call to the last: generated": [generated(large1000), setOne1000],
 };
@@ -294,7 +332,8 @@ console.log(
   `\ngenerated / reference style: ${(m("manage_files: generated") / m("manage_files: reference style (Ajv + switch)")).toFixed(2)}; ` +
     `generated / hand-written: ${(m("manage_files: generated") / m("manage_files: hand-written (same Ajv, texts made once)")).toFixed(2)}; ` +
     `1,000 tools: generated / reference style ${(m("1,000 tools × 5 variants: generated") / m("1,000 tools × 5 variants: reference style")).toFixed(2)}, ` +
-    `generated / hand-written ${(m("1,000 tools × 5 variants: generated") / m("1,000 tools × 5 variants: hand-written")).toFixed(2)}; ` +
+    `generated / hand-written ${(m("1,000 tools × 5 variants: generated") / m("1,000 tools × 5 variants: hand-written, with the nesting limit")).toFixed(2)} ` +
+    `(without the limit ${(m("1,000 tools × 5 variants: generated") / m("1,000 tools × 5 variants: hand-written, without it")).toFixed(2)}); ` +
     `1,000 tools / 10 tools: ${(m("1,000 tools × 5 variants: generated") / m("10 tools × 5 variants: generated")).toFixed(2)} ` +
     `(calls to one tool: ${(m("1,000 tools, every call to the last: generated") / m("10 tools, every call to the last: generated")).toFixed(2)})`,
 );
@@ -302,5 +341,30 @@ if (host !== undefined) {
   console.log(
     `host library local / generated: ${(m("manage_files variant and annotations: host library `Signature.expect`") / m("manage_files variant and annotations: generated `resolve`")).toFixed(2)}`,
   );
+}
+// Each goal's ratio taken round by round (the two contenders of a round ran
+// within a second of each other, so a busy moment of the machine weighs on
+// both), then its median and middle half over the rounds: steadier than the
+// ratio of the two medians above when the machine is noisy.
+const pairs = [
+  ["manage_files: generated / hand-written", "manage_files: generated", "manage_files: hand-written (same Ajv, texts made once)"],
+  ["manage_files: generated / reference style", "manage_files: generated", "manage_files: reference style (Ajv + switch)"],
+  ["1,000 tools: generated / hand-written", "1,000 tools × 5 variants: generated", "1,000 tools × 5 variants: hand-written, with the nesting limit"],
+  ["1,000 tools: generated / hand-written without the limit", "1,000 tools × 5 variants: generated", "1,000 tools × 5 variants: hand-written, without it"],
+  ["1,000 tools: generated / reference style", "1,000 tools × 5 variants: generated", "1,000 tools × 5 variants: reference style"],
+  ["every call to one tool: 1,000 tools / 10", "1,000 tools, every call to the last: generated", "10 tools, every call to the last: generated"],
+];
+if (host !== undefined) {
+  pairs.push([
+    "host library local / generated",
+    "manage_files variant and annotations: host library `Signature.expect`",
+    "manage_files variant and annotations: generated `resolve`",
+  ]);
+}
+console.log("\n| ratio, round by round | median | middle half |");
+console.log("|---|---:|---:|");
+for (const [label, a, b] of pairs) {
+  const ratios = times[a].map((t, i) => t / times[b][i]);
+  console.log(`| ${label} | ${q(ratios, 0.5).toFixed(2)} | ${q(ratios, 0.25).toFixed(2)}–${q(ratios, 0.75).toFixed(2)} |`);
 }
 rmSync(work, { recursive: true, force: true });
