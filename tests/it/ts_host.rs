@@ -190,3 +190,64 @@ fn the_typescript_host_library_decides_from_the_right_source() {
         "{stdout}"
     );
 }
+
+/// A signature the host library cannot check as the Rust host does is
+/// refused whole, naming why: here a draft-07 `inputSchema` with keywords
+/// beside a `$ref`, which draft-07 (and the Rust validator) reads alone and
+/// Ajv would apply. The Rust host resolves from the same signature.
+#[test]
+fn a_signature_with_keywords_beside_a_draft_07_ref_is_refused() {
+    let Some(host) = common::component(
+        "MCP_RESOLVE_TS_HOST",
+        "a_signature_with_keywords_beside_a_draft_07_ref_is_refused",
+    ) else {
+        return;
+    };
+    let rules = "tests/fixtures/valid/draft-07-ref-siblings.yaml";
+    let signature = common::bin().args(["signature", rules]).output().unwrap();
+    assert!(signature.status.success());
+    let dir = common::scratch("ts_host", "ref-siblings");
+    std::fs::write(dir.join("signature.json"), &signature.stdout).unwrap();
+    let index = host.join("dist/index.js");
+    let script = format!(
+        r#"import {{ readFileSync }} from "node:fs";
+import {{ Signature }} from {index};
+try {{
+  new Signature(JSON.parse(readFileSync("signature.json", "utf8")));
+  console.log("accepted");
+}} catch (e) {{
+  console.log(`${{e.name}}: ${{e.message}}`);
+}}
+"#,
+        index = serde_json::to_string(&url_of(&index)).unwrap()
+    );
+    std::fs::write(dir.join("run.mjs"), script).unwrap();
+    let out = Command::new("node")
+        .arg("run.mjs")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The signature's members are in canonical order: `properties` comes
+    // first of the three beside the `$ref`.
+    assert!(
+        stdout.starts_with(
+            "SignatureError: tools[0] (tool `touch`): `inputSchema` has `properties` beside `$ref` at `#`,"
+        ) && stdout.contains("cannot be evaluated in JavaScript exactly as in Rust"),
+        "{stdout}"
+    );
+    // The Rust host reads it, and takes `{}` for `touch` (draft-07 reads the
+    // `$ref` alone: `required` beside it does not apply).
+    let document: Value = serde_json::from_slice(&signature.stdout).unwrap();
+    let rust = mcp_resolve_host::Signature::from_value(document).unwrap();
+    assert!(rust.expect("touch", &json!({})).is_ok());
+}
+
+fn url_of(path: &Path) -> String {
+    format!("file://{}", path.display())
+}

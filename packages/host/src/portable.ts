@@ -121,7 +121,9 @@ export function notPortable(pattern: string): string | undefined {
 /** The keywords whose value is a schema, a list of schemas or a map of them. */
 const ONE = ["additionalProperties", "items", "additionalItems", "contains", "not", "if", "then", "else", "propertyNames", "unevaluatedProperties", "unevaluatedItems"];
 const LIST = ["allOf", "anyOf", "oneOf", "prefixItems"];
-const MAP = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
+// draft-07's `dependencies` maps a member to a schema or to a list of
+// names; a list is no schema (`firstNotPortable` finds nothing in one).
+const MAP = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"];
 
 /**
  * The first pattern in `schema` (a `pattern`, or a `patternProperties` key)
@@ -168,6 +170,61 @@ export function firstNotPortable(schema: unknown): [string, string] | undefined 
     if (!Object.hasOwn(s, key) || typeof map !== "object" || map === null) continue;
     for (const value of Object.values(map)) {
       const found = firstNotPortable(value);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/** The keywords beside a `$ref` that validate nothing, in any dialect. */
+const INERT = new Set([
+  "$ref", "$schema", "$comment", "title", "description", "default", "examples", "readOnly", "writeOnly", "definitions",
+]);
+
+/** Whether `schema` declares draft-07 (`$schema`). */
+function isDraft07(schema: Record<string, unknown>): boolean {
+  const dialect = schema["$schema"];
+  return typeof dialect === "string" && dialect.startsWith("http://json-schema.org/draft-07/schema");
+}
+
+/**
+ * In a draft-07 `inputSchema`, the first keyword that stands beside a
+ * `$ref` and validates: `[keyword, JSON pointer]`, or `undefined`. draft-07
+ * reads a `$ref` alone, as the Rust validator does; Ajv applies its
+ * siblings too, so such a schema cannot be validated here as there.
+ */
+export function firstRefWithSiblings(schema: unknown): [string, string] | undefined {
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return undefined;
+  if (!isDraft07(schema as Record<string, unknown>)) return undefined;
+  return refWithSiblings(schema, "#");
+}
+
+function refWithSiblings(schema: unknown, pointer: string): [string, string] | undefined {
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return undefined;
+  const s = schema as Record<string, unknown>;
+  if (Object.hasOwn(s, "$ref")) {
+    const keyword = Object.keys(s).find((k) => !INERT.has(k));
+    if (keyword !== undefined) return [keyword, pointer];
+  }
+  const token = (key: string) => key.replaceAll("~", "~0").replaceAll("/", "~1");
+  for (const key of ONE) {
+    if (!Object.hasOwn(s, key) || Array.isArray(s[key])) continue;
+    const found = refWithSiblings(s[key], `${pointer}/${key}`);
+    if (found) return found;
+  }
+  for (const key of [...LIST, "items"]) {
+    const list = s[key];
+    if (!Object.hasOwn(s, key) || !Array.isArray(list)) continue;
+    for (const [i, item] of list.entries()) {
+      const found = refWithSiblings(item, `${pointer}/${key}/${i}`);
+      if (found) return found;
+    }
+  }
+  for (const key of MAP) {
+    const map = s[key];
+    if (!Object.hasOwn(s, key) || typeof map !== "object" || map === null || Array.isArray(map)) continue;
+    for (const [name, value] of Object.entries(map)) {
+      const found = refWithSiblings(value, `${pointer}/${key}/${token(name)}`);
       if (found) return found;
     }
   }

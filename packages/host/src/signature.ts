@@ -27,7 +27,7 @@ import {
   schemaPredicate,
 } from "@mcp-resolve/runtime";
 
-import { firstNotPortable } from "./portable.js";
+import { firstNotPortable, firstRefWithSiblings } from "./portable.js";
 import { Violation } from "./violation.js";
 
 /** The four core hints, in wire order, with their MCP defaults. */
@@ -257,6 +257,12 @@ export class SignedTool {
     if (unportable !== undefined) {
       throw new SignatureError(
         `${where}: \`inputSchema\` pattern \`${unportable[0]}\` cannot be evaluated in JavaScript exactly as in Rust: ${unportable[1]}`,
+      );
+    }
+    const beside = firstRefWithSiblings(this.inputSchema);
+    if (beside !== undefined) {
+      throw new SignatureError(
+        `${where}: \`inputSchema\` has \`${beside[0]}\` beside \`$ref\` at \`${beside[1]}\`, which cannot be evaluated in JavaScript exactly as in Rust: draft-07 reads a \`$ref\` alone, Ajv applies its siblings too`,
       );
     }
     const entries = def["resolvedVariants"];

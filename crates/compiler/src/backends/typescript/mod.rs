@@ -389,9 +389,8 @@ fn schema_portability(tool: &Tool, errors: &mut Vec<Diagnostic>) {
             Diagnostic::new(
                 Code::NotPortable,
                 format!(
-                    "the inputSchema of tool `{}` has `{keyword}` beside `$ref` at `{}`: draft-07 reads a `$ref` alone, as the Rust validator does, but the TypeScript runtime's validator (Ajv) applies its siblings too",
+                    "the inputSchema of tool `{}` has `{keyword}` beside `$ref` at `#{pointer}`: draft-07 reads a `$ref` alone, as the Rust validator does, but the TypeScript runtime's validator (Ajv) applies its siblings too",
                     tool.name,
-                    if pointer.is_empty() { "#" } else { &pointer },
                 ),
             )
             .at(tool.schema_loc.0)
