@@ -48,6 +48,10 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# Each stage's heading says when it began (since the test command
+# started), so that a log shows where the time goes.
+stage() { printf '== [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
+
 # Debian packages without recommended ones, waiting for a busy apt lock.
 apt_install() {
   scripts/apt-install.sh "$@"
@@ -65,51 +69,51 @@ make_venv() {
   fi
 }
 
-echo "== cel-python (an independent CEL implementation, for the differential test)"
+stage "cel-python (an independent CEL implementation, for the differential test)"
 make_venv target/cel-venv
 target/cel-venv/bin/python -m pip install -q --disable-pip-version-check "cel-python==0.5.0"
 export MCP_RESOLVE_CEL_PYTHON="$PWD/target/cel-venv/bin/python"
 
-echo "== Python MCP SDK (the real client of the end-to-end tests), joserfc (independent JOSE) and opentelemetry-proto (the OTLP receiver)"
+stage "Python MCP SDK (the real client of the end-to-end tests), joserfc (independent JOSE) and opentelemetry-proto (the OTLP receiver)"
 make_venv target/mcp-venv
 target/mcp-venv/bin/python -m pip install -q --disable-pip-version-check \
   "mcp==2.3.0" "rfc8785==0.1.4" "jsonschema==4.26.0" "joserfc==1.8.0" "opentelemetry-proto==1.45.2"
 export MCP_RESOLVE_MCP_PYTHON="$PWD/target/mcp-venv/bin/python"
 
-echo "== TypeScript SDKs v2 and v1 (the second real client, and the side-by-side host) and Cedar's engine (cedar-wasm)"
+stage "TypeScript SDKs v2 and v1 (the second real client, and the side-by-side host) and Cedar's engine (cedar-wasm)"
 MCP_RESOLVE_TS_CLIENT="$(scripts/install-ts-client.sh target/ts-client)"
 export MCP_RESOLVE_TS_CLIENT
 
-echo "== the runtime package of generated TypeScript resolvers (packages/runtime: Ajv, built with TypeScript's compiler)"
+stage "the runtime package of generated TypeScript resolvers (packages/runtime: Ajv, built with TypeScript's compiler)"
 MCP_RESOLVE_TS_RUNTIME="$(scripts/install-ts-runtime.sh target/ts-runtime)"
 export MCP_RESOLVE_TS_RUNTIME
 
-echo "== the TypeScript example server (examples/file-server-ts, on the TypeScript SDKs v2 and v1, against that runtime)"
+stage "the TypeScript example server (examples/file-server-ts, on the TypeScript SDKs v2 and v1, against that runtime)"
 MCP_RESOLVE_TS_EXAMPLE="$(scripts/install-ts-package.sh examples/file-server-ts target/ts-example target/ts-runtime)"
 export MCP_RESOLVE_TS_EXAMPLE
 
-echo "== the TypeScript host library (packages/host, against that runtime)"
+stage "the TypeScript host library (packages/host, against that runtime)"
 MCP_RESOLVE_TS_HOST="$(scripts/install-ts-package.sh packages/host target/ts-host target/ts-runtime)"
 export MCP_RESOLVE_TS_HOST
 
-echo "== the runtime package of generated Python resolvers (packages/python-runtime: jsonschema-rs), with mypy"
+stage "the runtime package of generated Python resolvers (packages/python-runtime: jsonschema-rs), with mypy"
 MCP_RESOLVE_PY_RUNTIME="$(scripts/install-py-runtime.sh target/py-runtime)"
 export MCP_RESOLVE_PY_RUNTIME
 
-echo "== the official MCP conformance suite and an OAuth authorization server (oidc-provider), with the Node 22 both need, under target/"
+stage "the official MCP conformance suite and an OAuth authorization server (oidc-provider), with the Node 22 both need, under target/"
 MCP_RESOLVE_OFFICIAL_CONFORMANCE="$(scripts/install-official-conformance.sh target/node22)"
 MCP_RESOLVE_AUTH_SERVER="$(scripts/install-auth-server.sh target/node22)"
 export MCP_RESOLVE_OFFICIAL_CONFORMANCE MCP_RESOLVE_AUTH_SERVER
 
-echo "== real MCP servers (npm and PyPI, pinned) for the live import test"
+stage "real MCP servers (npm and PyPI, pinned) for the live import test"
 MCP_RESOLVE_REAL_SERVERS="$(scripts/install-real-servers.sh target/real-servers)"
 export MCP_RESOLVE_REAL_SERVERS
 
-echo "== MCP hosts from npm (Claude Code, Codex CLI, Gemini CLI, pinned) for the in-host tests"
+stage "MCP hosts from npm (Claude Code, Codex CLI, Gemini CLI, pinned) for the in-host tests"
 MCP_RESOLVE_HOSTS="$(scripts/install-hosts.sh target/hosts)"
 export MCP_RESOLVE_HOSTS
 
-echo "== SARIF 2.1.0 schema (pinned serde-sarif crate, through cargo)"
+stage "SARIF 2.1.0 schema (pinned serde-sarif crate, through cargo)"
 MCP_RESOLVE_SARIF_SCHEMA="$PWD/$(scripts/fetch-sarif-schema.sh target/sarif)"
 export MCP_RESOLVE_SARIF_SCHEMA
 
@@ -126,24 +130,24 @@ apt_install_tool() {
   fi
 }
 
-echo "== Redis and HAProxy (Debian's packages) for several proxy instances"
+stage "Redis and HAProxy (Debian's packages) for several proxy instances"
 apt_install_tool redis-server redis-server
 apt_install_tool haproxy haproxy
 MCP_RESOLVE_REDIS="$(command -v redis-server)"
 MCP_RESOLVE_HAPROXY="$(command -v haproxy)"
 export MCP_RESOLVE_REDIS MCP_RESOLVE_HAPROXY
 
-echo "== tmux (Debian's package): the hosts' terminal interfaces, driven as a user would"
+stage "tmux (Debian's package): the hosts' terminal interfaces, driven as a user would"
 apt_install_tool tmux tmux
 MCP_RESOLVE_TMUX="$(command -v tmux)"
 export MCP_RESOLVE_TMUX
 
-echo "== Neovim (Debian's package): a real editor's LSP client for mcp-resolve lsp"
+stage "Neovim (Debian's package): a real editor's LSP client for mcp-resolve lsp"
 apt_install_tool nvim neovim
 MCP_RESOLVE_NVIM="$(command -v nvim)"
 export MCP_RESOLVE_NVIM
 
-echo "== Chromium and ChromeDriver (Debian's packages) for the explain page"
+stage "Chromium and ChromeDriver (Debian's packages) for the explain page"
 if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then
   apt_install chromium chromium-driver
 fi
@@ -162,7 +166,7 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 started=$SECONDS
 # README's first command builds the command without default features: the
 # compiler's commands alone. They work, and the rest say what to build.
-echo "== the light build (--no-default-features): the compiler's commands, and a clear error for the rest"
+stage "the light build (--no-default-features): the compiler's commands, and a clear error for the rest"
 cargo build --locked --no-default-features --bin mcp-resolve
 # Kept beside the full build, which `cargo test` writes to the same path.
 mkdir -p target/debug/light
@@ -181,11 +185,11 @@ for command in "proxy rules/file-server.yaml -- true" "policy schema rules/file-
   esac
 done
 
-echo "== the command as a wheel (maturin's bin bindings, this build's binary) for the PyPI test"
+stage "the command as a wheel (maturin's bin bindings, this build's binary) for the PyPI test"
 MCP_RESOLVE_PYPI_WHEEL="$(scripts/pypi-wheel.sh target/wheels dev)"
 export MCP_RESOLVE_PYPI_WHEEL
 
-echo "== cargo test --workspace"
+stage "cargo test --workspace"
 cargo test --workspace --locked "$@"
 
 # Every build has the same grammar and defaults: `--help` of the light build
@@ -199,7 +203,7 @@ done
 
 # The compiler in the build-script configuration (`default-features =
 # false`: no preserve-order) passes its own suites too.
-echo "== cargo test -p mcp-resolve --no-default-features"
+stage "cargo test -p mcp-resolve --no-default-features"
 cargo test -p mcp-resolve --no-default-features --locked "$@"
 
 # The build.rs test's fresh crate has its own target directory (about
