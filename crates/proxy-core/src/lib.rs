@@ -5,6 +5,8 @@
 //! processes or OS entropy (the layering test holds the list). The proxy
 //! crate (`mcp-resolve-proxy`) moves the bytes and carries out the effects.
 //!
+//! - [`declare`]: SEP-3140 for any server: the declarations and the signed
+//!   manifest of what a session listed, as pure functions of the listing;
 //! - [`rules`]: what the proxy adds to a server's messages (capabilities,
 //!   annotations and markers in `tools/list`, the requests it answers
 //!   itself);
@@ -19,6 +21,7 @@
 // it reads better whole. Tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
+pub mod declare;
 pub mod quick;
 pub mod raw;
 pub mod rules;

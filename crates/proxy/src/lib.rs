@@ -30,7 +30,6 @@
 
 pub mod auth;
 mod consent;
-pub mod declare;
 pub mod guard;
 pub mod jwks;
 mod link;
@@ -47,6 +46,8 @@ mod threads;
 pub mod trust;
 pub mod upstream;
 
+/// SEP-3140 declarations the proxy signs (`mcp-resolve-proxy-core`).
+pub use mcp_resolve_proxy_core::declare;
 /// What the proxy adds to a server's messages (`mcp-resolve-proxy-core`).
 pub use mcp_resolve_proxy_core::rules;
 // The core's readers of raw JSON text, where the transports use them.

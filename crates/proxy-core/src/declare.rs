@@ -28,7 +28,7 @@ pub const JWKS_PATH: &str = "/.well-known/mcp-signing-jwks.json";
 /// Checks a server's canonical URI (RFC 8707): an absolute `https` (or
 /// `http`) URI with a host and no fragment. The URI as given, or why not.
 pub fn server_uri(uri: &str) -> Result<String, ServerUriError> {
-    let url = reqwest::Url::parse(uri).map_err(|e| ServerUriError::NotAbsolute(e.to_string()))?;
+    let url = url::Url::parse(uri).map_err(|e| ServerUriError::NotAbsolute(e.to_string()))?;
     if !matches!(url.scheme(), "https" | "http") || url.host_str().is_none() {
         return Err(ServerUriError::NotHttps);
     }
@@ -146,7 +146,7 @@ impl Declarer {
 
     /// Adds `declarations: {signed: true, labels: true}` to an
     /// `initialize` (or `server/discover`) result's capabilities.
-    pub(crate) fn advertise(&self, result: &mut Value) {
+    pub fn advertise(&self, result: &mut Value) {
         if let Some(Value::Object(capabilities)) = result.get_mut("capabilities") {
             capabilities.insert(
                 "declarations".into(),
@@ -161,7 +161,7 @@ impl Declarer {
     /// `contentHash`. `fresh`: this page starts a new reading of the whole
     /// list (tools no page of it lists are gone). Log lines for tools that
     /// could not be declared go to `notes`.
-    pub(crate) fn declare(
+    pub fn declare(
         &self,
         state: &mut Declared,
         result: &mut Value,
@@ -206,7 +206,7 @@ impl Declarer {
     /// from the manifest. The `changed` entries against the reading before
     /// (every tool is new when there was none); none when no reading was
     /// under way.
-    pub(crate) fn read(&self, state: &mut Declared) -> Vec<Value> {
+    pub fn read(&self, state: &mut Declared) -> Vec<Value> {
         let Some(reading) = state.reading.take() else {
             return Vec::new();
         };
@@ -219,7 +219,7 @@ impl Declarer {
     /// The signed manifest of what the session declared, issued at `now`
     /// (seconds since the epoch): the one signed before while it is valid
     /// for at least half its time and nothing changed, else a new one.
-    pub(crate) fn manifest(&self, state: &mut Declared, now: u64) -> Value {
+    pub fn manifest(&self, state: &mut Declared, now: u64) -> Value {
         if let Some((signed, renew)) = &state.signed
             && now < *renew
         {
@@ -238,7 +238,7 @@ impl Declarer {
     /// The extended `notifications/tools/list_changed` (`changed`, and
     /// where the new manifest is) in place of the server's `notification`;
     /// the server's own `params` members are kept.
-    pub(crate) fn notification(notification: &str, changed: Vec<Value>) -> String {
+    pub fn notification(notification: &str, changed: Vec<Value>) -> String {
         let Ok(Value::Object(mut message)) = serde_json::from_str::<Value>(notification) else {
             return notification.to_owned();
         };
@@ -255,7 +255,7 @@ impl Declarer {
 
 /// What one session declared.
 #[derive(Default)]
-pub(crate) struct Declared {
+pub struct Declared {
     /// Each tool's manifest entry, by name.
     entries: BTreeMap<String, Entry>,
     /// The reading of the whole list under way, if one is.
@@ -265,12 +265,12 @@ pub(crate) struct Declared {
     /// The manifest signed last, and when it is renewed.
     signed: Option<(Value, u64)>,
     /// Whether the host listed the tools with the extension's markers.
-    pub(crate) marked: bool,
+    pub marked: bool,
 }
 
 impl Declared {
     /// Whether any tool has been declared yet.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.entries.is_empty() && self.last.is_none()
     }
 }
