@@ -452,7 +452,7 @@ fn verifier(args: &Args) -> Result<Option<Verifier>, u8> {
         eprintln!("error: --trust found no keys to verify with");
         return Err(USAGE);
     }
-    Verifier::new(policy, keys, audience)
+    mcp_resolve_proxy::trust::open(policy, keys, audience)
         .map(Some)
         .map_err(|e| {
             eprintln!("error: {e}");

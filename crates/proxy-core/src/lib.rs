@@ -14,6 +14,8 @@
 //!   and every other byte stays as written;
 //! - [`quick`]: a `tools/call`'s arguments checked on their text against a
 //!   flat `inputSchema`, held to the JSON Schema validator;
+//! - [`trust`]: a server's signed declarations verified (`--trust`), with
+//!   the TOFU store's contents handed in;
 //! - [`state`]: 2026-07-28 request states, sealed and opened with keys and
 //!   entropy the proxy hands in, and spent once.
 #![deny(missing_docs)]
@@ -26,3 +28,4 @@ pub mod quick;
 pub mod raw;
 pub mod rules;
 pub mod state;
+pub mod trust;

@@ -360,7 +360,7 @@ pub(crate) fn keep(guard: &Guard, effect: Effect) {
         }
         Effect::Trust(record) => {
             if let Some(verifier) = &guard.verify
-                && let Err(e) = verifier.remember(&record)
+                && let Err(e) = crate::trust::remember(verifier, &record)
             {
                 log(&format!("cannot write the trust store: {e}"));
             }

@@ -268,7 +268,7 @@ fn run_exchange(steps: &[Step], stateless: bool, watch: bool, declare: bool, ver
             mcp_resolve_host::jws::PrivateKey::generate(mcp_resolve_host::jws::Algorithm::Ed25519)
                 .unwrap();
         guard.verify = Some(
-            crate::trust::Verifier::new(
+            crate::trust::open(
                 crate::trust::Policy::Pinned,
                 vec![key.public().clone()],
                 "https://s.example/mcp".into(),

@@ -29,7 +29,7 @@ fn signed(tools: Vec<Value>, key: &PrivateKey, issued: u64, valid: u64) -> (Vec<
 }
 
 fn verifier(key: &PrivateKey, policy: TrustPolicy) -> Verifier {
-    Verifier::new(policy, vec![key.public().clone()], SERVER_URI.into()).unwrap()
+    crate::trust::open(policy, vec![key.public().clone()], SERVER_URI.into()).unwrap()
 }
 
 /// The host lists; the proxy holds the answer and asks for the manifest,
@@ -225,7 +225,7 @@ fn trust_on_first_use_remembers_the_key_and_refuses_another() {
     let keys = vec![first.public().clone(), second.public().clone()];
     let guard = Guard {
         verify: Some(
-            Verifier::new(
+            crate::trust::open(
                 TrustPolicy::Tofu(store.clone()),
                 keys.clone(),
                 SERVER_URI.into(),
@@ -247,11 +247,11 @@ fn trust_on_first_use_remembers_the_key_and_refuses_another() {
         })
         .expect("the first key is remembered");
     assert_eq!(record["kid"], first.public().kid());
-    guard.verify.as_ref().unwrap().remember(&record).unwrap();
+    crate::trust::remember(guard.verify.as_ref().unwrap(), &record).unwrap();
     // A later proxy reads the store: the same key passes, another does not.
     let guard = Guard {
         verify: Some(
-            Verifier::new(TrustPolicy::Tofu(store.clone()), keys, SERVER_URI.into()).unwrap(),
+            crate::trust::open(TrustPolicy::Tofu(store.clone()), keys, SERVER_URI.into()).unwrap(),
         ),
         ..Guard::default()
     };
@@ -267,7 +267,7 @@ fn trust_on_first_use_remembers_the_key_and_refuses_another() {
     );
     // A store that is not one is refused at start.
     std::fs::write(&store, "[]").unwrap();
-    let refused = Verifier::new(TrustPolicy::Tofu(store.clone()), vec![], SERVER_URI.into());
+    let refused = crate::trust::open(TrustPolicy::Tofu(store.clone()), vec![], SERVER_URI.into());
     assert!(
         refused
             .unwrap_err()
