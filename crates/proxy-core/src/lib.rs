@@ -7,6 +7,8 @@
 //!
 //! - [`declare`]: SEP-3140 for any server: the declarations and the signed
 //!   manifest of what a session listed, as pure functions of the listing;
+//! - [`judge`]: a `tools/call` judged by the rules and the policy, and
+//!   what a refusal says;
 //! - [`rules`]: what the proxy adds to a server's messages (capabilities,
 //!   annotations and markers in `tools/list`, the requests it answers
 //!   itself);
@@ -24,6 +26,7 @@
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
 pub mod declare;
+pub mod judge;
 pub mod quick;
 pub mod raw;
 pub mod rules;

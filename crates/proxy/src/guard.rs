@@ -9,16 +9,14 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use mcp_resolve_runtime::{Annotations, RpcError};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
+use crate::policy::SessionFacts;
 use crate::policy::cedar::Engine;
-use crate::policy::{Call, Decision, SessionFacts};
 use crate::record::Record;
 use crate::rules::ProxyRules;
 
-/// The JSON-RPC error code of a call the policy refuses (the
-/// implementation-defined server-error range of JSON-RPC 2.0).
-pub const POLICY_REFUSED: i64 = -32001;
+pub use mcp_resolve_proxy_core::judge::{self, Judged, POLICY_REFUSED};
 
 /// How long, by default, a call the policy asks about waits for the user
 /// (`--ask-timeout`), in seconds.
@@ -234,45 +232,15 @@ fn changed_members(first: &Value, now: &Value) -> String {
         .join(", ")
 }
 
-/// What the guard found out about a `tools/call`.
-#[derive(Clone, Debug)]
-pub(crate) struct Judged {
-    pub(crate) tool: String,
-    pub(crate) variant: Option<String>,
-    pub(crate) annotations: Annotations,
-    pub(crate) scopes: Vec<String>,
-    pub(crate) decision: Decision,
-    /// The determining policies, joined (`None`: the policy's default).
-    pub(crate) rule: Option<String>,
-    /// The determining policies.
-    pub(crate) policies: Vec<String>,
-    /// Why the user is asked (`@ask`), or why the engine refused.
-    pub(crate) reason: Option<String>,
-    /// Whether the rules describe the tool (otherwise its listed static
-    /// annotations were judged).
-    pub(crate) described: bool,
-    /// Why the user is asked when it is not the policy: the tool's signed
-    /// declaration changed materially (`--trust`).
-    pub(crate) regate: Option<String>,
-    /// Who the call's bearer token speaks for (`--auth-issuer`).
-    pub(crate) principal: Option<crate::auth::Principal>,
-}
-
 impl Guard {
     /// Whether the arguments of the call `params` to `tool` pass the rules'
-    /// `inputSchema` (a tool the rules do not describe has none to fail):
-    /// what [`Guard::judge`] would not refuse them for.
+    /// `inputSchema` ([`mcp_resolve_proxy_core::judge::accepts`]).
     pub(crate) fn accepts(&self, rules: &ProxyRules, tool: &str, params: Option<&Value>) -> bool {
-        let empty = Value::Object(Map::new());
-        let arguments = params.and_then(|p| p.get("arguments")).unwrap_or(&empty);
-        rules.matcher().accepts(tool, arguments).unwrap_or(true)
+        judge::accepts(rules, tool, params)
     }
 
-    /// Judges a `tools/call`: `Err` (`-32602`) when the rules describe the
-    /// tool and its `inputSchema` refuses the arguments; the decision
-    /// otherwise. A tool the rules do not describe is judged on the static
-    /// annotations the server listed for it (MCP's defaults when it was not
-    /// listed or listed none).
+    /// Judges a `tools/call` by the guard's policy
+    /// ([`mcp_resolve_proxy_core::judge::judge`]).
     pub(crate) fn judge(
         &self,
         rules: &ProxyRules,
@@ -281,116 +249,26 @@ impl Guard {
         principal: Option<&crate::auth::Principal>,
         session: Option<&SessionFacts>,
     ) -> Result<Judged, RpcError> {
-        let Some(Value::String(tool)) = params.and_then(|p| p.get("name")) else {
-            return Err(RpcError::invalid_params(
-                "params.name must be a string (the tool name)",
-            ));
-        };
-        let empty = Value::Object(Map::new());
-        let arguments = params.and_then(|p| p.get("arguments")).unwrap_or(&empty);
-        let (variant, annotations, scopes, described) =
-            match rules.matcher().outcome(tool, arguments) {
-                Some(outcome) => {
-                    let resolution = outcome?.resolution();
-                    (
-                        resolution.variant.clone(),
-                        resolution.annotations.clone(),
-                        resolution.required_scopes.clone(),
-                        true,
-                    )
-                }
-                None => (
-                    None,
-                    listed
-                        .get(tool)
-                        .cloned()
-                        .unwrap_or_else(Annotations::defaults),
-                    Vec::new(),
-                    false,
-                ),
-            };
-        let (decision, policies, reason) = match &self.policy {
-            None => (Decision::Allow, Vec::new(), None),
-            Some(policy) => {
-                let outcome = policy.decide(&Call {
-                    tool,
-                    arguments: Some(arguments),
-                    variant: variant.as_deref(),
-                    annotations: &annotations,
-                    scopes: &scopes,
-                    described,
-                    principal,
-                    session,
-                });
-                (outcome.decision, outcome.policies, outcome.reason)
-            }
-        };
-        let rule = (!policies.is_empty()).then(|| policies.join(", "));
-        Ok(Judged {
-            tool: tool.clone(),
-            variant,
-            annotations,
-            scopes,
-            decision,
-            rule,
-            policies,
-            reason,
-            described,
-            regate: None,
-            principal: principal.cloned(),
-        })
+        judge::judge(
+            self.policy.as_ref(),
+            rules,
+            listed,
+            params,
+            principal,
+            session,
+        )
     }
 }
 
-impl Judged {
-    /// What the call is, for messages: `` `tool` (variant `v`) ``.
-    pub(crate) fn describe(&self) -> String {
-        match &self.variant {
-            Some(variant) => format!("`{}` (variant `{variant}`)", self.tool),
-            None => format!("`{}`", self.tool),
-        }
-    }
-
-    /// Who decided, for messages.
-    pub(crate) fn by(&self) -> String {
-        if self.regate.is_some() {
-            return "mcp-resolve proxy --trust".into();
-        }
-        match self.policies.as_slice() {
-            [] => match &self.reason {
-                Some(why) if self.decision == Decision::Deny => format!("the policy: {why}"),
-                _ => "the policy's default".into(),
-            },
-            [one] => format!("policy rule `{one}`"),
-            many => format!("policy rules `{}`", many.join("`, `")),
-        }
-    }
-
-    /// The error a refused call gets; `why` says how it was refused.
-    pub(crate) fn refusal(&self, why: &str) -> RpcError {
-        RpcError::new(
-            POLICY_REFUSED,
-            format!("{} {why} ({})", self.describe(), self.by()),
-            Some(json!({
-                "tool": self.tool,
-                "variant": self.variant,
-                "annotations": self.annotations.complete_json(),
-                "requiredScopes": self.scopes,
-                "decision": self.decision.as_str(),
-                "rule": self.rule,
-                "policies": self.policies,
-            })),
-        )
-    }
-
+/// The audit record of a judged call.
+pub(crate) trait Recorded {
     /// The audit record of the call at `at`; `outcome` says what became
     /// of it.
-    pub(crate) fn record(
-        &self,
-        at: SystemTime,
-        outcome: &'static str,
-        arguments: Option<&Value>,
-    ) -> Record {
+    fn record(&self, at: SystemTime, outcome: &'static str, arguments: Option<&Value>) -> Record;
+}
+
+impl Recorded for Judged {
+    fn record(&self, at: SystemTime, outcome: &'static str, arguments: Option<&Value>) -> Record {
         Record::call(self.clone(), at, outcome, None, arguments.cloned())
     }
 }
