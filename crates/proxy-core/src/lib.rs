@@ -5,6 +5,8 @@
 //! processes or OS entropy (the layering test holds the list). The proxy
 //! crate (`mcp-resolve-proxy`) moves the bytes and carries out the effects.
 //!
+//! - [`consent`]: the user asked about a call (elicitation, or a 2026-07-28
+//!   question with a sealed state), and a retry's state checked;
 //! - [`declare`]: SEP-3140 for any server: the declarations and the signed
 //!   manifest of what a session listed, as pure functions of the listing;
 //! - [`judge`]: a `tools/call` judged by the rules and the policy, and
@@ -25,6 +27,7 @@
 // it reads better whole. Tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
+pub mod consent;
 pub mod declare;
 pub mod judge;
 pub mod quick;

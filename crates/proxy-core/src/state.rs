@@ -264,6 +264,18 @@ pub fn arguments_digest(arguments: &Value) -> String {
     ))
 }
 
+/// What the store several proxy instances share (`--redis`) said of a
+/// state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// This instance is the first to use it.
+    Claimed,
+    /// Used already (by any instance).
+    Spent,
+    /// The store did not answer: why.
+    Unavailable(String),
+}
+
 /// The states spent in this process (each is used once), until they expire.
 #[derive(Debug, Default)]
 pub struct Spent {

@@ -29,7 +29,6 @@
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
 pub mod auth;
-mod consent;
 pub mod guard;
 pub mod jwks;
 mod link;
@@ -50,8 +49,9 @@ pub mod upstream;
 pub use mcp_resolve_proxy_core::declare;
 /// What the proxy adds to a server's messages (`mcp-resolve-proxy-core`).
 pub use mcp_resolve_proxy_core::rules;
-// The core's readers of raw JSON text, where the transports use them.
-use mcp_resolve_proxy_core::{quick, raw};
+// The core's readers of raw JSON text, where the transports use them, and
+// its consent questions and tickets, which the session uses.
+use mcp_resolve_proxy_core::{consent, quick, raw};
 
 /// Policy: Cedar over resolved calls, and the simple YAML form
 /// (`mcp-resolve-policy`).

@@ -35,16 +35,7 @@ pub const BASELINE_TTL: Duration = Duration::from_secs(86_400);
 /// why the store could not say.
 pub type Baselines = Result<HashMap<String, Value>, String>;
 
-/// What the store said of a state.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Claim {
-    /// This instance is the first to use it.
-    Claimed,
-    /// Used already (by any instance).
-    Spent,
-    /// The store did not answer: why.
-    Unavailable(String),
-}
+pub use mcp_resolve_proxy_core::state::Claim;
 
 /// Why `--redis` was refused at start.
 #[derive(Debug, thiserror::Error)]

@@ -24,25 +24,24 @@ use std::time::Duration;
 use mcp_resolve_runtime::protocol::{META_PROTOCOL_VERSION, client_capabilities};
 use serde_json::{Map, Value, json};
 
-use crate::guard::Judged;
-use crate::shared::Claim;
-use crate::state::{PREFIX, SealError, Spent, StateKeys, Ticket, arguments_digest};
+use crate::judge::Judged;
+use crate::state::{Claim, PREFIX, SealError, Spent, StateKeys, Ticket, arguments_digest};
 
 /// The key of the proxy's question in `inputRequests` / `inputResponses`.
-pub(crate) const CONFIRM: &str = "mcp-resolve/confirm";
+pub const CONFIRM: &str = "mcp-resolve/confirm";
 /// The ids of the proxy's `elicitation/create` requests begin so.
-pub(crate) const ASK_PREFIX: &str = "mcp-resolve-ask-";
+pub const ASK_PREFIX: &str = "mcp-resolve-ask-";
 /// Why an `ask` call is refused to a host that cannot be asked.
-pub(crate) const NO_ELICITATION: &str = "needs the user's consent, and the host did not declare elicitation to ask for it: use a host that answers elicitation, or allow the call in the policy";
+pub const NO_ELICITATION: &str = "needs the user's consent, and the host did not declare elicitation to ask for it: use a host that answers elicitation, or allow the call in the policy";
 /// Why an `ask` call is refused when its question cannot be sealed.
-pub(crate) const NO_STATE: &str = "needs the user's consent, and the proxy could not seal the question's state (no randomness from the system)";
+pub const NO_STATE: &str = "needs the user's consent, and the proxy could not seal the question's state (no randomness from the system)";
 /// The question a state is about once the user accepted and the server
 /// asked its own.
 const SERVER_QUESTION: &str = "server";
 
 /// The question put to the user about a call: the `elicitation/create`
 /// params (a confirmation with nothing to fill in).
-pub(crate) fn question(judged: &Judged) -> Value {
+pub fn question(judged: &Judged) -> Value {
     let hints: Vec<String> = judged
         .annotations
         .iter()
@@ -74,7 +73,7 @@ pub(crate) fn question(judged: &Judged) -> Value {
 
 /// The `elicitation/create` request that asks the user about a call in a
 /// legacy session.
-pub(crate) fn ask_request(id: &str, judged: &Judged) -> String {
+pub fn ask_request(id: &str, judged: &Judged) -> String {
     json!({
         "jsonrpc": "2.0",
         "id": id,
@@ -86,7 +85,7 @@ pub(crate) fn ask_request(id: &str, judged: &Judged) -> String {
 
 /// Whether a request is a 2026-07-28 one (its `_meta` names that version
 /// or a later one).
-pub(crate) fn is_stateless(params: Option<&Value>) -> bool {
+pub fn is_stateless(params: Option<&Value>) -> bool {
     params
         .and_then(|p| p.get("_meta"))
         .and_then(|m| m.get(META_PROTOCOL_VERSION))
@@ -96,13 +95,13 @@ pub(crate) fn is_stateless(params: Option<&Value>) -> bool {
 
 /// Whether the host can be asked: it declared elicitation in the
 /// request's client capabilities, or at `initialize`.
-pub(crate) fn may_elicit(params: Option<&Value>, session: Option<&Value>) -> bool {
+pub fn may_elicit(params: Option<&Value>, session: Option<&Value>) -> bool {
     client_capabilities(params, session).is_some_and(|caps| caps.get("elicitation").is_some())
 }
 
 /// What became of a `tools/call` that may be a retry.
 #[derive(Debug, PartialEq)]
-pub(crate) enum Retry {
+pub enum Retry {
     /// Not an answer to the proxy's question: ask it.
     Fresh,
     /// Accepted: forward the call with these params.
@@ -113,14 +112,16 @@ pub(crate) enum Retry {
 
 /// The states of 2026-07-28 questions: sealed with the guard's keys,
 /// spent in its set.
-pub(crate) struct Tickets<'g> {
-    pub(crate) keys: &'g StateKeys,
-    pub(crate) spent: &'g Spent,
+pub struct Tickets<'g> {
+    /// The keys states are sealed and opened with.
+    pub keys: &'g StateKeys,
+    /// The states spent in this process.
+    pub spent: &'g Spent,
     /// What the store several instances share said of the states of the
     /// message being handled (`--redis`); `None`: one instance.
-    pub(crate) claims: Option<&'g HashMap<String, Claim>>,
+    pub claims: Option<&'g HashMap<String, Claim>>,
     /// How long a state lives (`--ask-timeout`).
-    pub(crate) ttl: Duration,
+    pub ttl: Duration,
 }
 
 impl Tickets<'_> {
@@ -146,7 +147,7 @@ impl Tickets<'_> {
     /// The `input_required` result that asks the user about a call (JSON
     /// text), with its sealed state; `None` when no state can be sealed
     /// (the call is then refused: fail closed).
-    pub(crate) fn ask(&self, now: u64, judged: &Judged, arguments: &Value) -> Option<String> {
+    pub fn ask(&self, now: u64, judged: &Judged, arguments: &Value) -> Option<String> {
         let state = self
             .issue(now, &judged.tool, arguments, CONFIRM, None)
             .ok()?;
@@ -165,7 +166,7 @@ impl Tickets<'_> {
     /// Reads a call's `requestState` and `inputResponses` at `now`: whether
     /// it answers (or continues) a question the proxy asked about this very
     /// call. A state is used once.
-    pub(crate) fn retry(&self, now: u64, params: &Value, tool: &str, arguments: &Value) -> Retry {
+    pub fn retry(&self, now: u64, params: &Value, tool: &str, arguments: &Value) -> Retry {
         let answer = params.get("inputResponses").and_then(|r| r.get(CONFIRM));
         let state = params
             .get("requestState")
@@ -250,7 +251,7 @@ impl Tickets<'_> {
     /// The server answered an accepted call with `input_required`: its
     /// `requestState` is sealed inside one of the proxy's, which the result
     /// carries instead. `false` when `result` is a final one.
-    pub(crate) fn carry(
+    pub fn carry(
         &self,
         now: u64,
         tool: &str,
@@ -273,9 +274,20 @@ impl Tickets<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::Decision;
+    use mcp_resolve_policy::Decision;
     use mcp_resolve_runtime::Annotations;
     use mcp_resolve_runtime::protocol::META_CLIENT_CAPABILITIES;
+
+    /// Distinct bytes on every call: entropy enough for the tests' nonces
+    /// and ids.
+    fn counter(bytes: &mut [u8]) -> Result<(), String> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        for (i, byte) in bytes.iter_mut().enumerate() {
+            *byte = n.to_le_bytes()[i % 8] ^ u8::try_from(i % 256).unwrap();
+        }
+        Ok(())
+    }
 
     /// One time for every step: a state lives `ttl` from it.
     fn now() -> u64 {
@@ -303,9 +315,12 @@ mod tests {
         tickets(ttl)
     }
 
+    /// Tickets with a key of their own (as each proxy process has).
     fn tickets(ttl: Duration) -> Tickets<'static> {
+        let mut key = [0u8; 32];
+        counter(&mut key).unwrap();
         Tickets {
-            keys: Box::leak(Box::new(crate::state::random_keys())),
+            keys: Box::leak(Box::new(StateKeys::new(&[key], counter))),
             spent: Box::leak(Box::default()),
             claims: None,
             ttl,
