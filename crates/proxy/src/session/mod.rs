@@ -76,7 +76,7 @@ pub enum Effect {
     /// Write this line to the proxy's log.
     Log(String),
     /// Remember this key in the TOFU store (`--trust tofu:STORE`,
-    /// [`crate::trust::Verifier::remember`]).
+    /// [`crate::trust::remember`]).
     Trust(Value),
     /// Export this finished span (telemetry on).
     Span(Box<mcp_resolve_telemetry::SpanRecord>),
