@@ -11,6 +11,8 @@
 //!   manifest of what a session listed, as pure functions of the listing;
 //! - [`judge`]: a `tools/call` judged by the rules and the policy, and
 //!   what a refusal says;
+//! - [`record`]: the audit records of calls and resolutions, one shape for
+//!   the audit log and telemetry;
 //! - [`rules`]: what the proxy adds to a server's messages (capabilities,
 //!   annotations and markers in `tools/list`, the requests it answers
 //!   itself);
@@ -32,6 +34,7 @@ pub mod declare;
 pub mod judge;
 pub mod quick;
 pub mod raw;
+pub mod record;
 pub mod rules;
 pub mod state;
 pub mod trust;

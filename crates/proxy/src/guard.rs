@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use mcp_resolve_runtime::{Annotations, RpcError};
 use serde_json::{Map, Value};
@@ -257,19 +257,6 @@ impl Guard {
             principal,
             session,
         )
-    }
-}
-
-/// The audit record of a judged call.
-pub(crate) trait Recorded {
-    /// The audit record of the call at `at`; `outcome` says what became
-    /// of it.
-    fn record(&self, at: SystemTime, outcome: &'static str, arguments: Option<&Value>) -> Record;
-}
-
-impl Recorded for Judged {
-    fn record(&self, at: SystemTime, outcome: &'static str, arguments: Option<&Value>) -> Record {
-        Record::call(self.clone(), at, outcome, None, arguments.cloned())
     }
 }
 

@@ -35,7 +35,6 @@ mod link;
 pub mod listen;
 pub mod machine;
 pub mod pin;
-pub mod record;
 mod relay;
 pub mod session;
 pub mod shared;
@@ -47,6 +46,8 @@ pub mod upstream;
 
 /// SEP-3140 declarations the proxy signs (`mcp-resolve-proxy-core`).
 pub use mcp_resolve_proxy_core::declare;
+/// The audit records the proxy writes (`mcp-resolve-proxy-core`).
+pub use mcp_resolve_proxy_core::record;
 /// What the proxy adds to a server's messages (`mcp-resolve-proxy-core`).
 pub use mcp_resolve_proxy_core::rules;
 // The core's readers of raw JSON text, where the transports use them, and

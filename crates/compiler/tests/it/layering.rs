@@ -198,8 +198,11 @@ const PROXY_CORE_FORBIDDEN: &[&str] = &[
     "mio",
     "socket2",
     "sse-stream",
+    // The telemetry crate's facts (records, spans) are allowed, its
+    // exporter (the `export` feature: these crates) is not.
     "opentelemetry",
-    "mcp-resolve-telemetry",
+    "opentelemetry_sdk",
+    "opentelemetry-otlp",
     "mcp-resolve-proxy",
     "mcp-resolve-cli",
     "clap",

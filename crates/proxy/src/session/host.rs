@@ -12,7 +12,6 @@ use super::relist::Relist;
 use super::{CallAudit, Clock, Effect, Held, Pending, Session};
 use crate::consent::{ASK_PREFIX, ask_request};
 use crate::declare::MANIFEST_METHOD;
-use crate::guard::Recorded as _;
 use crate::quick::{Params, QuickCall};
 use crate::rules::{Answer, Rewrite, SIGNATURE_METHOD};
 use mcp_resolve_runtime::protocol::{error_response, id_key};

@@ -35,7 +35,7 @@ use mcp_resolve_runtime::{Annotations, RpcError};
 use serde_json::Value;
 
 use crate::consent::Tickets;
-use crate::guard::{Guard, Judged, PinState, Recorded as _};
+use crate::guard::{Guard, Judged, PinState};
 use crate::record::Record;
 use crate::rules::{ProxyRules, Rewrite};
 use mcp_resolve_runtime::protocol::{error_response, id_key};

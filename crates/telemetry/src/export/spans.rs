@@ -3,7 +3,6 @@
 //! span of what went upstream, the decision joined from the request's audit
 //! record, and their durations in the MCP conventions' histograms.
 
-use std::sync::Arc;
 use std::time::SystemTime;
 
 use opentelemetry::KeyValue;
@@ -13,102 +12,8 @@ use opentelemetry::trace::{
 };
 use serde_json::Value;
 
-use super::{DURATION_ATTRIBUTES, Fields, Key, NAMESPACE, NEXT, Sdk, scalar};
-
-/// A host request's spans, as the proxy's session describes them: the
-/// server span from reading the request to its answer, and, when the
-/// request was forwarded, the client span of what went upstream.
-///
-/// It holds the request's facts, not its attributes: the session takes
-/// them as they are on the request's path, and the telemetry worker writes
-/// out the span's name and attributes ([`SpanRecord::name`],
-/// [`SpanRecord::attributes`]) off it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SpanRecord {
-    /// The request's method (`mcp.method.name`).
-    pub method: Key,
-    /// The tool it names (`gen_ai.tool.name`), if any.
-    pub tool: Option<String>,
-    /// The request's JSON-RPC id (`jsonrpc.request.id`, as text).
-    pub request_id: Value,
-    /// What every span of the session carries (`network.transport`,
-    /// `mcp.session.id`, `mcp.protocol.version`, …), shared by them.
-    pub session: Arc<[(Key, Value)]>,
-    /// What this request's spans carry besides (a question's outcome and
-    /// wait).
-    pub extra: Vec<(Key, Value)>,
-    /// The trace.
-    pub trace_id: u128,
-    /// The server span's id.
-    pub span_id: u64,
-    /// The host's span, when the request named one.
-    pub parent: Option<u64>,
-    /// Whether the trace is recorded (the host's flag, else on).
-    pub sampled: bool,
-    /// When the proxy read the request.
-    pub start: SystemTime,
-    /// When it was answered.
-    pub end: SystemTime,
-    /// The client span, when the request was forwarded.
-    pub client: Option<ClientSpan>,
-    /// `error.type`, when the request failed.
-    pub error: Option<String>,
-}
-
-impl SpanRecord {
-    /// `{method} {tool}` (`tools/call manage_files`), or the method.
-    pub fn name(&self) -> String {
-        match &self.tool {
-            Some(tool) => format!("{} {tool}", self.method),
-            None => self.method.to_string(),
-        }
-    }
-
-    /// What both spans carry, in this order: the method, the request's
-    /// id, the session's, the tool and (for a `tools/call`) the operation,
-    /// then the request's own. Null values are left out when they are
-    /// exported; the project's own (`mcp_resolve.*`) go on the server span
-    /// only.
-    pub fn attributes(&self) -> Vec<(Key, Value)> {
-        let mut all = Vec::with_capacity(self.session.len() + self.extra.len() + 4);
-        all.push((
-            Key::Borrowed("mcp.method.name"),
-            Value::from(self.method.as_ref()),
-        ));
-        all.push((
-            Key::Borrowed("jsonrpc.request.id"),
-            Value::from(match &self.request_id {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            }),
-        ));
-        all.extend(self.session.iter().cloned());
-        if let Some(tool) = &self.tool {
-            all.push((
-                Key::Borrowed("gen_ai.tool.name"),
-                Value::from(tool.as_str()),
-            ));
-            if self.method == "tools/call" {
-                all.push((
-                    Key::Borrowed("gen_ai.operation.name"),
-                    Value::from("execute_tool"),
-                ));
-            }
-        }
-        all.extend(self.extra.iter().cloned());
-        all
-    }
-}
-
-/// The client span of a forwarded request (child of its server span).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ClientSpan {
-    /// Its id (the one the forwarded request's `traceparent` carried).
-    pub span_id: u64,
-    /// When the request was sent (after a question, later than the server
-    /// span's start).
-    pub start: SystemTime,
-}
+use super::{DURATION_ATTRIBUTES, NEXT, Sdk, scalar};
+use crate::{Fields, NAMESPACE, SpanRecord};
 
 /// What the audit record `record` says the proxy decided, as the server
 /// span's attributes, with the span it names (its `traceId` and `spanId`);
@@ -166,7 +71,7 @@ pub(crate) fn decision(record: &Fields) -> Option<(u64, Vec<KeyValue>)> {
     }
     for (hint, value) in hints.into_iter().flatten() {
         if let Some(value) = scalar(value) {
-            into.push(KeyValue::new(crate::keys::hint(hint), value));
+            into.push(KeyValue::new(super::keys::hint(hint), value));
         }
     }
     Some((span, into))

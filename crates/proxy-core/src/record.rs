@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use mcp_resolve_runtime::{Resolution, RpcError};
 
-use crate::guard::Judged;
+use crate::judge::Judged;
 
 /// One audit record (`docs/proxy.md` lists its fields).
 #[derive(Clone, Debug)]
@@ -53,7 +53,7 @@ pub struct CallRecord {
 impl Record {
     /// The record of the call `judged` at `at`: `outcome` says what became
     /// of it, `latency` how long the server took to answer it.
-    pub(crate) fn call(
+    pub fn call(
         judged: Judged,
         at: SystemTime,
         outcome: &'static str,
@@ -71,7 +71,7 @@ impl Record {
     }
 
     /// The record of a resolution of `tool` the proxy answered at `at`.
-    pub(crate) fn resolve(
+    pub fn resolve(
         at: SystemTime,
         tool: &str,
         resolution: Result<&Resolution, &RpcError>,
@@ -88,7 +88,7 @@ impl Record {
 
     /// Names the request's trace and server span (`traceId`, `spanId`), so
     /// that its log record is linked to the span.
-    pub(crate) fn link(&mut self, trace_id: u128, span_id: u64) {
+    pub fn link(&mut self, trace_id: u128, span_id: u64) {
         match self {
             Record::Built(Value::Object(record)) => {
                 record.insert("traceId".into(), trace_id_hex(trace_id).into());
@@ -238,11 +238,24 @@ fn written(at: SystemTime, fields: Fields) -> Value {
     Value::Object(map)
 }
 
+impl Judged {
+    /// The audit record of the call at `at`; `outcome` says what became
+    /// of it.
+    pub fn record(
+        &self,
+        at: SystemTime,
+        outcome: &'static str,
+        arguments: Option<&Value>,
+    ) -> Record {
+        Record::call(self.clone(), at, outcome, None, arguments.cloned())
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::policy::Decision;
+    use mcp_resolve_policy::Decision;
     use serde_json::json;
 
     /// The record as it was first written, with `json!`: the record made
@@ -300,7 +313,7 @@ mod tests {
             reason: None,
             described: full,
             regate: None,
-            principal: full.then(|| crate::auth::Principal {
+            principal: full.then(|| mcp_resolve_policy::Principal {
                 sub: Some("alice".into()),
                 client_id: None,
                 scopes: Default::default(),

@@ -56,7 +56,11 @@ pub(crate) fn field(name: &str) -> Key {
         "principal" => "mcp_resolve.principal",
         "reason" => "mcp_resolve.reason",
         "error" => "mcp_resolve.error",
-        _ => return FIELDS.get(name, || format!("{NAMESPACE}.{}", crate::snake(name))),
+        _ => {
+            return FIELDS.get(name, || {
+                format!("{NAMESPACE}.{}", crate::export::snake(name))
+            });
+        }
     };
     Key::from_static_str(known)
 }
@@ -97,7 +101,7 @@ mod tests {
             "reason",
             "error",
         ] {
-            let made = format!("{NAMESPACE}.{}", crate::snake(name));
+            let made = format!("{NAMESPACE}.{}", crate::export::snake(name));
             assert_eq!(field(name).as_str(), made);
         }
         let (a, b) = (hint("privateHint"), hint("privateHint"));
