@@ -274,20 +274,10 @@ impl Tickets<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::tests::counter;
     use mcp_resolve_policy::Decision;
     use mcp_resolve_runtime::Annotations;
     use mcp_resolve_runtime::protocol::META_CLIENT_CAPABILITIES;
-
-    /// Distinct bytes on every call: entropy enough for the tests' nonces
-    /// and ids.
-    fn counter(bytes: &mut [u8]) -> Result<(), String> {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        for (i, byte) in bytes.iter_mut().enumerate() {
-            *byte = n.to_le_bytes()[i % 8] ^ u8::try_from(i % 256).unwrap();
-        }
-        Ok(())
-    }
 
     /// One time for every step: a state lives `ttl` from it.
     fn now() -> u64 {

@@ -308,13 +308,13 @@ impl Spent {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
     /// Distinct bytes on every call (a counter): what the tests need of
     /// entropy, without the operating system's.
-    fn counter(bytes: &mut [u8]) -> Result<(), String> {
+    pub(crate) fn counter(bytes: &mut [u8]) -> Result<(), String> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         for (i, byte) in bytes.iter_mut().enumerate() {
