@@ -346,54 +346,7 @@ fn an_unbounded_schemas_nesting_is_walked_on_the_fast_path() {
         nested(200),
         json!({"path": "/tmp/a", "extra": {"k": [1, {"force": true}]}}),
     ];
-    std::fs::write(
-        dir.join("calls.json"),
-        serde_json::to_string(&cases).unwrap(),
-    )
-    .unwrap();
-    // Twice each: the first call compiles the validator, the second takes
-    // the inline path.
-    let out = python(
-        &venv,
-        &dir,
-        r#"import json
-import mcp_resolve_runtime as rt
-import resolve
-for args in json.load(open("calls.json")):
-    for _ in range(2):
-        try:
-            r = resolve.resolve("copy", args)
-            answer = {"ok": [r.variant, r.result_json("extension")]}
-        except rt.RpcError as e:
-            answer = {"error": [e.code, e.message]}
-        try:
-            text = {"ok": resolve.resolve_json("copy", args, "extension")}
-        except rt.RpcError as e:
-            text = {"error": [e.code, e.message]}
-        if "ok" in answer:
-            assert text == {"ok": answer["ok"][1]}, (text, answer)
-        else:
-            assert text == answer, (text, answer)
-    print(json.dumps(answer))
-"#,
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let project = mcp_resolve::load(&[rules.into()]).unwrap();
-    let resolver = mcp_resolve::Resolver::new(project.single_server().unwrap()).unwrap();
-    let lines: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines.len(), cases.len());
-    for (args, got) in cases.iter().zip(&lines) {
-        let want = crate::typescript::rust_answer(&resolver, "copy", args);
-        assert_eq!(got, &want, "arguments {args}");
-    }
+    let lines = answers_as_rust(&venv, &dir, Path::new(rules), "copy", &cases);
     assert_eq!(lines[0]["ok"][0], json!("careful"));
     assert_eq!(
         lines[5]["error"][1],
@@ -426,46 +379,68 @@ fn type_and_required_beside_a_draft_07_ref_are_not_relied_on() {
         json!({}),
         json!({"other": 1}),
     ];
+    let lines = answers_as_rust(&venv, &dir, &rules, "touch", &cases);
+    // Without `path` the call resolves (draft-07 ignores `required` here).
+    assert_eq!(lines[2]["ok"][0], json!(null));
+}
+
+/// Calls `tool` of the module in `dir` with each of `cases`, twice (the
+/// first call compiles the validator, the second takes the inline path),
+/// by `resolve` and by `resolve_json`; asserts that both calls answer as
+/// the Rust resolver of `rules` does, and that `resolve_json` gives
+/// `resolve`'s text or error; the answers, one per case.
+fn answers_as_rust(
+    venv: &Path,
+    dir: &Path,
+    rules: &Path,
+    tool: &str,
+    cases: &[Value],
+) -> Vec<Value> {
     std::fs::write(
         dir.join("calls.json"),
-        serde_json::to_string(&cases).unwrap(),
+        serde_json::to_string(cases).unwrap(),
     )
     .unwrap();
-    // Twice each: the first call compiles the validator, the second takes
-    // the inline path.
-    let out = python(
-        &venv,
-        &dir,
-        r#"import json
+    let script = r#"import json
 import mcp_resolve_runtime as rt
 import resolve
+tool = TOOL
 for args in json.load(open("calls.json")):
     for _ in range(2):
         try:
-            r = resolve.resolve("touch", args)
+            r = resolve.resolve(tool, args)
             answer = {"ok": [r.variant, r.result_json("extension")]}
         except rt.RpcError as e:
             answer = {"error": [e.code, e.message]}
-    print(json.dumps(answer))
-"#,
-    );
+        try:
+            text = {"ok": resolve.resolve_json(tool, args, "extension")}
+        except rt.RpcError as e:
+            text = {"error": [e.code, e.message]}
+        if "ok" in answer:
+            assert text == {"ok": answer["ok"][1]}, (text, answer)
+        else:
+            assert text == answer, (text, answer)
+        print(json.dumps(answer))
+"#;
+    let tool_literal = serde_json::to_string(tool).unwrap();
+    let out = python(venv, dir, &script.replace("TOOL", &tool_literal));
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let project = mcp_resolve::load(std::slice::from_ref(&rules)).unwrap();
+    let project = mcp_resolve::load(&[rules.to_path_buf()]).unwrap();
     let resolver = mcp_resolve::Resolver::new(project.single_server().unwrap()).unwrap();
     let lines: Vec<Value> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), cases.len());
-    for (args, got) in cases.iter().zip(&lines) {
-        let want = crate::typescript::rust_answer(&resolver, "touch", args);
-        assert_eq!(got, &want, "arguments {args}");
+    assert_eq!(lines.len(), 2 * cases.len());
+    for (args, pair) in cases.iter().zip(lines.chunks(2)) {
+        let want = crate::typescript::rust_answer(&resolver, tool, args);
+        assert_eq!(pair[0], want, "first call, arguments {args}");
+        assert_eq!(pair[1], want, "second call, arguments {args}");
     }
-    // Without `path` the call resolves (draft-07 ignores `required` here).
-    assert_eq!(lines[2]["ok"][0], json!(null));
+    lines.into_iter().step_by(2).collect()
 }
