@@ -19,7 +19,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mcp_resolve_proxy::guard::Guard;
 use mcp_resolve_proxy::rules::ProxyRules;
 use mcp_resolve_proxy::session::{Clock, Config, Effect, Input, Session};
 use serde_json::Value;
@@ -34,7 +33,7 @@ fn listing(c: &mut Criterion) {
     );
     let server = project.servers.into_iter().next().unwrap();
     let rules = ProxyRules::new(server, mcp_resolve_runtime::Dialect::Extension).unwrap();
-    let guard = Guard::default();
+    let guard = mcp_resolve_proxy::guard::unkeyed();
     // The snapshot is the result a server sends, pretty-printed: one line.
     let result: Value = serde_json::from_str(&read(
         "tests/fixtures/real/server-filesystem-2026.8.31.json",
@@ -49,6 +48,8 @@ fn listing(c: &mut Criterion) {
         compare_listing: false,
         span_attributes: Vec::new(),
         shared: false,
+        records: false,
+        traces: false,
         ids: Box::new(move || {
             next += 1;
             next

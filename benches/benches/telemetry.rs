@@ -30,7 +30,7 @@ fn telemetry(c: &mut Criterion) {
         .local_addr()
         .unwrap()
         .port();
-    let exporting = mcp_resolve_proxy::guard::Guard {
+    let exporting = Sinks {
         telemetry: mcp_resolve_telemetry::Telemetry::from_env(
             Some(&format!("http://127.0.0.1:{closed}")),
             |_| {},
@@ -48,7 +48,7 @@ fn telemetry(c: &mut Criterion) {
     });
     let dir = std::env::temp_dir().join(format!("mcp-resolve-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let auditing = mcp_resolve_proxy::guard::Guard {
+    let auditing = Sinks {
         audit: Some(mcp_resolve_proxy::guard::Audit::open(&dir.join("audit.jsonl")).unwrap()),
         ..Default::default()
     };
@@ -83,10 +83,11 @@ fn telemetry(c: &mut Criterion) {
     let rules =
         mcp_resolve_proxy::rules::ProxyRules::new(server, mcp_resolve_runtime::Dialect::Extension)
             .unwrap();
-    let quiet = mcp_resolve_proxy::guard::Guard::default();
+    let guard = mcp_resolve_proxy::guard::unkeyed();
+    let quiet = Sinks::default();
     let mut group = c.benchmark_group("session-call");
-    for (label, guard) in [("telemetry off", &quiet), ("telemetry on", &exporting)] {
-        let mut session = session(&rules, guard);
+    for (label, sinks) in [("telemetry off", &quiet), ("telemetry on", &exporting)] {
+        let mut session = session(&rules, &guard, sinks);
         let mut id = 0u64;
         let mut out = Vec::new();
         group.bench_function(label, |b| {
@@ -101,10 +102,10 @@ fn telemetry(c: &mut Criterion) {
                 let clock = Clock::system();
                 session.from_host(Input::Line(call), clock, &mut out);
                 session.from_server(Input::Line(answer), Clock::system(), &mut out);
-                apply(guard, &mut out);
+                apply(sinks, &mut out);
             })
         });
-        if let Some(telemetry) = &guard.telemetry {
+        if let Some(telemetry) = &sinks.telemetry {
             telemetry.flush();
         }
     }
@@ -115,12 +116,14 @@ fn telemetry(c: &mut Criterion) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+use mcp_resolve_proxy::guard::Sinks;
 use mcp_resolve_proxy::session::{Clock, Config, Effect, Input, Session};
 
 /// A session past `initialize`.
 fn session<'s>(
     rules: &'s mcp_resolve_proxy::rules::ProxyRules,
     guard: &'s mcp_resolve_proxy::guard::Guard,
+    sinks: &Sinks,
 ) -> Session<'s> {
     let config = Config {
         timeout: Some(Duration::from_secs(60)),
@@ -130,6 +133,8 @@ fn session<'s>(
         ids: mcp_resolve_proxy::machine::random_ids(),
         span_attributes: vec![("network.transport", "pipe".into())],
         shared: false,
+        records: sinks.records(),
+        traces: sinks.telemetry.is_some(),
     };
     let mut session = Session::new(rules, guard, config);
     let mut out = Vec::new();
@@ -143,15 +148,15 @@ fn session<'s>(
         Clock::system(),
         &mut out,
     );
-    apply(guard, &mut out);
+    apply(sinks, &mut out);
     session
 }
 
 /// The side effects, as the relay applies them (the lines are dropped).
-fn apply(guard: &mcp_resolve_proxy::guard::Guard, out: &mut Vec<Effect>) {
+fn apply(sinks: &Sinks, out: &mut Vec<Effect>) {
     for effect in out.drain(..) {
-        match (effect, &guard.telemetry) {
-            (Effect::Audit(record), _) => guard.keep(record),
+        match (effect, &sinks.telemetry) {
+            (Effect::Audit(record), _) => sinks.keep(record),
             (Effect::Span(span), Some(telemetry)) => telemetry.span(span),
             (Effect::Measure(measure), Some(telemetry)) => telemetry.measure(measure),
             (effect, _) => {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use mcp_resolve_host::Signature;
 use mcp_resolve_proxy::auth::{Authorizer, Introspection};
 use mcp_resolve_proxy::declare::Declarer;
-use mcp_resolve_proxy::guard::{Audit, Guard};
+use mcp_resolve_proxy::guard::{Audit, Guard, Sinks};
 use mcp_resolve_proxy::listen::{ListenOptions, serve};
 use mcp_resolve_proxy::pin::{self, PinError, PinSource};
 use mcp_resolve_proxy::trust::{Policy as TrustPolicyKind, Verifier};
@@ -144,7 +144,7 @@ fn serve_with(
         eprintln!("error: {why}");
         return USAGE;
     }
-    let mut guard = match guard(args, server) {
+    let (mut guard, sinks) = match guard(args, server) {
         Ok(guard) => guard,
         Err(code) => return code,
     };
@@ -163,29 +163,10 @@ fn serve_with(
         );
         return USAGE;
     }
-    if let (Some(key), Some(uri)) = (&args.sign_key, &args.server_uri) {
-        let key = match super::keys::private_keys(std::slice::from_ref(key)) {
-            Ok(mut keys) => keys.remove(0),
-            Err(code) => return code,
-        };
-        let declarer = Declarer::new(
-            key,
-            uri.clone(),
-            args.publisher.clone(),
-            args.manifest_expires,
-            &rules,
-        );
-        guard.declare = match args.jws_alg.as_deref() {
-            None => Some(declarer),
-            Some(alg) => match declarer.naming(alg) {
-                Ok(declarer) => Some(declarer),
-                Err(e) => {
-                    eprintln!("error: --jws-alg: {e}");
-                    return USAGE;
-                }
-            },
-        };
-    }
+    guard.declare = match declarer(args, &rules) {
+        Ok(declarer) => declarer,
+        Err(code) => return code,
+    };
     let shared = match args
         .redis
         .as_deref()
@@ -203,6 +184,7 @@ fn serve_with(
         timeout: (args.timeout > 0).then(|| Duration::from_secs(args.timeout)),
         max_message_bytes: args.message_limit(),
         guard: Arc::new(guard),
+        sinks: Arc::new(sinks),
         // On stdio the rules are compared with the host's own first
         // listing: the server is started once.
         compare_listing: args.probe() && args.listen.is_none() && rules.given(),
@@ -225,7 +207,7 @@ fn serve_with(
         options: listen,
         auth,
     });
-    let guard = options.guard.clone();
+    let sinks = options.sinks.clone();
     let code = exit_code(runtime.block_on(proxy(
         rules,
         options,
@@ -239,12 +221,35 @@ fn serve_with(
     // for a bounded time: a collector that is down costs the exit
     // that, never a host.
     runtime.shutdown_timeout(Duration::from_secs(1));
-    if let Some(telemetry) = &guard.telemetry {
+    if let Some(telemetry) = &sinks.telemetry {
         for failed in telemetry.shutdown() {
             eprintln!("mcp-resolve proxy: OpenTelemetry: cannot send {failed}");
         }
     }
     code
+}
+
+/// SEP-3140: what signs the declarations the proxy lists (`--sign-key`
+/// with `--server-uri`), if the options ask for it.
+fn declarer(args: &Args, rules: &ProxyRules) -> Result<Option<Declarer>, u8> {
+    let (Some(key), Some(uri)) = (&args.sign_key, &args.server_uri) else {
+        return Ok(None);
+    };
+    let key = super::keys::private_keys(std::slice::from_ref(key))?.remove(0);
+    let declarer = Declarer::new(
+        key,
+        uri.clone(),
+        args.publisher.clone(),
+        args.manifest_expires,
+        rules,
+    );
+    match args.jws_alg.as_deref() {
+        None => Ok(Some(declarer)),
+        Some(alg) => declarer.naming(alg).map(Some).map_err(|e| {
+            eprintln!("error: --jws-alg: {e}");
+            USAGE
+        }),
+    }
 }
 
 /// Why the options cannot be served without rules, if they cannot: what
@@ -258,8 +263,9 @@ fn needs_rules(args: &Args) -> Option<String> {
     None
 }
 
-/// The guard of `tools/call` the options ask for: pin, policy, audit.
-fn guard(args: &Args, server: &mcp_resolve::ir::Server) -> Result<Guard, u8> {
+/// The guard of `tools/call` the options ask for (pin, policy, trust), and
+/// where its records go (audit log, telemetry).
+fn guard(args: &Args, server: &mcp_resolve::ir::Server) -> Result<(Guard, Sinks), u8> {
     let pin = match args.pin.as_deref() {
         Some(p) => Some(load_pin(
             p,
@@ -291,11 +297,8 @@ fn guard(args: &Args, server: &mcp_resolve::ir::Server) -> Result<Guard, u8> {
         Some(Ok(audit)) => Some(audit),
         None => None,
     };
-    Ok(Guard {
-        policy,
-        ask_timeout: Duration::from_secs(args.ask_timeout),
+    let sinks = Sinks {
         audit,
-        audit_arguments: args.audit_arguments,
         telemetry: match mcp_resolve_telemetry::Telemetry::from_env(args.otlp.as_deref(), say) {
             Ok(telemetry) => telemetry,
             Err(e) => {
@@ -303,6 +306,11 @@ fn guard(args: &Args, server: &mcp_resolve::ir::Server) -> Result<Guard, u8> {
                 return Err(USAGE);
             }
         },
+    };
+    let guard = Guard {
+        policy,
+        ask_timeout: Duration::from_secs(args.ask_timeout),
+        audit_arguments: args.audit_arguments,
         state: if args.state_key_file.is_empty() {
             mcp_resolve_proxy::state::random_keys()
         } else {
@@ -318,7 +326,8 @@ fn guard(args: &Args, server: &mcp_resolve::ir::Server) -> Result<Guard, u8> {
         pin,
         declare: None,
         verify: verifier(args)?,
-    })
+    };
+    Ok((guard, sinks))
 }
 
 /// Says what telemetry cannot export, on stderr.

@@ -9,8 +9,13 @@
 //!   question with a sealed state), and a retry's state checked;
 //! - [`declare`]: SEP-3140 for any server: the declarations and the signed
 //!   manifest of what a session listed, as pure functions of the listing;
+//! - [`guard`]: the guard's settings (policy, pin, declarations, trust,
+//!   the sealed states' keys), which every decision reads;
 //! - [`judge`]: a `tools/call` judged by the rules and the policy, and
 //!   what a refusal says;
+//! - [`pinned`]: a pinned signature held to a session's listings and
+//!   calls (a tool the signature does not allow, or that changed since it
+//!   was first listed, is withheld);
 //! - [`record`]: the audit records of calls and resolutions, one shape for
 //!   the audit log and telemetry;
 //! - [`rules`]: what the proxy adds to a server's messages (capabilities,
@@ -31,7 +36,9 @@
 
 pub mod consent;
 pub mod declare;
+pub mod guard;
 pub mod judge;
+pub mod pinned;
 pub mod quick;
 pub mod raw;
 pub mod record;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::AsyncWrite;
 
-use crate::guard::Guard;
+use crate::guard::{Guard, Sinks};
 pub use crate::link::Upstream;
 use crate::link::{GRACE, Link, Source, write_line};
 pub use crate::rules::{ProxyRules, Rewrite};
@@ -24,8 +24,12 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// The largest message read from either side.
     pub max_message_bytes: usize,
-    /// Argument checks, policy and audit of `tools/call`.
+    /// Argument checks, policy, pin and declarations of `tools/call` and
+    /// `tools/list`.
     pub guard: Arc<Guard>,
+    /// Where audit records, spans and measures go (the audit log,
+    /// telemetry).
+    pub sinks: Arc<Sinks>,
     /// Compare the rules with the server's first `tools/list` answer in the
     /// session, and say on stderr where they disagree (the start-up check
     /// done on the host's own session: the server is started once).
@@ -154,7 +158,7 @@ pub(crate) async fn relay<S: HostSink>(
     let guard: &Guard = &options.guard;
     let mut driver = Driver {
         session: Session::new(rules, guard, session_config(options, side)),
-        guard,
+        keeper: Keeper::of(options),
         effects: Vec::new(),
     };
     // One timer for the session, armed at the earliest deadline and moved
@@ -229,6 +233,8 @@ pub(crate) fn session_config(options: &Options, side: HostSide) -> Config {
         ids: crate::machine::random_ids(),
         span_attributes: side.span_attributes,
         shared: options.shared.is_some(),
+        records: options.sinks.records(),
+        traces: options.sinks.telemetry.is_some(),
     }
 }
 
@@ -305,7 +311,7 @@ pub(crate) fn far_future() -> tokio::time::Instant {
 /// still writes the audit lines of the calls the session leaves behind.
 struct Driver<'s> {
     session: Session<'s>,
-    guard: &'s Guard,
+    keeper: Keeper<'s>,
     effects: Vec<Effect>,
 }
 
@@ -334,35 +340,54 @@ impl Driver<'_> {
                         log(&format!("cannot write to the server: {e}"));
                     }
                 }
-                other => keep(self.guard, other),
+                other => self.keeper.keep(other),
             }
         }
         Ok(())
     }
 }
 
-/// Applies an effect that is not a message (an audit line, a log line, a
-/// span, a measure, a key to remember); messages are the transport's.
-pub(crate) fn keep(guard: &Guard, effect: Effect) {
-    match effect {
-        Effect::Host(_) | Effect::Server(_) => {}
-        Effect::Audit(record) => guard.keep(record),
-        Effect::Log(line) => log(&line),
-        Effect::Span(span) => {
-            if let Some(telemetry) = &guard.telemetry {
-                telemetry.span(span);
-            }
+/// What carries out a session's effects that are not messages: the audit
+/// log and telemetry ([`Sinks`]), and the guard's trust store.
+#[derive(Clone, Copy)]
+pub(crate) struct Keeper<'s> {
+    guard: &'s Guard,
+    sinks: &'s Sinks,
+}
+
+impl<'s> Keeper<'s> {
+    /// The keeper of the proxy's `options`.
+    pub(crate) fn of(options: &'s Options) -> Keeper<'s> {
+        Keeper {
+            guard: &options.guard,
+            sinks: &options.sinks,
         }
-        Effect::Measure(measure) => {
-            if let Some(telemetry) = &guard.telemetry {
-                telemetry.measure(measure);
+    }
+
+    /// Applies an effect that is not a message (an audit line, a log line,
+    /// a span, a measure, a key to remember); messages are the
+    /// transport's.
+    pub(crate) fn keep(self, effect: Effect) {
+        match effect {
+            Effect::Host(_) | Effect::Server(_) => {}
+            Effect::Audit(record) => self.sinks.keep(record),
+            Effect::Log(line) => log(&line),
+            Effect::Span(span) => {
+                if let Some(telemetry) = &self.sinks.telemetry {
+                    telemetry.span(span);
+                }
             }
-        }
-        Effect::Trust(record) => {
-            if let Some(verifier) = &guard.verify
-                && let Err(e) = crate::trust::remember(verifier, &record)
-            {
-                log(&format!("cannot write the trust store: {e}"));
+            Effect::Measure(measure) => {
+                if let Some(telemetry) = &self.sinks.telemetry {
+                    telemetry.measure(measure);
+                }
+            }
+            Effect::Trust(record) => {
+                if let Some(verifier) = &self.guard.verify
+                    && let Err(e) = crate::trust::remember(verifier, &record)
+                {
+                    log(&format!("cannot write the trust store: {e}"));
+                }
             }
         }
     }
@@ -370,15 +395,15 @@ pub(crate) fn keep(guard: &Guard, effect: Effect) {
 
 impl Drop for Driver<'_> {
     fn drop(&mut self) {
-        abandon(&mut self.session, self.guard, &mut self.effects);
+        abandon(&mut self.session, self.keeper, &mut self.effects);
     }
 }
 
 /// A session stopped before it ended (the proxy interrupted): the audit
 /// lines, spans and measures of what it leaves behind are kept; nothing
 /// more is written to either side.
-pub(crate) fn abandon(session: &mut Session<'_>, guard: &Guard, effects: &mut Vec<Effect>) {
-    if !guard.records() {
+pub(crate) fn abandon(session: &mut Session<'_>, keeper: Keeper<'_>, effects: &mut Vec<Effect>) {
+    if !keeper.sinks.records() {
         return;
     }
     session.abandon(Clock::system(), effects);
@@ -387,7 +412,7 @@ pub(crate) fn abandon(session: &mut Session<'_>, guard: &Guard, effects: &mut Ve
             effect,
             Effect::Audit(_) | Effect::Span(_) | Effect::Measure(_)
         ) {
-            keep(guard, effect);
+            keeper.keep(effect);
         }
     }
 }

@@ -33,7 +33,7 @@ pub const BASELINE_TTL: Duration = Duration::from_secs(86_400);
 
 /// Each tool as a server behind any instance first listed it, by name; or
 /// why the store could not say.
-pub type Baselines = Result<HashMap<String, Value>, String>;
+pub use mcp_resolve_proxy_core::pinned::Baselines;
 
 pub use mcp_resolve_proxy_core::state::Claim;
 

@@ -27,7 +27,9 @@ use tokio::sync::mpsc;
 
 use crate::guard::Guard;
 use crate::link::{GRACE, Input, child_ended, input_of};
-use crate::relay::{HostSide, Options, ProxyRules, abandon, far_future, keep, log, session_config};
+use crate::relay::{
+    HostSide, Keeper, Options, ProxyRules, abandon, far_future, log, session_config,
+};
 use crate::session::{Clock, Effect, Ended, Session};
 use crate::upstream::{StdioTransport, UpstreamError, command_line};
 
@@ -60,7 +62,7 @@ struct Core {
 /// What the threads and the event loop share.
 struct Shared {
     core: Mutex<Core>,
-    guard: &'static Guard,
+    keeper: Keeper<'static>,
     host: Mutex<File>,
     /// The server's stdin; `None` once the transport closed it.
     server: Mutex<Option<File>>,
@@ -117,7 +119,7 @@ impl Shared {
                         log(&format!("cannot write to the server: {e}"));
                     }
                 }
-                other => keep(self.guard, other),
+                other => self.keeper.keep(other),
             }
         }
         match (ended, gone) {
@@ -242,7 +244,7 @@ pub async fn run_stdio(
             armed: None,
             stopped: false,
         }),
-        guard,
+        keeper: Keeper::of(options),
         host: Mutex::new(host_out),
         server: Mutex::new(Some(server_in)),
         events,
@@ -367,7 +369,7 @@ impl Stop {
             let Core {
                 session, effects, ..
             } = &mut *core;
-            abandon(session, self.0.guard, effects);
+            abandon(session, self.0.keeper, effects);
         }
         if let Some(mut server) = lock_within(&self.0.server) {
             server.take();

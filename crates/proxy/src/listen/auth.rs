@@ -103,8 +103,8 @@ pub(super) fn step_up(
     if missing.is_empty() {
         return None;
     }
-    if hub.options.guard.records() {
-        hub.options.guard.keep(json!({
+    if hub.options.sinks.records() {
+        hub.options.sinks.keep(json!({
             "time": rfc3339(std::time::SystemTime::now()),
             "event": if method == "tools/call" { "call" } else { "resolve" },
             "tool": tool,

@@ -46,7 +46,7 @@ pub(super) async fn post(
     // W3C trace context in an HTTP header, honoured when telemetry is on.
     let traceparent = hub
         .options
-        .guard
+        .sinks
         .telemetry
         .as_ref()
         .and_then(|_| request.headers().get("traceparent"))

@@ -51,7 +51,7 @@ pub(super) struct HostSession {
     /// answer to that host's own request.
     pub(super) shared: bool,
     /// Where dropped messages are counted (its telemetry).
-    guard: Option<Arc<crate::guard::Guard>>,
+    sinks: Option<Arc<crate::guard::Sinks>>,
     /// Headers of the host's requests its link passes on to an HTTP server.
     pub(super) carried: Carried,
 }
@@ -87,7 +87,7 @@ impl HostSession {
     pub(super) fn new(
         to_relay: mpsc::Sender<Input>,
         shared: bool,
-        guard: Option<Arc<crate::guard::Guard>>,
+        sinks: Option<Arc<crate::guard::Sinks>>,
         carried: Carried,
     ) -> Arc<Self> {
         Arc::new(HostSession {
@@ -96,7 +96,7 @@ impl HostSession {
             next_id: AtomicU64::new(1),
             last_seen: Mutex::new(Instant::now()),
             shared,
-            guard,
+            sinks,
             carried,
         })
     }
@@ -205,7 +205,7 @@ impl HostSession {
     }
 
     fn unrouted(&self, kind: &'static str) {
-        if let Some(telemetry) = self.guard.as_ref().and_then(|g| g.telemetry.as_ref()) {
+        if let Some(telemetry) = self.sinks.as_ref().and_then(|s| s.telemetry.as_ref()) {
             telemetry.measure(mcp_resolve_telemetry::Measure::Unrouted { kind });
         }
     }
@@ -383,7 +383,7 @@ impl Hub {
         let session = HostSession::new(
             to_relay,
             stateless,
-            Some(Arc::clone(&self.options.guard)),
+            Some(Arc::clone(&self.options.sinks)),
             carried,
         );
         let hub = Arc::clone(self);
@@ -453,7 +453,7 @@ impl Hub {
             return Ok(Arc::clone(session));
         }
         if shared.is_some()
-            && let Some(telemetry) = &self.options.guard.telemetry
+            && let Some(telemetry) = &self.options.sinks.telemetry
         {
             // The shared session's server ended: a new one takes its place.
             telemetry.measure(mcp_resolve_telemetry::Measure::UpstreamRestart);

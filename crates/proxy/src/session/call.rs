@@ -176,7 +176,7 @@ impl Session<'_> {
     /// ([`QuickCall`]): only a call nothing would judge can go on without
     /// them parsed, and none can without a policy and a record.
     pub(super) fn reads_calls_on_text(&self) -> bool {
-        self.guard.policy.is_none() && !self.guard.records()
+        self.guard.policy.is_none() && !self.records
     }
 
     /// [`Session::decide_call`] for a call whose params were read on their
@@ -201,9 +201,7 @@ impl Session<'_> {
     /// policy, no audit log or telemetry, and no changed declaration to ask
     /// about. Such a call is allowed whatever it resolves to.
     fn unobserved(&self, tool: &str) -> bool {
-        self.guard.policy.is_none()
-            && !self.guard.records()
-            && self.verification.regate(tool).is_none()
+        self.guard.policy.is_none() && !self.records && self.verification.regate(tool).is_none()
     }
 
     /// What the session knows of the host that sends `params`: a

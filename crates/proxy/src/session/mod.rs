@@ -117,6 +117,11 @@ pub struct Config {
     /// used only when the store says this instance claimed it
     /// ([`Session::claimed`]).
     pub shared: bool,
+    /// Audit records are wanted (an audit log, or telemetry): the session
+    /// builds them, and judges every call it could otherwise pass unread.
+    pub records: bool,
+    /// Spans and measures are wanted (telemetry on).
+    pub traces: bool,
 }
 
 /// A request forwarded to the server and not answered yet.
@@ -238,6 +243,10 @@ pub struct Session<'s> {
     /// handled.
     shared: bool,
     claims: HashMap<String, crate::shared::Claim>,
+    /// Audit records are wanted ([`Config::records`]).
+    records: bool,
+    /// Spans and measures are wanted ([`Config::traces`]).
+    traces: bool,
     /// Each tool as the servers behind all instances first listed it, for
     /// the pin, until the listing it was read for is shown.
     baselines: Option<crate::shared::Baselines>,
@@ -281,6 +290,8 @@ impl<'s> Session<'s> {
             span_shared: trace::shared_attributes(&config.span_attributes, None),
             span_attributes: config.span_attributes,
             shared: config.shared,
+            records: config.records,
+            traces: config.traces,
             claims: HashMap::new(),
             baselines: None,
             opening: None,
@@ -483,7 +494,7 @@ impl<'s> Session<'s> {
     /// [`Session::abandon`], the spans of what is left ended with `error`
     /// as their `error.type`.
     fn abandon_as(&mut self, clock: Clock, error: &str, out: &mut Vec<Effect>) {
-        if !self.guard.records() {
+        if !self.records {
             self.pending.clear();
             self.asks.clear();
             return;
@@ -555,7 +566,7 @@ impl<'s> Session<'s> {
         answered: bool,
         out: &mut Vec<Effect>,
     ) {
-        if self.guard.records() {
+        if self.records {
             let latency = answered.then(|| clock.now.saturating_duration_since(call.started));
             out.push(Effect::Audit(Record::call(
                 call.judged,
@@ -586,7 +597,7 @@ impl<'s> Session<'s> {
 
     /// An audit record, if the guard keeps a log.
     fn audit<R: Into<Record>>(&self, record: impl FnOnce() -> R, out: &mut Vec<Effect>) {
-        if self.guard.records() {
+        if self.records {
             out.push(Effect::Audit(record().into()));
         }
     }

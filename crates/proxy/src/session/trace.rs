@@ -232,7 +232,7 @@ pub(crate) fn with_http_traceparent(text: &str, header: &str) -> Option<String> 
 impl Session<'_> {
     /// Whether spans are wanted.
     pub(super) fn tracing(&self) -> bool {
-        self.guard.telemetry.is_some()
+        self.traces
     }
 
     fn span_id(&mut self) -> u64 {

@@ -146,10 +146,7 @@ fn a_stateless_question_is_answered_with_a_sealed_state_and_the_retry_forwarded(
 #[test]
 fn a_cancelled_call_is_audited_as_withdrawn() {
     let rules = rules(Dialect::Extension);
-    let guard = Guard {
-        audit: Some(Audit::sink()),
-        ..Guard::default()
-    };
+    let guard = audited();
     let mut h = Harness::new(&rules, &guard, None);
     h.initialize(json!({}));
     h.host(&call(1, "read"));

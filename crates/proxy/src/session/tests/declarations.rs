@@ -17,12 +17,12 @@ pub(super) fn declarer(rules: &ProxyRules) -> Declarer {
 }
 
 /// The rules, and a guard that signs what the proxy lists.
-fn signing() -> (ProxyRules, Guard) {
+fn signing() -> (ProxyRules, Guarded) {
     let rules = rules(Dialect::Extension);
-    let guard = Guard {
+    let guard = Guarded::from(Guard {
         declare: Some(declarer(&rules)),
-        ..Guard::default()
-    };
+        ..unkeyed()
+    });
     (rules, guard)
 }
 

@@ -258,7 +258,7 @@ fn run_exchange(steps: &[Step], stateless: bool, watch: bool, declare: bool, ver
     let mut guard = if watch {
         asking_guard()
     } else {
-        Guard::default()
+        Guarded::default()
     };
     if declare {
         guard.declare = Some(declarer(&rules));

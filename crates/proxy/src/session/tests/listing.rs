@@ -5,8 +5,7 @@
 use mcp_resolve_runtime::Dialect;
 use serde_json::{Value, json};
 
-use super::{EXTENSION, Effect, Harness, asking_guard, host_lines, rules};
-use crate::guard::Guard;
+use super::{EXTENSION, Effect, Guarded, Harness, asking_guard, host_lines, rules};
 use crate::rules::{ProxyRules, Rewrite};
 
 /// Tools as servers list them, each described by the rules or not: what
@@ -73,7 +72,7 @@ fn both(h: &mut Harness<'_>, rules: &ProxyRules, id: u64, tools: &[&str], marked
 fn a_listing_annotated_on_its_text_is_the_listing_annotated_as_a_tree() {
     for dialect in [Dialect::Extension, Dialect::Sep1862, Dialect::Annotations] {
         let rules = rules(dialect);
-        let guard = Guard::default();
+        let guard = Guarded::default();
         for declares in [false, true] {
             let capabilities = if declares {
                 json!({"extensions": {EXTENSION: {}}})
@@ -144,7 +143,7 @@ fn the_listed_annotations_of_undescribed_tools_judge_their_calls() {
 #[test]
 fn a_listing_asked_with_empty_params_is_answered_alike() {
     let rules = rules(Dialect::Extension);
-    let guard = Guard::default();
+    let guard = Guarded::default();
     let mut h = Harness::new(&rules, &guard, None);
     h.initialize(json!({"extensions": {EXTENSION: {}}}));
     let answer = |id: u64| {

@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::{Clock, Config, Effect, Ended, Input, Session};
-use crate::guard::{Audit, Guard};
+use crate::guard::{Guard, unkeyed};
 use crate::policy::Policy;
 use crate::rules::ProxyRules;
 
@@ -26,8 +26,8 @@ fn rules(dialect: Dialect) -> ProxyRules {
     ProxyRules::new(server, dialect).unwrap()
 }
 
-/// A guard with the `ask-destructive` policy and an audit log.
-fn asking_guard() -> Guard {
+/// A guard with the `ask-destructive` policy, its session keeping records.
+fn asking_guard() -> Guarded {
     let rules = rules(Dialect::Extension);
     let policy = Policy::parse(
         include_str!("../../../../../docs/policies/ask-destructive.yaml"),
@@ -41,11 +41,58 @@ fn asking_guard() -> Guard {
     )
     .unwrap();
     let policy = crate::policy::cedar::Engine::from_yaml(rules.server(), &policy, None).unwrap();
-    Guard {
+    Guarded::recording(Guard {
         policy: Some(policy),
         ask_timeout: ASK_TIMEOUT,
-        audit: Some(Audit::sink()),
-        ..Guard::default()
+        ..unkeyed()
+    })
+}
+
+/// A guard, and what the transport wants of its session: records (an
+/// audit log or telemetry) and spans (telemetry). The effects are the
+/// tests' to read: nothing is written or exported.
+struct Guarded {
+    guard: Guard,
+    records: bool,
+    traces: bool,
+}
+
+impl Guarded {
+    /// `guard`, its session keeping records.
+    fn recording(guard: Guard) -> Guarded {
+        Guarded {
+            records: true,
+            ..Guarded::from(guard)
+        }
+    }
+}
+
+impl Default for Guarded {
+    fn default() -> Guarded {
+        Guarded::from(unkeyed())
+    }
+}
+
+impl From<Guard> for Guarded {
+    fn from(guard: Guard) -> Guarded {
+        Guarded {
+            guard,
+            records: false,
+            traces: false,
+        }
+    }
+}
+
+impl std::ops::Deref for Guarded {
+    type Target = Guard;
+    fn deref(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for Guarded {
+    fn deref_mut(&mut self) -> &mut Guard {
+        &mut self.guard
     }
 }
 
@@ -57,6 +104,8 @@ fn config(timeout: Option<Duration>) -> Config {
         compare_listing: false,
         span_attributes: vec![("network.transport", "pipe".into())],
         shared: false,
+        records: false,
+        traces: false,
         ids: {
             let mut id = 0u128;
             Box::new(move || {
@@ -100,9 +149,14 @@ struct Harness<'s> {
 }
 
 impl<'s> Harness<'s> {
-    fn new(rules: &'s ProxyRules, guard: &'s Guard, timeout: Option<Duration>) -> Self {
+    fn new(rules: &'s ProxyRules, guard: &'s Guarded, timeout: Option<Duration>) -> Self {
+        let config = Config {
+            records: guard.records,
+            traces: guard.traces,
+            ..config(timeout)
+        };
         Harness {
-            session: Session::new(rules, guard, config(timeout)),
+            session: Session::new(rules, &guard.guard, config),
             clock: TestClock::new(),
         }
     }
@@ -177,12 +231,9 @@ fn audits(out: &[Effect]) -> Vec<Value> {
         .collect()
 }
 
-/// A guard that keeps an audit log (to a sink): every call is judged.
-fn audited() -> Guard {
-    Guard {
-        audit: Some(Audit::sink()),
-        ..Guard::default()
-    }
+/// A guard whose session keeps records: every call is judged.
+fn audited() -> Guarded {
+    Guarded::recording(unkeyed())
 }
 
 fn call(id: u64, action: &str) -> String {
@@ -194,7 +245,7 @@ fn call(id: u64, action: &str) -> String {
 #[test]
 fn what_the_proxy_does_not_own_passes_byte_for_byte() {
     let rules = rules(Dialect::Extension);
-    let guard = Guard::default();
+    let guard = Guarded::default();
     let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
     h.initialize(json!({}));
     // Spacing, member order and escapes are kept both ways.
@@ -219,7 +270,7 @@ fn what_the_proxy_does_not_own_passes_byte_for_byte() {
 #[test]
 fn tools_list_is_annotated_and_the_rest_of_the_answer_kept() {
     let rules = rules(Dialect::Extension);
-    let guard = Guard::default();
+    let guard = Guarded::default();
     let mut h = Harness::new(&rules, &guard, None);
     h.initialize(json!({"extensions": {EXTENSION: {}}}));
     let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
@@ -247,11 +298,10 @@ fn tools_list_is_annotated_and_the_rest_of_the_answer_kept() {
 #[test]
 fn resolve_is_answered_by_the_proxy_and_audited_once() {
     let rules = rules(Dialect::Extension);
-    let guard = Guard {
-        audit: Some(Audit::sink()),
+    let guard = Guarded::recording(Guard {
         audit_arguments: true,
-        ..Guard::default()
-    };
+        ..unkeyed()
+    });
     let mut h = Harness::new(&rules, &guard, None);
     h.initialize(json!({"extensions": {EXTENSION: {}}}));
     let resolve = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/resolve",
@@ -276,11 +326,10 @@ fn resolve_is_answered_by_the_proxy_and_audited_once() {
 #[test]
 fn refused_calls_and_resolutions_are_audited() {
     let rules = rules(Dialect::Extension);
-    let guard = Guard {
-        audit: Some(Audit::sink()),
+    let guard = Guarded::recording(Guard {
         audit_arguments: true,
-        ..Guard::default()
-    };
+        ..unkeyed()
+    });
     let mut h = Harness::new(&rules, &guard, None);
     h.initialize(json!({"extensions": {EXTENSION: {}}}));
     let bad = json!({"jsonrpc": "2.0", "id": "b", "method": "tools/call",
@@ -314,7 +363,7 @@ fn refused_calls_and_resolutions_are_audited() {
 #[test]
 fn invalid_arguments_and_garbage_are_answered_at_the_proxy() {
     let rules = rules(Dialect::Extension);
-    let guard = Guard::default();
+    let guard = Guarded::default();
     let mut h = Harness::new(&rules, &guard, None);
     h.initialize(json!({}));
     let bad = json!({"jsonrpc": "2.0", "id": "b", "method": "tools/call",
@@ -360,7 +409,7 @@ fn an_unobserved_call_is_checked_and_forwarded_as_the_host_wrote_it() {
     // so a call whose arguments pass goes on as written, and one whose
     // arguments do not is answered as always.
     let rules = rules(Dialect::Extension);
-    let (plain, audited) = (Guard::default(), audited());
+    let (plain, audited) = (Guarded::default(), audited());
     let mut h = Harness::new(&rules, &plain, None);
     h.initialize(json!({}));
     let mut a = Harness::new(&rules, &audited, None);
@@ -398,7 +447,7 @@ fn a_call_read_on_its_text_is_decided_as_a_parsed_one() {
     // can be; with one, they are parsed. What reaches the host and the
     // server is the same either way, whichever way the params are written.
     let rules = rules(Dialect::Extension);
-    let (plain, audited) = (Guard::default(), audited());
+    let (plain, audited) = (Guarded::default(), audited());
     let (mut h, mut a) = (
         Harness::new(&rules, &plain, None),
         Harness::new(&rules, &audited, None),
@@ -438,7 +487,7 @@ fn a_call_read_on_its_text_is_decided_as_a_parsed_one() {
 #[test]
 fn a_request_past_its_timeout_gets_one_error_and_its_late_answer_is_dropped() {
     let rules = rules(Dialect::Extension);
-    let guard = Guard::default();
+    let guard = Guarded::default();
     let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
     h.initialize(json!({}));
     h.host(r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
@@ -463,7 +512,7 @@ fn a_request_past_its_timeout_gets_one_error_and_its_late_answer_is_dropped() {
 #[test]
 fn a_request_given_up_is_cancelled_at_the_server_and_its_progress_stops() {
     let rules = rules(Dialect::Extension);
-    let guard = Guard::default();
+    let guard = Guarded::default();
     let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
     h.initialize(json!({}));
     let slow = json!({"jsonrpc": "2.0", "id": "s", "method": "tools/call",
@@ -516,7 +565,7 @@ fn a_request_given_up_is_cancelled_at_the_server_and_its_progress_stops() {
 #[test]
 fn resolutions_of_tools_the_rules_do_not_describe_go_to_a_resolving_server() {
     let rules = rules(Dialect::Extension);
-    let guard = Guard::default();
+    let guard = Guarded::default();
     for server_resolves in [true, false] {
         let mut h = Harness::new(&rules, &guard, None);
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -626,11 +675,10 @@ when { context.session has clientName && context.session.clientName == "test"
         None,
     )
     .unwrap();
-    let guard = Guard {
+    let guard = Guarded::recording(Guard {
         policy: Some(policy),
-        audit: Some(Audit::sink()),
-        ..Guard::default()
-    };
+        ..unkeyed()
+    });
     // Legacy: `initialize` named the client `test`.
     let mut h = Harness::new(&rules, &guard, None);
     h.initialize(json!({}));

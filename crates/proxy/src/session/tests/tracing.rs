@@ -7,24 +7,12 @@ use super::*;
 use crate::session::with_http_traceparent;
 use mcp_resolve_telemetry::{ClientSpan, Measure, SpanRecord};
 
-/// A port nothing listens on: the exporters fail quietly off the path.
-fn closed_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// The asking guard, exporting to `port`.
-fn telemetry_guard(port: u16) -> Guard {
-    let mut guard = asking_guard();
-    guard.telemetry = mcp_resolve_telemetry::Telemetry::from_env(
-        Some(&format!("http://127.0.0.1:{port}")),
-        |_| {},
-    )
-    .unwrap();
-    guard
+/// The asking guard, its session tracing (telemetry on).
+fn telemetry_guard() -> Guarded {
+    Guarded {
+        traces: true,
+        ..asking_guard()
+    }
 }
 
 fn spans(out: &[Effect]) -> Vec<&SpanRecord> {
@@ -54,7 +42,7 @@ fn attribute(span: &SpanRecord, key: &str) -> Option<Value> {
 
 /// A session past `initialize` (its own trace: ids 1–3), the host able to
 /// be asked.
-fn traced_session<'s>(rules: &'s ProxyRules, guard: &'s Guard) -> Harness<'s> {
+fn traced_session<'s>(rules: &'s ProxyRules, guard: &'s Guarded) -> Harness<'s> {
     let mut h = Harness::new(rules, guard, Some(TIMEOUT));
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25",
@@ -85,8 +73,7 @@ fn record_of(out: &[Effect], span: &SpanRecord) -> Value {
 #[test]
 fn a_forwarded_call_continues_the_hosts_trace() {
     let rules = rules(Dialect::Extension);
-    let closed = closed_port();
-    let guard = telemetry_guard(closed);
+    let guard = telemetry_guard();
     let mut h = Harness::new(&rules, &guard, None);
     // The initialize request is traced too: a trace of its own (id 1),
     // spans 2 and 3.
@@ -165,7 +152,7 @@ fn a_forwarded_call_continues_the_hosts_trace() {
 #[test]
 fn requests_the_proxy_answers_have_a_server_span_and_linked_records() {
     let rules = rules(Dialect::Extension);
-    let guard = telemetry_guard(closed_port());
+    let guard = telemetry_guard();
     let mut h = traced_session(&rules, &guard);
     // Arguments the schema refuses: a tool result with `isError`.
     let host = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
@@ -232,7 +219,7 @@ fn requests_the_proxy_answers_have_a_server_span_and_linked_records() {
 #[test]
 fn an_asked_call_is_one_trace_from_the_call_through_the_question() {
     let rules = rules(Dialect::Extension);
-    let guard = telemetry_guard(closed_port());
+    let guard = telemetry_guard();
     let mut h = traced_session(&rules, &guard);
     let out = h.host(&call(5, "delete"));
     assert!(spans(&out).is_empty(), "{out:?}");
@@ -325,7 +312,7 @@ fn an_asked_call_is_one_trace_from_the_call_through_the_question() {
 #[test]
 fn a_timed_out_request_ends_its_spans_and_counts_an_upstream_error() {
     let rules = rules(Dialect::Extension);
-    let guard = telemetry_guard(closed_port());
+    let guard = telemetry_guard();
     let mut h = traced_session(&rules, &guard);
     sole_request(&h.host(&call(9, "read")));
     let out = h.tick(TIMEOUT);

@@ -82,12 +82,12 @@ fn refusal(h: &mut Harness<'_>, id: u64, tool: &str) -> Option<String> {
 }
 
 /// The rules, a key, and a guard that pins it.
-fn pinned() -> (ProxyRules, PrivateKey, Guard) {
+fn pinned() -> (ProxyRules, PrivateKey, Guarded) {
     let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
-    let guard = Guard {
+    let guard = Guarded::from(Guard {
         verify: Some(verifier(&key, TrustPolicy::Pinned)),
-        ..Guard::default()
-    };
+        ..unkeyed()
+    });
     (rules(Dialect::Extension), key, guard)
 }
 
@@ -131,10 +131,10 @@ fn expired_forged_foreign_and_missing_manifests_withhold_everything() {
     let rules = rules(Dialect::Extension);
     let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
     let other = PrivateKey::generate(Algorithm::Ed25519).unwrap();
-    let guard = Guard {
+    let guard = Guarded::from(Guard {
         verify: Some(verifier(&key, TrustPolicy::Pinned)),
-        ..Guard::default()
-    };
+        ..unkeyed()
+    });
     let (declared, expired) = signed(tools("Reads a note."), &key, NOW - 7200, 3600);
     let (_, forged) = signed(tools("Reads a note."), &other, NOW, 3600);
     let mut foreign = signed(tools("Reads a note."), &key, NOW, 3600).1;
@@ -223,7 +223,7 @@ fn trust_on_first_use_remembers_the_key_and_refuses_another() {
     let store = dir.join("trust.json");
     let _ = std::fs::remove_file(&store);
     let keys = vec![first.public().clone(), second.public().clone()];
-    let guard = Guard {
+    let guard = Guarded::from(Guard {
         verify: Some(
             crate::trust::open(
                 TrustPolicy::Tofu(store.clone()),
@@ -232,8 +232,8 @@ fn trust_on_first_use_remembers_the_key_and_refuses_another() {
             )
             .unwrap(),
         ),
-        ..Guard::default()
-    };
+        ..unkeyed()
+    });
     let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
     h.initialize(json!({}));
     let (declared, manifest) = signed(tools("Reads a note."), &first, NOW, 3600);
@@ -249,12 +249,12 @@ fn trust_on_first_use_remembers_the_key_and_refuses_another() {
     assert_eq!(record["kid"], first.public().kid());
     crate::trust::remember(guard.verify.as_ref().unwrap(), &record).unwrap();
     // A later proxy reads the store: the same key passes, another does not.
-    let guard = Guard {
+    let guard = Guarded::from(Guard {
         verify: Some(
             crate::trust::open(TrustPolicy::Tofu(store.clone()), keys, SERVER_URI.into()).unwrap(),
         ),
-        ..Guard::default()
-    };
+        ..unkeyed()
+    });
     let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
     h.initialize(json!({}));
     let (declared, manifest) = signed(tools("Reads a note."), &second, NOW, 3600);
@@ -281,13 +281,13 @@ fn trust_on_first_use_remembers_the_key_and_refuses_another() {
 fn an_allowed_publisher_must_be_the_one_the_manifest_names() {
     let rules = rules(Dialect::Extension);
     let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
-    let guard = Guard {
+    let guard = Guarded::from(Guard {
         verify: Some(verifier(
             &key,
             TrustPolicy::Allow("https://publisher.example/p.json".into()),
         )),
-        ..Guard::default()
-    };
+        ..unkeyed()
+    });
     let mut manifest = Manifest::new(SERVER_URI, NOW, 3600);
     let declared = declarations::seal(tools("Reads a note."), None, &mut manifest).unwrap();
     let unnamed = manifest.sign(&key);
