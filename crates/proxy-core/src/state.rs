@@ -42,14 +42,22 @@ const MOST_SPENT: usize = 100_000;
 /// Where a state's nonce and id come from: fills the bytes with randomness
 /// a guess cannot find (the proxy passes the operating system's), or says
 /// why it cannot.
-pub type Entropy = fn(&mut [u8]) -> Result<(), String>;
+pub type Entropy = fn(&mut [u8]) -> Result<(), NoEntropy>;
+
+/// The entropy source gave no randomness: its own words.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NoEntropy(pub String);
 
 /// Why no state was sealed.
 #[derive(Debug, thiserror::Error)]
 pub enum SealError {
     /// The entropy source gave no randomness for a nonce or an id.
     #[error("no randomness from the operating system: {0}")]
-    Random(String),
+    Random(#[from] NoEntropy),
+    /// There is no key to seal with.
+    #[error("no key to seal request states with")]
+    NoKey,
     /// The cipher refused (it does not, for a ticket's size).
     #[error("the cipher refused to seal")]
     Cipher,
@@ -149,12 +157,9 @@ impl StateKeys {
 
     /// `ticket`, sealed with the first key.
     pub fn seal(&self, ticket: &Ticket) -> Result<String, SealError> {
-        let (id, cipher) = self
-            .keys
-            .first()
-            .ok_or_else(|| SealError::Random("no key".into()))?;
+        let (id, cipher) = self.keys.first().ok_or(SealError::NoKey)?;
         let mut nonce = [0u8; 24];
-        (self.entropy)(&mut nonce).map_err(SealError::Random)?;
+        (self.entropy)(&mut nonce)?;
         let plain = serde_json::to_vec(ticket).unwrap_or_default();
         let sealed = cipher
             .encrypt(
@@ -208,7 +213,7 @@ impl StateKeys {
     /// A new state id: 16 random bytes, hex.
     pub fn new_id(&self) -> Result<String, SealError> {
         let mut id = [0u8; 16];
-        (self.entropy)(&mut id).map_err(SealError::Random)?;
+        (self.entropy)(&mut id)?;
         Ok(hex(&id))
     }
 }
@@ -314,7 +319,7 @@ pub(crate) mod tests {
 
     /// Distinct bytes on every call (a counter): what the tests need of
     /// entropy, without the operating system's.
-    pub(crate) fn counter(bytes: &mut [u8]) -> Result<(), String> {
+    pub(crate) fn counter(bytes: &mut [u8]) -> Result<(), NoEntropy> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         for (i, byte) in bytes.iter_mut().enumerate() {
@@ -413,11 +418,12 @@ pub(crate) mod tests {
 
     #[test]
     fn no_randomness_seals_nothing() {
-        let keys = StateKeys::new(&[[7; 32]], |_| Err("none".into()));
+        let keys = StateKeys::new(&[[7; 32]], |_| Err(NoEntropy("none".into())));
         assert!(matches!(keys.seal(&ticket()), Err(SealError::Random(_))));
         assert!(matches!(keys.new_id(), Err(SealError::Random(_))));
+        // Without a key, nothing seals either, and the error says so.
         let none = StateKeys::new(&[], counter);
-        assert!(matches!(none.seal(&ticket()), Err(SealError::Random(_))));
+        assert!(matches!(none.seal(&ticket()), Err(SealError::NoKey)));
     }
 
     #[test]

@@ -79,13 +79,9 @@ impl Verifier {
     /// Verifies a `declarations/manifest` result at `now` (seconds since
     /// the epoch): the manifest, or why it is refused. A TOFU policy's
     /// first key for the server comes back with it, to be remembered.
-    pub fn verify(&self, document: &Value, now: u64) -> Result<Verified, String> {
-        let manifest = declarations::verify(document, &self.keys, &self.audience, now).map_err(
-            |e| match e {
-                ManifestError::Signature(e) => format!("its manifest's signature: {e}"),
-                e => format!("its manifest: {e}"),
-            },
-        )?;
+    pub fn verify(&self, document: &Value, now: u64) -> Result<Verified, Refused> {
+        let manifest = declarations::verify(document, &self.keys, &self.audience, now)
+            .map_err(Refused::Manifest)?;
         let kid = document
             .get("signature")
             .and_then(Value::as_str)
@@ -96,20 +92,21 @@ impl Verifier {
             Policy::Pinned => {}
             Policy::Allow(publisher) => {
                 if manifest.publisher.as_deref() != Some(publisher.as_str()) {
-                    return Err(format!(
-                        "its manifest names the publisher {}, not the one allowed ({publisher})",
-                        manifest.publisher.as_deref().unwrap_or("(none)")
-                    ));
+                    return Err(Refused::Publisher {
+                        named: manifest.publisher.clone(),
+                        allowed: publisher.clone(),
+                    });
                 }
             }
             Policy::Tofu(_) => {
                 let mut remembered = self.remembered.lock().unwrap_or_else(|e| e.into_inner());
                 match remembered.get(&self.audience) {
                     Some(known) if *known != kid => {
-                        return Err(format!(
-                            "its manifest is signed by the key `{kid}`, but the key trusted on first use for {} is `{known}`: the publisher's key changed (remove the server from the trust store to accept the new key)",
-                            self.audience
-                        ));
+                        return Err(Refused::KeyChanged {
+                            kid,
+                            server: self.audience.clone(),
+                            known: known.clone(),
+                        });
                     }
                     Some(_) => {}
                     None => {
@@ -138,6 +135,44 @@ impl Verifier {
         let kid = record.get("kid").and_then(Value::as_str)?;
         store.insert(server.to_owned(), kid.to_owned());
         Some(store)
+    }
+}
+
+/// Why a server's signed manifest is refused; the text completes "the
+/// server's declarations are withheld: …".
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    /// The manifest does not verify (its signature, audience, validity or
+    /// shape).
+    #[error("{}", manifest_refusal(.0))]
+    Manifest(ManifestError),
+    /// `allow:PUBLISHER`: the manifest names another publisher, or none.
+    #[error("its manifest names the publisher {}, not the one allowed ({allowed})", named.as_deref().unwrap_or("(none)"))]
+    Publisher {
+        /// The publisher the manifest names.
+        named: Option<String>,
+        /// The publisher the policy allows.
+        allowed: String,
+    },
+    /// `tofu:STORE`: the manifest is signed by another key than the one
+    /// trusted on first use.
+    #[error(
+        "its manifest is signed by the key `{kid}`, but the key trusted on first use for {server} is `{known}`: the publisher's key changed (remove the server from the trust store to accept the new key)"
+    )]
+    KeyChanged {
+        /// The key that signed this manifest.
+        kid: String,
+        /// The server (the audience).
+        server: String,
+        /// The key remembered for it.
+        known: String,
+    },
+}
+
+fn manifest_refusal(e: &ManifestError) -> String {
+    match e {
+        ManifestError::Signature(e) => format!("its manifest's signature: {e}"),
+        e => format!("its manifest: {e}"),
     }
 }
 

@@ -4,6 +4,7 @@
 //! telemetry's span and trace ids. The transports read them and hand them
 //! in.
 
+use mcp_resolve_proxy_core::state::NoEntropy;
 use std::time::{Instant, SystemTime};
 
 use crate::session::Clock;
@@ -19,8 +20,8 @@ impl Clock {
 }
 
 /// The operating system's randomness: what the proxy seals with.
-pub fn os_entropy(bytes: &mut [u8]) -> Result<(), String> {
-    getrandom::fill(bytes).map_err(|e| e.to_string())
+pub fn os_entropy(bytes: &mut [u8]) -> Result<(), NoEntropy> {
+    getrandom::fill(bytes).map_err(|e| NoEntropy(e.to_string()))
 }
 
 /// Span and trace ids for the session's telemetry (`session::Ids`), from

@@ -138,7 +138,9 @@ impl Session<'_> {
             .and_then(|m| m.result_raw)
             .and_then(|raw| serde_json::from_str(raw.get()).ok());
         let outcome = match result {
-            Some(document) => verifier.verify(&document, unix_seconds(clock)),
+            Some(document) => verifier
+                .verify(&document, unix_seconds(clock))
+                .map_err(|refused| refused.to_string()),
             None => Err(format!(
                 "the server does not serve a signed manifest (its answer to `{MANIFEST_METHOD}`: {})",
                 crate::upstream::excerpt(text)
