@@ -10,8 +10,8 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use http::{HeaderMap, HeaderValue};
+use mcp_resolve_protocol::Envelope;
 use mcp_resolve_proxy::listen::check_headers;
-use mcp_resolve_runtime::protocol::Envelope;
 
 const MODERN: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"manage_files","arguments":{"path":"notes/todo.md","action":"read"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{},"progressToken":7}}}"#;
 const LEGACY: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"manage_files","arguments":{"path":"notes/todo.md","action":"read"},"_meta":{"progressToken":7}}}"#;

@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use mcp_resolve_runtime::protocol::{META_PROTOCOL_VERSION, client_capabilities};
+use mcp_resolve_protocol::{META_PROTOCOL_VERSION, client_capabilities};
 use serde_json::{Map, Value, json};
 
 use crate::judge::Judged;
@@ -90,7 +90,7 @@ pub fn is_stateless(params: Option<&Value>) -> bool {
         .and_then(|p| p.get("_meta"))
         .and_then(|m| m.get(META_PROTOCOL_VERSION))
         .and_then(Value::as_str)
-        .is_some_and(mcp_resolve_runtime::protocol::is_stateless_version)
+        .is_some_and(mcp_resolve_protocol::is_stateless_version)
 }
 
 /// Whether the host can be asked: it declared elicitation in the
@@ -276,8 +276,8 @@ mod tests {
     use super::*;
     use crate::state::tests::counter;
     use mcp_resolve_policy::Decision;
+    use mcp_resolve_protocol::META_CLIENT_CAPABILITIES;
     use mcp_resolve_runtime::Annotations;
-    use mcp_resolve_runtime::protocol::META_CLIENT_CAPABILITIES;
 
     /// One time for every step: a state lives `ttl` from it.
     fn now() -> u64 {

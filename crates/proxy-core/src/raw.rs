@@ -298,7 +298,7 @@ fn around<'a>(outer: &'a str, first: &str, end: usize, open: u8, close: u8) -> O
 /// way (a tool that is not an object, a key with escapes, `tools` missing,
 /// empty or written twice), and the answer is then read in two passes.
 ///
-/// [`Envelope::of_reading`]: mcp_resolve_runtime::protocol::Envelope::of_reading
+/// [`Envelope::of_reading`]: mcp_resolve_protocol::Envelope::of_reading
 pub struct Listing<'a> {
     /// The result as written.
     pub text: &'a str,
@@ -557,7 +557,7 @@ mod tests {
 
     #[test]
     fn a_listing_read_with_its_envelope_is_the_listing_read_after_it() {
-        use mcp_resolve_runtime::protocol::Envelope;
+        use mcp_resolve_protocol::Envelope;
         fn read(line: &str) -> Option<(Option<serde_json::Value>, &str, Vec<&str>)> {
             let (message, listing) = Envelope::of_reading(line, ListingSeed(line))?;
             let listing = listing?;

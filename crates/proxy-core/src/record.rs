@@ -4,9 +4,11 @@
 //! telemetry worker, so that a forwarded call's answer does not wait for
 //! its audit record to be built.
 
+use std::collections::BTreeSet;
 use std::time::{Duration, SystemTime};
 
 use mcp_resolve_host::time::rfc3339;
+use mcp_resolve_policy::Principal;
 use mcp_resolve_telemetry::{Fields, Key, span_id_hex, trace_id_hex};
 use serde_json::{Map, Value};
 
@@ -125,6 +127,91 @@ impl Record {
             Record::Call(call) => written(call.at, call.fields()),
             Record::Resolve(resolve) => written(resolve.at, resolve.fields()),
         }
+    }
+}
+
+/// Why a call (or a resolution) was refused before its judgement was
+/// kept: what its audit record says besides the time, the event and the
+/// tool.
+#[derive(Debug)]
+pub enum Refusal<'a> {
+    /// The pin does not allow the tool (`"outcome": "not pinned"`), and why.
+    NotPinned(&'a str),
+    /// The server's declaration of the tool is not trusted (`"outcome":
+    /// "not trusted"`), and why.
+    NotTrusted(&'a str),
+    /// The arguments fail the rules' `inputSchema`, or no tool is named
+    /// (`"outcome": "invalid"`): the error answered, and the arguments when
+    /// the audit log keeps them.
+    Invalid {
+        /// The error the host was answered.
+        error: &'a RpcError,
+        /// The call's arguments (`--audit-arguments`).
+        arguments: Option<Value>,
+    },
+    /// The bearer token lacks scopes the call's resolution needs
+    /// (`"outcome": "insufficient scope"`).
+    InsufficientScope {
+        /// The variant the call resolved to.
+        variant: Option<&'a str>,
+        /// The scopes it lacks.
+        missing: &'a BTreeSet<String>,
+        /// Who presented the token.
+        principal: &'a Principal,
+    },
+}
+
+impl Record {
+    /// The record of a `tools/call` (`event` "call") or a resolution
+    /// (`event` "resolve") of `tool` refused at `at`, for `refusal`.
+    pub fn refused(
+        at: SystemTime,
+        event: &'static str,
+        tool: Option<&str>,
+        refusal: Refusal<'_>,
+    ) -> Record {
+        let mut map = Map::with_capacity(8);
+        map.insert("time".into(), Value::String(rfc3339(at)));
+        map.insert("event".into(), Value::from(event));
+        map.insert("tool".into(), tool.map_or(Value::Null, Value::from));
+        let mut member = |name: &str, value: Value| {
+            map.insert(name.into(), value);
+        };
+        match refusal {
+            Refusal::NotPinned(why) | Refusal::NotTrusted(why) => {
+                let outcome = if matches!(refusal, Refusal::NotPinned(_)) {
+                    "not pinned"
+                } else {
+                    "not trusted"
+                };
+                member("outcome", Value::from(outcome));
+                member("reason", Value::from(why));
+            }
+            Refusal::Invalid { error, arguments } => {
+                member("outcome", Value::from("invalid"));
+                let mut object = Map::with_capacity(2);
+                object.insert("code".into(), Value::from(error.code));
+                object.insert("message".into(), Value::String(error.message.clone()));
+                member("error", Value::Object(object));
+                if let Some(arguments) = arguments {
+                    member("arguments", arguments);
+                }
+            }
+            Refusal::InsufficientScope {
+                variant,
+                missing,
+                principal,
+            } => {
+                member("variant", variant.map_or(Value::Null, Value::from));
+                member("outcome", Value::from("insufficient scope"));
+                member("missing", missing.iter().map(String::as_str).collect());
+                let mut who = Map::with_capacity(2);
+                who.insert("sub".into(), text(&principal.sub));
+                who.insert("client_id".into(), text(&principal.client_id));
+                member("principal", Value::Object(who));
+            }
+        }
+        Record::Built(Value::Object(map))
     }
 }
 
@@ -423,5 +510,75 @@ mod tests {
                 assert_eq!((read.span, fields.span), (Some((1, 2)), Some((1, 2))));
             }
         }
+    }
+
+    /// A refusal's record, as its text reads in the audit log (members in
+    /// their order), for each refusal.
+    #[test]
+    fn refusals_are_recorded_in_one_shape_each() {
+        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let text = |record: Record| record.into_value().to_string();
+        assert_eq!(
+            text(Record::refused(
+                at,
+                "call",
+                Some("rm"),
+                Refusal::NotPinned("`rm` is not in the pinned signature")
+            )),
+            r#"{"time":"2027-01-15T08:00:00.000Z","event":"call","tool":"rm","outcome":"not pinned","reason":"`rm` is not in the pinned signature"}"#
+        );
+        assert_eq!(
+            text(Record::refused(
+                at,
+                "call",
+                Some("rm"),
+                Refusal::NotTrusted("unsigned")
+            )),
+            r#"{"time":"2027-01-15T08:00:00.000Z","event":"call","tool":"rm","outcome":"not trusted","reason":"unsigned"}"#
+        );
+        let error = RpcError::invalid_params("params.name must be a string (the tool name)");
+        assert_eq!(
+            text(Record::refused(
+                at,
+                "call",
+                None,
+                Refusal::Invalid {
+                    error: &error,
+                    arguments: Some(json!({"a": 1}))
+                }
+            )),
+            r#"{"time":"2027-01-15T08:00:00.000Z","event":"call","tool":null,"outcome":"invalid","error":{"code":-32602,"message":"params.name must be a string (the tool name)"},"arguments":{"a":1}}"#
+        );
+        assert_eq!(
+            text(Record::refused(
+                at,
+                "call",
+                Some("rm"),
+                Refusal::Invalid {
+                    error: &error,
+                    arguments: None
+                }
+            )),
+            r#"{"time":"2027-01-15T08:00:00.000Z","event":"call","tool":"rm","outcome":"invalid","error":{"code":-32602,"message":"params.name must be a string (the tool name)"}}"#
+        );
+        let principal = Principal {
+            sub: Some("alice".into()),
+            client_id: None,
+            scopes: BTreeSet::new(),
+        };
+        let missing = BTreeSet::from(["files:write".to_string(), "admin".to_string()]);
+        assert_eq!(
+            text(Record::refused(
+                at,
+                "resolve",
+                Some("manage_files"),
+                Refusal::InsufficientScope {
+                    variant: Some("overwrite"),
+                    missing: &missing,
+                    principal: &principal
+                }
+            )),
+            r#"{"time":"2027-01-15T08:00:00.000Z","event":"resolve","tool":"manage_files","variant":"overwrite","outcome":"insufficient scope","missing":["admin","files:write"],"principal":{"sub":"alice","client_id":null}}"#
+        );
     }
 }

@@ -6,7 +6,8 @@
 use std::collections::HashMap;
 
 use mcp_resolve_host::matcher::{Matcher, Outcome};
-use mcp_resolve_runtime::protocol::{declares_extension, serve_resolve};
+use mcp_resolve_protocol::declares_extension;
+use mcp_resolve_runtime::serve::serve_resolve;
 use mcp_resolve_runtime::{Dialect, EXTENSION_ID, RpcError, VARIANT_EXTENSION_ID};
 use serde_json::{Map, Value, json};
 
@@ -19,7 +20,7 @@ use crate::raw::Members;
 
 mod listed;
 
-pub use mcp_resolve_runtime::protocol::SIGNATURE_METHOD;
+pub use mcp_resolve_protocol::SIGNATURE_METHOD;
 
 /// How a response to a forwarded request is changed on its way back.
 #[derive(Clone, Debug, PartialEq)]
@@ -149,11 +150,11 @@ impl ProxyRules {
     /// The JSON-RPC screen of a host's messages: in the extension dialect,
     /// with rules, a resolve request is refused (-32021) unless the host
     /// declares the extension; otherwise only the envelope is checked.
-    pub fn screen(&self) -> mcp_resolve_runtime::protocol::Screen {
-        if self.given && self.dialect == Dialect::Extension {
-            mcp_resolve_runtime::protocol::Screen::checking(self.method())
+    pub fn screen(&self) -> mcp_resolve_protocol::Screen {
+        if self.given {
+            mcp_resolve_runtime::serve::screen(self.dialect)
         } else {
-            mcp_resolve_runtime::protocol::Screen::default()
+            mcp_resolve_protocol::Screen::default()
         }
     }
 

@@ -225,7 +225,7 @@ pub fn retry_state(keys: &StateKeys, text: &str, now: u64) -> Option<(String, u6
     if !text.contains(PREFIX) {
         return None;
     }
-    let message = mcp_resolve_runtime::protocol::Envelope::of(text)?;
+    let message = mcp_resolve_protocol::Envelope::of(text)?;
     if message.method.as_deref() != Some("tools/call") {
         return None;
     }

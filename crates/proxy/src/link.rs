@@ -18,7 +18,7 @@ use crate::relay::log;
 pub(crate) use crate::session::Input;
 use crate::upstream::http::{Answer, Endpoint, Events, message_headers, next_data};
 use crate::upstream::{StdioTransport, UpstreamError, command_line, excerpt, stderr_tail};
-use mcp_resolve_runtime::protocol::{Envelope, error_response, id_key};
+use mcp_resolve_protocol::{Envelope, error_response, id_key};
 
 /// How long the server gets to exit after its stdin closes, and again after
 /// `SIGTERM`; how long an HTTP server gets to answer the session's `DELETE`.
@@ -530,7 +530,7 @@ fn is_modern(params: Option<&RawValue>) -> bool {
         .and_then(|p| p.meta)
         .and_then(|raw| serde_json::from_str::<Meta<'_>>(raw.get()).ok())
         .and_then(|m| m.version)
-        .is_some_and(|v| mcp_resolve_runtime::protocol::is_stateless_version(&v))
+        .is_some_and(|v| mcp_resolve_protocol::is_stateless_version(&v))
 }
 
 /// The id key of the request a `notifications/cancelled` names.

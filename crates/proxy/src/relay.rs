@@ -14,7 +14,7 @@ pub use crate::rules::{ProxyRules, Rewrite};
 pub use crate::session::Ended;
 use crate::session::{Clock, Config, Effect, Input, Session};
 use crate::upstream::UpstreamError;
-use mcp_resolve_runtime::protocol::id_key;
+use mcp_resolve_protocol::id_key;
 
 /// The proxy's settings.
 #[derive(Clone, Debug)]

@@ -9,7 +9,10 @@
 //!
 //! Nothing here is for hosts or proxies: the signature model, host
 //! verification, JCS, JWS and the load-time matcher live in
-//! `mcp-resolve-host`, which reads this crate's models.
+//! `mcp-resolve-host`, which reads this crate's models; the protocol's
+//! vocabulary (JSON-RPC errors, the message envelope and screen, the
+//! extension's identifiers) is `mcp-resolve-protocol`'s, re-exported here
+//! where generated code names it.
 //!
 //! Generated code names this crate as `::mcp_resolve_runtime` and checks
 //! [`CODEGEN_VERSION`] at compile time, so a resolver generated for another
@@ -21,7 +24,6 @@
 
 mod annotations;
 mod dialect;
-mod error;
 #[cfg(feature = "framing")]
 pub mod framing;
 pub mod hints;
@@ -31,17 +33,17 @@ pub mod listing;
 mod netstring;
 pub mod outcomes;
 pub mod pattern;
-pub mod protocol;
 mod resolved;
 #[cfg(feature = "rmcp")]
 pub mod rmcp;
 mod rules;
+pub mod serve;
 mod validate;
 
 pub use annotations::{AnnotationError, Annotations, ExtraHints, Listed, ToolAnnotations};
 pub use dialect::{Dialect, Resolution, UnknownDialect};
-pub use error::{ErrorObject, RpcError};
 pub use hints::CORE_HINTS;
+pub use mcp_resolve_protocol::{EXTENSION_ID, ErrorObject, RpcError, VARIANT_EXTENSION_ID};
 pub use resolved::{Resolved, ResultTexts};
 pub use rules::{GeneratedTool, Rules, resolve_in, resolve_validated_in};
 pub use validate::{
@@ -53,19 +55,6 @@ pub use validate::{
 pub use regex;
 /// Re-exported so generated code (and its users) need one dependency.
 pub use serde_json;
-
-/// The extension identifier of the tool-resolution extension (draft 2026-08-20).
-pub const EXTENSION_ID: &str = "io.modelcontextprotocol/tool-resolution";
-
-/// The extension identifier of this project's companion extension: a client
-/// that declares it (with an empty settings object) gets, in each resolve
-/// result's `_meta` under this key, the variant that matched and the scopes
-/// the call needs — `{"variant": "read" | null, "requiredScopes": […]}` —
-/// so a host can show or log *why* a call resolved as it did. Servers
-/// advertise it next to [`EXTENSION_ID`]; clients that do not declare it
-/// never see the key (the extension allows result `_meta` only for
-/// negotiated extensions).
-pub const VARIANT_EXTENSION_ID: &str = "io.github.mcp-resolve/variant";
 
 /// The arguments of a call, as generated matching functions take them.
 pub type Arguments = serde_json::Map<String, serde_json::Value>;

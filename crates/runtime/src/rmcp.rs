@@ -38,7 +38,7 @@ use ::rmcp::model::{
 use ::rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
 
-use crate::protocol::serve_resolve;
+use crate::serve::serve_resolve;
 
 use crate::{
     ArgumentValidator, Dialect, EXTENSION_ID, Resolved, RpcError, Rules, VARIANT_EXTENSION_ID,
@@ -313,7 +313,7 @@ impl ToolResolution {
         self.resolve(params, |id| id == EXTENSION_ID)
     }
 
-    /// Serves a resolve request ([`crate::protocol::serve_resolve`]: the
+    /// Serves a resolve request ([`crate::serve::serve_resolve`]: the
     /// capability and params checks), with the companion extension's
     /// result `_meta` ([`VARIANT_EXTENSION_ID`]) when the client declares it.
     fn resolve(
@@ -374,10 +374,10 @@ pub fn client_declares(context: &RequestContext<RoleServer>, id: &str) -> bool {
 }
 
 /// Whether the extension's settings object, as a client declared it, is one
-/// this version supports ([`crate::protocol::supported_settings`]: present
+/// this version supports ([`mcp_resolve_protocol::supported_settings`]: present
 /// and empty).
 pub fn supported_settings(settings: Option<&JsonObject>) -> bool {
-    crate::protocol::supported_settings_object(settings)
+    mcp_resolve_protocol::supported_settings_object(settings)
 }
 
 /// `-32021` naming the tool-resolution extension as the missing capability

@@ -96,6 +96,44 @@ fn the_runtime_knows_nothing_of_the_compiler_host_or_proxy() {
     );
 }
 
+/// The protocol's vocabulary is serde and serde_json (and what they already
+/// have in their tree), no other crate of the workspace, and no I/O: what
+/// both the runtime's serving and the proxy's core can depend on.
+#[test]
+fn the_protocol_crate_is_serde_and_nothing_of_the_workspace() {
+    let protocol = tree("mcp-resolve-protocol", &[]);
+    let allowed = [
+        "mcp-resolve-protocol",
+        "serde",
+        "serde_core",
+        "serde_derive",
+        "serde_json",
+        "itoa",
+        "memchr",
+        "ryu",
+        "zmij",
+        "proc-macro2",
+        "quote",
+        "syn",
+        "unicode-ident",
+    ];
+    let other: Vec<&String> = protocol
+        .iter()
+        .filter(|p| !allowed.contains(&p.as_str()))
+        .collect();
+    assert!(
+        other.is_empty(),
+        "mcp-resolve-protocol depends on {other:?}"
+    );
+    let files = assert_no_io(&crate::repo().join("crates/protocol/src"));
+    assert!(files >= 4, "read {files} files of the protocol crate");
+    // The runtime serves generated code and server authors: it has no
+    // `protocol` module of its own for the proxy to reach into.
+    assert!(!crate::repo().join("crates/runtime/src/protocol").exists());
+    let core = tree("mcp-resolve-proxy-core", &["--depth", "1"]);
+    assert!(core.contains("mcp-resolve-protocol"), "{core:?}");
+}
+
 #[test]
 fn the_host_side_knows_nothing_of_the_compiler_or_proxy() {
     let host = tree("mcp-resolve-host", &[]);

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeSet;
 
+use crate::record::{Record, Refusal};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use mcp_resolve_host::time::rfc3339;
-use mcp_resolve_runtime::protocol::Envelope;
+use mcp_resolve_protocol::Envelope;
 use serde_json::json;
 
 use super::hub::Hub;
@@ -104,15 +104,20 @@ pub(super) fn step_up(
         return None;
     }
     if hub.options.sinks.records() {
-        hub.options.sinks.keep(json!({
-            "time": rfc3339(std::time::SystemTime::now()),
-            "event": if method == "tools/call" { "call" } else { "resolve" },
-            "tool": tool,
-            "variant": outcome.resolution().variant,
-            "outcome": "insufficient scope",
-            "missing": missing,
-            "principal": {"sub": principal.sub, "client_id": principal.client_id},
-        }));
+        hub.options.sinks.keep(Record::refused(
+            std::time::SystemTime::now(),
+            if method == "tools/call" {
+                "call"
+            } else {
+                "resolve"
+            },
+            Some(tool),
+            Refusal::InsufficientScope {
+                variant: outcome.resolution().variant.as_deref(),
+                missing: &missing,
+                principal,
+            },
+        ));
     }
     let denied = Denied::InsufficientScope {
         granted: principal.scopes.clone(),

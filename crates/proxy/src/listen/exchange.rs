@@ -10,10 +10,10 @@ use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
-use mcp_resolve_runtime::RpcError;
-use mcp_resolve_runtime::protocol::{
+use mcp_resolve_protocol::{
     Envelope, Screened, error_response, id_key, is_stateless_version, splice,
 };
+use mcp_resolve_runtime::RpcError;
 use serde_json::Value;
 use tokio::sync::mpsc;
 

@@ -19,7 +19,7 @@
 //! `-32602` for the missing claim.
 
 use axum::http::HeaderMap;
-use mcp_resolve_runtime::protocol::{Envelope, is_stateless_version};
+use mcp_resolve_protocol::{Envelope, is_stateless_version};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
@@ -142,7 +142,7 @@ pub(crate) fn check(sent: &Sent<'_>, message: &Envelope<'_>) -> Result<(), Refus
             let missing = if params.meta.is_none() {
                 "_meta"
             } else {
-                mcp_resolve_runtime::protocol::META_PROTOCOL_VERSION
+                mcp_resolve_protocol::META_PROTOCOL_VERSION
             };
             Err(Refusal {
                 code: mcp_resolve_runtime::RpcError::INVALID_PARAMS,
@@ -222,7 +222,7 @@ fn standard(
 /// Whether params could carry a `_meta` claim (a proof of absence when
 /// `false`, without a parse).
 fn may_claim(params: Option<&RawValue>) -> bool {
-    params.is_some_and(|p| mcp_resolve_runtime::protocol::may_name_meta(p.get()))
+    params.is_some_and(|p| mcp_resolve_protocol::may_name_meta(p.get()))
 }
 
 #[cfg(test)]

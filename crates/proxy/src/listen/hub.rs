@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_resolve_protocol::{Envelope, Screen, error_response, id_key, splice};
 use mcp_resolve_runtime::RpcError;
-use mcp_resolve_runtime::protocol::{Envelope, Screen, error_response, id_key, splice};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -268,7 +268,7 @@ impl HostSession {
         // back (and, as progress, nowhere else).
         if let Some(raw) = envelope
             .params
-            .filter(|p| mcp_resolve_runtime::protocol::may_name_meta(p.get()))
+            .filter(|p| mcp_resolve_protocol::may_name_meta(p.get()))
             .and_then(subscription_id_raw)
         {
             let sent = serde_json::from_str::<Value>(raw.get())

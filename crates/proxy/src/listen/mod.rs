@@ -50,7 +50,7 @@ use self::exchange::{delete, get, post};
 /// otherwise (`-32020` with `data.mismatch`, or `-32602`).
 pub fn check_headers(
     headers: &axum::http::HeaderMap,
-    message: &mcp_resolve_runtime::protocol::Envelope<'_>,
+    message: &mcp_resolve_protocol::Envelope<'_>,
 ) -> Result<(), mcp_resolve_runtime::RpcError> {
     headers::check(&headers::Sent::of(headers), message).map_err(|refusal| {
         mcp_resolve_runtime::RpcError::new(refusal.code, refusal.message, Some(refusal.data))

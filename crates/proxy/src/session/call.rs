@@ -8,7 +8,6 @@
 
 use serde_json::{Value, json};
 
-use mcp_resolve_host::time::rfc3339;
 use mcp_resolve_runtime::RpcError;
 
 use super::{CallAudit, Clock, Session};
@@ -16,8 +15,8 @@ use crate::consent::{self, Retry};
 use crate::guard::{Judged, POLICY_REFUSED};
 use crate::policy::Decision;
 use crate::quick::QuickCall;
-use crate::record::Record;
-use mcp_resolve_runtime::protocol::splice;
+use crate::record::{Record, Refusal};
+use mcp_resolve_protocol::splice;
 
 /// The request `_meta` key of the client's name and version (protocol
 /// 2026-07-28, where no `initialize` says it).
@@ -65,11 +64,10 @@ impl Session<'_> {
                 format!("{why} (mcp-resolve proxy --pin)"),
                 Some(json!({"tool": tool, "pinned": false})),
             );
-            let record = json!({"time": rfc3339(clock.wall), "event": "call", "tool": tool,
-                                "outcome": "not pinned", "reason": why});
+            let record = Record::refused(clock.wall, "call", tool, Refusal::NotPinned(&why));
             return Step::Refuse {
                 error,
-                record: Some(record.into()),
+                record: Some(record),
             };
         }
         if let Some(why) = tool.and_then(|tool| self.untrusted(tool)) {
@@ -78,11 +76,10 @@ impl Session<'_> {
                 format!("{why} (mcp-resolve proxy --trust)"),
                 Some(json!({"tool": tool, "trusted": false})),
             );
-            let record = json!({"time": rfc3339(clock.wall), "event": "call", "tool": tool,
-                                "outcome": "not trusted", "reason": why});
+            let record = Record::refused(clock.wall, "call", tool, Refusal::NotTrusted(&why));
             return Step::Refuse {
                 error,
-                record: Some(record.into()),
+                record: Some(record),
             };
         }
         if let Some(tool) = tool
@@ -117,22 +114,25 @@ impl Session<'_> {
             Err(error) => {
                 // Arguments the rules' schema refuses (or no tool name):
                 // never forwarded, and audited as such.
-                let mut record = json!({"time": rfc3339(clock.wall), "event": "call",
-                                        "tool": tool, "outcome": "invalid",
-                                        "error": {"code": error.code, "message": error.message}});
-                if let (Some(arguments), Value::Object(map)) = (arguments, &mut record) {
-                    map.insert("arguments".into(), arguments);
-                }
+                let record = Record::refused(
+                    clock.wall,
+                    "call",
+                    tool,
+                    Refusal::Invalid {
+                        error: &error,
+                        arguments,
+                    },
+                );
                 if tool.is_none() {
                     // No tool to have called: a protocol error.
                     return Step::Refuse {
                         error,
-                        record: Some(record.into()),
+                        record: Some(record),
                     };
                 }
                 return Step::Invalid {
                     result: tool_error(&error),
-                    record: record.into(),
+                    record,
                 };
             }
         };
@@ -216,7 +216,7 @@ impl Session<'_> {
                 .map(str::to_string)
         };
         crate::policy::SessionFacts {
-            protocol_version: said(mcp_resolve_runtime::protocol::META_PROTOCOL_VERSION, "")
+            protocol_version: said(mcp_resolve_protocol::META_PROTOCOL_VERSION, "")
                 .or_else(|| self.facts.protocol_version.clone()),
             client_name: said(META_CLIENT_INFO, "/name").or_else(|| self.facts.client_name.clone()),
         }
@@ -293,7 +293,7 @@ fn tool_error(error: &RpcError) -> String {
 /// in where the old ones were written, the rest of the message untouched.
 fn with_params(text: &str, params: &Value) -> String {
     let params = params.to_string();
-    mcp_resolve_runtime::protocol::Envelope::of(text)
+    mcp_resolve_protocol::Envelope::of(text)
         .and_then(|message| message.params)
         .and_then(|old| splice(text, old.get(), &params))
         .unwrap_or_else(|| text.to_string())

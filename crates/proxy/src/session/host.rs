@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value, json};
 
+use mcp_resolve_protocol::Screened;
 use mcp_resolve_runtime::RpcError;
-use mcp_resolve_runtime::protocol::Screened;
 
 use super::call::Step;
 use super::relist::Relist;
@@ -14,7 +14,7 @@ use crate::consent::{ASK_PREFIX, ask_request};
 use crate::declare::MANIFEST_METHOD;
 use crate::quick::{Params, QuickCall};
 use crate::rules::{Answer, Rewrite, SIGNATURE_METHOD};
-use mcp_resolve_runtime::protocol::{error_response, id_key};
+use mcp_resolve_protocol::{error_response, id_key};
 
 /// A result response for request `id` (written as JSON text) whose result
 /// is the JSON text `result`.

@@ -38,7 +38,7 @@ use crate::consent::Tickets;
 use crate::guard::{Guard, Judged, PinState};
 use crate::record::Record;
 use crate::rules::{ProxyRules, Rewrite};
-use mcp_resolve_runtime::protocol::{error_response, id_key};
+use mcp_resolve_protocol::{error_response, id_key};
 
 use self::relist::Relist;
 pub use self::trace::Ids;
@@ -149,7 +149,7 @@ fn progress_token(params: Option<&Value>) -> Option<String> {
     params
         .and_then(|p| p.get("_meta"))
         .and_then(|meta| meta.get("progressToken"))
-        .map(mcp_resolve_runtime::protocol::id_key)
+        .map(mcp_resolve_protocol::id_key)
 }
 
 /// What the audit line of a forwarded `tools/call` needs.
@@ -319,7 +319,7 @@ impl<'s> Session<'s> {
         if !self.shared || self.guard.pin.is_none() {
             return false;
         }
-        let Some(message) = mcp_resolve_runtime::protocol::Envelope::of(text) else {
+        let Some(message) = mcp_resolve_protocol::Envelope::of(text) else {
             return false;
         };
         let Some(key) = message.id.as_ref().filter(|_| message.result).map(id_key) else {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use mcp_resolve_runtime::protocol::id_key;
+use mcp_resolve_protocol::id_key;
 
 /// One reading of the server's tools.
 pub(super) struct Relist {

@@ -15,7 +15,7 @@ use super::{Clock, Effect, Pending, Session};
 use crate::raw::{self, Members};
 use crate::rules::Rewrite;
 use crate::upstream::excerpt;
-use mcp_resolve_runtime::protocol::{Envelope, id_key, splice};
+use mcp_resolve_protocol::{Envelope, id_key, splice};
 
 impl Session<'_> {
     /// One line from the server.

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use mcp_resolve_runtime::protocol::{Envelope, may_name_meta, splice};
+use mcp_resolve_protocol::{Envelope, may_name_meta, splice};
 use mcp_resolve_telemetry::{ClientSpan, Key, SpanRecord, TraceParent};
 use serde::Deserialize;
 use serde_json::Value;
@@ -59,7 +59,7 @@ const METHODS: &[&str] = &[
     "completion/complete",
     "logging/setLevel",
     "server/discover",
-    mcp_resolve_runtime::protocol::SIGNATURE_METHOD,
+    mcp_resolve_protocol::SIGNATURE_METHOD,
     crate::declare::MANIFEST_METHOD,
 ];
 

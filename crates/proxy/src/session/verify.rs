@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Instant;
 
 use mcp_resolve_host::declarations::{self, Manifest};
-use mcp_resolve_runtime::protocol::{Envelope, id_key};
+use mcp_resolve_protocol::{Envelope, id_key};
 use serde_json::{Value, json};
 
 use super::{Clock, Effect, Pending, Session, unix_seconds};

@@ -727,7 +727,7 @@ async fn read_body(response: reqwest::Response, max: usize) -> Result<Vec<u8>, U
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mcp_resolve_runtime::protocol::META_PROTOCOL_VERSION;
+    use mcp_resolve_protocol::META_PROTOCOL_VERSION;
     use serde_json::json;
 
     fn raw(value: Value) -> Box<RawValue> {

@@ -365,14 +365,14 @@ impl Session {
                         json!({"jsonrpc": "2.0", "id": their_id, "result": result})
                     } else if request == "sampling/createMessage" {
                         let error = RpcError::new(-1, "mcp-resolve does not sample", None);
-                        mcp_resolve_runtime::protocol::error_value(their_id, &error)
+                        mcp_resolve_protocol::error_value(their_id, &error)
                     } else {
                         let error = RpcError::new(
                             RpcError::METHOD_NOT_FOUND,
                             format!("method not found: {request}"),
                             None,
                         );
-                        mcp_resolve_runtime::protocol::error_value(their_id, &error)
+                        mcp_resolve_protocol::error_value(their_id, &error)
                     };
                     self.send_by(deadline, method, &reply).await?;
                 }

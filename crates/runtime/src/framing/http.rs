@@ -108,7 +108,7 @@ impl<S> Screened<S> {
 }
 
 fn reply(id: Value, code: i64, message: &str) -> Verdict {
-    Verdict::Reply(crate::protocol::error_value(
+    Verdict::Reply(mcp_resolve_protocol::error_value(
         &id,
         &crate::RpcError::new(code, message, None),
     ))
@@ -194,7 +194,7 @@ where
                         crate::RpcError::new(crate::RpcError::INVALID_REQUEST, message, None);
                     return Ok(json_response(
                         status,
-                        &crate::protocol::error_value(&Value::Null, &error),
+                        &mcp_resolve_protocol::error_value(&Value::Null, &error),
                     ));
                 }
             };

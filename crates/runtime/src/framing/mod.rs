@@ -2,7 +2,7 @@
 //! `rmcp`): what rmcp's stdio transport leaves unanswered is answered here,
 //! as JSON-RPC 2.0 requires, and only well-formed messages reach the server.
 //!
-//! The rules are the [`Screen`]'s (`crate::protocol`): malformed requests
+//! The rules are the [`Screen`]'s (`mcp_resolve_protocol`): malformed requests
 //! are answered with the JSON-RPC error they call for and never reach the
 //! server, malformed notifications are dropped, and with [`stdio_for`] a
 //! server in the extension dialect answers `-32021` to resolve requests of
@@ -24,28 +24,14 @@ pub mod http;
 use serde_json::Value;
 
 use crate::RpcError;
-use crate::protocol::error_response;
+use mcp_resolve_protocol::error_response;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 
 /// The longest line read; longer ones are refused.
 pub const MAX_LINE_BYTES: usize = 64 << 20;
 
-pub use crate::protocol::{Screen, Screened};
-
-impl Screen {
-    /// The screen of a server answering `resolution`'s requests (feature
-    /// `rmcp`): in the extension dialect, it checks the capability metadata
-    /// of resolve requests ([`Screen::checking`]).
-    #[cfg(feature = "rmcp")]
-    pub fn for_resolution(resolution: &crate::rmcp::ToolResolution) -> Screen {
-        if resolution.dialect() == crate::Dialect::Extension {
-            Screen::checking(resolution.method())
-        } else {
-            Screen::default()
-        }
-    }
-}
+pub use mcp_resolve_protocol::{Screen, Screened};
 
 /// Screens `input` into the returned server side, and merges the server's
 /// output with the answers of the screen into `output`, one line at a time.
@@ -160,7 +146,7 @@ pub fn stdio_for(resolution: &crate::rmcp::ToolResolution) -> (DuplexStream, Dup
     guard(
         tokio::io::stdin(),
         tokio::io::stdout(),
-        Screen::for_resolution(resolution),
+        crate::serve::screen(resolution.dialect()),
     )
 }
 

@@ -1,21 +1,40 @@
-//! The protocol's vocabulary, in one place for everything that speaks it —
-//! the rmcp wiring of a generated resolver, the framing in front of it, and
-//! the proxy: JSON-RPC error codes ([`RpcError`]'s constants) and the one
+//! The vocabulary of MCP's JSON-RPC messages, in one place for everything
+//! that speaks it — a generated resolver's rmcp wiring and the framing in
+//! front of it (`mcp-resolve-runtime`), and the proxy's core: JSON-RPC
+//! errors ([`RpcError`], with the codes the extension defines) and the one
 //! set of response builders, a message's [`Envelope`] read in one pass and
-//! the [`Screen`] that judges its framing, the one rule for "the client
-//! declares the extension", and the one function that serves a resolve
-//! request ([`serve_resolve`]). No I/O and no async runtime here.
+//! the [`Screen`] that judges its framing, the extension's identifiers, the
+//! 2026-07-28 cut-off ([`is_stateless_version`]) and the one rule for "the
+//! client declares the extension" ([`declares_extension`]). No I/O and no
+//! async runtime here.
+#![deny(missing_docs)]
+// No library function over 100 lines (clippy.toml); each exception says why
+// it reads better whole. Tests may be longer.
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
 mod envelope;
+mod error;
 mod screen;
 
 pub use envelope::{Envelope, id_key, splice};
+pub use error::{ErrorObject, RpcError};
 pub use screen::{Screen, Screened};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::{Dialect, EXTENSION_ID, RpcError, VARIANT_EXTENSION_ID};
+/// The extension identifier of the tool-resolution extension (draft 2026-08-20).
+pub const EXTENSION_ID: &str = "io.modelcontextprotocol/tool-resolution";
+
+/// The extension identifier of this project's companion extension: a client
+/// that declares it (with an empty settings object) gets, in each resolve
+/// result's `_meta` under this key, the variant that matched and the scopes
+/// the call needs — `{"variant": "read" | null, "requiredScopes": […]}` —
+/// so a host can show or log *why* a call resolved as it did. Servers
+/// advertise it next to [`EXTENSION_ID`]; clients that do not declare it
+/// never see the key (the extension allows result `_meta` only for
+/// negotiated extensions).
+pub const VARIANT_EXTENSION_ID: &str = "io.github.mcp-resolve/variant";
 
 /// The request `_meta` key of the protocol version (protocol 2026-07-28).
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -118,62 +137,6 @@ pub fn declares_extension(params: Option<&Value>, session: Option<&Value>, id: &
     )
 }
 
-/// A resolve request served: what `resolve` gave, and whether the client
-/// declared the companion variant extension (so the result's `_meta` names
-/// the variant).
-#[derive(Debug)]
-pub struct Served<R> {
-    /// What the resolver gave.
-    pub resolved: R,
-    /// The client declared [`VARIANT_EXTENSION_ID`].
-    pub variant_meta: bool,
-}
-
-/// Serves a resolve request of `dialect` whose params are `params`: the
-/// capability check of the extension dialect (`-32021`), the params checks
-/// (`-32602`: an object, `name` a string, `arguments` required by the
-/// extension and `{}` by default in the older drafts), then `resolve` with
-/// the tool's name and arguments. `declares` says whether the client
-/// declares an extension (by id) for this request. Used by the rmcp wiring
-/// and the proxy alike.
-pub fn serve_resolve<'p, R>(
-    dialect: Dialect,
-    params: Option<&'p Value>,
-    declares: impl Fn(&str) -> bool,
-    resolve: impl FnOnce(&'p str, &'p Value) -> Result<R, RpcError>,
-) -> Result<Served<R>, RpcError> {
-    static NO_ARGUMENTS: std::sync::LazyLock<Value> =
-        std::sync::LazyLock::new(|| Value::Object(Map::new()));
-    if dialect == Dialect::Extension && !declares(EXTENSION_ID) {
-        return Err(RpcError::missing_capability());
-    }
-    let params = match params {
-        None => None,
-        Some(Value::Object(params)) => Some(params),
-        Some(_) => return Err(RpcError::invalid_params("params must be an object")),
-    };
-    let Some(Value::String(name)) = params.and_then(|p| p.get("name")) else {
-        return Err(RpcError::invalid_params(
-            "params.name must be a string (the tool name)",
-        ));
-    };
-    // The extension requires the complete arguments object (`{}` for a
-    // no-argument tool); the older drafts let it be omitted.
-    let arguments = match params.and_then(|p| p.get("arguments")) {
-        Some(arguments) => arguments,
-        None if dialect == Dialect::Extension => {
-            return Err(RpcError::invalid_params(
-                "params.arguments is required: the complete arguments object of the call ({} for a tool without arguments)",
-            ));
-        }
-        None => &NO_ARGUMENTS,
-    };
-    Ok(Served {
-        resolved: resolve(name, arguments)?,
-        variant_meta: declares(VARIANT_EXTENSION_ID),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -242,46 +205,5 @@ mod tests {
             value["error"]["data"]["requiredCapabilities"]["extensions"][EXTENSION_ID],
             json!({})
         );
-    }
-
-    #[test]
-    fn a_resolve_request_is_checked_before_it_is_resolved() {
-        let all = |_: &str| true;
-        let resolve = |name: &str, arguments: &Value| Ok(format!("{name} {arguments}"));
-        let served = serve_resolve(
-            Dialect::Extension,
-            Some(&json!({"name": "t", "arguments": {"a": 1}})),
-            all,
-            resolve,
-        )
-        .unwrap();
-        assert_eq!(served.resolved, r#"t {"a":1}"#);
-        assert!(served.variant_meta);
-        let code = |dialect, params: Value, declares: fn(&str) -> bool| {
-            serve_resolve(dialect, Some(&params), declares, resolve)
-                .unwrap_err()
-                .code
-        };
-        assert_eq!(
-            code(
-                Dialect::Extension,
-                json!({"name": "t", "arguments": {}}),
-                |_| false
-            ),
-            -32021
-        );
-        assert_eq!(code(Dialect::Extension, json!({"name": "t"}), all), -32602);
-        assert_eq!(code(Dialect::Extension, json!({"name": 1}), all), -32602);
-        assert_eq!(code(Dialect::Extension, json!([]), all), -32602);
-        // The older drafts: no capability, arguments default to `{}`.
-        let served = serve_resolve(
-            Dialect::Sep1862,
-            Some(&json!({"name": "t"})),
-            |_| false,
-            resolve,
-        )
-        .unwrap();
-        assert_eq!(served.resolved, "t {}");
-        assert!(!served.variant_meta);
     }
 }

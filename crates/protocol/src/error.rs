@@ -154,7 +154,7 @@ mod tests {
         use std::mem::size_of;
         assert_eq!(size_of::<RpcError>(), size_of::<usize>());
         assert_eq!(
-            size_of::<Result<&'static crate::Resolved, RpcError>>(),
+            size_of::<Result<&'static String, RpcError>>(),
             2 * size_of::<usize>()
         );
     }
