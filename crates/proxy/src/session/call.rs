@@ -55,32 +55,34 @@ pub(super) enum Step {
 }
 
 impl Session<'_> {
+    /// The refusal of a call to `tool` that the pin does not allow or whose
+    /// declaration is not trusted, if it is one.
+    fn unpinned_or_untrusted(&self, tool: &str, clock: Clock) -> Option<Step> {
+        let (why, pinned) = match self.guard.unpinned(&self.pins, tool) {
+            Some(why) => (why, true),
+            None => (self.untrusted(tool)?, false),
+        };
+        let (option, member, refusal) = if pinned {
+            ("--pin", "pinned", Refusal::NotPinned(&why))
+        } else {
+            ("--trust", "trusted", Refusal::NotTrusted(&why))
+        };
+        let error = RpcError::new(
+            POLICY_REFUSED,
+            format!("{why} (mcp-resolve proxy {option})"),
+            Some(json!({"tool": tool, member: false})),
+        );
+        Some(Step::Refuse {
+            error,
+            record: Some(Record::refused(clock.wall, "call", Some(tool), refusal)),
+        })
+    }
+
     /// Decides the `tools/call` `text` whose params are `params`.
     pub(super) fn decide_call(&mut self, text: &str, params: Option<&Value>, clock: Clock) -> Step {
         let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str);
-        if let Some(why) = tool.and_then(|tool| self.guard.unpinned(&self.pins, tool)) {
-            let error = RpcError::new(
-                POLICY_REFUSED,
-                format!("{why} (mcp-resolve proxy --pin)"),
-                Some(json!({"tool": tool, "pinned": false})),
-            );
-            let record = Record::refused(clock.wall, "call", tool, Refusal::NotPinned(&why));
-            return Step::Refuse {
-                error,
-                record: Some(record),
-            };
-        }
-        if let Some(why) = tool.and_then(|tool| self.untrusted(tool)) {
-            let error = RpcError::new(
-                POLICY_REFUSED,
-                format!("{why} (mcp-resolve proxy --trust)"),
-                Some(json!({"tool": tool, "trusted": false})),
-            );
-            let record = Record::refused(clock.wall, "call", tool, Refusal::NotTrusted(&why));
-            return Step::Refuse {
-                error,
-                record: Some(record),
-            };
+        if let Some(refused) = tool.and_then(|tool| self.unpinned_or_untrusted(tool, clock)) {
+            return refused;
         }
         if let Some(tool) = tool
             && self.unobserved(tool)
