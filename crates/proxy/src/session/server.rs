@@ -80,7 +80,8 @@ impl Session<'_> {
             let page = result.as_ref().map(|r| r.text().to_string());
             drop(message);
             if page.is_some() && self.needs_manifest(clock) {
-                self.hold_listing(HeldListing::Relist(page, text), clock, out);
+                let key = listing.key();
+                self.hold_listing(HeldListing::Relist(page, text, key), clock, out);
             } else {
                 self.listing_page(page, &text, clock, out);
             }

@@ -20,8 +20,8 @@ pub(super) enum HeldListing {
     /// of whose id is given).
     Host(String, Box<Pending>, String),
     /// A page (its result's JSON text, if a result) of the proxy's own
-    /// listing, and the answer's text.
-    Relist(Option<String>, String),
+    /// listing, the answer's text, and the key of the page's request id.
+    Relist(Option<String>, String, String),
 }
 
 /// What one session knows of the server's signed declarations.
@@ -212,7 +212,18 @@ impl Session<'_> {
                     drop(message);
                     out.push(Effect::Host(answer.unwrap_or(text)));
                 }
-                HeldListing::Relist(page, text) => self.listing_page(page, &text, clock, out),
+                // A page of a reading given up meanwhile (its time ran out,
+                // and another reading may have begun) is not this
+                // reading's: it is dropped, as a late answer is.
+                HeldListing::Relist(page, text, key) => {
+                    if self.relist.as_ref().is_some_and(|l| l.key() == key) {
+                        self.listing_page(page, &text, clock, out);
+                    } else {
+                        out.push(Effect::Log(
+                            "a page of the proxy's tools/list that was given up was dropped".into(),
+                        ));
+                    }
+                }
             }
         }
     }
