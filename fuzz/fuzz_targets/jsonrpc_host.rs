@@ -12,7 +12,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use mcp_resolve_runtime::framing::{Screen, Screened};
-use mcp_resolve_runtime::protocol::Envelope;
+use mcp_resolve_protocol::Envelope;
 use serde_json::Value;
 
 fn check(line: &str, screened: &Screened) {

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_resolve_runtime::protocol::Envelope;
+use mcp_resolve_protocol::Envelope;
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {
