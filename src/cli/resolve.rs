@@ -62,7 +62,7 @@ fn resolve_one(server: &Server, tool: &str, args: &str, dialect: Dialect, explai
         Err(e) => {
             let names = server.tools.iter().map(|t| t.name.as_str());
             if !server.tools.iter().any(|t| t.name == tool)
-                && let Some(near) = mcp_resolve::internals::suggest::closest(tool, names)
+                && let Some(near) = mcp_resolve::suggest::closest(tool, names)
             {
                 eprintln!("help: no tool `{tool}`; did you mean `{near}`?");
             }

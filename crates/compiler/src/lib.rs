@@ -13,9 +13,10 @@
 //! Inside, data flows one way: parse (YAML or `.rules` → AST with spans) →
 //! lower (AST → IR) → check (diagnostics) → analysis (derived facts) →
 //! emit / codegen; `docs/architecture.md` maps where each concept lives.
-//! Those phases are private; the crate's own tests, benchmarks and fuzz
-//! targets reach them through the hidden `internals` module, which carries
-//! no stability promise.
+//! Those phases are private; what other crates need of them is documented
+//! API ([`suggest`], [`yaml`], [`facts`]), and the project's tests,
+//! benchmarks and fuzz targets reach the rest through the hidden
+//! `internals` module, which carries no stability promise.
 #![deny(missing_docs)]
 // No library function over 100 lines (clippy.toml); each exception says why
 // it reads better whole. Tests may be longer.
@@ -43,7 +44,7 @@ pub use util::source;
 use backends::codegen;
 use phases::{analysis, check, lower, parse};
 use semantics::{eval, schema};
-use util::{markup, par, regex_cache, suggest};
+use util::{markup, par, regex_cache};
 
 pub use analysis::{AnalysisCache, Limits as AnalysisLimits};
 pub use builder::Builder;
@@ -53,9 +54,48 @@ pub use project::{
 };
 pub use resolve::Resolver;
 
-/// The compiler's phases, for this crate's own tests, benchmarks and fuzz
-/// targets. Not part of the documented API: anything here may change in any
-/// release.
+/// "Did you mean" suggestions and backticked lists, worded as the
+/// compiler's diagnostics word them: for the crates that report on files
+/// of their own alike (the policy crate's YAML policies, the command).
+pub mod suggest {
+    pub use crate::util::suggest::{backticked, closest, did_you_mean};
+}
+
+/// YAML read into a tree that keeps each node's span, with the rules
+/// files' resource limits (no alias bomb, no file over
+/// [`yaml::MAX_FILE_BYTES`]): for other YAML files read with the same
+/// diagnostics (the policy crate's YAML policies).
+pub mod yaml {
+    pub use crate::parse::yaml::{MAX_FILE_BYTES, YNode, YValue, YamlError, parse, parse_within};
+}
+
+/// What the analysis proves of a server read without a [`Project`] (the
+/// policy crate's decision tables, the language server's hovers).
+pub mod facts {
+    use serde_json::Value;
+
+    /// For each of `server`'s tools, in order, whether its variants are
+    /// proved to cover every call its `inputSchema` accepts; `false` when
+    /// they are not, or when the analysis could not decide.
+    pub fn exhaustive(server: &crate::ir::Server) -> Vec<bool> {
+        let mut diagnostics = Vec::new();
+        crate::analysis::analyze_server(server, &mut diagnostics)
+            .iter()
+            .map(|analysis| analysis.as_ref().is_some_and(|a| a.is_exhaustive()))
+            .collect()
+    }
+
+    /// The smallest value `schema` accepts, as the analysis builds its
+    /// examples (within its default limits); `None` when it finds none.
+    pub fn minimal_value(schema: &Value) -> Option<Value> {
+        crate::analysis::minimal_value(schema, crate::analysis::Limits::default())
+    }
+}
+
+/// The compiler's phases, for the project's tests, benchmarks and fuzz
+/// targets only: no library or command source uses them (the layering test
+/// `no_library_or_command_uses_the_compilers_internals` holds that). Not
+/// part of the documented API: anything here may change in any release.
 #[doc(hidden)]
 pub mod internals {
     /// Semantic analysis: reachability, exhaustiveness, the derived bound.
@@ -85,10 +125,5 @@ pub mod internals {
     /// JSON Schema navigation shared by the phases.
     pub mod schema {
         pub use crate::schema::*;
-    }
-    /// "Did you mean" and backticked lists (the proxy's policy reader
-    /// words its diagnostics with them).
-    pub mod suggest {
-        pub use crate::suggest::*;
     }
 }

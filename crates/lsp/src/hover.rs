@@ -140,8 +140,7 @@ const EXAMPLE_BUDGET: usize = 500;
 /// one or two at a time (`None` when none of those reaches it).
 fn example_call(server: &Server, tool: &Tool, name: &str) -> Option<Value> {
     let resolver = mcp_resolve::Resolver::new(server).ok()?;
-    let base =
-        mcp_resolve::internals::analysis::minimal_value(&tool.input_schema, Default::default())?;
+    let base = mcp_resolve::facts::minimal_value(&tool.input_schema)?;
     let named = crate::complete::named_values(&tool.input_schema);
     let singles: Vec<(&str, &Value)> = named
         .iter()

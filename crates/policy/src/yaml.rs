@@ -31,9 +31,9 @@
 
 use crate::{Call, Decision};
 use mcp_resolve::diagnostic::{Code, Diagnostic};
-use mcp_resolve::internals::parse::yaml::{self, YNode, YValue};
-use mcp_resolve::internals::suggest::did_you_mean;
 use mcp_resolve::source::{FileId, Span};
+use mcp_resolve::suggest::did_you_mean;
+use mcp_resolve::yaml::{self, YNode, YValue};
 
 /// One rule of a policy.
 #[derive(Clone, Debug, PartialEq)]
@@ -271,7 +271,7 @@ impl Parser<'_> {
                             did_you_mean(&name, keys.iter().copied()).unwrap_or_else(|| {
                                 format!(
                                     "{what} has {}",
-                                    mcp_resolve::internals::suggest::backticked(keys, ", ")
+                                    mcp_resolve::suggest::backticked(keys, ", ")
                                 )
                             }),
                         ),
@@ -433,7 +433,7 @@ impl Parser<'_> {
                         did_you_mean(&name, candidates.iter().copied()).unwrap_or_else(|| {
                             format!(
                                 "`when` takes `tool`, `variant`, `scopes`, `principal`, `client` and hints: {}",
-                                mcp_resolve::internals::suggest::backticked(self.hints, ", ")
+                                mcp_resolve::suggest::backticked(self.hints, ", ")
                             )
                         });
                     let span = self.span(key);

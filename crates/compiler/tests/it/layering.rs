@@ -273,6 +273,38 @@ fn the_proxy_session_reads_no_clock_entropy_or_file() {
     assert!(files >= 7, "read {files} files of the proxy's session");
 }
 
+/// The compiler's `internals` are for tests, benchmarks and fuzz targets:
+/// every library and the command use its documented API.
+#[test]
+fn no_library_or_command_uses_the_compilers_internals() {
+    let repo = crate::repo();
+    let mut dirs = vec![repo.join("src")];
+    for entry in std::fs::read_dir(repo.join("crates")).unwrap() {
+        let crate_dir = entry.unwrap().path();
+        if crate_dir.file_name().is_some_and(|n| n != "compiler") {
+            dirs.push(crate_dir.join("src"));
+        }
+    }
+    let mut files = 0;
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files += 1;
+                let text = std::fs::read_to_string(&path).unwrap();
+                assert!(
+                    !text.contains("mcp_resolve::internals"),
+                    "{} uses the compiler's internals",
+                    path.display()
+                );
+            }
+        }
+    }
+    assert!(files >= 100, "read {files} files");
+}
+
 /// Asserts that no `.rs` file under `dir` (a `tests` directory aside) uses
 /// the standard library's I/O, threads, environment or clocks, or the
 /// operating system's entropy; the number of files read.

@@ -209,8 +209,7 @@ fn walk(v: &Value, factors: &mut BTreeSet<Factor>, paths: &mut BTreeSet<String>)
 
 /// The decision table of `engine`'s policies over its server's variants.
 pub fn table(engine: &Engine, server: &mcp_resolve::ir::Server) -> Vec<Row> {
-    let mut diagnostics = Vec::new();
-    let analyses = mcp_resolve::internals::analysis::analyze_server(server, &mut diagnostics);
+    let exhaustive = mcp_resolve::facts::exhaustive(server);
     let reads: HashMap<PolicyId, (BTreeSet<Factor>, BTreeSet<String>)> = engine
         .policy_set()
         .policies()
@@ -219,7 +218,7 @@ pub fn table(engine: &Engine, server: &mcp_resolve::ir::Server) -> Vec<Row> {
     let matcher =
         mcp_resolve::matcher::compile(server, mcp_resolve_runtime::Dialect::Extension).ok();
     let mut rows = Vec::new();
-    for (tool, analysis) in server.tools.iter().zip(&analyses) {
+    for (tool, &exhaustive) in server.tools.iter().zip(&exhaustive) {
         let mut cases: Vec<(Option<&str>, mcp_resolve_runtime::Annotations, Vec<String>)> = tool
             .variants
             .iter()
@@ -231,7 +230,6 @@ pub fn table(engine: &Engine, server: &mcp_resolve::ir::Server) -> Vec<Row> {
                 )
             })
             .collect();
-        let exhaustive = analysis.as_ref().is_some_and(|a| a.is_exhaustive());
         if !exhaustive {
             cases.push((
                 None,
@@ -480,9 +478,7 @@ fn example_calls(
     let Some(matcher) = matcher else {
         return Vec::new();
     };
-    let Some(base) =
-        mcp_resolve::internals::analysis::minimal_value(&tool.input_schema, Default::default())
-    else {
+    let Some(base) = mcp_resolve::facts::minimal_value(&tool.input_schema) else {
         return Vec::new();
     };
     let mut values = Vec::new();
