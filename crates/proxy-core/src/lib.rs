@@ -45,3 +45,28 @@ pub mod record;
 pub mod rules;
 pub mod state;
 pub mod trust;
+
+/// A message's text as the log quotes it: its first 200 characters on one
+/// line (line breaks as spaces), `…` where it was cut.
+pub fn excerpt(text: &str) -> String {
+    let line: String = text.chars().take(200).collect();
+    let line = line.replace(['\n', '\r'], " ");
+    if text.chars().count() > 200 {
+        format!("{line}…")
+    } else {
+        line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_excerpt_is_one_line_of_at_most_200_characters() {
+        assert_eq!(super::excerpt("a\r\nb"), "a  b");
+        let long = "é".repeat(201);
+        let cut = super::excerpt(&long);
+        assert_eq!(cut.chars().count(), 201);
+        assert!(cut.ends_with("é…"), "{cut}");
+        assert_eq!(super::excerpt(&"x".repeat(200)), "x".repeat(200));
+    }
+}

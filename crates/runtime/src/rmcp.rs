@@ -370,15 +370,12 @@ pub fn client_declares(context: &RequestContext<RoleServer>, id: &str) -> bool {
     context
         .client_capabilities()
         .and_then(|caps| caps.extensions)
-        .is_some_and(|extensions| supported_settings(extensions.get(id)))
+        .is_some_and(|extensions| supported_settings_object(extensions.get(id)))
 }
 
 /// Whether the extension's settings object, as a client declared it, is one
-/// this version supports ([`mcp_resolve_protocol::supported_settings`]: present
-/// and empty).
-pub fn supported_settings(settings: Option<&JsonObject>) -> bool {
-    mcp_resolve_protocol::supported_settings_object(settings)
-}
+/// this version supports (present and empty): the protocol crate's one rule.
+pub use mcp_resolve_protocol::supported_settings_object;
 
 /// `-32021` naming the tool-resolution extension as the missing capability
 /// ([`RpcError::missing_capability`]).
@@ -399,10 +396,10 @@ mod tests {
 
     #[test]
     fn only_empty_settings_are_supported() {
-        assert!(supported_settings(Some(&JsonObject::new())));
-        assert!(!supported_settings(None));
+        assert!(supported_settings_object(Some(&JsonObject::new())));
+        assert!(!supported_settings_object(None));
         let mut future = JsonObject::new();
         future.insert("futureRequiredMode".into(), Value::Bool(true));
-        assert!(!supported_settings(Some(&future)));
+        assert!(!supported_settings_object(Some(&future)));
     }
 }

@@ -12,11 +12,11 @@ use mcp_resolve_runtime::RpcError;
 
 use super::{CallAudit, Clock, Session};
 use crate::consent::{self, Retry};
-use crate::guard::{Judged, POLICY_REFUSED};
 use crate::policy::Decision;
 use crate::quick::QuickCall;
 use crate::record::{Record, Refusal};
 use mcp_resolve_protocol::splice;
+use mcp_resolve_proxy_core::judge::{Judged, POLICY_REFUSED};
 
 /// The request `_meta` key of the client's name and version (protocol
 /// 2026-07-28, where no `initialize` says it).

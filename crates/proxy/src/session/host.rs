@@ -304,7 +304,7 @@ impl Session<'_> {
             && let Some(why) = self.guard.unpinned(&self.pins, tool)
         {
             let error = RpcError::new(
-                crate::guard::POLICY_REFUSED,
+                mcp_resolve_proxy_core::judge::POLICY_REFUSED,
                 format!("{why} (mcp-resolve proxy --pin)"),
                 Some(json!({"tool": tool, "pinned": false})),
             );

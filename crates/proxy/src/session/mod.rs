@@ -35,10 +35,13 @@ use mcp_resolve_runtime::{Annotations, RpcError};
 use serde_json::Value;
 
 use crate::consent::Tickets;
-use crate::guard::{Guard, Judged, PinState};
 use crate::record::Record;
 use crate::rules::{ProxyRules, Rewrite};
 use mcp_resolve_protocol::{error_response, id_key};
+use mcp_resolve_proxy_core::guard::Guard;
+use mcp_resolve_proxy_core::judge::Judged;
+use mcp_resolve_proxy_core::pinned::{Baselines, PinState};
+use mcp_resolve_proxy_core::state::Claim;
 
 use self::relist::Relist;
 pub use self::trace::Ids;
@@ -51,7 +54,7 @@ pub enum Input {
     Line(String),
     /// A line from a host whose bearer token was verified
     /// (`--auth-issuer`), and who it speaks for.
-    Authorized(String, crate::auth::Principal),
+    Authorized(String, mcp_resolve_policy::Principal),
     /// A server's message that came on the HTTP answer to one request
     /// (the proxy's id of it): the transport routes what the session makes
     /// of it to that request's host, and the session reads it as a line.
@@ -231,7 +234,7 @@ pub struct Session<'s> {
     verification: verify::Verification,
     /// Who the host's message being handled speaks for (its bearer token,
     /// `--auth-issuer`).
-    principal: Option<crate::auth::Principal>,
+    principal: Option<mcp_resolve_policy::Principal>,
     /// Where span and trace ids come from.
     ids: Ids,
     /// What every span says of the transport.
@@ -242,14 +245,14 @@ pub struct Session<'s> {
     /// Several instances share a store: the claims of the message being
     /// handled.
     shared: bool,
-    claims: HashMap<String, crate::shared::Claim>,
+    claims: HashMap<String, Claim>,
     /// Audit records are wanted ([`Config::records`]).
     records: bool,
     /// Spans and measures are wanted ([`Config::traces`]).
     traces: bool,
     /// Each tool as the servers behind all instances first listed it, for
     /// the pin, until the listing it was read for is shown.
-    baselines: Option<crate::shared::Baselines>,
+    baselines: Option<Baselines>,
     /// The spans of the host request being handled, until it is forwarded,
     /// held for a question, or answered by the proxy.
     opening: Option<trace::Traced>,
@@ -307,7 +310,7 @@ impl<'s> Session<'s> {
     /// What the shared store said of request state `id` (its
     /// [`crate::state`] id), claimed by the transport before it hands the
     /// host's message carrying it to [`Session::from_host`].
-    pub fn claimed(&mut self, id: String, claim: crate::shared::Claim) {
+    pub fn claimed(&mut self, id: String, claim: Claim) {
         self.claims.insert(id, claim);
     }
 
@@ -335,7 +338,7 @@ impl<'s> Session<'s> {
     /// The first listings the instances share, for the `tools/list` answer
     /// handed to [`Session::from_server`] next (merged with those of earlier
     /// pages of the same listing).
-    pub fn shared_baselines(&mut self, baselines: crate::shared::Baselines) {
+    pub fn shared_baselines(&mut self, baselines: Baselines) {
         self.baselines = Some(match (self.baselines.take(), baselines) {
             (Some(Ok(mut earlier)), Ok(more)) => {
                 earlier.extend(more);

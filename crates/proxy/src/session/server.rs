@@ -14,8 +14,8 @@ use super::verify::HeldListing;
 use super::{Clock, Effect, Pending, Session};
 use crate::raw::{self, Members};
 use crate::rules::Rewrite;
-use crate::upstream::excerpt;
 use mcp_resolve_protocol::{Envelope, id_key, splice};
+use mcp_resolve_proxy_core::excerpt;
 
 impl Session<'_> {
     /// One line from the server.

@@ -512,16 +512,7 @@ pub async fn interrupted() {
     }
 }
 
-/// At most 200 characters of `text`, on one line.
-pub(crate) fn excerpt(text: &str) -> String {
-    let line: String = text.chars().take(200).collect();
-    let line = line.replace(['\n', '\r'], " ");
-    if text.chars().count() > 200 {
-        format!("{line}…")
-    } else {
-        line
-    }
-}
+pub(crate) use mcp_resolve_proxy_core::excerpt;
 
 /// `command` as a user would type it.
 pub fn command_line(command: &[OsString]) -> String {
