@@ -178,13 +178,12 @@ impl Record {
             map.insert(name.into(), value);
         };
         match refusal {
-            Refusal::NotPinned(why) | Refusal::NotTrusted(why) => {
-                let outcome = if matches!(refusal, Refusal::NotPinned(_)) {
-                    "not pinned"
-                } else {
-                    "not trusted"
-                };
-                member("outcome", Value::from(outcome));
+            Refusal::NotPinned(why) => {
+                member("outcome", Value::from("not pinned"));
+                member("reason", Value::from(why));
+            }
+            Refusal::NotTrusted(why) => {
+                member("outcome", Value::from("not trusted"));
                 member("reason", Value::from(why));
             }
             Refusal::Invalid { error, arguments } => {
