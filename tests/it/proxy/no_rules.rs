@@ -200,14 +200,16 @@ fn without_rules_what_needs_a_variant_is_a_start_up_error_naming_the_fix() {
         stderr.contains("unrecognized action") && stderr.contains("help: no rules were given"),
         "{stderr}"
     );
-    // A hints-only policy needs no rules.
+    // A hints-only policy needs no rules. The server is `cat`, which stays
+    // until the proxy closes its input on the host's end of input (`true`
+    // could exit first, which the proxy reports as the server stopping).
     let out = common::bin()
         .args([
             "proxy",
             "--policy",
             "docs/policies/read-only.yaml",
             "--",
-            "true",
+            "cat",
         ])
         .output()
         .unwrap();
