@@ -189,7 +189,10 @@ stage "the command as a wheel (maturin's bin bindings, this build's binary) for 
 MCP_RESOLVE_PYPI_WHEEL="$(scripts/pypi-wheel.sh target/wheels dev)"
 export MCP_RESOLVE_PYPI_WHEEL
 
-stage "cargo test --workspace"
+# The build and the run as two stages, so that the log shows each one's time.
+stage "cargo test --workspace: the build"
+cargo test --workspace --locked --no-run "$@"
+stage "cargo test --workspace: the run"
 cargo test --workspace --locked "$@"
 
 # Every build has the same grammar and defaults: `--help` of the light build
