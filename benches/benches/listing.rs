@@ -19,8 +19,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use mcp_resolve_proxy::machine::clock;
 use mcp_resolve_proxy::rules::ProxyRules;
-use mcp_resolve_proxy::session::{Clock, Config, Effect, Input, Session};
+use mcp_resolve_proxy::session::{Config, Effect, Input, Session};
 use serde_json::Value;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
@@ -73,7 +74,7 @@ fn listing(c: &mut Criterion) {
             r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#
                 .into(),
         ),
-        Clock::system(),
+        clock(),
         &mut out,
     );
     let id = forwarded(&mut out);
@@ -81,7 +82,7 @@ fn listing(c: &mut Criterion) {
         Input::Line(format!(
             r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":"2025-11-25","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"secure-filesystem-server","version":"0.2.0"}}}}}}"#
         )),
-        Clock::system(),
+        clock(),
         &mut out,
     );
     out.clear();
@@ -96,11 +97,11 @@ fn listing(c: &mut Criterion) {
                 host_id += 1;
                 let request =
                     format!(r#"{{"jsonrpc":"2.0","id":{host_id},"method":"tools/list"}}"#);
-                session.from_host(Input::Line(request), Clock::system(), &mut out);
+                session.from_host(Input::Line(request), clock(), &mut out);
                 let id = forwarded(&mut out);
                 let answer = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
                 let start = std::time::Instant::now();
-                session.from_server(Input::Line(answer), Clock::system(), &mut out);
+                session.from_server(Input::Line(answer), clock(), &mut out);
                 spent += start.elapsed();
                 let Some(Effect::Host(line)) = out.pop() else {
                     panic!("the answer did not reach the host")

@@ -99,9 +99,9 @@ fn telemetry(c: &mut Criterion) {
                 let answer = format!(
                     r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"hi"}}]}}}}"#
                 );
-                let clock = Clock::system();
-                session.from_host(Input::Line(call), clock, &mut out);
-                session.from_server(Input::Line(answer), Clock::system(), &mut out);
+                let now = clock();
+                session.from_host(Input::Line(call), now, &mut out);
+                session.from_server(Input::Line(answer), clock(), &mut out);
                 apply(sinks, &mut out);
             })
         });
@@ -117,7 +117,8 @@ fn telemetry(c: &mut Criterion) {
 }
 
 use mcp_resolve_proxy::guard::Sinks;
-use mcp_resolve_proxy::session::{Clock, Config, Effect, Input, Session};
+use mcp_resolve_proxy::machine::clock;
+use mcp_resolve_proxy::session::{Config, Effect, Input, Session};
 
 /// A session past `initialize`.
 fn session<'s>(
@@ -140,12 +141,12 @@ fn session<'s>(
     let mut out = Vec::new();
     session.from_host(
         Input::Line(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#.into()),
-        Clock::system(),
+        clock(),
         &mut out,
     );
     session.from_server(
         Input::Line(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}"#.into()),
-        Clock::system(),
+        clock(),
         &mut out,
     );
     apply(sinks, &mut out);

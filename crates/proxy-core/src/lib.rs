@@ -5,6 +5,9 @@
 //! processes or OS entropy (the layering test holds the list). The proxy
 //! crate (`mcp-resolve-proxy`) moves the bytes and carries out the effects.
 //!
+//! - [`session`]: one proxy session as a state machine: the host's and
+//!   the server's messages and the clock in, messages, audit records,
+//!   spans and log lines out;
 //! - [`consent`]: the user asked about a call (elicitation, or a 2026-07-28
 //!   question with a sealed state), and a retry's state checked;
 //! - [`declare`]: SEP-3140 for any server: the declarations and the signed
@@ -43,6 +46,7 @@ pub mod quick;
 pub mod raw;
 pub mod record;
 pub mod rules;
+pub mod session;
 pub mod state;
 pub mod trust;
 

@@ -99,7 +99,7 @@ impl Audit {
         if let Ok(mut out) = self.out.lock() {
             let written = out.write_all(line.as_bytes()).and_then(|()| out.flush());
             if let Err(e) = written {
-                crate::relay::log(&format!("cannot write the audit log: {e}"));
+                crate::log(&format!("cannot write the audit log: {e}"));
             }
         }
     }

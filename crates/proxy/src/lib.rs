@@ -36,7 +36,6 @@ pub mod listen;
 pub mod machine;
 pub mod pin;
 mod relay;
-pub mod session;
 pub mod shared;
 pub mod state;
 #[cfg(unix)]
@@ -50,9 +49,10 @@ pub use mcp_resolve_proxy_core::declare;
 pub use mcp_resolve_proxy_core::record;
 /// What the proxy adds to a server's messages (`mcp-resolve-proxy-core`).
 pub use mcp_resolve_proxy_core::rules;
-// The core's readers of raw JSON text, where the transports use them, and
-// its consent questions and tickets, which the session uses.
-use mcp_resolve_proxy_core::{consent, quick, raw};
+pub use mcp_resolve_proxy_core::session;
+// The core's consent questions, which the HTTP route reads a request's
+// stateless form by.
+use mcp_resolve_proxy_core::consent;
 
 /// Policy: Cedar over resolved calls, and the simple YAML form
 /// (`mcp-resolve-policy`).
@@ -65,3 +65,9 @@ pub use relay::{
     Ended, HostIo, Options, ProxyRules, Rewrite, Upstream, check_pin, compare, host_stdio, probe,
     run,
 };
+
+/// Logs one line on stderr, as the proxy's own (the server's stderr passes
+/// through as it is).
+pub(crate) fn log(message: &str) {
+    eprintln!("mcp-resolve proxy: {message}");
+}

@@ -14,7 +14,7 @@ use tokio::io::{AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::process::ChildStdin;
 use tokio::sync::mpsc;
 
-use crate::relay::log;
+use crate::log;
 pub(crate) use crate::session::Input;
 use crate::upstream::http::{Answer, Endpoint, Events, message_headers, next_data};
 use crate::upstream::{StdioTransport, UpstreamError, command_line, excerpt, stderr_tail};

@@ -9,13 +9,11 @@ use std::time::{Instant, SystemTime};
 
 use crate::session::Clock;
 
-impl Clock {
-    /// The system's clocks, now.
-    pub fn system() -> Clock {
-        Clock {
-            now: Instant::now(),
-            wall: SystemTime::now(),
-        }
+/// The system's clocks, now.
+pub fn clock() -> Clock {
+    Clock {
+        now: Instant::now(),
+        wall: SystemTime::now(),
     }
 }
 

@@ -10,9 +10,10 @@ use tokio::io::AsyncWrite;
 use crate::guard::{Guard, Sinks};
 pub use crate::link::Upstream;
 use crate::link::{GRACE, Link, Source, write_line};
+use crate::log;
 pub use crate::rules::{ProxyRules, Rewrite};
 pub use crate::session::Ended;
-use crate::session::{Clock, Config, Effect, Input, Session};
+use crate::session::{Config, Effect, Input, Session};
 use crate::upstream::UpstreamError;
 use mcp_resolve_protocol::id_key;
 
@@ -112,11 +113,6 @@ fn socket(fd: std::os::fd::OwnedFd) -> Option<tokio::net::UnixStream> {
     tokio::net::UnixStream::from_std(stream).ok()
 }
 
-/// Logs one line on stderr.
-pub(crate) fn log(message: &str) {
-    eprintln!("mcp-resolve proxy: {message}");
-}
-
 /// One proxy session between a host on a byte stream (`host_in`,
 /// `host_out`: stdio) and the server, until either side ends.
 pub async fn run<R, W>(
@@ -182,7 +178,7 @@ pub(crate) async fn relay<S: HostSink>(
                 if let Some(shared) = &options.shared {
                     claim(&mut driver.session, shared, guard, &input).await;
                 }
-                driver.session.from_host(input, Clock::system(), &mut driver.effects);
+                driver.session.from_host(input, crate::machine::clock(), &mut driver.effects);
             }
             input = link.from.recv() => {
                 let input = match input {
@@ -203,11 +199,11 @@ pub(crate) async fn relay<S: HostSink>(
                     }
                     driver.session.shared_baselines(baselines);
                 }
-                driver.session.from_server(input, Clock::system(), &mut driver.effects);
+                driver.session.from_server(input, crate::machine::clock(), &mut driver.effects);
             }
             () = &mut timer, if armed.is_some() => {
                 armed = None;
-                driver.session.tick(Clock::system(), &mut driver.effects);
+                driver.session.tick(crate::machine::clock(), &mut driver.effects);
             }
         }
         let ended = driver.session.ended().cloned();
@@ -406,7 +402,7 @@ pub(crate) fn abandon(session: &mut Session<'_>, keeper: Keeper<'_>, effects: &m
     if !keeper.sinks.records() {
         return;
     }
-    session.abandon(Clock::system(), effects);
+    session.abandon(crate::machine::clock(), effects);
     for effect in effects.drain(..) {
         if matches!(
             effect,

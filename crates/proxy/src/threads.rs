@@ -27,10 +27,9 @@ use tokio::sync::mpsc;
 
 use crate::guard::Guard;
 use crate::link::{GRACE, Input, child_ended, input_of};
-use crate::relay::{
-    HostSide, Keeper, Options, ProxyRules, abandon, far_future, log, session_config,
-};
-use crate::session::{Clock, Effect, Ended, Session};
+use crate::log;
+use crate::relay::{HostSide, Keeper, Options, ProxyRules, abandon, far_future, session_config};
+use crate::session::{Effect, Ended, Session};
 use crate::upstream::{StdioTransport, UpstreamError, command_line};
 
 /// What the event loop hears from the threads.
@@ -146,9 +145,9 @@ impl Shared {
             session, effects, ..
         } = &mut *core;
         if host {
-            session.from_host(input, Clock::system(), effects);
+            session.from_host(input, crate::machine::clock(), effects);
         } else {
-            session.from_server(input, Clock::system(), effects);
+            session.from_server(input, crate::machine::clock(), effects);
         }
         self.apply(core)
     }
@@ -346,7 +345,7 @@ impl Shared {
         let Core {
             session, effects, ..
         } = &mut *core;
-        session.tick(Clock::system(), effects);
+        session.tick(crate::machine::clock(), effects);
         self.apply(core)
     }
 }

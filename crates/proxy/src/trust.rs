@@ -80,3 +80,76 @@ fn read_store(path: &Path) -> Result<BTreeMap<String, String>, StoreError> {
         why: e.to_string(),
     })
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use mcp_resolve_host::declarations::{self, Manifest};
+    use mcp_resolve_host::jws::{Algorithm, PrivateKey};
+    use serde_json::json;
+
+    use super::*;
+
+    const SERVER_URI: &str = "https://notes.example/mcp";
+    const NOW: u64 = 1_800_000_000;
+
+    /// What the session hands back for a first key (`Effect::Trust`) is
+    /// written to the store, the servers it held kept, and read by a later
+    /// proxy; a store that is not one is refused at start.
+    #[test]
+    fn a_first_key_is_written_to_the_store_and_read_by_the_next_proxy() {
+        let dir = std::env::temp_dir().join(format!("mcp-resolve-tofu-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = dir.join("trust.json");
+        std::fs::write(&store, r#"{"https://other.example/mcp": "k0"}"#).unwrap();
+        let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
+        let keys = vec![key.public().clone()];
+        let verifier = open(Policy::Tofu(store.clone()), keys.clone(), SERVER_URI.into()).unwrap();
+        let record = json!({"server": SERVER_URI, "kid": key.public().kid()});
+        remember(&verifier, &record).unwrap();
+        let written: BTreeMap<String, String> =
+            serde_json::from_str(&std::fs::read_to_string(&store).unwrap()).unwrap();
+        assert_eq!(
+            written,
+            BTreeMap::from([
+                ("https://other.example/mcp".to_owned(), "k0".to_owned()),
+                (SERVER_URI.to_owned(), key.public().kid().to_owned()),
+            ])
+        );
+        assert!(!store.with_extension("tmp").exists());
+        // The next proxy reads it: another key for the server is refused.
+        let other = PrivateKey::generate(Algorithm::Ed25519).unwrap();
+        let next = open(
+            Policy::Tofu(store.clone()),
+            vec![key.public().clone(), other.public().clone()],
+            SERVER_URI.into(),
+        )
+        .unwrap();
+        let mut manifest = Manifest::new(SERVER_URI, NOW, 3600);
+        let tool = json!({"name": "read_note", "inputSchema": {"type": "object"}});
+        declarations::seal(vec![tool], None, &mut manifest).unwrap();
+        let refused = next.verify(&manifest.sign(&other), NOW + 1);
+        assert!(
+            matches!(refused, Err(Refused::KeyChanged { .. })),
+            "{:?}",
+            refused.err()
+        );
+        // A verifier of another policy keeps no store.
+        let pinned = open(Policy::Pinned, keys, SERVER_URI.into()).unwrap();
+        remember(&pinned, &json!({"server": "x", "kid": "y"})).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&store).unwrap(),
+            serde_json::to_string_pretty(&written).unwrap() + "\n"
+        );
+        // A store that is not one is refused at start.
+        std::fs::write(&store, "[]").unwrap();
+        let refused = open(Policy::Tofu(store.clone()), vec![], SERVER_URI.into());
+        assert!(
+            refused
+                .unwrap_err()
+                .to_string()
+                .contains("not a JSON object")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

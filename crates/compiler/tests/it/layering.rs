@@ -254,6 +254,11 @@ fn the_proxy_core_depends_on_no_runtime_transport_or_entropy() {
         core.contains("mcp-resolve-runtime") && core.contains("mcp-resolve-host"),
         "{core:?}"
     );
+    // Its unit and property tests (the session's among them) build
+    // without them too.
+    let tested = tree("mcp-resolve-proxy-core", &["-e", "dev"]);
+    assert!(tested.contains("proptest"), "{tested:?}");
+    assert_none_of("mcp-resolve-proxy-core", &tested, PROXY_CORE_FORBIDDEN);
     // No entropy of its own: `getrandom` is in its tree only below the
     // host's keys and the validator's hash seeds, never a dependency of the
     // core itself (ids and nonces are given to it).
@@ -261,46 +266,109 @@ fn the_proxy_core_depends_on_no_runtime_transport_or_entropy() {
     assert!(!direct.contains("getrandom"), "{direct:?}");
     // Nor does its source reach for the operating system itself.
     let files = assert_no_io(&crate::repo().join("crates/proxy-core/src"));
-    assert!(files >= 4, "read {files} files of the proxy's core");
+    assert!(files >= 20, "read {files} files of the proxy's core");
 }
 
-/// The proxy's session (`crates/proxy/src/session`, its tests aside) is
-/// sans-IO as the core is, until it moves there: the transports hand it
-/// the clocks and the randomness (`machine.rs`).
+/// The proxy's session (the state machine every transport drives) is the
+/// core's: the proxy crate has none of its own, and re-exports the core's.
 #[test]
-fn the_proxy_session_reads_no_clock_entropy_or_file() {
-    let dir = crate::repo().join("crates/proxy/src/session");
-    let files = assert_no_io(&dir);
-    assert!(files >= 7, "read {files} files of the proxy's session");
-    // Nor does its code name a module of the proxy crate that does I/O:
-    // what it uses of them is the core's (docs may still point at them).
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "rs") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).unwrap();
-        for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
-            for module in [
-                "crate::auth",
-                "crate::guard",
-                "crate::jwks",
-                "crate::link",
-                "crate::listen",
-                "crate::machine",
-                "crate::relay",
-                "crate::shared",
-                "crate::threads",
-                "crate::trust",
-                "crate::upstream",
-            ] {
-                assert!(
-                    !line.contains(module),
-                    "{} names {module}: {line}",
-                    path.display()
-                );
+fn the_proxy_session_is_the_cores() {
+    let repo = crate::repo();
+    assert!(repo.join("crates/proxy-core/src/session/mod.rs").is_file());
+    assert!(!repo.join("crates/proxy/src/session").exists());
+    assert!(!repo.join("crates/proxy/src/session.rs").exists());
+    let lib = std::fs::read_to_string(repo.join("crates/proxy/src/lib.rs")).unwrap();
+    assert!(lib.contains("pub use mcp_resolve_proxy_core::session;"));
+}
+
+/// No crate's top-level modules import each other in a circle (through
+/// `crate::`, comments aside): in the proxy crate, the transports use the
+/// core's session and the adapters, never the other way round.
+#[test]
+fn no_crate_has_an_import_circle() {
+    let repo = crate::repo();
+    let mut sources = vec![repo.join("src")];
+    for entry in std::fs::read_dir(repo.join("crates")).unwrap() {
+        sources.push(entry.unwrap().path().join("src"));
+    }
+    let mut modules = 0;
+    for src in &sources {
+        let uses = top_level_uses(src);
+        modules += uses.len();
+        assert_acyclic(&uses);
+    }
+    assert!(modules >= 60, "read {modules} modules");
+}
+
+/// Each top-level module of the crate whose source is `src` (a file or a
+/// directory; the crate root aside) and the top-level modules its code
+/// names through `crate::`.
+fn top_level_uses(src: &std::path::Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut stack = vec![src.to_path_buf()];
+    let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let relative = path.strip_prefix(src).unwrap();
+            let first = relative.components().next().unwrap();
+            let module = first.as_os_str().to_str().unwrap().trim_end_matches(".rs");
+            if module == "lib" || module == "main" {
+                continue;
+            }
+            let used = uses.entry(module.to_string()).or_default();
+            for line in std::fs::read_to_string(&path).unwrap().lines() {
+                if line.trim_start().starts_with("//") {
+                    continue;
+                }
+                for (at, _) in line.match_indices("crate::") {
+                    let name: String = line[at + "crate::".len()..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if name != module && !name.is_empty() {
+                        used.insert(name);
+                    }
+                }
             }
         }
+    }
+    uses
+}
+
+/// Panics with the circle when `uses` has one: a depth-first walk never
+/// meets a module on its own path.
+fn assert_acyclic(uses: &BTreeMap<String, BTreeSet<String>>) {
+    fn visit<'a>(
+        module: &'a str,
+        uses: &'a BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<&'a str>,
+        done: &mut BTreeSet<&'a str>,
+    ) {
+        if let Some(at) = path.iter().position(|m| *m == module) {
+            panic!(
+                "an import cycle: {}",
+                path[at..].join(" → ") + " → " + module
+            );
+        }
+        if !done.insert(module) {
+            return;
+        }
+        path.push(module);
+        for target in uses.get(module).into_iter().flatten() {
+            visit(target, uses, path, done);
+        }
+        path.pop();
+    }
+    let mut done = BTreeSet::new();
+    for module in uses.keys() {
+        visit(module, uses, &mut Vec::new(), &mut done);
     }
 }
 
@@ -517,30 +585,5 @@ fn the_compilers_modules_never_import_upward_or_in_a_circle() {
             );
         }
     }
-    // No cycle: a depth-first walk never meets a module on its own path.
-    fn visit<'a>(
-        module: &'a str,
-        uses: &'a BTreeMap<String, BTreeSet<String>>,
-        path: &mut Vec<&'a str>,
-        done: &mut BTreeSet<&'a str>,
-    ) {
-        if let Some(at) = path.iter().position(|m| *m == module) {
-            panic!(
-                "an import cycle: {}",
-                path[at..].join(" → ") + " → " + module
-            );
-        }
-        if !done.insert(module) {
-            return;
-        }
-        path.push(module);
-        for target in uses.get(module).into_iter().flatten() {
-            visit(target, uses, path, done);
-        }
-        path.pop();
-    }
-    let mut done = BTreeSet::new();
-    for module in uses.keys() {
-        visit(module, &uses, &mut Vec::new(), &mut done);
-    }
+    assert_acyclic(&uses);
 }

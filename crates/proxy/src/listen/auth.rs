@@ -23,7 +23,7 @@ pub(super) fn denied(auth: &Authorizer, denied: &Denied) -> Response {
             "a bearer token is required".to_owned(),
         ),
         Denied::Invalid(why) => {
-            crate::relay::log(&format!("a request's token was refused: {why}"));
+            crate::log(&format!("a request's token was refused: {why}"));
             (StatusCode::UNAUTHORIZED, "invalid_token", why.clone())
         }
         Denied::InsufficientScope { missing, .. } => (

@@ -21,7 +21,7 @@ use super::SESSION_HEADER;
 use super::hub::{HostSession, Hub, request_progress_token};
 use crate::consent;
 use crate::link::Input;
-use crate::relay::log;
+use crate::log;
 use crate::upstream::UpstreamError;
 
 /// A host's `POST`: one message, screened, routed to its session (opened

@@ -20,7 +20,8 @@ use tokio::time::Instant;
 
 use super::ListenOptions;
 use crate::link::{Carried, Input, Link, Upstream};
-use crate::relay::{HostSink, Options, ProxyRules, log, relay};
+use crate::log;
+use crate::relay::{HostSink, Options, ProxyRules, relay};
 use crate::upstream::UpstreamError;
 
 /// How many server messages wait for a host stream before the oldest is

@@ -58,7 +58,8 @@ pub fn check_headers(
 }
 use self::hub::Hub;
 use crate::link::Upstream;
-use crate::relay::{Options, ProxyRules, log};
+use crate::log;
+use crate::relay::{Options, ProxyRules};
 use crate::upstream::UpstreamError;
 
 const SESSION_HEADER: &str = "mcp-session-id";

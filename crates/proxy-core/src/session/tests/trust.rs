@@ -7,6 +7,8 @@ use mcp_resolve_host::declarations::{self, Manifest};
 use mcp_resolve_host::jws::{Algorithm, PrivateKey};
 
 use super::*;
+use std::collections::BTreeMap;
+
 use crate::trust::{Policy as TrustPolicy, Verifier};
 
 const SERVER_URI: &str = "https://notes.example/mcp";
@@ -29,7 +31,12 @@ fn signed(tools: Vec<Value>, key: &PrivateKey, issued: u64, valid: u64) -> (Vec<
 }
 
 fn verifier(key: &PrivateKey, policy: TrustPolicy) -> Verifier {
-    crate::trust::open(policy, vec![key.public().clone()], SERVER_URI.into()).unwrap()
+    Verifier::new(
+        policy,
+        vec![key.public().clone()],
+        SERVER_URI.into(),
+        BTreeMap::new(),
+    )
 }
 
 /// The host lists; the proxy holds the answer and asks for the manifest,
@@ -218,20 +225,17 @@ fn trust_on_first_use_remembers_the_key_and_refuses_another() {
     let rules = rules(Dialect::Extension);
     let first = PrivateKey::generate(Algorithm::Ed25519).unwrap();
     let second = PrivateKey::generate(Algorithm::Ed25519).unwrap();
-    let dir = std::env::temp_dir().join(format!("mcp-resolve-tofu-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let store = dir.join("trust.json");
-    let _ = std::fs::remove_file(&store);
+    // The store's file is the proxy crate's to read and write
+    // (`mcp_resolve_proxy::trust`); the verifier is given its contents.
+    let store = std::path::PathBuf::from("trust.json");
     let keys = vec![first.public().clone(), second.public().clone()];
     let guard = Guarded::from(Guard {
-        verify: Some(
-            crate::trust::open(
-                TrustPolicy::Tofu(store.clone()),
-                keys.clone(),
-                SERVER_URI.into(),
-            )
-            .unwrap(),
-        ),
+        verify: Some(Verifier::new(
+            TrustPolicy::Tofu(store.clone()),
+            keys.clone(),
+            SERVER_URI.into(),
+            BTreeMap::new(),
+        )),
         ..unkeyed()
     });
     let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
@@ -247,12 +251,20 @@ fn trust_on_first_use_remembers_the_key_and_refuses_another() {
         })
         .expect("the first key is remembered");
     assert_eq!(record["kid"], first.public().kid());
-    crate::trust::remember(guard.verify.as_ref().unwrap(), &record).unwrap();
+    let remembered = guard
+        .verify
+        .as_ref()
+        .unwrap()
+        .store_with(BTreeMap::new(), &record)
+        .unwrap();
     // A later proxy reads the store: the same key passes, another does not.
     let guard = Guarded::from(Guard {
-        verify: Some(
-            crate::trust::open(TrustPolicy::Tofu(store.clone()), keys, SERVER_URI.into()).unwrap(),
-        ),
+        verify: Some(Verifier::new(
+            TrustPolicy::Tofu(store),
+            keys,
+            SERVER_URI.into(),
+            remembered,
+        )),
         ..unkeyed()
     });
     let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
@@ -265,16 +277,6 @@ fn trust_on_first_use_remembers_the_key_and_refuses_another() {
             .any(|e| matches!(e, Effect::Log(l) if l.contains("the publisher's key changed"))),
         "{out:?}"
     );
-    // A store that is not one is refused at start.
-    std::fs::write(&store, "[]").unwrap();
-    let refused = crate::trust::open(TrustPolicy::Tofu(store.clone()), vec![], SERVER_URI.into());
-    assert!(
-        refused
-            .unwrap_err()
-            .to_string()
-            .contains("not a JSON object")
-    );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

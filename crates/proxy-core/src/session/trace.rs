@@ -217,7 +217,7 @@ pub(super) fn inject(text: &str, traceparent: &str) -> Option<String> {
 /// `_meta.traceparent`, when the header is valid and the request names no
 /// trace context of its own (`None`: keep it as it is). The message's
 /// `_meta` wins over the header: it is the one MCP defines.
-pub(crate) fn with_http_traceparent(text: &str, header: &str) -> Option<String> {
+pub fn with_http_traceparent(text: &str, header: &str) -> Option<String> {
     let parent = TraceParent::parse(header)?;
     let envelope = Envelope::of(text)?;
     if envelope.method.is_none() || envelope.id.is_none() {

@@ -143,7 +143,7 @@ impl Session<'_> {
                 .map_err(|refused| refused.to_string()),
             None => Err(format!(
                 "the server does not serve a signed manifest (its answer to `{MANIFEST_METHOD}`: {})",
-                mcp_resolve_proxy_core::excerpt(text)
+                crate::excerpt(text)
             )),
         };
         drop(message);

@@ -304,7 +304,7 @@ impl Session<'_> {
             && let Some(why) = self.guard.unpinned(&self.pins, tool)
         {
             let error = RpcError::new(
-                mcp_resolve_proxy_core::judge::POLICY_REFUSED,
+                crate::judge::POLICY_REFUSED,
                 format!("{why} (mcp-resolve proxy --pin)"),
                 Some(json!({"tool": tool, "pinned": false})),
             );
@@ -419,7 +419,7 @@ impl Session<'_> {
                         .and_then(Value::as_str)
                         .map(str::to_string)
                 };
-                self.facts = crate::policy::SessionFacts {
+                self.facts = mcp_resolve_policy::SessionFacts {
                     protocol_version: text("/protocolVersion"),
                     client_name: text("/clientInfo/name"),
                 };

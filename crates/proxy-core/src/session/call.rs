@@ -12,11 +12,11 @@ use mcp_resolve_runtime::RpcError;
 
 use super::{CallAudit, Clock, Session};
 use crate::consent::{self, Retry};
-use crate::policy::Decision;
+use crate::judge::{Judged, POLICY_REFUSED};
 use crate::quick::QuickCall;
 use crate::record::{Record, Refusal};
+use mcp_resolve_policy::Decision;
 use mcp_resolve_protocol::splice;
-use mcp_resolve_proxy_core::judge::{Judged, POLICY_REFUSED};
 
 /// The request `_meta` key of the client's name and version (protocol
 /// 2026-07-28, where no `initialize` says it).
@@ -209,7 +209,7 @@ impl Session<'_> {
     /// What the session knows of the host that sends `params`: a
     /// 2026-07-28 request says it in its own `_meta`, an older session said
     /// it at `initialize`.
-    fn facts_of(&self, params: Option<&Value>) -> crate::policy::SessionFacts {
+    fn facts_of(&self, params: Option<&Value>) -> mcp_resolve_policy::SessionFacts {
         let meta = params.and_then(|p| p.get("_meta"));
         let said = |key: &str, pointer: &str| {
             meta.and_then(|m| m.get(key))
@@ -217,7 +217,7 @@ impl Session<'_> {
                 .and_then(Value::as_str)
                 .map(str::to_string)
         };
-        crate::policy::SessionFacts {
+        mcp_resolve_policy::SessionFacts {
             protocol_version: said(mcp_resolve_protocol::META_PROTOCOL_VERSION, "")
                 .or_else(|| self.facts.protocol_version.clone()),
             client_name: said(META_CLIENT_INFO, "/name").or_else(|| self.facts.client_name.clone()),

@@ -12,10 +12,10 @@ use mcp_resolve_runtime::{Annotations, Listed};
 use super::relist::Relist;
 use super::verify::HeldListing;
 use super::{Clock, Effect, Pending, Session};
+use crate::excerpt;
 use crate::raw::{self, Members};
 use crate::rules::Rewrite;
 use mcp_resolve_protocol::{Envelope, id_key, splice};
-use mcp_resolve_proxy_core::excerpt;
 
 impl Session<'_> {
     /// One line from the server.

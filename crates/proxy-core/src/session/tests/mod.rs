@@ -9,9 +9,11 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::{Clock, Config, Effect, Ended, Input, Session};
-use crate::guard::{Guard, unkeyed};
-use crate::policy::Policy;
+use crate::guard::Guard;
 use crate::rules::ProxyRules;
+use crate::state::StateKeys;
+use crate::state::tests::counter;
+use mcp_resolve_policy::Policy;
 
 const EXTENSION: &str = "io.modelcontextprotocol/tool-resolution";
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -40,12 +42,21 @@ fn asking_guard() -> Guarded {
         ],
     )
     .unwrap();
-    let policy = crate::policy::cedar::Engine::from_yaml(rules.server(), &policy, None).unwrap();
+    let policy =
+        mcp_resolve_policy::cedar::Engine::from_yaml(rules.server(), &policy, None).unwrap();
     Guarded::recording(Guard {
         policy: Some(policy),
         ask_timeout: ASK_TIMEOUT,
         ..unkeyed()
     })
+}
+
+/// A guard that judges nothing, sealing request states with a key of its
+/// own (distinct for every guard, as a process's random key is).
+fn unkeyed() -> Guard {
+    let mut key = [0u8; 32];
+    counter(&mut key).unwrap();
+    Guard::new(StateKeys::new(&[key], counter))
 }
 
 /// A guard, and what the transport wants of its session: records (an
@@ -662,9 +673,9 @@ mod trust;
 #[test]
 fn cedar_policies_read_what_the_host_says_of_itself() {
     let rules = rules(Dialect::Extension);
-    let policy = crate::policy::cedar::Engine::load(
+    let policy = mcp_resolve_policy::cedar::Engine::load(
         rules.server(),
-        &[crate::policy::cedar::Source {
+        &[mcp_resolve_policy::cedar::Source {
             file: mcp_resolve::source::FileId(0),
             name: "p.cedar",
             text: r#"@id("known-clients")

@@ -7,9 +7,10 @@
 //! what the pin found in the server's listings, the static annotations the
 //! server listed, the capabilities the host declared.
 //!
-//! The transports (`relay` for a host on stdio, [`crate::listen`]
-//! for hosts over HTTP; a child process or an HTTP endpoint upstream) only
-//! move lines and apply effects. Time comes in with each event ([`Clock`]),
+//! The transports, in the proxy crate (`mcp-resolve-proxy`: its `relay`
+//! and stdio threads for a host on stdio, `listen` for hosts over HTTP; a
+//! child process or an HTTP endpoint upstream), only move lines and carry
+//! out effects. Time comes in with each event ([`Clock`]),
 //! and the adapter asks [`Session::next_deadline`] when to tick next, so a
 //! test drives a session with scripted exchanges and a clock of its own.
 //!
@@ -30,22 +31,22 @@ mod verify;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant, SystemTime};
 
-use mcp_resolve_runtime::framing::Screen;
+use mcp_resolve_protocol::Screen;
 use mcp_resolve_runtime::{Annotations, RpcError};
 use serde_json::Value;
 
 use crate::consent::Tickets;
+use crate::guard::Guard;
+use crate::judge::Judged;
+use crate::pinned::{Baselines, PinState};
 use crate::record::Record;
 use crate::rules::{ProxyRules, Rewrite};
+use crate::state::Claim;
 use mcp_resolve_protocol::{error_response, id_key};
-use mcp_resolve_proxy_core::guard::Guard;
-use mcp_resolve_proxy_core::judge::Judged;
-use mcp_resolve_proxy_core::pinned::{Baselines, PinState};
-use mcp_resolve_proxy_core::state::Claim;
 
 use self::relist::Relist;
 pub use self::trace::Ids;
-pub(crate) use self::trace::with_http_traceparent;
+pub use self::trace::with_http_traceparent;
 
 /// One thing read from a side.
 #[derive(Clone, Debug, PartialEq)]
@@ -78,8 +79,8 @@ pub enum Effect {
     Audit(Record),
     /// Write this line to the proxy's log.
     Log(String),
-    /// Remember this key in the TOFU store (`--trust tofu:STORE`,
-    /// [`crate::trust::remember`]).
+    /// Remember this key in the TOFU store (`--trust tofu:STORE`; the
+    /// proxy crate writes it, [`crate::trust::Verifier::store_with`]).
     Trust(Value),
     /// Export this finished span (telemetry on).
     Span(Box<mcp_resolve_telemetry::SpanRecord>),
@@ -221,7 +222,7 @@ pub struct Session<'s> {
     /// The capabilities the host declared at `initialize` (legacy sessions).
     session_caps: Option<Value>,
     /// What the host said of itself at `initialize`, for the policy.
-    facts: crate::policy::SessionFacts,
+    facts: mcp_resolve_policy::SessionFacts,
     /// The rules are still to be compared with the server's listing
     /// ([`Config::compare_listing`]; done at the first `tools/list` answer).
     compare_pending: bool,

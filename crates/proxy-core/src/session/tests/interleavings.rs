@@ -267,14 +267,12 @@ fn run_exchange(steps: &[Step], stateless: bool, watch: bool, declare: bool, ver
         let key =
             mcp_resolve_host::jws::PrivateKey::generate(mcp_resolve_host::jws::Algorithm::Ed25519)
                 .unwrap();
-        guard.verify = Some(
-            crate::trust::open(
-                crate::trust::Policy::Pinned,
-                vec![key.public().clone()],
-                "https://s.example/mcp".into(),
-            )
-            .unwrap(),
-        );
+        guard.verify = Some(crate::trust::Verifier::new(
+            crate::trust::Policy::Pinned,
+            vec![key.public().clone()],
+            "https://s.example/mcp".into(),
+            std::collections::BTreeMap::new(),
+        ));
     }
     let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
     let mut ledger = Ledger::default();
