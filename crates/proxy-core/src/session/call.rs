@@ -78,25 +78,39 @@ impl Session<'_> {
         })
     }
 
+    /// The first stage of every `tools/call`'s decision, whether its params
+    /// were parsed or read on their text: a refusal before any judgement
+    /// (the pin, `--trust`), or the call forwarded as written when nothing
+    /// would read its judgement (no policy decides it, nothing records it,
+    /// its declaration stands) and `accepts` (the rules' `inputSchema` on
+    /// its arguments) says yes. `None`: it is judged. Both paths start
+    /// here, so neither can skip a refusal the other makes.
+    fn before_judgement(
+        &self,
+        tool: &str,
+        accepts: impl FnOnce() -> bool,
+        clock: Clock,
+    ) -> Option<Step> {
+        if let Some(refused) = self.unpinned_or_untrusted(tool, clock) {
+            return Some(refused);
+        }
+        (self.unobserved(tool) && accepts()).then_some(Step::Forward {
+            call: None,
+            consent: None,
+            rewritten: None,
+        })
+    }
+
     /// Decides the `tools/call` `text` whose params are `params`.
     pub(super) fn decide_call(&mut self, text: &str, params: Option<&Value>, clock: Clock) -> Step {
         let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str);
-        if let Some(refused) = tool.and_then(|tool| self.unpinned_or_untrusted(tool, clock)) {
-            return refused;
-        }
+        // Arguments the rules' schema refuses are judged below, for the
+        // error.
         if let Some(tool) = tool
-            && self.unobserved(tool)
-            && self.guard.accepts(self.rules, tool, params)
+            && let Some(step) =
+                self.before_judgement(tool, || self.guard.accepts(self.rules, tool, params), clock)
         {
-            // Nothing would read this call's judgement: no policy decides
-            // it, nothing records it, its declaration stands. Its arguments
-            // passed the rules' schema, so it goes on as written. (Arguments
-            // that do not pass are judged below, for the error.)
-            return Step::Forward {
-                call: None,
-                consent: None,
-                rewritten: None,
-            };
+            return step;
         }
         let arguments = self
             .guard
@@ -182,21 +196,11 @@ impl Session<'_> {
     }
 
     /// [`Session::decide_call`] for a call whose params were read on their
-    /// text (`call`), where it can be decided so: forwarded as written,
-    /// when nothing would judge it (not pinned out, not withheld,
-    /// unobserved) and the rules' `inputSchema` surely accepts its
-    /// arguments on their text. `None`: it is decided the whole way.
-    pub(super) fn decide_call_on_text(&self, call: &QuickCall<'_>) -> Option<Step> {
-        let tool = call.name.as_ref();
-        let forwards = self.guard.unpinned(&self.pins, tool).is_none()
-            && self.untrusted(tool).is_none()
-            && self.unobserved(tool)
-            && self.rules.accepts_text(call);
-        forwards.then_some(Step::Forward {
-            call: None,
-            consent: None,
-            rewritten: None,
-        })
+    /// text (`call`), where it can be decided so: its first stage
+    /// ([`Session::before_judgement`]), with the rules' `inputSchema`
+    /// checked on the arguments' text. `None`: it is decided the whole way.
+    pub(super) fn decide_call_on_text(&self, call: &QuickCall<'_>, clock: Clock) -> Option<Step> {
+        self.before_judgement(call.name.as_ref(), || self.rules.accepts_text(call), clock)
     }
 
     /// Whether nothing would read the judgement of a call to `tool`: no

@@ -97,7 +97,7 @@ impl Session<'_> {
                 self.opening = self.open_trace(&text, raw_params, "tools/call", &id, tool, clock);
                 let decided = call
                     .as_ref()
-                    .and_then(|call| self.decide_call_on_text(call));
+                    .and_then(|call| self.decide_call_on_text(call, clock));
                 let params = match (&decided, call) {
                     (Some(_), _) | (None, None) => params,
                     // Judged the whole way: the params as a tree (read as

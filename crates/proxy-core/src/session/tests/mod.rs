@@ -496,6 +496,56 @@ fn a_call_read_on_its_text_is_decided_as_a_parsed_one() {
 }
 
 #[test]
+fn a_call_read_on_its_text_is_refused_as_a_parsed_one() {
+    // Under a pin, a call to a tool the signature does not have is refused
+    // alike whether its params were read on their text (nothing recorded)
+    // or parsed (a record kept): the host gets the same error, the server
+    // nothing.
+    let rules = rules(Dialect::Extension);
+    let pinned = || Guard {
+        pin: Some(
+            mcp_resolve_host::Signature::from_value(mcp_resolve::emit::signature::signature(
+                rules.server(),
+            ))
+            .unwrap(),
+        ),
+        ..unkeyed()
+    };
+    let (plain, recorded) = (Guarded::from(pinned()), Guarded::recording(pinned()));
+    let (mut h, mut a) = (
+        Harness::new(&rules, &plain, None),
+        Harness::new(&rules, &recorded, None),
+    );
+    h.initialize(json!({}));
+    a.initialize(json!({}));
+    let passed_on = |out: Vec<Effect>| -> Vec<Effect> {
+        out.into_iter()
+            .filter(|e| matches!(e, Effect::Host(_) | Effect::Server(_)))
+            .collect()
+    };
+    for text in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"erase","arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"er\u0061se","arguments":{"path":"a"}}}"#,
+    ] {
+        let (quick, whole) = (passed_on(h.host(text)), passed_on(a.host(text)));
+        assert_eq!(quick, whole, "{text}");
+        let answers = host_lines(&quick);
+        assert_eq!(answers.len(), 1, "{quick:?}");
+        assert!(
+            answers[0]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("`erase` is not in the pinned signature"),
+            "{answers:?}"
+        );
+    }
+    // A pinned tool goes on, either way.
+    let text = call(3, "read");
+    assert_eq!(passed_on(h.host(&text)), [Effect::Server(text.clone())]);
+    assert_eq!(passed_on(a.host(&text)), [Effect::Server(text)]);
+}
+
+#[test]
 fn a_request_past_its_timeout_gets_one_error_and_its_late_answer_is_dropped() {
     let rules = rules(Dialect::Extension);
     let guard = Guarded::default();
