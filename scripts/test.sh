@@ -209,11 +209,11 @@ done
 stage "cargo test -p mcp-resolve --no-default-features"
 cargo test -p mcp-resolve --no-default-features --locked "$@"
 
-# The build.rs test's fresh crate has its own target directory (about
-# 0.8 GB), built by the first run and reused by the second; the npm test's
-# packed and installed copies of the binary (about 0.2 GB) and the light
-# build's copy are needed no more either: their disk is given back now.
-rm -rf target/tmp/fresh-crate/target target/tmp/npm target/debug/light
+# The npm test's packed and installed copies of the binary (about 0.2 GB)
+# and the light build's copy are needed no more: their disk is given back
+# now. (The build.rs test's fresh crate builds in this target directory,
+# sharing what it can with the workspace.)
+rm -rf target/tmp/npm target/debug/light
 
 # What the suites cost (docs/performance.md compares layouts with these).
 echo "== the suites took $((SECONDS - started)) s (builds included); target/ is $(du -sh target 2>/dev/null | cut -f1), target/debug $(du -sh target/debug 2>/dev/null | cut -f1)"

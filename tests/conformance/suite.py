@@ -6,6 +6,11 @@ Usage:
   suite.py [--legacy] --stdio -- COMMAND ARGS...   a server started per session on stdio
   suite.py [--legacy] --http URL                   a streamable HTTP endpoint
 
+In the 2026-07-28 style the cases share one session (one server process on
+stdio) where a request stands alone: the server must answer each by its own
+capabilities, carrying nothing over from the one before. Discovery, framing,
+early notifications and `initialize` sessions get sessions of their own.
+
 With --legacy every case runs in `initialize` sessions (2025-11-25), with the
 client capabilities declared once per session, for servers (and proxies in
 front of servers) that do not speak the 2026-07-28 style.
@@ -251,9 +256,37 @@ class Target:
     def __init__(self, stdio: list[str] | None, url: str | None, legacy: bool = False):
         self.stdio, self.url, self.legacy = stdio, url, legacy
         self.kind = ("stdio" if stdio else "http") + (", legacy" if legacy else "")
+        self._kept: Kept | None = None
 
     def session(self, protocol: str = MODERN) -> StdioSession | HttpSession:
         return StdioSession(self.stdio) if self.stdio else HttpSession(self.url or "", protocol)
+
+    def kept(self) -> Kept:
+        """The one 2026-07-28 session the cases share: each request stands alone
+        with its own capabilities, so one server process answers them all, and
+        must carry nothing of one request into the next."""
+        if self._kept is None:
+            self._kept = Kept(self.session())
+        return self._kept
+
+    def close(self) -> None:
+        """Ends the shared session (after a failed case too: the next starts afresh)."""
+        if self._kept is not None:
+            self._kept.session.close()
+            self._kept = None
+
+
+class Kept:
+    """The shared session as a case sees it: closing it is the target's."""
+
+    def __init__(self, session: StdioSession | HttpSession):
+        self.session = session
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.session, name)
+
+    def close(self) -> None:
+        pass
 
 
 # --- a client over one session ---------------------------------------------
@@ -309,11 +342,12 @@ def legacy_client(target: Target, capabilities: dict[str, Any],
 
 def open_client(target: Target, capabilities: dict[str, Any] | None) -> Client:
     """A client whose requests declare `capabilities`: per request in the
-    2026-07-28 style, at `initialize` with --legacy (None: no capabilities
-    at all, which a legacy session can only say as `{}`)."""
+    2026-07-28 style, on the session the cases share, or at `initialize`
+    with --legacy, in a session of its own (None: no capabilities at all,
+    which a legacy session can only say as `{}`)."""
     if target.legacy:
         return legacy_client(target, capabilities or {})[0]
-    return Client(target.session())
+    return Client(target.kept())
 
 
 # --- the cases --------------------------------------------------------------
@@ -535,7 +569,11 @@ FRAMING = [
 
 
 def case_framing(target: Target, state: State) -> str:
-    client = open_client(target, caps(ext.EXTENSION))
+    # A session of its own: what it is sent is malformed on purpose.
+    if target.legacy:
+        client = legacy_client(target, caps(ext.EXTENSION))[0]
+    else:
+        client = Client(target.session())
     session = client.session
     try:
         client.result("tools/list", {}, caps(ext.EXTENSION))
@@ -627,12 +665,15 @@ def main() -> int:
         except Failure as e:
             failed += 1
             print(f"FAILED {name} ({target.kind}): {e}", flush=True)
+            target.close()
         except Exception:  # noqa: BLE001 - a crash of one case is a failure of it
             failed += 1
             print(f"FAILED {name} ({target.kind}): {traceback.format_exc()}", flush=True)
+            target.close()
         if failed and name in ("discover", "list-marker"):
             print("later cases need what these learn; stopping", flush=True)
             break
+    target.close()
     print(f"{len(CASES) - failed} of {len(CASES)} cases passed" if not failed else f"{failed} case(s) failed",
           flush=True)
     return 1 if failed else 0

@@ -58,6 +58,19 @@ fn crate_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("fresh-crate")
 }
 
+/// The workspace's target directory, which the fresh crate builds in too:
+/// what the two share (the compiler and the runtime, their dependencies at
+/// the same versions and features) is compiled once, and no second target
+/// directory fills the disk. Its own artifacts are its own (cargo keys them
+/// by package, features and profile), as in any target directory that
+/// several workspaces share.
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
 fn cargo(dir: &Path, args: &[&str], stdin: &str) -> Output {
     use std::io::Write;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -65,7 +78,7 @@ fn cargo(dir: &Path, args: &[&str], stdin: &str) -> Output {
         .args(args)
         .arg("--offline")
         .current_dir(dir)
-        .env("CARGO_TARGET_DIR", dir.join("target"))
+        .env("CARGO_TARGET_DIR", target_dir())
         .env_remove("RUSTFLAGS")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -183,34 +196,33 @@ fn fingerprint(rules: &Path) -> String {
     doc["fingerprint"].as_str().unwrap().to_string()
 }
 
-fn build_output(dir: &Path) -> String {
-    // The build script's recorded stdout (its cargo instructions).
-    let build = dir.join("target/debug/build");
-    let mut found = String::new();
-    for entry in std::fs::read_dir(build).unwrap() {
-        let path = entry.unwrap().path().join("output");
-        if path
-            .parent()
-            .and_then(|p| p.file_name())
-            .is_some_and(|n| n.to_string_lossy().starts_with("fresh-server-"))
-            && let Ok(text) = std::fs::read_to_string(&path)
-        {
-            found.push_str(&text);
-        }
-    }
-    found
+/// The build script's recorded stdout (its cargo instructions), from its
+/// newest run.
+fn build_output() -> String {
+    let run = generated_file()
+        .parent()
+        .and_then(Path::parent)
+        .unwrap()
+        .join("output");
+    std::fs::read_to_string(run).unwrap()
 }
 
-fn generated_file(dir: &Path) -> PathBuf {
-    // The newest one: the target directory is kept between runs, and a
-    // changed dependency graph gives the build script a new directory.
-    let build = dir.join("target/debug/build");
-    std::fs::read_dir(build)
+/// The generated file of the build script's newest run: the target
+/// directory is kept between runs (and shared), and a changed dependency
+/// graph gives the build script a new directory.
+fn generated_file() -> PathBuf {
+    let build = target_dir().join("debug/build");
+    std::fs::read_dir(&build)
         .unwrap()
-        .map(|entry| entry.unwrap().path().join("out/server_resolve.rs"))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("fresh-server-"))
+        })
+        .map(|path| path.join("out/server_resolve.rs"))
         .filter(|path| path.is_file())
         .max_by_key(|path| std::fs::metadata(path).unwrap().modified().unwrap())
-        .unwrap_or_else(|| panic!("no server_resolve.rs under {}", dir.display()))
+        .unwrap_or_else(|| panic!("no server_resolve.rs under {}", build.display()))
 }
 
 #[test]
@@ -221,7 +233,7 @@ fn a_fresh_crate_builds_with_the_builder_and_resolves_like_the_library() {
     let (fp, values) = run(&dir);
     assert_eq!(values, expected(&dir.join("rules/server.yaml")));
     assert_eq!(fp, fingerprint(&dir.join("rules/filesystem.yaml")));
-    let instructions = build_output(&dir);
+    let instructions = build_output();
     for input in [
         "rules/server.yaml",
         "rules/filesystem.yaml",
@@ -233,7 +245,7 @@ fn a_fresh_crate_builds_with_the_builder_and_resolves_like_the_library() {
         );
     }
     // The Builder wrote what `mcp-resolve generate` prints.
-    let generated = generated_file(&dir);
+    let generated = generated_file();
     assert_eq!(
         std::fs::read_to_string(&generated).unwrap(),
         std::fs::read_to_string(root().join("generated/file-server_resolve.rs"))
@@ -299,8 +311,7 @@ fn a_fresh_crate_builds_with_the_builder_and_resolves_like_the_library() {
     assert!(stderr.contains("did you mean `readOnlyHint`"), "{stderr}");
 
     // Leave the crate buildable for the next run, which then builds only
-    // the crate itself: its target directory (about 0.8 GB) is kept
-    // between runs (scripts/test.sh removes it when its last suite is done).
+    // the crate itself.
     std::fs::write(&rules, &text).unwrap();
     std::fs::write(&schema, &schema_text).unwrap();
 }
