@@ -189,6 +189,11 @@ stage "the command as a wheel (maturin's bin bindings, this build's binary) for 
 MCP_RESOLVE_PYPI_WHEEL="$(scripts/pypi-wheel.sh target/wheels dev)"
 export MCP_RESOLVE_PYPI_WHEEL
 
+# A third of the suites' time is spent waiting on the processes they start
+# (servers, hosts, Python's imports): one test thread more than the cores
+# keeps every core busy (on two cores, the CLI's suite takes 386 s instead of
+# 438 s). RUST_TEST_THREADS set by the caller wins.
+export RUST_TEST_THREADS="${RUST_TEST_THREADS:-$(($(nproc) + 1))}"
 # The build and the run as two stages, so that the log shows each one's time.
 stage "cargo test --workspace: the build"
 cargo test --workspace --locked --no-run "$@"

@@ -5,7 +5,7 @@
 //! beyond 64 bits, values no JSON reader gives) answered as the Rust
 //! resolver answers them or refused as invalid, never a crash. Agreement
 //! with the Rust engines on every rules file and 100,000 calls is
-//! `tests/golden-crate/tests/python.rs`.
+//! `tests/golden-crate/tests/it/python.rs`.
 
 use crate::common;
 

@@ -4,7 +4,7 @@
 //! package, the module run on Node: the runtime's version handshake, and
 //! hostile arguments (deep nesting, a huge string, prototype keys) answered
 //! as the Rust resolver answers them. Agreement with the Rust engines on
-//! every rules file and 100,000 calls is `tests/golden-crate/tests/typescript.rs`.
+//! every rules file and 100,000 calls is `tests/golden-crate/tests/it/typescript.rs`.
 
 use crate::common;
 

@@ -15,27 +15,15 @@
 //!
 //! Needs the runtime package built with its dependencies
 //! (`scripts/install-ts-runtime.sh`, `MCP_RESOLVE_TS_RUNTIME`) and Node.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-#[path = "../random_rules.rs"]
-#[allow(dead_code)]
-mod random_rules;
-
-#[path = "../calls.rs"]
-mod calls;
-
-#[path = "../agreement.rs"]
-mod agreement;
-
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use agreement::{entries, expected, host_expected, repo, rules_files, sample_calls};
+use crate::agreement::{entries, expected, host_expected, repo, rules_files, sample_calls};
+use crate::random_rules::Rng;
 use mcp_resolve::Resolver;
 use mcp_resolve::diagnostic::Code;
 use mcp_resolve_golden::random::{SEED, SETS};
-use random_rules::Rng;
 use serde_json::{Value, json};
 
 fn runtime() -> Option<PathBuf> {

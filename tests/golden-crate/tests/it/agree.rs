@@ -2,8 +2,6 @@
 //! rules and on the hostile fixture: same variant, annotations, scopes, the
 //! same response in every dialect, the same errors; the static data is the
 //! library's; the Builder's file is the golden byte for byte.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

@@ -5,22 +5,13 @@
 //! scopes, every dialect's response, and errors with their code, message and
 //! data; so does the matcher the rules compile to at run time
 //! (`mcp_resolve::matcher`, the proxy's). At least 10,000 cases per run.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-#[path = "../random_rules.rs"]
-#[allow(dead_code)]
-mod random_rules;
-
-#[path = "../calls.rs"]
-mod calls;
-
 use std::collections::BTreeMap;
 
-use calls::arguments;
+use crate::calls::arguments;
+use crate::random_rules::Rng;
 use mcp_resolve::Resolver;
 use mcp_resolve_golden::random::{SEED, SETS};
 use mcp_resolve_runtime::Dialect;
-use random_rules::Rng;
 use serde_json::{Map, Value, json};
 
 #[test]
