@@ -94,6 +94,10 @@ fn the_runtime_knows_nothing_of_the_compiler_host_or_proxy() {
             "prettyplease",
         ],
     );
+    // No file, socket, process, thread or clock of its own (its `framing`
+    // feature reads through tokio what a server is handed).
+    let files = assert_no_io(&crate::repo().join("crates/runtime/src"));
+    assert!(files >= 10, "read {files} files of the runtime");
 }
 
 /// The protocol's vocabulary is serde and serde_json (and what they already
@@ -168,6 +172,9 @@ fn the_policy_crate_knows_nothing_of_transports_the_proxy_or_the_command() {
         ],
     );
     assert!(policy.contains("cedar-policy"), "{policy:?}");
+    // It is given facts and answers a decision: no I/O, no clock.
+    let files = assert_no_io(&crate::repo().join("crates/policy/src"));
+    assert!(files >= 8, "read {files} files of the policy crate");
     // And a build script compiles no Cedar.
     let compiler = tree("mcp-resolve", &[]);
     assert_none_of(
