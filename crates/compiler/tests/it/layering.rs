@@ -330,23 +330,30 @@ fn top_level_uses(src: &std::path::Path) -> BTreeMap<String, BTreeSet<String>> {
                 continue;
             }
             let used = uses.entry(module.to_string()).or_default();
-            for line in std::fs::read_to_string(&path).unwrap().lines() {
-                if line.trim_start().starts_with("//") {
-                    continue;
-                }
-                for (at, _) in line.match_indices("crate::") {
-                    let name: String = line[at + "crate::".len()..]
-                        .chars()
-                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                        .collect();
-                    if name != module && !name.is_empty() {
-                        used.insert(name);
-                    }
-                }
-            }
+            used.extend(crate_paths(&path).into_iter().filter(|name| name != module));
         }
     }
     uses
+}
+
+/// The names `path`'s code (its comments aside) reaches through `crate::`.
+fn crate_paths(path: &std::path::Path) -> Vec<String> {
+    let mut names = Vec::new();
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        if line.trim_start().starts_with("//") {
+            continue;
+        }
+        for (at, _) in line.match_indices("crate::") {
+            let name: String = line[at + "crate::".len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                names.push(name);
+            }
+        }
+    }
+    names
 }
 
 /// Panics with the circle when `uses` has one: a depth-first walk never
@@ -550,22 +557,13 @@ fn module_uses() -> BTreeMap<String, BTreeSet<String>> {
             relative.display()
         );
         let used = uses.entry(module.to_string()).or_default();
-        for line in std::fs::read_to_string(&file).unwrap().lines() {
-            if line.trim_start().starts_with("//") {
-                continue;
-            }
-            for (at, _) in line.match_indices("crate::") {
-                let name: String = line[at + "crate::".len()..]
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
-                let target = REEXPORTS
-                    .iter()
-                    .find(|(item, _)| *item == name)
-                    .map_or(name.as_str(), |(_, module)| module);
-                if target != module && !target.is_empty() {
-                    used.insert(target.to_string());
-                }
+        for name in crate_paths(&file) {
+            let target = REEXPORTS
+                .iter()
+                .find(|(item, _)| *item == name)
+                .map_or(name.as_str(), |(_, module)| module);
+            if target != module {
+                used.insert(target.to_string());
             }
         }
     }

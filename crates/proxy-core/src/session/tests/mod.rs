@@ -452,6 +452,13 @@ fn an_unobserved_call_is_checked_and_forwarded_as_the_host_wrote_it() {
     assert_eq!(answers[0]["result"]["isError"], true, "{answers:?}");
 }
 
+/// The messages among `out` (what reaches the host and the server).
+fn passed_on(out: Vec<Effect>) -> Vec<Effect> {
+    out.into_iter()
+        .filter(|e| matches!(e, Effect::Host(_) | Effect::Server(_)))
+        .collect()
+}
+
 #[test]
 fn a_call_read_on_its_text_is_decided_as_a_parsed_one() {
     // Without a record, a call's params are read on their text where they
@@ -465,11 +472,6 @@ fn a_call_read_on_its_text_is_decided_as_a_parsed_one() {
     );
     h.initialize(json!({}));
     a.initialize(json!({}));
-    let passed_on = |out: Vec<Effect>| -> Vec<Effect> {
-        out.into_iter()
-            .filter(|e| matches!(e, Effect::Host(_) | Effect::Server(_)))
-            .collect()
-    };
     let calls = [
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"manage_files","arguments":{"path":"a","action":"read"}}}"#,
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"manage\u005ffiles","arguments":{"action":"r\u0065ad","path":"b"}}}"#,
@@ -518,11 +520,6 @@ fn a_call_read_on_its_text_is_refused_as_a_parsed_one() {
     );
     h.initialize(json!({}));
     a.initialize(json!({}));
-    let passed_on = |out: Vec<Effect>| -> Vec<Effect> {
-        out.into_iter()
-            .filter(|e| matches!(e, Effect::Host(_) | Effect::Server(_)))
-            .collect()
-    };
     for text in [
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"erase","arguments":{}}}"#,
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"er\u0061se","arguments":{"path":"a"}}}"#,
