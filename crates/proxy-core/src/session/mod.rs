@@ -7,12 +7,11 @@
 //! what the pin found in the server's listings, the static annotations the
 //! server listed, the capabilities the host declared.
 //!
-//! The transports, in the proxy crate (`mcp-resolve-proxy`: its `relay`
-//! and stdio threads for a host on stdio, `listen` for hosts over HTTP; a
-//! child process or an HTTP endpoint upstream), only move lines and carry
-//! out effects. Time comes in with each event ([`Clock`]),
-//! and the adapter asks [`Session::next_deadline`] when to tick next, so a
-//! test drives a session with scripted exchanges and a clock of its own.
+//! The proxy crate's transports (stdio, `--listen`, a child or an HTTP
+//! endpoint upstream) only move lines and carry out effects. Time comes in
+//! with each event ([`Clock`]), and the adapter asks
+//! [`Session::next_deadline`] when to tick next, so a test drives a
+//! session with scripted exchanges and a clock of its own.
 //!
 //! Invariants the tests hold (`session/tests/`): every host request is answered
 //! exactly once, with its own id; nothing the server says is duplicated or
