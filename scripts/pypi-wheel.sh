@@ -5,10 +5,12 @@
 # command and nothing else (packages/pypi/pyproject.toml). maturin is
 # installed, pinned, into target/maturin. Prints the wheel's path.
 #
-# usage: scripts/pypi-wheel.sh OUT_DIR [PROFILE]
-#   OUT_DIR   where the wheel goes
-#   PROFILE   the Cargo profile (default release; the tests use dev, which
-#             reuses their build)
+# usage: scripts/pypi-wheel.sh OUT_DIR [PROFILE [MATURIN_ARGS...]]
+#   OUT_DIR       where the wheel goes
+#   PROFILE       the Cargo profile (default release)
+#   MATURIN_ARGS  passed to `maturin build` (the test command passes
+#                 `--no-default-features`, so that the wheel reuses its light
+#                 build instead of compiling the command a second time)
 #
 # A release runs it once per platform, in a manylinux container for Linux
 # (maturin names the wheel after the oldest glibc its binary needs);
@@ -16,9 +18,10 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
-usage="usage: scripts/pypi-wheel.sh OUT_DIR [PROFILE]"
+usage="usage: scripts/pypi-wheel.sh OUT_DIR [PROFILE [MATURIN_ARGS...]]"
 out="${1:?$usage}"
 profile="${2:-release}"
+shift $(($# < 2 ? $# : 2))
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 
@@ -40,5 +43,5 @@ if [ ! -x "$venv/bin/maturin" ]; then
 fi
 
 rm -f "$out"/mcp_resolve-"$workspace"-*.whl
-(cd "$root/packages/pypi" && "$venv/bin/maturin" build --locked --profile "$profile" --out "$out" >&2)
+(cd "$root/packages/pypi" && "$venv/bin/maturin" build --locked --profile "$profile" --out "$out" "$@" >&2)
 ls "$out"/mcp_resolve-"$workspace"-*.whl

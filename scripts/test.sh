@@ -26,8 +26,8 @@
 #   - the MCP hosts Claude Code, Codex CLI and Gemini CLI from npm, pinned,
 #     in target/hosts (scripts/install-hosts.sh), for the in-host tests;
 #   - the SARIF 2.1.0 schema in target/sarif (scripts/fetch-sarif-schema.sh);
-#   - maturin in target/maturin, which builds this build's command as a
-#     wheel into target/wheels (scripts/pypi-wheel.sh) for the PyPI test;
+#   - maturin in target/maturin, which builds the light build's command as
+#     a wheel into target/wheels (scripts/pypi-wheel.sh) for the PyPI test;
 #   - tmux from Debian's packages (the in-host tests drive the hosts'
 #     terminal interfaces in it, as a user would);
 #   - Neovim from Debian's packages (its LSP client on mcp-resolve lsp);
@@ -185,8 +185,13 @@ for command in "proxy rules/file-server.yaml -- true" "policy schema rules/file-
   esac
 done
 
-stage "the command as a wheel (maturin's bin bindings, this build's binary) for the PyPI test"
-MCP_RESOLVE_PYPI_WHEEL="$(scripts/pypi-wheel.sh target/wheels dev)"
+# The wheel holds the light build's binary: what the PyPI test checks is the
+# packaging (maturin's bin bindings, the tag, pip's install and uninstall) and
+# the compiler's commands, which both builds answer alike; the full command's
+# debug build would compile about 150 crates that `cargo test` compiles again
+# with its own features (a release's wheel is the full command).
+stage "the command as a wheel (maturin's bin bindings, the light build's binary) for the PyPI test"
+MCP_RESOLVE_PYPI_WHEEL="$(scripts/pypi-wheel.sh target/wheels dev --no-default-features)"
 export MCP_RESOLVE_PYPI_WHEEL
 
 # A third of the suites' time is spent waiting on the processes they start

@@ -1,10 +1,11 @@
 //! The command from PyPI: the wheel `scripts/pypi-wheel.sh` builds with
-//! maturin's `bin` bindings (the test command builds this build's into
-//! `target/wheels` and names it in `MCP_RESOLVE_PYPI_WHEEL`) holds the
-//! binary as a script of the distribution `mcp-resolve` at the workspace's
-//! version, for linux x86-64; installed offline into a fresh virtual
-//! environment, the command it puts on the environment's path answers as
-//! this build does, and uninstalling removes it.
+//! maturin's `bin` bindings (the test command builds its light build's
+//! binary into `target/wheels` and names it in `MCP_RESOLVE_PYPI_WHEEL`)
+//! holds the binary as a script of the distribution `mcp-resolve` at the
+//! workspace's version, for linux x86-64; installed offline into a fresh
+//! virtual environment, the command it puts on the environment's path
+//! answers the compiler's commands as this build does, and uninstalling
+//! removes it.
 
 use crate::common;
 
