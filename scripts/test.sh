@@ -206,7 +206,7 @@ stage "cargo test --workspace: the run"
 cargo test --workspace --locked "$@"
 
 # Every build has the same grammar and defaults: `--help` of the light build
-# (which states the proxy's defaults itself, src/cli/args.rs) is the full one's.
+# (which states the proxy's defaults itself, src/cli/args/proxy.rs) is the full one's.
 for command in "" proxy policy lsp verify import keygen; do
   if ! diff <($light $command --help) <(target/debug/mcp-resolve $command --help) >/dev/null; then
     echo "\`mcp-resolve $command --help\` differs between the light build and the full one" >&2
