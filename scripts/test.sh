@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README's test command: every test suite, including those that drive real
-# components, which it installs first (all but Chromium under target/, and
-# nothing again that is already in place):
+# components, which it installs beside the builds (all but Chromium under
+# target/, and nothing again that is already in place):
 #
 #   - cel-python in target/cel-venv (the CEL differential test);
 #   - the Python MCP SDK, rfc8785, jsonschema and joserfc in target/mcp-venv
@@ -69,54 +69,6 @@ make_venv() {
   fi
 }
 
-stage "cel-python (an independent CEL implementation, for the differential test)"
-make_venv target/cel-venv
-target/cel-venv/bin/python -m pip install -q --disable-pip-version-check "cel-python==0.5.0"
-export MCP_RESOLVE_CEL_PYTHON="$PWD/target/cel-venv/bin/python"
-
-stage "Python MCP SDK (the real client of the end-to-end tests), joserfc (independent JOSE) and opentelemetry-proto (the OTLP receiver)"
-make_venv target/mcp-venv
-target/mcp-venv/bin/python -m pip install -q --disable-pip-version-check \
-  "mcp==2.3.0" "rfc8785==0.1.4" "jsonschema==4.26.0" "joserfc==1.8.0" "opentelemetry-proto==1.45.2"
-export MCP_RESOLVE_MCP_PYTHON="$PWD/target/mcp-venv/bin/python"
-
-stage "TypeScript SDKs v2 and v1 (the second real client, and the side-by-side host) and Cedar's engine (cedar-wasm)"
-MCP_RESOLVE_TS_CLIENT="$(scripts/install-ts-client.sh target/ts-client)"
-export MCP_RESOLVE_TS_CLIENT
-
-stage "the runtime package of generated TypeScript resolvers (packages/runtime: Ajv, built with TypeScript's compiler)"
-MCP_RESOLVE_TS_RUNTIME="$(scripts/install-ts-runtime.sh target/ts-runtime)"
-export MCP_RESOLVE_TS_RUNTIME
-
-stage "the TypeScript example server (examples/file-server-ts, on the TypeScript SDKs v2 and v1, against that runtime)"
-MCP_RESOLVE_TS_EXAMPLE="$(scripts/install-ts-package.sh examples/file-server-ts target/ts-example target/ts-runtime)"
-export MCP_RESOLVE_TS_EXAMPLE
-
-stage "the TypeScript host library (packages/host, against that runtime)"
-MCP_RESOLVE_TS_HOST="$(scripts/install-ts-package.sh packages/host target/ts-host target/ts-runtime)"
-export MCP_RESOLVE_TS_HOST
-
-stage "the runtime package of generated Python resolvers (packages/python-runtime: jsonschema-rs), with mypy"
-MCP_RESOLVE_PY_RUNTIME="$(scripts/install-py-runtime.sh target/py-runtime)"
-export MCP_RESOLVE_PY_RUNTIME
-
-stage "the official MCP conformance suite and an OAuth authorization server (oidc-provider), with the Node 22 both need, under target/"
-MCP_RESOLVE_OFFICIAL_CONFORMANCE="$(scripts/install-official-conformance.sh target/node22)"
-MCP_RESOLVE_AUTH_SERVER="$(scripts/install-auth-server.sh target/node22)"
-export MCP_RESOLVE_OFFICIAL_CONFORMANCE MCP_RESOLVE_AUTH_SERVER
-
-stage "real MCP servers (npm and PyPI, pinned) for the live import test"
-MCP_RESOLVE_REAL_SERVERS="$(scripts/install-real-servers.sh target/real-servers)"
-export MCP_RESOLVE_REAL_SERVERS
-
-stage "MCP hosts from npm (Claude Code, Codex CLI, Gemini CLI, pinned) for the in-host tests"
-MCP_RESOLVE_HOSTS="$(scripts/install-hosts.sh target/hosts)"
-export MCP_RESOLVE_HOSTS
-
-stage "SARIF 2.1.0 schema (pinned serde-sarif crate, through cargo)"
-MCP_RESOLVE_SARIF_SCHEMA="$PWD/$(scripts/fetch-sarif-schema.sh target/sarif)"
-export MCP_RESOLVE_SARIF_SCHEMA
-
 # A Debian package whose service the tests do not use: installed if its
 # program is missing, and its service stopped if installing started it (the
 # tests start their own, on loopback, and stop them).
@@ -130,30 +82,83 @@ apt_install_tool() {
   fi
 }
 
-stage "Redis and HAProxy (Debian's packages) for several proxy instances"
-apt_install_tool redis-server redis-server
-apt_install_tool haproxy haproxy
-MCP_RESOLVE_REDIS="$(command -v redis-server)"
-MCP_RESOLVE_HAPROXY="$(command -v haproxy)"
-export MCP_RESOLVE_REDIS MCP_RESOLVE_HAPROXY
+# The real components, each installed unless it is already in place. Run in
+# the background beside the builds (below): the installs mostly wait on the
+# network and the disk, the builds on the cores.
+install_components() {
+  stage "cel-python (an independent CEL implementation, for the differential test)"
+  make_venv target/cel-venv
+  target/cel-venv/bin/python -m pip install -q --disable-pip-version-check "cel-python==0.5.0"
+  export MCP_RESOLVE_CEL_PYTHON="$PWD/target/cel-venv/bin/python"
 
-stage "tmux (Debian's package): the hosts' terminal interfaces, driven as a user would"
-apt_install_tool tmux tmux
-MCP_RESOLVE_TMUX="$(command -v tmux)"
-export MCP_RESOLVE_TMUX
+  stage "Python MCP SDK (the real client of the end-to-end tests), joserfc (independent JOSE) and opentelemetry-proto (the OTLP receiver)"
+  make_venv target/mcp-venv
+  target/mcp-venv/bin/python -m pip install -q --disable-pip-version-check \
+    "mcp==2.3.0" "rfc8785==0.1.4" "jsonschema==4.26.0" "joserfc==1.8.0" "opentelemetry-proto==1.45.2"
+  export MCP_RESOLVE_MCP_PYTHON="$PWD/target/mcp-venv/bin/python"
 
-stage "Neovim (Debian's package): a real editor's LSP client for mcp-resolve lsp"
-apt_install_tool nvim neovim
-MCP_RESOLVE_NVIM="$(command -v nvim)"
-export MCP_RESOLVE_NVIM
+  stage "TypeScript SDKs v2 and v1 (the second real client, and the side-by-side host) and Cedar's engine (cedar-wasm)"
+  MCP_RESOLVE_TS_CLIENT="$(scripts/install-ts-client.sh target/ts-client)"
+  export MCP_RESOLVE_TS_CLIENT
 
-stage "Chromium and ChromeDriver (Debian's packages) for the explain page"
-if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then
-  apt_install chromium chromium-driver
-fi
-MCP_RESOLVE_CHROMEDRIVER="$(command -v chromedriver)"
-MCP_RESOLVE_CHROMIUM="$(command -v chromium)"
-export MCP_RESOLVE_CHROMEDRIVER MCP_RESOLVE_CHROMIUM
+  stage "the runtime package of generated TypeScript resolvers (packages/runtime: Ajv, built with TypeScript's compiler)"
+  MCP_RESOLVE_TS_RUNTIME="$(scripts/install-ts-runtime.sh target/ts-runtime)"
+  export MCP_RESOLVE_TS_RUNTIME
+
+  stage "the TypeScript example server (examples/file-server-ts, on the TypeScript SDKs v2 and v1, against that runtime)"
+  MCP_RESOLVE_TS_EXAMPLE="$(scripts/install-ts-package.sh examples/file-server-ts target/ts-example target/ts-runtime)"
+  export MCP_RESOLVE_TS_EXAMPLE
+
+  stage "the TypeScript host library (packages/host, against that runtime)"
+  MCP_RESOLVE_TS_HOST="$(scripts/install-ts-package.sh packages/host target/ts-host target/ts-runtime)"
+  export MCP_RESOLVE_TS_HOST
+
+  stage "the runtime package of generated Python resolvers (packages/python-runtime: jsonschema-rs), with mypy"
+  MCP_RESOLVE_PY_RUNTIME="$(scripts/install-py-runtime.sh target/py-runtime)"
+  export MCP_RESOLVE_PY_RUNTIME
+
+  stage "the official MCP conformance suite and an OAuth authorization server (oidc-provider), with the Node 22 both need, under target/"
+  MCP_RESOLVE_OFFICIAL_CONFORMANCE="$(scripts/install-official-conformance.sh target/node22)"
+  MCP_RESOLVE_AUTH_SERVER="$(scripts/install-auth-server.sh target/node22)"
+  export MCP_RESOLVE_OFFICIAL_CONFORMANCE MCP_RESOLVE_AUTH_SERVER
+
+  stage "real MCP servers (npm and PyPI, pinned) for the live import test"
+  MCP_RESOLVE_REAL_SERVERS="$(scripts/install-real-servers.sh target/real-servers)"
+  export MCP_RESOLVE_REAL_SERVERS
+
+  stage "MCP hosts from npm (Claude Code, Codex CLI, Gemini CLI, pinned) for the in-host tests"
+  MCP_RESOLVE_HOSTS="$(scripts/install-hosts.sh target/hosts)"
+  export MCP_RESOLVE_HOSTS
+
+  stage "SARIF 2.1.0 schema (pinned serde-sarif crate, through cargo)"
+  MCP_RESOLVE_SARIF_SCHEMA="$PWD/$(scripts/fetch-sarif-schema.sh target/sarif)"
+  export MCP_RESOLVE_SARIF_SCHEMA
+
+  stage "Redis and HAProxy (Debian's packages) for several proxy instances"
+  apt_install_tool redis-server redis-server
+  apt_install_tool haproxy haproxy
+  MCP_RESOLVE_REDIS="$(command -v redis-server)"
+  MCP_RESOLVE_HAPROXY="$(command -v haproxy)"
+  export MCP_RESOLVE_REDIS MCP_RESOLVE_HAPROXY
+
+  stage "tmux (Debian's package): the hosts' terminal interfaces, driven as a user would"
+  apt_install_tool tmux tmux
+  MCP_RESOLVE_TMUX="$(command -v tmux)"
+  export MCP_RESOLVE_TMUX
+
+  stage "Neovim (Debian's package): a real editor's LSP client for mcp-resolve lsp"
+  apt_install_tool nvim neovim
+  MCP_RESOLVE_NVIM="$(command -v nvim)"
+  export MCP_RESOLVE_NVIM
+
+  stage "Chromium and ChromeDriver (Debian's packages) for the explain page"
+  if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then
+    apt_install chromium chromium-driver
+  fi
+  MCP_RESOLVE_CHROMEDRIVER="$(command -v chromedriver)"
+  MCP_RESOLVE_CHROMIUM="$(command -v chromium)"
+  export MCP_RESOLVE_CHROMEDRIVER MCP_RESOLVE_CHROMIUM
+}
 
 # Every component is in place: one still missing is a failure, not a skip.
 export CI="${CI:-1}"
@@ -162,6 +167,25 @@ export CI="${CI:-1}"
 # a fresh clone) would only help a second run of an edited crate; set
 # CARGO_INCREMENTAL=1 to keep it while iterating.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+
+# The components' installs start now and run beside the builds; their log is
+# target/components.log, shown whole when they are done, and their variables
+# come back through target/components.env. If the test command stops first,
+# so do they: no process outlives it.
+mkdir -p target
+rm -f target/components.env
+stage "the real components, in the background (target/components.log)"
+(
+  set -e
+  install_components
+  export -p | grep -E '^declare -x MCP_RESOLVE_' > target/components.env
+) > target/components.log 2>&1 &
+components=$!
+# The installs' whole tree, listed before any is stopped, so that none is
+# left behind by a parent that went first.
+tree_of() { local child; echo "$1"; for child in $(pgrep -P "$1"); do tree_of "$child"; done; }
+stop_components() { kill $(tree_of "$components") 2>/dev/null || true; }
+trap stop_components EXIT
 
 started=$SECONDS
 # README's first command builds the command without default features: the
@@ -202,6 +226,19 @@ export RUST_TEST_THREADS="${RUST_TEST_THREADS:-$(($(nproc) + 1))}"
 # The build and the run as two stages, so that the log shows each one's time.
 stage "cargo test --workspace: the build"
 cargo test --workspace --locked --no-run "$@"
+
+stage "the real components (their own log follows)"
+installed=0
+wait "$components" || installed=$?
+trap - EXIT
+if [ "$installed" != 0 ]; then
+  cat target/components.log
+  echo "installing the real components failed: the log above, target/components.log" >&2
+  exit 1
+fi
+cat target/components.log
+# shellcheck disable=SC1091
+. target/components.env
 stage "cargo test --workspace: the run"
 cargo test --workspace --locked "$@"
 
