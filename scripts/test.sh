@@ -256,11 +256,12 @@ done
 stage "cargo test -p mcp-resolve --no-default-features"
 cargo test -p mcp-resolve --no-default-features --locked "$@"
 
-# The npm test's packed and installed copies of the binary (about 0.2 GB)
-# and the light build's copy are needed no more: their disk is given back
-# now. (The build.rs test's fresh crate builds in this target directory,
-# sharing what it can with the workspace.)
-rm -rf target/tmp/npm target/debug/light
+# Every suite passed: their scratch (target/tmp: the npm test's packed and
+# installed copies of the binary, the build.rs test's fresh crate, servers'
+# directories; about 0.25 GB) and the light build's copy are needed no more,
+# and their disk is given back. A failed run keeps them, to look into.
+rm -rf target/tmp target/debug/light
 
-# What the suites cost (docs/performance.md compares layouts with these).
-echo "== the suites took $((SECONDS - started)) s (builds included); target/ is $(du -sh target 2>/dev/null | cut -f1), target/debug $(du -sh target/debug 2>/dev/null | cut -f1)"
+# What the suites cost (docs/performance.md compares layouts with these):
+# the build's output, and the components installed beside it.
+echo "== the suites took $((SECONDS - started)) s (builds included); target/ is $(du -sh target 2>/dev/null | cut -f1): the build (target/debug) $(du -sh target/debug 2>/dev/null | cut -f1), the rest the components"

@@ -4,13 +4,15 @@
 //! rules, the policy, what the server listed and who is calling; the proxy
 //! crate's guard holds the settings and writes the audit.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::time::SystemTime;
 
 use mcp_resolve_policy::cedar::Engine;
 use mcp_resolve_policy::{Call, Decision, Principal, SessionFacts};
 use mcp_resolve_runtime::{Annotations, RpcError};
 use serde_json::{Map, Value, json};
 
+use crate::record::{Record, Refusal};
 use crate::rules::ProxyRules;
 
 /// The JSON-RPC error code of a call the policy refuses (the
@@ -169,6 +171,76 @@ impl Judged {
     }
 }
 
+/// A call or a resolution whose bearer token lacks scopes its resolution
+/// needs (`--auth-issuer`): the transport answers it with `403` and an
+/// `insufficient_scope` challenge instead of passing it on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepUp {
+    /// What was asked: `"call"` (`tools/call`) or `"resolve"` (the rules'
+    /// resolution method), the audit record's `event`.
+    pub event: &'static str,
+    /// The tool.
+    pub tool: String,
+    /// The variant the arguments resolve to (`None`: the static scopes).
+    pub variant: Option<String>,
+    /// The scopes the token lacks.
+    pub missing: BTreeSet<String>,
+}
+
+/// The step-up of the request `method` with `params` from a host whose
+/// token grants `granted`: `Some` when it is a `tools/call` or the rules'
+/// resolution method of a tool the rules describe, its arguments resolve,
+/// and the resolution needs scopes beyond `granted`. `None` lets the
+/// request go on: the rules do not describe the tool, or its arguments are
+/// for the session to refuse.
+pub fn step_up(
+    rules: &ProxyRules,
+    granted: &BTreeSet<String>,
+    method: &str,
+    params: Option<&Value>,
+) -> Option<StepUp> {
+    let event = match method {
+        "tools/call" => "call",
+        m if m == rules.method() => "resolve",
+        _ => return None,
+    };
+    let params = params?;
+    let tool = params.get("name")?.as_str()?;
+    let empty = Value::Object(Map::new());
+    let arguments = params.get("arguments").unwrap_or(&empty);
+    let outcome = rules.matcher().outcome(tool, arguments)?.ok()?;
+    let resolution = outcome.resolution();
+    let missing: BTreeSet<String> = resolution
+        .required_scopes
+        .iter()
+        .filter(|scope| !granted.contains(*scope))
+        .cloned()
+        .collect();
+    (!missing.is_empty()).then(|| StepUp {
+        event,
+        tool: tool.to_string(),
+        variant: resolution.variant.clone(),
+        missing,
+    })
+}
+
+impl StepUp {
+    /// Its audit record (`"outcome": "insufficient scope"`), at `at`, for
+    /// the token of `principal`.
+    pub fn record(&self, at: SystemTime, principal: &Principal) -> Record {
+        Record::refused(
+            at,
+            self.event,
+            Some(&self.tool),
+            Refusal::InsufficientScope {
+                variant: self.variant.as_deref(),
+                missing: &self.missing,
+                principal,
+            },
+        )
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -190,6 +262,99 @@ mod tests {
 
     fn call(tool: &str, arguments: Value) -> Value {
         json!({"name": tool, "arguments": arguments})
+    }
+
+    fn repo_rules() -> ProxyRules {
+        let project = mcp_resolve::load_str(
+            "repo-contents.rules",
+            include_str!("../../../rules/repo-contents.rules"),
+        );
+        ProxyRules::new(
+            project.servers.into_iter().next().unwrap(),
+            Dialect::Extension,
+        )
+        .unwrap()
+    }
+
+    fn scopes(names: &[&str]) -> BTreeSet<String> {
+        names.iter().map(|s| (*s).to_string()).collect()
+    }
+
+    #[test]
+    fn a_call_needing_scopes_the_token_lacks_steps_up() {
+        let rules = repo_rules();
+        let private = call(
+            "get_repo_contents",
+            json!({"owner": "o", "repo": "r", "visibility": "private"}),
+        );
+        let up = step_up(&rules, &scopes(&[]), "tools/call", Some(&private)).unwrap();
+        assert_eq!(up.event, "call");
+        assert_eq!(up.tool, "get_repo_contents");
+        assert_eq!(up.variant.as_deref(), Some("private"));
+        assert_eq!(up.missing, scopes(&["repo"]));
+        // The resolution method is held to the same scopes.
+        let resolve = step_up(&rules, &scopes(&["read"]), rules.method(), Some(&private)).unwrap();
+        assert_eq!(resolve.event, "resolve");
+        assert_eq!(resolve.missing, scopes(&["repo"]));
+        // Its record is the audit log's shape for the refusal.
+        let principal = Principal {
+            sub: Some("alice".into()),
+            client_id: None,
+            scopes: scopes(&["read"]),
+        };
+        let record = up.record(SystemTime::UNIX_EPOCH, &principal).value();
+        assert_eq!(record["outcome"], "insufficient scope");
+        assert_eq!(record["event"], "call");
+        assert_eq!(record["variant"], "private");
+        assert_eq!(record["missing"], json!(["repo"]));
+        assert_eq!(record["principal"]["sub"], "alice");
+    }
+
+    #[test]
+    fn what_the_token_covers_or_the_rules_do_not_resolve_goes_on() {
+        let rules = repo_rules();
+        let private = call(
+            "get_repo_contents",
+            json!({"owner": "o", "repo": "r", "visibility": "private"}),
+        );
+        let public = call(
+            "get_repo_contents",
+            json!({"owner": "o", "repo": "r", "visibility": "public"}),
+        );
+        assert_eq!(
+            step_up(&rules, &scopes(&["repo"]), "tools/call", Some(&private)),
+            None
+        );
+        assert_eq!(
+            step_up(&rules, &scopes(&[]), "tools/call", Some(&public)),
+            None
+        );
+        // Arguments the schema refuses are the session's to refuse.
+        let invalid = call("get_repo_contents", json!({"owner": "o"}));
+        assert_eq!(
+            step_up(&rules, &scopes(&[]), "tools/call", Some(&invalid)),
+            None
+        );
+        // A tool the rules do not describe, another method, no params.
+        let other = call("other", json!({}));
+        assert_eq!(
+            step_up(&rules, &scopes(&[]), "tools/call", Some(&other)),
+            None
+        );
+        assert_eq!(
+            step_up(&rules, &scopes(&[]), "tools/list", Some(&private)),
+            None
+        );
+        assert_eq!(step_up(&rules, &scopes(&[]), "tools/call", None), None);
+        assert_eq!(
+            step_up(
+                &rules,
+                &scopes(&[]),
+                "tools/call",
+                Some(&json!({"name": 7}))
+            ),
+            None
+        );
     }
 
     #[test]

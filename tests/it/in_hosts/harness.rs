@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 
 use serde_json::{Value, json};
 
@@ -233,9 +233,11 @@ impl Ran {
     }
 }
 
-/// The scripted endpoint, killed when dropped.
+/// The scripted endpoint, killed when dropped. It also ends when its stdin
+/// closes, so that a test process that is itself killed leaves none behind.
 pub(super) struct Endpoint {
     pub(super) child: Child,
+    _stdin: Option<ChildStdin>,
     pub(super) url: String,
     pub(super) log: PathBuf,
 }
@@ -249,9 +251,11 @@ impl Endpoint {
             .args(["--tool", tool, "--arguments", &arguments.to_string()])
             .arg("--log")
             .arg(&log)
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
+        let stdin = child.stdin.take();
         let mut line = String::new();
         if let Some(out) = child.stdout.take() {
             let _ = BufReader::new(out).read_line(&mut line);
@@ -264,6 +268,7 @@ impl Endpoint {
         Endpoint {
             url: url.to_string(),
             child,
+            _stdin: stdin,
             log,
         }
     }

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use crate::record::{Record, Refusal};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mcp_resolve_protocol::Envelope;
+use mcp_resolve_proxy_core::judge;
 use serde_json::json;
 
 use super::hub::Hub;
@@ -74,54 +74,30 @@ pub(super) fn by_scope(hub: &Hub, granted: &BTreeSet<String>, line: String) -> S
     message.to_string()
 }
 
-/// A `tools/call` or a resolution (`tools/resolve`, or the dialect's own
-/// method) whose resolution (by the rules) needs
-/// scopes `principal`'s token lacks: its `403`, audited. `None` when the
-/// call may go on (the rules do not describe the tool, or its arguments
-/// are for the session to refuse).
+/// A `tools/call` or a resolution (the rules' method) whose resolution
+/// needs scopes `principal`'s token lacks (the core's
+/// [`mcp_resolve_proxy_core::judge::step_up`]): its `403`, audited. `None`
+/// when the request may go on.
 pub(super) fn step_up(
     hub: &Hub,
     principal: &Principal,
     message: &Envelope<'_>,
 ) -> Option<Response> {
     let auth = hub.listen.auth.as_ref()?;
+    if !message.is_request() {
+        return None;
+    }
     let method = message.method.as_deref()?;
-    if !message.is_request() || (method != "tools/call" && method != hub.rules.method()) {
-        return None;
-    }
-    let params = message.params()?;
-    let tool = params.get("name")?.as_str()?;
-    let empty = json!({});
-    let arguments = params.get("arguments").unwrap_or(&empty);
-    let outcome = hub.rules.matcher().outcome(tool, arguments)?.ok()?;
-    let needed = &outcome.resolution().required_scopes;
-    let missing: BTreeSet<String> = needed
-        .iter()
-        .filter(|scope| !principal.scopes.contains(*scope))
-        .cloned()
-        .collect();
-    if missing.is_empty() {
-        return None;
-    }
+    let params = message.params();
+    let up = judge::step_up(&hub.rules, &principal.scopes, method, params.as_ref())?;
     if hub.options.sinks.records() {
-        hub.options.sinks.keep(Record::refused(
-            std::time::SystemTime::now(),
-            if method == "tools/call" {
-                "call"
-            } else {
-                "resolve"
-            },
-            Some(tool),
-            Refusal::InsufficientScope {
-                variant: outcome.resolution().variant.as_deref(),
-                missing: &missing,
-                principal,
-            },
-        ));
+        hub.options
+            .sinks
+            .keep(up.record(std::time::SystemTime::now(), principal));
     }
     let denied = Denied::InsufficientScope {
         granted: principal.scopes.clone(),
-        missing,
+        missing: up.missing,
     };
     Some(self::denied(auth, &denied))
 }
