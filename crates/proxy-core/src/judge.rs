@@ -5,14 +5,12 @@
 //! crate's guard holds the settings and writes the audit.
 
 use std::collections::{BTreeSet, HashMap};
-use std::time::SystemTime;
 
 use mcp_resolve_policy::cedar::Engine;
 use mcp_resolve_policy::{Call, Decision, Principal, SessionFacts};
 use mcp_resolve_runtime::{Annotations, RpcError};
 use serde_json::{Map, Value, json};
 
-use crate::record::{Record, Refusal};
 use crate::rules::ProxyRules;
 
 /// The JSON-RPC error code of a call the policy refuses (the
@@ -224,23 +222,6 @@ pub fn step_up(
     })
 }
 
-impl StepUp {
-    /// Its audit record (`"outcome": "insufficient scope"`), at `at`, for
-    /// the token of `principal`.
-    pub fn record(&self, at: SystemTime, principal: &Principal) -> Record {
-        Record::refused(
-            at,
-            self.event,
-            Some(&self.tool),
-            Refusal::InsufficientScope {
-                variant: self.variant.as_deref(),
-                missing: &self.missing,
-                principal,
-            },
-        )
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -296,18 +277,6 @@ mod tests {
         let resolve = step_up(&rules, &scopes(&["read"]), rules.method(), Some(&private)).unwrap();
         assert_eq!(resolve.event, "resolve");
         assert_eq!(resolve.missing, scopes(&["repo"]));
-        // Its record is the audit log's shape for the refusal.
-        let principal = Principal {
-            sub: Some("alice".into()),
-            client_id: None,
-            scopes: scopes(&["read"]),
-        };
-        let record = up.record(SystemTime::UNIX_EPOCH, &principal).value();
-        assert_eq!(record["outcome"], "insufficient scope");
-        assert_eq!(record["event"], "call");
-        assert_eq!(record["variant"], "private");
-        assert_eq!(record["missing"], json!(["repo"]));
-        assert_eq!(record["principal"]["sub"], "alice");
     }
 
     #[test]

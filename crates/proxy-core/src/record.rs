@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use mcp_resolve_runtime::{Resolution, RpcError};
 
-use crate::judge::Judged;
+use crate::judge::{Judged, StepUp};
 
 /// One audit record (`docs/proxy.md` lists its fields).
 #[derive(Clone, Debug)]
@@ -162,6 +162,21 @@ pub enum Refusal<'a> {
 }
 
 impl Record {
+    /// The record of a step-up (`--auth-issuer`: `"outcome": "insufficient
+    /// scope"`) at `at`, for the token of `principal`.
+    pub fn stepped_up(at: SystemTime, up: &StepUp, principal: &Principal) -> Record {
+        Record::refused(
+            at,
+            up.event,
+            Some(&up.tool),
+            Refusal::InsufficientScope {
+                variant: up.variant.as_deref(),
+                missing: &up.missing,
+                principal,
+            },
+        )
+    }
+
     /// The record of a `tools/call` (`event` "call") or a resolution
     /// (`event` "resolve") of `tool` refused at `at`, for `refusal`.
     pub fn refused(
@@ -577,6 +592,17 @@ mod tests {
                     principal: &principal
                 }
             )),
+            r#"{"time":"2027-01-15T08:00:00.000Z","event":"resolve","tool":"manage_files","variant":"overwrite","outcome":"insufficient scope","missing":["admin","files:write"],"principal":{"sub":"alice","client_id":null}}"#
+        );
+        // A step-up's record is that refusal's.
+        let up = StepUp {
+            event: "resolve",
+            tool: "manage_files".into(),
+            variant: Some("overwrite".into()),
+            missing: missing.clone(),
+        };
+        assert_eq!(
+            text(Record::stepped_up(at, &up, &principal)),
             r#"{"time":"2027-01-15T08:00:00.000Z","event":"resolve","tool":"manage_files","variant":"overwrite","outcome":"insufficient scope","missing":["admin","files:write"],"principal":{"sub":"alice","client_id":null}}"#
         );
     }

@@ -11,6 +11,7 @@ use serde_json::json;
 
 use super::hub::Hub;
 use crate::auth::{Authorizer, Denied, Principal};
+use crate::record::Record;
 
 /// The response of a refusal: `401` (no token, or one that does not
 /// verify) or `403` (scopes missing), with its `WWW-Authenticate`
@@ -91,9 +92,11 @@ pub(super) fn step_up(
     let params = message.params();
     let up = judge::step_up(&hub.rules, &principal.scopes, method, params.as_ref())?;
     if hub.options.sinks.records() {
-        hub.options
-            .sinks
-            .keep(up.record(std::time::SystemTime::now(), principal));
+        hub.options.sinks.keep(Record::stepped_up(
+            std::time::SystemTime::now(),
+            &up,
+            principal,
+        ));
     }
     let denied = Denied::InsufficientScope {
         granted: principal.scopes.clone(),
