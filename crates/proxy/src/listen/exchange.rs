@@ -369,7 +369,11 @@ impl Exchange {
             answers = receiver;
         }
         let mut response = if self.events {
-            event_stream(answers, Some(abandon))
+            // The status and headers go out with the first event, in one
+            // write that wakes the host once, not in a write of their own
+            // before it. A stream that ends before any event is empty.
+            let first = answers.recv().await;
+            event_stream(first, answers, Some(abandon))
         } else {
             let answer = answers.recv().await;
             drop(abandon);
@@ -492,16 +496,24 @@ pub(super) fn get(hub: Arc<Hub>, session_id: Option<String>, headers: &HeaderMap
         }
         routes.standalone = Some(stream);
     }
-    event_stream(lines, None)
+    event_stream(None, lines, None)
 }
 
-/// An event-stream response carrying each of `lines` as a `message` event,
-/// until the sender side is dropped; `abandon` is held as long as the
-/// host reads it.
-fn event_stream(mut lines: mpsc::UnboundedReceiver<String>, abandon: Option<Abandon>) -> Response {
+/// An event-stream response carrying `first` (a line already received)
+/// and then each of `lines` as a `message` event, until the sender side is
+/// dropped; `abandon` is held as long as the host reads it.
+fn event_stream(
+    first: Option<String>,
+    mut lines: mpsc::UnboundedReceiver<String>,
+    abandon: Option<Abandon>,
+) -> Response {
+    let mut first = first;
     let body = futures_util::stream::poll_fn(move |cx| {
         let _hold = &abandon;
-        lines.poll_recv(cx)
+        match first.take() {
+            Some(line) => std::task::Poll::Ready(Some(line)),
+            None => lines.poll_recv(cx),
+        }
     })
     .map(|line| {
         Ok::<_, std::convert::Infallible>(Bytes::from(format!("event: message\ndata: {line}\n\n")))
