@@ -78,6 +78,18 @@ impl Screen {
         }
     }
 
+    /// Notes a request that another screen passed, as [`Screen::read`]
+    /// would have noted it: a transport that screens each message where it
+    /// arrives (a [`Screen::per_message`] screen, one HTTP request each)
+    /// hands the session's screen what went on, so that the session does
+    /// not read it again and its screen still knows the stream started.
+    pub fn passed(&mut self, method: &str) {
+        if !self.started {
+            self.started = true;
+            self.legacy = method == "initialize";
+        }
+    }
+
     /// Screens one line (without its newline).
     pub fn line(&mut self, line: &str) -> Screened {
         match self.read(line) {
@@ -240,10 +252,7 @@ impl Screen {
                 ));
             }
         }
-        if !self.started {
-            self.started = true;
-            self.legacy = method == "initialize";
-        }
+        self.passed(method);
         if self.resolve_method == Some(method) && !self.declares_extension(&message) {
             return Err(Screened::Reply(super::error_value(
                 id,

@@ -242,8 +242,10 @@ async fn claim(
     guard: &Guard,
     input: &Input,
 ) {
-    let (Input::Line(text) | Input::Authorized(text, _)) = input else {
-        return;
+    let text = match input {
+        Input::Line(text) => text,
+        Input::Read(read, _) => &read.text,
+        _ => return,
     };
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -8,32 +8,19 @@ use mcp_resolve_protocol::Screened;
 use mcp_resolve_runtime::RpcError;
 
 use super::call::Step;
+use super::read::{HostMessage, reads_params};
 use super::relist::Relist;
 use super::{CallAudit, Clock, Effect, Held, Pending, Session};
 use crate::consent::{ASK_PREFIX, ask_request};
 use crate::declare::MANIFEST_METHOD;
 use crate::quick::{Params, QuickCall};
-use crate::rules::{Answer, Rewrite, SIGNATURE_METHOD};
+use crate::rules::{Answer, Rewrite};
 use mcp_resolve_protocol::{error_response, id_key};
 
 /// A result response for request `id` (written as JSON text) whose result
 /// is the JSON text `result`.
 pub(super) fn result_line(id: &Value, result: &str) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
-}
-
-/// Whether the proxy reads the params of a host's message with `method`
-/// (`resolve_method`: the dialect's resolve method).
-fn reads_params(method: &str, resolve_method: &str) -> bool {
-    matches!(
-        method,
-        "tools/call"
-            | "initialize"
-            | "server/discover"
-            | "tools/list"
-            | "notifications/cancelled"
-            | SIGNATURE_METHOD
-    ) || method == resolve_method
 }
 
 /// Whether `raw` (valid JSON) is an object with no members.
@@ -48,11 +35,7 @@ fn is_empty_object(raw: &str) -> bool {
 }
 
 impl Session<'_> {
-    /// One line from the host.
-    #[expect(
-        clippy::too_many_lines,
-        reason = "one arm per method the proxy owns, in the order a host message is judged"
-    )]
+    /// One line from the host, read by the session's screen.
     pub(super) fn host_line(&mut self, text: String, clock: Clock, out: &mut Vec<Effect>) {
         // The screen reads the envelope once, and the params of the methods
         // the proxy reads; what passes goes on with them.
@@ -77,41 +60,74 @@ impl Session<'_> {
             }
             Err(_) => return,
         };
-        if message.is_response() && self.answers_question(message.id.as_ref(), &text, clock, out) {
+        let mut read = HostMessage::of(&text, &message, params);
+        drop(message);
+        // A call read on its text is decided on it when it can be; else its
+        // params are parsed (they were read as a tree reader reads them, so
+        // they parse) and it is decided the whole way.
+        let decided = match call {
+            Some(call) if read.is_request() => {
+                let decided = self.decide_call_on_text(&call, clock);
+                if decided.is_none() {
+                    read.params = read
+                        .raw_params()
+                        .and_then(|raw| serde_json::from_str(raw).ok());
+                }
+                decided
+            }
+            _ => None,
+        };
+        read.text = text;
+        self.host_message(read, decided, clock, out);
+    }
+
+    /// A host's message its transport read ([`super::Input::Read`]): the
+    /// session's screen is told a request went on, and nothing is read
+    /// again.
+    pub(super) fn host_read(&mut self, read: HostMessage, clock: Clock, out: &mut Vec<Effect>) {
+        if read.is_request()
+            && let Some(method) = &read.method
+        {
+            self.screen.passed(method);
+        }
+        self.host_message(read, None, clock, out);
+    }
+
+    /// A host's message, read: answered here, or forwarded. `decided`: a
+    /// call's step, when it was decided on its text.
+    fn host_message(
+        &mut self,
+        read: HostMessage,
+        decided: Option<Step>,
+        clock: Clock,
+        out: &mut Vec<Effect>,
+    ) {
+        let HostMessage {
+            text,
+            id,
+            method,
+            params_at,
+            params,
+            response,
+        } = read;
+        if response && self.answers_question(id.as_ref(), &text, clock, out) {
             return;
         }
-        let id = message.id.clone();
-        let method = message.method.as_deref().map(str::to_string);
+        let raw_params = params_at.and_then(|at| text.get(at));
         match (method.as_deref(), id) {
             (Some("tools/call"), Some(id)) => {
-                let raw_params = message.params.map(|raw| raw.get());
-                drop(message);
                 let from = out.len();
-                let tool = match &call {
-                    Some(call) => Some(call.name.as_ref()),
-                    None => params
-                        .as_ref()
-                        .and_then(|p| p.get("name"))
-                        .and_then(Value::as_str),
-                };
-                self.opening = self.open_trace(&text, raw_params, "tools/call", &id, tool, clock);
-                let decided = call
+                let tool = params
                     .as_ref()
-                    .and_then(|call| self.decide_call_on_text(call, clock));
-                let params = match (&decided, call) {
-                    (Some(_), _) | (None, None) => params,
-                    // Judged the whole way: the params as a tree (read as
-                    // one already, so they parse).
-                    (None, Some(_)) => raw_params.and_then(|raw| serde_json::from_str(raw).ok()),
-                };
+                    .and_then(|p| p.get("name"))
+                    .and_then(Value::as_str);
+                self.opening = self.open_trace(&text, raw_params, "tools/call", &id, tool, clock);
                 let step =
                     decided.unwrap_or_else(|| self.decide_call(&text, params.as_ref(), clock));
                 self.host_call(text, id.clone(), step, params.as_ref(), clock, out);
                 self.settle_span(&id, clock, from, out);
             }
             (Some(MANIFEST_METHOD), Some(id)) if self.guard.declare.is_some() => {
-                let raw_params = message.params.map(|raw| raw.get());
-                drop(message);
                 let from = out.len();
                 self.opening =
                     self.open_trace(&text, raw_params, MANIFEST_METHOD, &id, None, clock);
@@ -122,8 +138,6 @@ impl Session<'_> {
                 let owned = self.rules.owns(method);
                 // A cancellation written as a request goes on as any request.
                 let params = params.filter(|_| method != "notifications/cancelled");
-                let raw_params = message.params.map(|raw| raw.get());
-                drop(message);
                 let from = out.len();
                 let tool = params
                     .as_ref()
@@ -150,7 +164,6 @@ impl Session<'_> {
                 // it, so it is withdrawn here and the cancellation goes no
                 // further.
                 if let Some(question) = id.and_then(|id| self.held_question(id)) {
-                    drop(message);
                     self.withdraw_question(&question, clock, out);
                     return;
                 }
@@ -165,13 +178,9 @@ impl Session<'_> {
                         self.end_spans(traced, clock, Some("cancelled".into()), from, out);
                     }
                 }
-                drop(message);
                 out.push(Effect::Server(text));
             }
-            _ => {
-                drop(message);
-                out.push(Effect::Server(text));
-            }
+            _ => out.push(Effect::Server(text)),
         }
     }
 

@@ -20,6 +20,7 @@
 
 mod call;
 mod host;
+mod read;
 mod relist;
 mod server;
 #[cfg(test)]
@@ -43,29 +44,10 @@ use crate::rules::{ProxyRules, Rewrite};
 use crate::state::Claim;
 use mcp_resolve_protocol::{error_response, id_key};
 
+pub use self::read::{HostMessage, Input, range_in, read_host, reads_params};
 use self::relist::Relist;
 pub use self::trace::Ids;
 pub use self::trace::with_http_traceparent;
-
-/// One thing read from a side.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Input {
-    /// A line (a message), without its line ending.
-    Line(String),
-    /// A line from a host whose bearer token was verified
-    /// (`--auth-issuer`), and who it speaks for.
-    Authorized(String, mcp_resolve_policy::Principal),
-    /// A server's message that came on the HTTP answer to one request
-    /// (the proxy's id of it): the transport routes what the session makes
-    /// of it to that request's host, and the session reads it as a line.
-    Related(String, Value),
-    /// A message over the size limit, skipped.
-    TooLong,
-    /// A line that is not UTF-8, skipped.
-    NotUtf8,
-    /// The side ended, and why (an HTTP server that ended the session).
-    Ended(String),
-}
 
 /// What a session asks its transport to do.
 #[derive(Clone, Debug, PartialEq)]
@@ -365,13 +347,13 @@ impl<'s> Session<'s> {
                 self.principal = None;
                 self.host_line(text, clock, out);
             }
-            Input::Authorized(text, principal) => {
-                self.principal = Some(principal);
-                self.host_line(text, clock, out);
-            }
             Input::Related(text, _) => {
                 self.principal = None;
                 self.host_line(text, clock, out);
+            }
+            Input::Read(message, principal) => {
+                self.principal = principal;
+                self.host_read(*message, clock, out);
             }
             Input::TooLong => {
                 let error = RpcError::new(
@@ -402,9 +384,8 @@ impl<'s> Session<'s> {
             return;
         }
         match input {
-            Input::Line(text) | Input::Authorized(text, _) | Input::Related(text, _) => {
-                self.server_line(text, clock, out)
-            }
+            Input::Line(text) | Input::Related(text, _) => self.server_line(text, clock, out),
+            Input::Read(message, _) => self.server_line(message.text, clock, out),
             Input::TooLong => out.push(Effect::Log(format!(
                 "the server wrote a message over {} bytes; skipped",
                 self.max_message_bytes

@@ -7,7 +7,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mcp_resolve_protocol::Envelope;
 use mcp_resolve_proxy_core::judge;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::hub::Hub;
 use crate::auth::{Authorizer, Denied, Principal};
@@ -79,18 +79,21 @@ pub(super) fn by_scope(hub: &Hub, granted: &BTreeSet<String>, line: String) -> S
 /// needs scopes `principal`'s token lacks (the core's
 /// [`mcp_resolve_proxy_core::judge::step_up`]): its `403`, audited. `None`
 /// when the request may go on.
+///
+/// `params`: the request's params as its read parsed them; the methods the
+/// step-up reads are among those whose params every read parses.
 pub(super) fn step_up(
     hub: &Hub,
     principal: &Principal,
     message: &Envelope<'_>,
+    params: Option<&Value>,
 ) -> Option<Response> {
     let auth = hub.listen.auth.as_ref()?;
     if !message.is_request() {
         return None;
     }
     let method = message.method.as_deref()?;
-    let params = message.params();
-    let up = judge::step_up(&hub.rules, &principal.scopes, method, params.as_ref())?;
+    let up = judge::step_up(&hub.rules, &principal.scopes, method, params)?;
     if hub.options.sinks.records() {
         hub.options.sinks.keep(Record::stepped_up(
             std::time::SystemTime::now(),

@@ -15,6 +15,7 @@ use mcp_resolve_protocol::{
 };
 use mcp_resolve_runtime::RpcError;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 use super::SESSION_HEADER;
@@ -22,6 +23,7 @@ use super::hub::{HostSession, Hub, request_progress_token};
 use crate::consent;
 use crate::link::Input;
 use crate::log;
+use crate::session::HostMessage;
 use crate::upstream::UpstreamError;
 
 /// A host's `POST`: one message, screened, routed to its session (opened
@@ -67,10 +69,11 @@ pub(super) async fn post(
     };
     let traced = traceparent.and_then(|h| crate::session::with_http_traceparent(text, &h));
     let text = traced.as_deref().unwrap_or(text);
-    // The runtime's JSON-RPC screen, one message at a time: what it
-    // answers is answered here, with 400.
-    let message = match hub.screen().read(text) {
-        Ok(message) => message,
+    // The one read of the message: the session's screen, one message at a
+    // time (what it answers is answered here, with 400), and the params of
+    // the methods the session reads, which it is handed with the rest.
+    let (message, params) = match hub.read(text) {
+        Ok(read) => read,
         Err(Screened::Reply(answer)) => {
             return (
                 StatusCode::BAD_REQUEST,
@@ -93,7 +96,7 @@ pub(super) async fn post(
             .into_response();
     }
     if let Some(principal) = &principal
-        && let Some(refusal) = super::auth::step_up(&hub, principal, &message)
+        && let Some(refusal) = super::auth::step_up(&hub, principal, &message, params.as_ref())
     {
         return refusal;
     }
@@ -108,7 +111,7 @@ pub(super) async fn post(
     if session_id.is_none()
         && is_request
         && !initialize
-        && !consent::is_stateless(message.params().as_ref())
+        && !stateless(&message, params.as_ref())
         && header_version
             .as_deref()
             .is_none_or(|v| !is_stateless_version(v))
@@ -133,7 +136,7 @@ pub(super) async fn post(
         );
     };
     if !is_request {
-        return notify(&session, &to_relay, text, &message, principal).await;
+        return notify(&session, &to_relay, text, &message, params, principal).await;
     }
     // `--list-by-scope`: the tools this token can call, and no others.
     let listing = principal
@@ -150,7 +153,18 @@ pub(super) async fn post(
         listing,
         principal,
     };
-    exchange.run(&session, &to_relay, text, &message).await
+    exchange
+        .run(&session, &to_relay, text, &message, params)
+        .await
+}
+
+/// Whether a request is a 2026-07-28 one: from its params as read, or,
+/// for a method whose params the read leaves as written, from those.
+fn stateless(message: &Envelope<'_>, params: Option<&Value>) -> bool {
+    match params {
+        Some(params) => consent::is_stateless(Some(params)),
+        None => consent::is_stateless(message.params().as_ref()),
+    }
 }
 
 /// Whether the host accepts an event stream as the answer.
@@ -227,47 +241,58 @@ async fn notify(
     to_relay: &mpsc::Sender<Input>,
     text: &str,
     message: &Envelope<'_>,
+    params: Option<Value>,
     principal: Option<crate::auth::Principal>,
 ) -> Response {
-    let line = if message.method.as_deref() == Some("notifications/cancelled") {
+    let read = if message.method.as_deref() == Some("notifications/cancelled") {
         // The server knows requests by the proxy's ids: a cancellation
         // names the one in flight under the host's id, and one for no
         // request in flight is dropped — passed on as it is, its id could
         // name another host's request (or a later one).
-        match cancellation(session, text, message) {
-            Some(line) => line,
+        match cancellation(session, text, message, params) {
+            Some(read) => read,
             None => return StatusCode::ACCEPTED.into_response(),
         }
     } else {
-        text.to_string()
+        HostMessage::of(text, message, params)
     };
-    if to_relay.send(input(line, principal)).await.is_err() {
+    if to_relay.send(input(read, principal)).await.is_err() {
         return refuse(StatusCode::NOT_FOUND, "Session not found: it ended");
     }
     StatusCode::ACCEPTED.into_response()
 }
 
-/// A host's line for its session, with who its token speaks for.
-fn input(line: String, principal: Option<crate::auth::Principal>) -> Input {
-    match principal {
-        Some(principal) => Input::Authorized(line, principal),
-        None => Input::Line(line),
-    }
+/// A host's message, read, for its session, with who its token speaks for.
+fn input(read: HostMessage, principal: Option<crate::auth::Principal>) -> Input {
+    Input::Read(Box::new(read), principal)
 }
 
-/// A `notifications/cancelled` (`text`) that names the host's request by
-/// the proxy's id, spliced in where the host wrote its own; `None` when no
-/// such request is in flight.
-fn cancellation(session: &HostSession, text: &str, message: &Envelope<'_>) -> Option<String> {
+/// A `notifications/cancelled` (`text`, whose params read as `params`) that
+/// names the host's request by the proxy's id, written in place of the
+/// host's params; `None` when no such request is in flight.
+fn cancellation(
+    session: &HostSession,
+    text: &str,
+    message: &Envelope<'_>,
+    params: Option<Value>,
+) -> Option<HostMessage> {
     let raw = message.params?;
-    let mut params: serde_json::Map<String, Value> = serde_json::from_str(raw.get()).ok()?;
+    let Some(Value::Object(mut params)) = params else {
+        return None;
+    };
     let host_request = params.get("requestId")?;
     let proxy_id = {
         let routes = session.routes.lock().ok()?;
         routes.by_host_id.get(&id_key(host_request)).cloned()?
     };
     params.insert("requestId".into(), proxy_id);
-    splice(text, raw.get(), &Value::Object(params).to_string())
+    let written = Value::Object(params);
+    let line = splice(text, raw.get(), &written.to_string())?;
+    let mut read = HostMessage::of(text, message, Some(written));
+    let start = read.params_at.as_ref()?.start;
+    read.params_at = Some(start..line.len() - (text.len() - read.params_at.as_ref()?.end));
+    read.text = line;
+    Some(read)
 }
 
 /// The host's SEP-2243 `Mcp-Param-*` headers (`None` when it sent none):
@@ -309,8 +334,9 @@ impl Exchange {
         to_relay: &mpsc::Sender<Input>,
         text: &str,
         message: &Envelope<'_>,
+        params: Option<Value>,
     ) -> Response {
-        let token = message.params.and_then(request_progress_token);
+        let token = written_token(message, params.as_ref());
         let (opened, answers) = session.wait(
             self.host_id.clone(),
             token.map(|raw| raw.to_owned()),
@@ -319,22 +345,14 @@ impl Exchange {
         if let Some(headers) = self.carried.take() {
             session.carried.put(opened.to_string(), headers);
         }
-        let proxy_text = opened.to_string();
-        let mut parts: Vec<(&str, &str)> = Vec::with_capacity(2);
-        if let Some(raw) = message.id_raw {
-            parts.push((raw.get(), &proxy_text));
-        }
-        if let Some(raw) = token {
-            parts.push((raw.get(), &proxy_text));
-        }
-        let line = splice_all(text, &mut parts).unwrap_or_else(|| text.to_string());
+        let read = under_proxy_id(text, message, params, token, opened);
         // From here, a host that lets go of the exchange cancels the request.
         let abandon = Abandon {
             session: Arc::clone(session),
             proxy_id: opened,
         };
         if to_relay
-            .send(input(line, self.principal.clone()))
+            .send(input(read, self.principal.clone()))
             .await
             .is_err()
         {
@@ -441,6 +459,67 @@ fn splice_all(text: &str, parts: &mut [(&str, &str)]) -> Option<String> {
     }
     out.push_str(text.get(at..)?);
     Some(out)
+}
+
+/// A request's progress token as written: looked for in params the read
+/// left as written, or in those it parsed when they name one.
+fn written_token<'a>(message: &Envelope<'a>, params: Option<&Value>) -> Option<&'a RawValue> {
+    match params {
+        Some(tree) if tree.pointer("/_meta/progressToken").is_none() => None,
+        _ => message.params.and_then(request_progress_token),
+    }
+}
+
+/// A request (`text`, read as `message` and `params`) as its session is
+/// handed it: the proxy's id `opened` spliced in where the host wrote its
+/// id and its progress `token`, and the read following the text — the id,
+/// the token in the parsed params, where the params now are — so that it
+/// is what a read of the new text would give.
+fn under_proxy_id(
+    text: &str,
+    message: &Envelope<'_>,
+    params: Option<Value>,
+    token: Option<&RawValue>,
+    opened: u64,
+) -> HostMessage {
+    let proxy_text = opened.to_string();
+    let mut parts: Vec<(&str, &str)> = Vec::with_capacity(2);
+    if let Some(raw) = message.id_raw {
+        parts.push((raw.get(), &proxy_text));
+    }
+    if let Some(raw) = token {
+        parts.push((raw.get(), &proxy_text));
+    }
+    let mut read = HostMessage::of(text, message, params);
+    if let Some(line) = splice_all(text, &mut parts) {
+        read.id = Some(Value::from(opened));
+        if token.is_some()
+            && let Some(meta) = read
+                .params
+                .as_mut()
+                .and_then(|p| p.get_mut("_meta"))
+                .and_then(Value::as_object_mut)
+        {
+            meta.insert("progressToken".into(), Value::from(opened));
+        }
+        read.params_at = read
+            .params_at
+            .map(|at| moved(at.start, text, &parts)..moved(at.end, text, &parts));
+        read.text = line;
+    }
+    read
+}
+
+/// Where offset `at` of `text` is once `parts` (slices of `text`, sorted,
+/// as [`splice_all`] left them) are replaced.
+fn moved(at: usize, text: &str, parts: &[(&str, &str)]) -> usize {
+    let base = text.as_ptr() as usize;
+    parts
+        .iter()
+        .filter(|(part, _)| (part.as_ptr() as usize).saturating_sub(base) < at)
+        .fold(at, |at, (part, with)| {
+            (at + with.len()).saturating_sub(part.len())
+        })
 }
 
 fn start_failure(hub: &Hub, id: Option<Value>, error: &UpstreamError) -> Response {
@@ -559,6 +638,75 @@ fn rpc_refusal(status: StatusCode, id: Value, code: i64, message: &str) -> Respo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session::reads_params;
+    use mcp_resolve_protocol::Screen;
+    use proptest::prelude::*;
+
+    /// A read of `line` as the exchange reads one (the dialect's resolve
+    /// method is `tools/resolve`).
+    fn read(line: &str) -> (Envelope<'_>, Option<Value>) {
+        Screen::default()
+            .per_message()
+            .read_parsing(line, |m| reads_params(m, "tools/resolve"))
+            .unwrap()
+    }
+
+    /// What a read of `line` gives the session.
+    fn fresh(line: &str) -> HostMessage {
+        let (message, params) = read(line);
+        HostMessage::of(line, &message, params)
+    }
+
+    proptest! {
+        /// A request handed to its session under the proxy's id is what a
+        /// read of the line that goes on would give: the id, the token in
+        /// the parsed params, where the params are.
+        #[test]
+        fn a_request_under_the_proxys_id_reads_as_its_line(
+            id in prop_oneof![
+                Just(r#""h1""#.to_string()),
+                Just(r#""h\u0031-long-id""#.to_string()),
+                Just("12345678901".to_string()),
+                Just("0".to_string()),
+            ],
+            method in prop_oneof![
+                Just("tools/call"), Just("tools/list"), Just("resources/read"), Just("tools/resolve"),
+            ],
+            token in prop::option::of(prop_oneof![
+                Just(r#""tok""#.to_string()),
+                Just("7".to_string()),
+                Just(r#""a\"b-much-longer-than-the-id""#.to_string()),
+            ]),
+            meta_first in any::<bool>(),
+            params_first in any::<bool>(),
+            space in prop_oneof![Just(""), Just(" "), Just("\n  ")],
+            opened in 0u64..100_000_000_000,
+        ) {
+            let meta = match &token {
+                Some(t) => format!(r#""_meta":{space}{{"x":[1,{{"y":"z"}}],"progressToken":{space}{t}}}"#),
+                None => r#""_meta":{"x":1}"#.to_string(),
+            };
+            let rest = r#""name":"t","arguments":{"path":"/tmp/a b","n":[1,2]}"#;
+            let params = if meta_first { format!("{{{meta},{rest}}}") } else { format!("{{{rest},{space}{meta}}}") };
+            let (head, tail) = (
+                format!(r#""jsonrpc":"2.0",{space}"id":{space}{id}"#),
+                format!(r#""method":"{method}",{space}"params":{params}"#),
+            );
+            let text = if params_first { format!("{{{tail},{head}}}") } else { format!("{{{head},{tail}}}") };
+            let (message, params) = read(&text);
+            let token = written_token(&message, params.as_ref());
+            prop_assert_eq!(token.is_some(), token_written(&text));
+            let handed = under_proxy_id(&text, &message, params, token, opened);
+            let expected = fresh(&handed.text);
+            prop_assert_eq!(&handed, &expected);
+            prop_assert_eq!(handed.id, Some(Value::from(opened)));
+        }
+    }
+
+    /// Whether a line names a progress token (in these tests' lines).
+    fn token_written(text: &str) -> bool {
+        text.contains("progressToken")
+    }
 
     #[test]
     fn a_cancellation_names_the_request_in_flight_by_the_proxys_id() {
@@ -571,14 +719,17 @@ mod tests {
         }
         let text = r#"{"jsonrpc":"2.0", "method":"notifications/cancelled","params":{"requestId":"h1","reason":"x"}, "x-kept": 1}"#;
         let message = Envelope::of(text).unwrap();
-        let line = cancellation(&session, text, &message).unwrap();
-        assert_eq!(
-            line,
-            r#"{"jsonrpc":"2.0", "method":"notifications/cancelled","params":{"requestId":7,"reason":"x"}, "x-kept": 1}"#
-        );
+        let read = cancellation(&session, text, &message, message.params()).unwrap();
+        let line = r#"{"jsonrpc":"2.0", "method":"notifications/cancelled","params":{"requestId":7,"reason":"x"}, "x-kept": 1}"#;
+        assert_eq!(read.text, line);
+        // What the session is handed is what a read of the line gives.
+        assert_eq!(read, fresh(line));
         // A request not in flight: nothing to pass on.
         let other = text.replace("h1", "h2");
         let message = Envelope::of(&other).unwrap();
-        assert_eq!(cancellation(&session, &other, &message), None);
+        assert_eq!(
+            cancellation(&session, &other, &message, message.params()),
+            None
+        );
     }
 }

@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_resolve_protocol::{Envelope, Screen, error_response, id_key, splice};
+use mcp_resolve_protocol::{Envelope, Screened, error_response, id_key, splice};
+use mcp_resolve_proxy_core::session::read_host;
 use mcp_resolve_runtime::RpcError;
 use serde::Deserialize;
 use serde_json::Value;
@@ -360,9 +361,13 @@ impl HostSink for Router {
 }
 
 impl Hub {
-    /// The JSON-RPC screen of one `POST` (each message on its own).
-    pub(super) fn screen(&self) -> Screen {
-        self.rules.screen().per_message()
+    /// Reads one `POST`'s message (each message on its own) as its session
+    /// would ([`read_host`]): the one read of it, handed to the session.
+    pub(super) fn read<'a>(
+        &self,
+        text: &'a str,
+    ) -> Result<(Envelope<'a>, Option<Value>), Screened> {
+        read_host(&mut self.rules.screen().per_message(), &self.rules, text)
     }
 
     /// Opens a session: a server of its own and a proxy session between.

@@ -708,6 +708,7 @@ fn when_the_server_exits_every_waiting_request_gets_an_error() {
 
 mod asking;
 mod declarations;
+mod handed;
 mod hosts_as_they_are;
 mod interleavings;
 mod listing;
