@@ -147,7 +147,7 @@ impl<'de: 'a, 'a, S: DeserializeSeed<'de> + Copy> Visitor<'de> for Members<'a, S
             match key.as_ref() {
                 "id" => {
                     let raw: &'de RawValue = map.next_value()?;
-                    envelope.id = serde_json::from_str(raw.get()).ok();
+                    envelope.id = crate::json::from_str(raw.get()).ok();
                     envelope.skipped |= envelope.id.is_none();
                     envelope.id_raw = Some(raw);
                 }
@@ -197,7 +197,7 @@ impl<'de: 'a, 'a, S: DeserializeSeed<'de> + Copy> Visitor<'de> for Members<'a, S
 impl<'a> Envelope<'a> {
     /// The envelope of `text`, when it is one JSON object.
     pub fn of(text: &'a str) -> Option<Self> {
-        serde_json::from_str(text).ok()
+        crate::json::from_str(text).ok()
     }
 
     /// The envelope of `text` with its `result` read by `result` in the
@@ -210,7 +210,7 @@ impl<'a> Envelope<'a> {
     where
         S: DeserializeSeed<'a> + Copy,
     {
-        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let mut deserializer = crate::json::deserializer(text);
         let read = deserializer
             .deserialize_map(Members {
                 result,
@@ -234,7 +234,7 @@ impl<'a> Envelope<'a> {
     /// `params`, parsed (`None` when absent or not JSON).
     pub fn params(&self) -> Option<Value> {
         self.params
-            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .and_then(|raw| crate::json::from_str(raw.get()).ok())
     }
 }
 
@@ -361,7 +361,7 @@ mod tests {
 
     #[test]
     fn ids_compare_as_values() {
-        let a: Value = serde_json::from_str(r#""\u0061""#).unwrap();
+        let a: Value = crate::json::from_str(r#""\u0061""#).unwrap();
         assert_eq!(id_key(&a), id_key(&Value::from("a")));
         assert_ne!(id_key(&Value::from(1)), id_key(&Value::from("1")));
     }
@@ -417,7 +417,7 @@ mod tests {
             assert_eq!(id_key(&id), id.to_string(), "{id:?}");
         }
         // One id however it is written.
-        let written: Value = serde_json::from_str(r#""\u0061""#).unwrap();
+        let written: Value = crate::json::from_str(r#""\u0061""#).unwrap();
         assert_eq!(id_key(&written), id_key(&json!("a")));
     }
 }

@@ -14,6 +14,7 @@
 
 mod envelope;
 mod error;
+pub mod json;
 mod screen;
 
 pub use envelope::{Envelope, id_key, splice};
@@ -198,7 +199,7 @@ mod tests {
         );
         let error = RpcError::missing_capability();
         let line = error_response(&json!(7), &error);
-        let value: Value = serde_json::from_str(&line).unwrap();
+        let value: Value = crate::json::from_str(&line).unwrap();
         assert_eq!(value, error_value(&json!(7), &error));
         assert_eq!(value["error"]["code"], -32021);
         assert_eq!(

@@ -106,7 +106,7 @@ impl Screen {
         // One walk checks that the line is JSON as a tree would have it
         // (numbers in range, escapes that decode, nesting within limits),
         // without building the tree; the envelope is then read from it.
-        match serde_json::from_str::<Shape>(line) {
+        match crate::json::from_str::<Shape>(line) {
             Err(_) => {
                 return Err(refuse(
                     Value::Null,
@@ -124,14 +124,14 @@ impl Screen {
                 return Err(refuse(Value::Null, RpcError::INVALID_REQUEST, why));
             }
         }
-        let Ok(message) = serde_json::from_str::<Envelope<'a>>(line) else {
+        let Ok(message) = crate::json::from_str::<Envelope<'a>>(line) else {
             return Err(refuse(
                 Value::Null,
                 RpcError::INVALID_REQUEST,
                 "Invalid Request: a message is a JSON object",
             ));
         };
-        self.judge(message)
+        self.judge(message, None)
     }
 
     /// As [`Screen::read`], with the `params` of a message whose method
@@ -161,22 +161,28 @@ impl Screen {
         parses: impl Fn(&str) -> bool,
         quick: impl FnOnce(&str, &'a str) -> Option<T>,
     ) -> Result<(Envelope<'a>, Option<T>), Screened> {
-        if let Ok(message) = serde_json::from_str::<Envelope<'a>>(line)
+        if let Ok(message) = crate::json::from_str::<Envelope<'a>>(line)
             && !message.skipped
         {
             let Some(params) = message.params else {
                 // Every member was read as a tree reader reads it.
-                return self.judge(message).map(|message| (message, None));
+                return self.judge(message, None).map(|message| (message, None));
             };
             if let Some(method) = message.method.as_deref().filter(|m| parses(m)) {
                 if let Some(read) = quick(method, params.get()) {
-                    return self.judge(message).map(|message| (message, Some(read)));
+                    return self
+                        .judge(message, None)
+                        .map(|message| (message, Some(read)));
                 }
-                return match serde_json::from_str::<Value>(params.get()) {
+                return match crate::json::from_str::<Value>(params.get()) {
                     // The limit counts from the message, one level above.
-                    Ok(value) if !nests_past(params.get(), &value, NESTING - 1) => self
-                        .judge(message)
-                        .map(|message| (message, Some(T::from(value)))),
+                    // Whether `_meta` is an object is read from the tree,
+                    // not from the text again.
+                    Ok(value) if !nests_past(params.get(), &value, NESTING - 1) => {
+                        let meta = value.get("_meta").is_none_or(Value::is_object);
+                        self.judge(message, Some(meta))
+                            .map(|message| (message, Some(T::from(value))))
+                    }
                     _ => Err(refuse(
                         Value::Null,
                         RpcError::PARSE_ERROR,
@@ -193,7 +199,14 @@ impl Screen {
         Ok((message, params))
     }
 
-    fn judge<'a>(&mut self, message: Envelope<'a>) -> Result<Envelope<'a>, Screened> {
+    /// `meta_is_object`: whether the params' `_meta`, when they have one,
+    /// is an object, when the params were parsed already (`None`: read
+    /// from their text here).
+    fn judge<'a>(
+        &mut self,
+        message: Envelope<'a>,
+        meta_is_object: Option<bool>,
+    ) -> Result<Envelope<'a>, Screened> {
         // A response to a request of the server's: the server matches it.
         if message.is_response() {
             return Ok(message);
@@ -244,7 +257,7 @@ impl Screen {
                     "Invalid params: `params` must be an object",
                 ));
             }
-            if !meta_is_object(params) {
+            if !meta_is_object.unwrap_or_else(|| self::meta_is_object(params)) {
                 return Err(refuse(
                     id.clone(),
                     RpcError::INVALID_PARAMS,
@@ -412,7 +425,7 @@ fn meta_is_object(params: &RawValue) -> bool {
             deserializer.deserialize_map(Members)
         }
     }
-    serde_json::from_str::<MetaShape>(params.get()).is_ok_and(|shape| shape.0)
+    crate::json::from_str::<MetaShape>(params.get()).is_ok_and(|shape| shape.0)
 }
 
 #[cfg(test)]
@@ -526,7 +539,7 @@ mod tests {
         if line.trim().is_empty() {
             return Ok(());
         }
-        let Ok(value) = serde_json::from_str::<Value>(line) else {
+        let Ok(value) = crate::json::from_str::<Value>(line) else {
             return Err((-32700, Value::Null));
         };
         let Value::Object(message) = &value else {
@@ -640,7 +653,7 @@ mod tests {
                 (Screened::Forward, Ok((_, Some(params)))) => {
                     assert_eq!(
                         Some(params),
-                        serde_json::from_str::<Value>(line).unwrap().get("params")
+                        crate::json::from_str::<Value>(line).unwrap().get("params")
                     );
                 }
                 (Screened::Reply(a), Err(Screened::Reply(b))) => assert_eq!(a, b, "{line}"),

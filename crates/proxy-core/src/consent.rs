@@ -318,7 +318,7 @@ mod tests {
     }
 
     fn state_of(result: &str) -> String {
-        let result: Value = serde_json::from_str(result).unwrap();
+        let result: Value = mcp_resolve_protocol::json::from_str(result).unwrap();
         result["requestState"].as_str().unwrap().to_string()
     }
 
@@ -326,8 +326,10 @@ mod tests {
     fn an_accepted_answer_forwards_the_call_without_the_proxys_answer() {
         let tickets = tickets(Duration::from_secs(60));
         let arguments = json!({"path": "a", "action": "delete"});
-        let asked: Value =
-            serde_json::from_str(&tickets.ask(now(), &judged(), &arguments).unwrap()).unwrap();
+        let asked: Value = mcp_resolve_protocol::json::from_str(
+            &tickets.ask(now(), &judged(), &arguments).unwrap(),
+        )
+        .unwrap();
         assert_eq!(asked["resultType"], "input_required");
         let message = asked["inputRequests"][CONFIRM]["params"]["message"]
             .as_str()

@@ -239,7 +239,9 @@ impl Declarer {
     /// where the new manifest is) in place of the server's `notification`;
     /// the server's own `params` members are kept.
     pub fn notification(notification: &str, changed: Vec<Value>) -> String {
-        let Ok(Value::Object(mut message)) = serde_json::from_str::<Value>(notification) else {
+        let Ok(Value::Object(mut message)) =
+            mcp_resolve_protocol::json::from_str::<Value>(notification)
+        else {
             return notification.to_owned();
         };
         let params = message

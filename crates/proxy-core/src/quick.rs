@@ -165,9 +165,8 @@ enum Scalar<'a> {
 fn scalar(raw: &str) -> Option<Scalar<'_>> {
     let bytes = raw.as_bytes();
     match bytes.first()? {
-        b'"' => serde_json::from_str::<Key<'_>>(raw)
-            .ok()
-            .map(|key| Scalar::String(key.0)),
+        // Borrowed when written without escapes: not read again.
+        b'"' => crate::raw::string_of(raw).map(Scalar::String),
         // `-0` is read as the float −0.0, which draft 4 does not count as
         // an integer: left to the validator.
         b'-' | b'0'..=b'9' if raw != "-0" => {
@@ -230,7 +229,7 @@ impl<'a> QuickCall<'a> {
     /// tree reader reads it. Anything else (`_meta`, a nested argument, a
     /// number with a fraction): `None`.
     pub fn of(params: &'a str) -> Option<QuickCall<'a>> {
-        let call = serde_json::from_str::<QuickCall<'a>>(params).ok()?;
+        let call = mcp_resolve_protocol::json::from_str::<QuickCall<'a>>(params).ok()?;
         let scalars = call
             .arguments
             .as_ref()

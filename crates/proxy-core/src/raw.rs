@@ -18,7 +18,7 @@ pub struct Members<'a>(pub Vec<(Cow<'a, str>, &'a str)>);
 impl<'a> Members<'a> {
     /// The members of `text`, when it is one JSON object.
     pub fn of(text: &'a str) -> Option<Members<'a>> {
-        serde_json::from_str(text).ok()
+        mcp_resolve_protocol::json::from_str(text).ok()
     }
 
     /// The JSON text of member `key`.
@@ -214,7 +214,7 @@ fn tools_member<'a, S: DeserializeSeed<'a> + Copy>(result: &'a str, seed: S) -> 
             Ok(tools)
         }
     }
-    let mut deserializer = serde_json::Deserializer::from_str(result);
+    let mut deserializer = mcp_resolve_protocol::json::deserializer(result);
     let tools = deserializer.deserialize_map(Object(seed)).ok()?;
     deserializer.end().ok()?;
     tools
@@ -406,7 +406,9 @@ pub fn string_of(text: &str) -> Option<Cow<'_, str>> {
     {
         return Some(Cow::Borrowed(inner));
     }
-    serde_json::from_str::<Key<'_>>(text).ok().map(|key| key.0)
+    mcp_resolve_protocol::json::from_str::<Key<'_>>(text)
+        .ok()
+        .map(|key| key.0)
 }
 
 /// An array's items as written (anything else is an error).

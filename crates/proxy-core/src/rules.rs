@@ -497,14 +497,13 @@ mod tests {
             let rules = rules(dialect);
             for tool in listings(&rules) {
                 for marked in [false, true] {
-                    let mut tree =
-                        json!({"tools": [serde_json::from_str::<Value>(&tool).unwrap()]});
+                    let mut tree = json!({"tools": [mcp_resolve_protocol::json::from_str::<Value>(&tool).unwrap()]});
                     rules.rewrite(&Rewrite::Tools { marked }, &mut tree);
                     let expected = &tree["tools"][0];
                     let as_text = rules.annotate_text(&tool, marked);
                     match as_text {
                         Some(text) => {
-                            let got: Value = serde_json::from_str(&text).unwrap();
+                            let got: Value = mcp_resolve_protocol::json::from_str(&text).unwrap();
                             assert_eq!(&got, expected, "{dialect:?} {marked} {tool}");
                             // Member order too, as a parsed object keeps it.
                             let keys = |v: &Value| -> Vec<String> {
@@ -514,7 +513,7 @@ mod tests {
                         }
                         None => assert_eq!(
                             expected,
-                            &serde_json::from_str::<Value>(&tool).unwrap(),
+                            &mcp_resolve_protocol::json::from_str::<Value>(&tool).unwrap(),
                             "{tool}"
                         ),
                     }
@@ -545,7 +544,7 @@ mod tests {
             let rules = ProxyRules::new(server.clone(), dialect).unwrap();
             let listed = r#"{"name":"fetch","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true,"openWorldHint":false}}"#;
             let text = rules.annotate_text(listed, true).unwrap();
-            let got: Value = serde_json::from_str(&text).unwrap();
+            let got: Value = mcp_resolve_protocol::json::from_str(&text).unwrap();
             assert_eq!(
                 got["annotations"],
                 json!({"readOnlyHint": true, "openWorldHint": false}),
@@ -554,7 +553,7 @@ mod tests {
             // A server that lists less gets the rules' written hints only.
             let bare = r#"{"name":"fetch","inputSchema":{"type":"object"}}"#;
             let text = rules.annotate_text(bare, false).unwrap();
-            let got: Value = serde_json::from_str(&text).unwrap();
+            let got: Value = mcp_resolve_protocol::json::from_str(&text).unwrap();
             assert_eq!(
                 got["annotations"],
                 json!({"readOnlyHint": true, "openWorldHint": false}),
@@ -563,7 +562,7 @@ mod tests {
             // Derived static annotations are the bound over every hint.
             let listed = r#"{"name":"edit","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}"#;
             let text = rules.annotate_text(listed, false).unwrap();
-            let got: Value = serde_json::from_str(&text).unwrap();
+            let got: Value = mcp_resolve_protocol::json::from_str(&text).unwrap();
             assert_eq!(
                 got["annotations"]["readOnlyHint"],
                 json!(false),

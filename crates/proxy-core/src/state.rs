@@ -203,7 +203,8 @@ impl StateKeys {
                 },
             )
             .map_err(|_| Unsealed::Tampered)?;
-        let ticket: Ticket = serde_json::from_slice(&plain).map_err(|_| Unsealed::Tampered)?;
+        let ticket: Ticket =
+            mcp_resolve_protocol::json::from_slice(&plain).map_err(|_| Unsealed::Tampered)?;
         if ticket.expires <= now {
             return Err(Unsealed::Expired);
         }
@@ -234,7 +235,7 @@ pub fn retry_state(keys: &StateKeys, text: &str, now: u64) -> Option<(String, u6
         #[serde(rename = "requestState", borrow)]
         request_state: Option<std::borrow::Cow<'a, str>>,
     }
-    let params: Params<'_> = serde_json::from_str(message.params?.get()).ok()?;
+    let params: Params<'_> = mcp_resolve_protocol::json::from_str(message.params?.get()).ok()?;
     let ticket = keys.open(&params.request_state?, now).ok()?;
     Some((ticket.id, ticket.expires))
 }
@@ -408,7 +409,10 @@ pub(crate) mod tests {
     fn arguments_bind_by_content_not_by_spelling() {
         assert_eq!(
             arguments_digest(&json!({"a": 1, "b": [true, "x"]})),
-            arguments_digest(&serde_json::from_str(r#"{ "b" : [ true,"x" ], "a":1.0 }"#).unwrap())
+            arguments_digest(
+                &mcp_resolve_protocol::json::from_str(r#"{ "b" : [ true,"x" ], "a":1.0 }"#)
+                    .unwrap()
+            )
         );
         assert_ne!(
             arguments_digest(&json!({"a": 1})),

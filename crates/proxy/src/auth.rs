@@ -297,7 +297,7 @@ impl Authorizer {
         })
         .await
         .map_err(|e| invalid(format!("the token cannot be introspected: {e}")))?;
-        let answer: Value = serde_json::from_str(&text)
+        let answer: Value = mcp_resolve_protocol::json::from_str(&text)
             .map_err(|e| invalid(format!("the introspection answer is not JSON: {e}")))?;
         if answer.get("active") != Some(&Value::Bool(true)) {
             return Err(invalid("the token is not active (introspection)".into()));
@@ -554,7 +554,7 @@ async fn metadata(issuer: &str, loopback: bool) -> Result<Value, String> {
     for candidate in candidates {
         match crate::jwks::fetch_text(&candidate, loopback).await {
             Ok(text) => {
-                return serde_json::from_str(&text)
+                return mcp_resolve_protocol::json::from_str(&text)
                     .map_err(|e| format!("`{candidate}` is not JSON metadata: {e}"));
             }
             Err(e @ crate::jwks::FetchError::Refused { .. }) => return Err(e.to_string()),
@@ -568,7 +568,8 @@ async fn fetch_keys(jwks_uri: &str, loopback: bool) -> Result<JwkSet, String> {
     let text = crate::jwks::fetch_text(jwks_uri, loopback)
         .await
         .map_err(|e| e.to_string())?;
-    serde_json::from_str(&text).map_err(|e| format!("`{jwks_uri}` is not a JWKS: {e}"))
+    mcp_resolve_protocol::json::from_str(&text)
+        .map_err(|e| format!("`{jwks_uri}` is not a JWKS: {e}"))
 }
 
 #[cfg(test)]

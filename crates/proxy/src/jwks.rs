@@ -125,7 +125,7 @@ pub async fn discover(resource: &str, loopback: bool) -> Result<Vec<PublicKey>, 
                 continue;
             }
         };
-        let metadata: serde_json::Value = serde_json::from_str(&text)
+        let metadata: serde_json::Value = mcp_resolve_protocol::json::from_str(&text)
             .map_err(|e| failed(&url, format!("not Protected Resource Metadata: {e}")))?;
         if metadata.get("resource").and_then(serde_json::Value::as_str) != Some(resource) {
             return Err(failed(

@@ -376,7 +376,7 @@ impl ParamDeclarations {
         if !answer.contains("x-mcp-header") && self.0.lock().is_ok_and(|known| known.is_empty()) {
             return;
         }
-        let Ok(answer) = serde_json::from_str::<Value>(answer) else {
+        let Ok(answer) = mcp_resolve_protocol::json::from_str::<Value>(answer) else {
             return;
         };
         let Some(tools) = answer.pointer("/result/tools").and_then(Value::as_array) else {
@@ -411,7 +411,9 @@ impl ParamDeclarations {
         if self.0.lock().is_ok_and(|known| known.is_empty()) {
             return headers;
         }
-        let Some(params) = params.and_then(|p| serde_json::from_str::<Value>(p.get()).ok()) else {
+        let Some(params) =
+            params.and_then(|p| mcp_resolve_protocol::json::from_str::<Value>(p.get()).ok())
+        else {
             return headers;
         };
         let Some(name) = params.get("name").and_then(Value::as_str) else {
@@ -526,9 +528,9 @@ fn is_modern(params: Option<&RawValue>) -> bool {
         version: Option<std::borrow::Cow<'a, str>>,
     }
     params
-        .and_then(|raw| serde_json::from_str::<Params<'_>>(raw.get()).ok())
+        .and_then(|raw| mcp_resolve_protocol::json::from_str::<Params<'_>>(raw.get()).ok())
         .and_then(|p| p.meta)
-        .and_then(|raw| serde_json::from_str::<Meta<'_>>(raw.get()).ok())
+        .and_then(|raw| mcp_resolve_protocol::json::from_str::<Meta<'_>>(raw.get()).ok())
         .and_then(|m| m.version)
         .is_some_and(|v| mcp_resolve_protocol::is_stateless_version(&v))
 }
@@ -540,7 +542,7 @@ fn cancelled_request(params: Option<&RawValue>) -> Option<String> {
         #[serde(rename = "requestId")]
         request: Value,
     }
-    let params: Params = serde_json::from_str(params?.get()).ok()?;
+    let params: Params = mcp_resolve_protocol::json::from_str(params?.get()).ok()?;
     Some(id_key(&params.request))
 }
 
@@ -688,7 +690,7 @@ impl Exchange {
         };
         let text = text.trim();
         if text.starts_with('[') {
-            match serde_json::from_str::<Vec<&RawValue>>(text) {
+            match mcp_resolve_protocol::json::from_str::<Vec<&RawValue>>(text) {
                 Ok(batch) => {
                     for message in batch {
                         self.forward(message.get().to_string()).await;
@@ -699,7 +701,7 @@ impl Exchange {
                     excerpt(text)
                 )),
             }
-        } else if serde_json::from_str::<IgnoredAny>(text).is_ok() {
+        } else if mcp_resolve_protocol::json::from_str::<IgnoredAny>(text).is_ok() {
             self.forward(text.to_string()).await;
         } else {
             log(&format!(
@@ -765,7 +767,7 @@ async fn listen(endpoint: Endpoint, inbox: mpsc::Sender<Input>) {
 
 /// `result.protocolVersion` of an `initialize` response.
 fn protocol_version(response: &str) -> Option<String> {
-    let value: Value = serde_json::from_str(response).ok()?;
+    let value: Value = mcp_resolve_protocol::json::from_str(response).ok()?;
     Some(
         value
             .get("result")?

@@ -220,7 +220,7 @@ fn read_signature(path: &Path, max_bytes: usize) -> Result<Signature, PinError> 
         source,
     })?;
     let document: serde_json::Value =
-        serde_json::from_str(&text).map_err(|source| PinError::NotJson {
+        mcp_resolve_protocol::json::from_str(&text).map_err(|source| PinError::NotJson {
             path: path.to_path_buf(),
             source,
         })?;

@@ -267,7 +267,7 @@ async fn claim(
 
 /// The tools of a `tools/list` answer (name, the tool as listed).
 fn listed_tools(text: &str) -> Vec<(String, Value)> {
-    serde_json::from_str::<Value>(text)
+    mcp_resolve_protocol::json::from_str::<Value>(text)
         .ok()
         .and_then(|answer| answer.pointer("/result/tools").cloned())
         .and_then(|tools| match tools {

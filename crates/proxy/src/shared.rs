@@ -154,7 +154,10 @@ impl Shared {
                 .iter()
                 .zip(firsts)
                 .filter_map(|((name, _), first)| {
-                    Some((name.clone(), serde_json::from_str(&first?).ok()?))
+                    Some((
+                        name.clone(),
+                        mcp_resolve_protocol::json::from_str(&first?).ok()?,
+                    ))
                 })
                 .collect()),
             Ok(Err(e)) => Err(format!(

@@ -75,7 +75,7 @@ fn read_store(path: &Path) -> Result<BTreeMap<String, String>, StoreError> {
             });
         }
     };
-    serde_json::from_str(&text).map_err(|e| StoreError::Malformed {
+    mcp_resolve_protocol::json::from_str(&text).map_err(|e| StoreError::Malformed {
         path: path.to_owned(),
         why: e.to_string(),
     })
@@ -108,7 +108,8 @@ mod tests {
         let record = json!({"server": SERVER_URI, "kid": key.public().kid()});
         remember(&verifier, &record).unwrap();
         let written: BTreeMap<String, String> =
-            serde_json::from_str(&std::fs::read_to_string(&store).unwrap()).unwrap();
+            mcp_resolve_protocol::json::from_str(&std::fs::read_to_string(&store).unwrap())
+                .unwrap();
         assert_eq!(
             written,
             BTreeMap::from([

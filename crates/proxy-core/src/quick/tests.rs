@@ -6,7 +6,7 @@ use serde_json::json;
 /// What the whole way says: the params parsed, the validator on the
 /// arguments (`{}` when there are none).
 fn validator_accepts(schema: &Value, params: &str) -> bool {
-    let params: Value = serde_json::from_str(params).unwrap();
+    let params: Value = mcp_resolve_protocol::json::from_str(params).unwrap();
     let arguments = params
         .get("arguments")
         .cloned()

@@ -192,7 +192,7 @@ impl<'t> Edits<'t, '_> {
         match self
             .members
             .get(key)
-            .and_then(|v| serde_json::from_str::<Value>(v).ok())
+            .and_then(|v| mcp_resolve_protocol::json::from_str::<Value>(v).ok())
         {
             Some(Value::Object(map)) => map,
             _ => Map::new(),

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use mcp_resolve_protocol::Screened;
+use mcp_resolve_protocol::{Screened, may_name_meta};
 use mcp_resolve_runtime::RpcError;
 
 use super::call::Step;
@@ -44,7 +44,9 @@ impl Session<'_> {
         // A call nothing would judge may be read on its text.
         let on_text = self.reads_calls_on_text();
         let quick = |method: &str, raw| match method {
-            "tools/call" if on_text => QuickCall::of(raw).map(Params::Call),
+            // (Params that may name `_meta` are not read so: the reading
+            // gives up on them.)
+            "tools/call" if on_text && !may_name_meta(raw) => QuickCall::of(raw).map(Params::Call),
             // A listing's params are most often `{}`: what a parse would
             // give, without one.
             "tools/list" if is_empty_object(raw) => Some(Params::Tree(Value::Object(Map::new()))),
@@ -71,7 +73,7 @@ impl Session<'_> {
                 if decided.is_none() {
                     read.params = read
                         .raw_params()
-                        .and_then(|raw| serde_json::from_str(raw).ok());
+                        .and_then(|raw| mcp_resolve_protocol::json::from_str(raw).ok());
                 }
                 decided
             }
@@ -121,7 +123,15 @@ impl Session<'_> {
                     .as_ref()
                     .and_then(|p| p.get("name"))
                     .and_then(Value::as_str);
-                self.opening = self.open_trace(&text, raw_params, "tools/call", &id, tool, clock);
+                self.opening = self.open_trace(
+                    &text,
+                    raw_params,
+                    params.as_ref(),
+                    "tools/call",
+                    &id,
+                    tool,
+                    clock,
+                );
                 let step =
                     decided.unwrap_or_else(|| self.decide_call(&text, params.as_ref(), clock));
                 self.host_call(text, id.clone(), step, params.as_ref(), clock, out);
@@ -130,7 +140,7 @@ impl Session<'_> {
             (Some(MANIFEST_METHOD), Some(id)) if self.guard.declare.is_some() => {
                 let from = out.len();
                 self.opening =
-                    self.open_trace(&text, raw_params, MANIFEST_METHOD, &id, None, clock);
+                    self.open_trace(&text, raw_params, None, MANIFEST_METHOD, &id, None, clock);
                 self.answer_manifest(id.clone(), clock, out);
                 self.settle_span(&id, clock, from, out);
             }
@@ -144,7 +154,8 @@ impl Session<'_> {
                     .filter(|_| owned)
                     .and_then(|p| p.get("name"))
                     .and_then(Value::as_str);
-                self.opening = self.open_trace(&text, raw_params, method, &id, tool, clock);
+                self.opening =
+                    self.open_trace(&text, raw_params, params.as_ref(), method, &id, tool, clock);
                 if owned
                     && let Some(error) = self.answer_owned(method, &id, params.as_ref(), clock, out)
                 {
@@ -468,12 +479,14 @@ impl Session<'_> {
 
     /// The host answered the proxy's question about a held call.
     fn answered(&mut self, mut held: Held, text: &str, clock: Clock, out: &mut Vec<Effect>) {
-        let action = serde_json::from_str::<Value>(text).ok().and_then(|answer| {
-            answer
-                .pointer("/result/action")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        });
+        let action = mcp_resolve_protocol::json::from_str::<Value>(text)
+            .ok()
+            .and_then(|answer| {
+                answer
+                    .pointer("/result/action")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            });
         let from = out.len();
         let wait = clock.now.saturating_duration_since(held.asked);
         let (outcome, why) = match action.as_deref() {
@@ -514,7 +527,7 @@ impl Session<'_> {
                         outcome: "accepted",
                     }),
                     consent: None,
-                    progress: serde_json::from_str::<Value>(&held.text)
+                    progress: mcp_resolve_protocol::json::from_str::<Value>(&held.text)
                         .ok()
                         .and_then(|call| super::progress_token(call.get("params"))),
                     first_page: false,

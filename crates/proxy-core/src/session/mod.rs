@@ -421,7 +421,7 @@ impl<'s> Session<'s> {
             if let Some(traced) = request.trace.take() {
                 self.end_spans(traced, clock, Some("server_exited".into()), from, out);
             }
-            let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
+            let id: Value = mcp_resolve_protocol::json::from_str(&key).unwrap_or(Value::Null);
             let error = RpcError::new(
                 RpcError::INTERNAL_ERROR,
                 format!("{why} before answering `{}`", request.method),
@@ -431,7 +431,7 @@ impl<'s> Session<'s> {
         }
         // Listings waiting for the server's manifest.
         for key in self.verification.take_held_requests() {
-            let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
+            let id: Value = mcp_resolve_protocol::json::from_str(&key).unwrap_or(Value::Null);
             let error = RpcError::new(
                 RpcError::INTERNAL_ERROR,
                 format!("{why} before answering `tools/list`"),
@@ -671,7 +671,7 @@ impl<'s> Session<'s> {
             "jsonrpc": "2.0",
             "method": "notifications/cancelled",
             "params": {
-                "requestId": serde_json::from_str::<Value>(question).unwrap_or(Value::Null),
+                "requestId": mcp_resolve_protocol::json::from_str::<Value>(question).unwrap_or(Value::Null),
                 "reason": reason,
             },
         });
@@ -727,7 +727,7 @@ impl<'s> Session<'s> {
             if let Some(traced) = request.trace.take() {
                 self.end_spans(traced, clock, Some("timeout".into()), from, out);
             }
-            let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
+            let id: Value = mcp_resolve_protocol::json::from_str(&key).unwrap_or(Value::Null);
             let after = self.timeout.unwrap_or_default().as_secs();
             // The proxy stops waiting, so the server is told (a sender
             // SHOULD cancel a request it gives up on), and progress for it

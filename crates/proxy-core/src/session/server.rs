@@ -192,7 +192,7 @@ impl Session<'_> {
         if matches!(waiting.rewrite, Rewrite::Tools { .. }) && self.compare_pending {
             // The start-up comparison, on the host's own first listing.
             self.compare_pending = false;
-            if let Some(Value::Array(tools)) = serde_json::from_str::<Value>(result)
+            if let Some(Value::Array(tools)) = mcp_resolve_protocol::json::from_str::<Value>(result)
                 .ok()
                 .and_then(|mut r| r.get_mut("tools").map(Value::take))
             {
@@ -219,7 +219,7 @@ impl Session<'_> {
             // Most answers: as the server wrote them, never parsed.
             return None;
         }
-        let mut value: Value = serde_json::from_str(result).ok()?;
+        let mut value: Value = mcp_resolve_protocol::json::from_str(result).ok()?;
         match waiting {
             // The server asks a question of its own about a call the user
             // accepted: its state rides in a ticket.
@@ -296,7 +296,7 @@ impl Session<'_> {
         if let Some(Value::Array(tools)) = value.get_mut("tools") {
             for tool in tools.iter_mut() {
                 if let Some(unmarked) = self.unmarked(&tool.to_string())
-                    && let Ok(unmarked) = serde_json::from_str(&unmarked)
+                    && let Ok(unmarked) = mcp_resolve_protocol::json::from_str(&unmarked)
                 {
                     *tool = unmarked;
                 }
@@ -348,7 +348,7 @@ impl Session<'_> {
         if self.server_resolves || !marked {
             return None;
         }
-        let Ok(Value::Object(map)) = serde_json::from_str::<Value>(tool) else {
+        let Ok(Value::Object(map)) = mcp_resolve_protocol::json::from_str::<Value>(tool) else {
             return None;
         };
         let name = map.get("name").and_then(Value::as_str)?;
@@ -460,7 +460,7 @@ impl Session<'_> {
     ) {
         let mut next = None;
         let fresh = self.relist.as_ref().is_some_and(Relist::fresh);
-        match result.and_then(|r| serde_json::from_str::<Value>(&r).ok()) {
+        match result.and_then(|r| mcp_resolve_protocol::json::from_str::<Value>(&r).ok()) {
             Some(raw) => {
                 remember_listing(&mut self.listed, &raw);
                 // The form the host is shown: with the extension's markers

@@ -84,35 +84,75 @@ fn method_key(method: &str) -> Key {
     )
 }
 
-/// The `{` of a request's `params` at `at` in its text of `len` bytes,
-/// when the params name no `_meta` ([`may_name_meta`]): the proxy's
-/// `_meta` is their first member.
+/// Where the proxy's `traceparent` goes in a request's text of `len`
+/// bytes, found when the request was screened, so that the text is not
+/// read again to place it.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     at: usize,
     len: usize,
+    place: Place,
+}
+
+/// What is at a [`Slot`]'s `at`.
+#[derive(Clone, Copy, Debug)]
+enum Place {
+    /// The `{` of params that name no `_meta` ([`may_name_meta`]): the
+    /// proxy's `_meta` is their first member.
+    Params,
+    /// The request's closing `}` (it has no params), before which they go.
+    Bare,
+    /// The `{` of params that may name `_meta`, which end at `end`: only
+    /// they are read again, to find it.
+    Meta { end: usize },
 }
 
 impl Slot {
     /// The slot of `params`, a slice of `text`, when it names no `_meta`.
     fn of(text: &str, params: &str) -> Option<Slot> {
-        if may_name_meta(params) {
-            return None;
-        }
         let at = (params.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
-        (text.get(at..at + params.len()) == Some(params) && params.starts_with('{')).then_some(
-            Slot {
-                at,
-                len: text.len(),
-            },
-        )
+        let end = at + params.len();
+        let place = if may_name_meta(params) {
+            Place::Meta { end }
+        } else {
+            Place::Params
+        };
+        (text.get(at..end) == Some(params) && params.starts_with('{')).then_some(Slot {
+            at,
+            len: text.len(),
+            place,
+        })
+    }
+
+    /// The slot of a request `text` without params: its closing `}`.
+    fn bare(text: &str) -> Option<Slot> {
+        let at = text.trim_end().len().checked_sub(1)?;
+        (text.as_bytes().get(at) == Some(&b'}')).then_some(Slot {
+            at,
+            len: text.len(),
+            place: Place::Bare,
+        })
     }
 
     /// `text` with `_meta.traceparent` as its params' first member, when
     /// `text` is still the request the slot was found in.
     fn fill(self, text: &str, traceparent: &str) -> Option<String> {
-        if text.len() != self.len || text.as_bytes().get(self.at) != Some(&b'{') {
-            return None;
+        let at = text.as_bytes().get(self.at);
+        match self.place {
+            _ if text.len() != self.len => return None,
+            Place::Bare if at == Some(&b'}') => {
+                // As [`inject`] writes it: what followed the `}` goes.
+                let body = text.get(..self.at)?;
+                return Some(format!(
+                    "{body},\"params\":{{\"_meta\":{{\"traceparent\":\"{traceparent}\"}}}}}}"
+                ));
+            }
+            Place::Meta { end } if at == Some(&b'{') => {
+                let value = serde_json::to_string(traceparent).ok()?;
+                return inject_into(text, text.get(self.at..end)?, &value);
+            }
+            Place::Params if at == Some(&b'{') => {}
+            _ => return None,
         }
         let (head, rest) = text.split_at(self.at + 1);
         let separator = if rest.trim_start().starts_with('}') {
@@ -167,9 +207,9 @@ fn host_parent(params: &str) -> Option<TraceParent> {
     if !may_name_meta(params) {
         return None;
     }
-    let params: Params<'_> = serde_json::from_str(params).ok()?;
-    let meta: Meta<'_> = serde_json::from_str(params.meta?.get()).ok()?;
-    let text: String = serde_json::from_str(meta.traceparent?.get()).ok()?;
+    let params: Params<'_> = mcp_resolve_protocol::json::from_str(params).ok()?;
+    let meta: Meta<'_> = mcp_resolve_protocol::json::from_str(params.meta?.get()).ok()?;
+    let text: String = mcp_resolve_protocol::json::from_str(meta.traceparent?.get()).ok()?;
     TraceParent::parse(&text)
 }
 
@@ -196,17 +236,23 @@ pub(super) fn inject(text: &str, traceparent: &str) -> Option<String> {
             "{body},\"params\":{{\"_meta\":{{\"traceparent\":{value}}}}}}}"
         ));
     };
-    let parsed: Params<'_> = serde_json::from_str(params.get()).ok()?;
+    inject_into(text, params.get(), &value)
+}
+
+/// [`inject`] into `params`, a slice of `text`, with `value` the
+/// `traceparent` written as JSON.
+fn inject_into(text: &str, params: &str, value: &str) -> Option<String> {
+    let parsed: Params<'_> = mcp_resolve_protocol::json::from_str(params).ok()?;
     match parsed.meta {
         None => insert_first(
             text,
-            params.get(),
+            params,
             &format!("\"_meta\":{{\"traceparent\":{value}}}"),
         ),
         Some(meta) => {
-            let members: Meta<'_> = serde_json::from_str(meta.get()).ok()?;
+            let members: Meta<'_> = mcp_resolve_protocol::json::from_str(meta.get()).ok()?;
             match members.traceparent {
-                Some(old) => splice(text, old.get(), &value),
+                Some(old) => splice(text, old.get(), value),
                 None => insert_first(text, meta.get(), &format!("\"traceparent\":{value}")),
             }
         }
@@ -248,10 +294,18 @@ impl Session<'_> {
     /// The spans of a host's request (its `params` as written, when it has
     /// them), begun now (`None`: telemetry off): the host's trace continued
     /// when its `_meta` names one, else a trace of its own.
+    ///
+    /// `parsed`: the params as the screen parsed them, when it did; the
+    /// host's trace context is read from them, not from the text again.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a request's facts as the screen read them, each its own"
+    )]
     pub(super) fn open_trace(
         &mut self,
         text: &str,
         params: Option<&str>,
+        parsed: Option<&Value>,
         method: &str,
         id: &Value,
         tool: Option<&str>,
@@ -260,7 +314,14 @@ impl Session<'_> {
         if !self.tracing() {
             return None;
         }
-        let host = params.and_then(host_parent);
+        let host = match parsed {
+            Some(parsed) => parsed
+                .get("_meta")
+                .and_then(|meta| meta.get("traceparent"))
+                .and_then(Value::as_str)
+                .and_then(TraceParent::parse),
+            None => params.and_then(host_parent),
+        };
         let trace_id = match host {
             Some(parent) => parent.trace_id,
             None => loop {
@@ -284,7 +345,10 @@ impl Session<'_> {
             request_id: id.clone(),
             session: Arc::clone(&self.span_shared),
             extra: Vec::new(),
-            slot: params.and_then(|params| Slot::of(text, params)),
+            slot: match params {
+                Some(params) => Slot::of(text, params),
+                None => Slot::bare(text),
+            },
         })
     }
 
@@ -401,7 +465,7 @@ pub(super) fn error_type_of(answer: &str, result: Option<&str>) -> Option<String
         {
             return None;
         }
-        let outcome: Outcome = serde_json::from_str(result).ok()?;
+        let outcome: Outcome = mcp_resolve_protocol::json::from_str(result).ok()?;
         return outcome
             .is_error
             .unwrap_or(false)
@@ -418,14 +482,14 @@ pub(super) fn error_type_of(answer: &str, result: Option<&str>) -> Option<String
     struct Code {
         code: Option<Value>,
     }
-    let answer: Answer<'_> = serde_json::from_str(answer).ok()?;
+    let answer: Answer<'_> = mcp_resolve_protocol::json::from_str(answer).ok()?;
     if let Some(error) = answer.error {
-        let code = serde_json::from_str::<Code>(error.get())
+        let code = mcp_resolve_protocol::json::from_str::<Code>(error.get())
             .ok()
             .and_then(|c| c.code);
         return Some(code.map_or_else(|| "_OTHER".to_string(), |c| c.to_string()));
     }
-    let outcome: Outcome = serde_json::from_str(answer.result?.get()).ok()?;
+    let outcome: Outcome = mcp_resolve_protocol::json::from_str(answer.result?.get()).ok()?;
     outcome
         .is_error
         .unwrap_or(false)
@@ -476,7 +540,7 @@ mod tests {
         for (text, expected) in cases {
             let out = inject(text, TP).unwrap();
             assert_eq!(out, expected);
-            serde_json::from_str::<Value>(&out).unwrap();
+            mcp_resolve_protocol::json::from_str::<Value>(&out).unwrap();
         }
         // Params that are not an object: left alone.
         assert!(inject(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}"#, TP).is_none());
@@ -503,7 +567,7 @@ mod tests {
             let slot = Slot::of(text, params).unwrap();
             let filled = slot.fill(text, TP).unwrap();
             assert_eq!(filled, inject(text, TP).unwrap(), "{text}");
-            serde_json::from_str::<Value>(&filled).unwrap();
+            mcp_resolve_protocol::json::from_str::<Value>(&filled).unwrap();
             // Another text (the request rewritten) is not filled.
             let longer = text.replacen("\"id\"", " \"id\"", 1);
             assert!(slot.fill(&longer, TP).is_none(), "{text}");
@@ -516,10 +580,24 @@ mod tests {
         ] {
             let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{params}}}"#);
             let at = text.find(params).unwrap();
-            assert!(Slot::of(&text, &text[at..at + params.len()]).is_none());
+            let slot = Slot::of(&text, &text[at..at + params.len()]).unwrap();
+            assert!(matches!(slot.place, Place::Meta { .. }));
+            assert_eq!(slot.fill(&text, TP), inject(&text, TP), "{text}");
         }
         // A string that is not a slice of the text: none.
         assert!(Slot::of(texts[1], &String::from("{}")).is_none());
+        // A request without params: they go before its closing `}`.
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            "{\"method\":\"tools/list\",\"id\":\"}\",\"jsonrpc\":\"2.0\" } \n",
+        ] {
+            let slot = Slot::bare(text).unwrap();
+            let filled = slot.fill(text, TP).unwrap();
+            assert_eq!(filled, inject(text, TP).unwrap(), "{text}");
+            mcp_resolve_protocol::json::from_str::<Value>(&filled).unwrap();
+            let longer = text.replacen("\"id\"", " \"id\"", 1);
+            assert!(slot.fill(&longer, TP).is_none(), "{text}");
+        }
     }
 
     #[test]

@@ -136,7 +136,7 @@ impl Session<'_> {
         let result: Option<Value> = message
             .as_ref()
             .and_then(|m| m.result_raw)
-            .and_then(|raw| serde_json::from_str(raw.get()).ok());
+            .and_then(|raw| mcp_resolve_protocol::json::from_str(raw.get()).ok());
         let outcome = match result {
             Some(document) => verifier
                 .verify(&document, unix_seconds(clock))

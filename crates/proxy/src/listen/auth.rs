@@ -52,7 +52,7 @@ pub(super) fn denied(auth: &Authorizer, denied: &Denied) -> Response {
 /// through to the static scopes); tools the rules do not describe stay.
 /// Anything else is returned as it is.
 pub(super) fn by_scope(hub: &Hub, granted: &BTreeSet<String>, line: String) -> String {
-    let Ok(mut message) = serde_json::from_str::<serde_json::Value>(&line) else {
+    let Ok(mut message) = mcp_resolve_protocol::json::from_str::<serde_json::Value>(&line) else {
         return line;
     };
     let Some(serde_json::Value::Array(tools)) = message.pointer_mut("/result/tools") else {

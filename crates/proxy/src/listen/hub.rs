@@ -253,9 +253,9 @@ impl HostSession {
                 .params
                 .and_then(progress_token_raw)
                 .and_then(|raw| {
-                    let waiter = routes
-                        .waiting
-                        .get(&id_key(&serde_json::from_str(raw.get()).ok()?))?;
+                    let waiter = routes.waiting.get(&id_key(
+                        &mcp_resolve_protocol::json::from_str(raw.get()).ok()?,
+                    ))?;
                     let token = waiter.token.as_ref().filter(|_| waiter.events)?;
                     let line = splice(&line, raw.get(), token.get())?;
                     waiter.stream.send(line).ok()
@@ -273,7 +273,7 @@ impl HostSession {
             .filter(|p| mcp_resolve_protocol::may_name_meta(p.get()))
             .and_then(subscription_id_raw)
         {
-            let sent = serde_json::from_str::<Value>(raw.get())
+            let sent = mcp_resolve_protocol::json::from_str::<Value>(raw.get())
                 .ok()
                 .and_then(|id| routes.waiting.get(&id_key(&id)))
                 .filter(|waiter| waiter.events)
@@ -539,7 +539,7 @@ pub(super) fn request_progress_token(params: &RawValue) -> Option<&RawValue> {
         #[serde(rename = "_meta", borrow)]
         meta: Option<&'a RawValue>,
     }
-    let request: Request<'_> = serde_json::from_str(params.get()).ok()?;
+    let request: Request<'_> = mcp_resolve_protocol::json::from_str(params.get()).ok()?;
     progress_token_raw(request.meta?)
 }
 
@@ -557,8 +557,8 @@ fn subscription_id_raw(params: &RawValue) -> Option<&RawValue> {
         #[serde(rename = "io.modelcontextprotocol/subscriptionId", borrow)]
         id: Option<&'a RawValue>,
     }
-    let params: Params<'_> = serde_json::from_str(params.get()).ok()?;
-    serde_json::from_str::<Meta<'_>>(params.meta?.get())
+    let params: Params<'_> = mcp_resolve_protocol::json::from_str(params.get()).ok()?;
+    mcp_resolve_protocol::json::from_str::<Meta<'_>>(params.meta?.get())
         .ok()?
         .id
 }
@@ -571,7 +571,9 @@ fn progress_token_raw(object: &RawValue) -> Option<&RawValue> {
         #[serde(rename = "progressToken", borrow)]
         token: Option<&'a RawValue>,
     }
-    serde_json::from_str::<Token<'_>>(object.get()).ok()?.token
+    mcp_resolve_protocol::json::from_str::<Token<'_>>(object.get())
+        .ok()?
+        .token
 }
 
 #[cfg(test)]
@@ -723,7 +725,7 @@ mod tests {
             for request in &mut opened {
                 let Some(stream) = request.stream.as_mut() else { continue };
                 while let Ok(line) = stream.try_recv() {
-                    let message: Value = serde_json::from_str(&line).unwrap();
+                    let message: Value = mcp_resolve_protocol::json::from_str(&line).unwrap();
                     let of = message
                         .pointer("/result/of")
                         .or_else(|| message.pointer("/params/of"))
@@ -749,7 +751,7 @@ mod tests {
             // Each request let go of before its answer was cancelled once.
             let mut cancelled = Vec::new();
             while let Ok(Input::Line(line)) = relay.try_recv() {
-                let message: Value = serde_json::from_str(&line).unwrap();
+                let message: Value = mcp_resolve_protocol::json::from_str(&line).unwrap();
                 prop_assert_eq!(&message["method"], "notifications/cancelled");
                 cancelled.push(message["params"]["requestId"].as_u64().unwrap());
             }

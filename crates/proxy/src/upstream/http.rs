@@ -519,7 +519,7 @@ impl HeaderParams {
     /// The members of `params` (none when they are not an object).
     pub(crate) fn of(params: Option<&RawValue>) -> HeaderParams {
         params
-            .and_then(|raw| serde_json::from_str::<HeaderParams>(raw.get()).ok())
+            .and_then(|raw| mcp_resolve_protocol::json::from_str::<HeaderParams>(raw.get()).ok())
             .unwrap_or_default()
     }
 
@@ -657,7 +657,7 @@ impl HttpTransport {
 
     /// Queues the message (or batch of messages) in `body`.
     fn take(&mut self, body: &[u8]) -> Result<(), UpstreamError> {
-        let parsed: Value = serde_json::from_slice(body).map_err(|e| {
+        let parsed: Value = mcp_resolve_protocol::json::from_slice(body).map_err(|e| {
             UpstreamError::Protocol(format!(
                 "the server's HTTP answer is not JSON ({e}): {}",
                 excerpt(&String::from_utf8_lossy(body))

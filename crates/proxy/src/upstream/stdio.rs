@@ -138,10 +138,12 @@ impl StdioTransport {
             if text.is_empty() {
                 continue;
             }
-            return Ok(Some(match serde_json::from_str::<Value>(text) {
-                Ok(message) if message.is_object() => Received::Message(message),
-                _ => Received::Garbage(excerpt(text)),
-            }));
+            return Ok(Some(
+                match mcp_resolve_protocol::json::from_str::<Value>(text) {
+                    Ok(message) if message.is_object() => Received::Message(message),
+                    _ => Received::Garbage(excerpt(text)),
+                },
+            ));
         }
     }
 

@@ -132,7 +132,7 @@ fn a_stateless_question_is_answered_with_a_sealed_state_and_the_retry_forwarded(
     let [Effect::Server(forwarded)] = &out[..] else {
         panic!("{out:?}")
     };
-    let forwarded: Value = serde_json::from_str(forwarded).unwrap();
+    let forwarded: Value = mcp_resolve_protocol::json::from_str(forwarded).unwrap();
     assert_eq!(forwarded["id"], 2);
     assert!(forwarded["params"].get("requestState").is_none());
     assert!(forwarded["params"].get("inputResponses").is_none());

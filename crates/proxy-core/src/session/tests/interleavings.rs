@@ -103,7 +103,7 @@ impl Ledger {
         for effect in out {
             match effect {
                 Effect::Host(line) => {
-                    let message: Value = serde_json::from_str(&line).unwrap();
+                    let message: Value = mcp_resolve_protocol::json::from_str(&line).unwrap();
                     assert_eq!(message["jsonrpc"], "2.0", "{line}");
                     if let Some(count) = self.from_server.get_mut(&line) {
                         *count += 1;
@@ -125,7 +125,7 @@ impl Ledger {
                     }
                 }
                 Effect::Server(line) => {
-                    let message: Value = serde_json::from_str(&line).unwrap();
+                    let message: Value = mcp_resolve_protocol::json::from_str(&line).unwrap();
                     if message.get("method").is_some()
                         && let Some(id) = message.get("id")
                     {
@@ -166,7 +166,8 @@ fn play(
         Step::Request(kind) => {
             let line = request(*kind, *next_id, stateless);
             *next_id += 1;
-            let id: Value = serde_json::from_str::<Value>(&line).unwrap()["id"].clone();
+            let id: Value =
+                mcp_resolve_protocol::json::from_str::<Value>(&line).unwrap()["id"].clone();
             ledger.requests.insert(id.to_string(), false);
             h.host(&line)
         }

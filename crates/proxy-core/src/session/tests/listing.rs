@@ -49,8 +49,8 @@ fn both(h: &mut Harness<'_>, rules: &ProxyRules, id: u64, tools: &[&str], marked
     let [Effect::Host(line)] = &out[..] else {
         panic!("{out:?}")
     };
-    let got: Value = serde_json::from_str(line).unwrap();
-    let mut expected: Value = serde_json::from_str(&result).unwrap();
+    let got: Value = mcp_resolve_protocol::json::from_str(line).unwrap();
+    let mut expected: Value = mcp_resolve_protocol::json::from_str(&result).unwrap();
     rules.rewrite(&Rewrite::Tools { marked }, &mut expected);
     assert_eq!(got["result"], expected, "{tools:?} {marked}");
     // Member order too, as a parsed object keeps it.

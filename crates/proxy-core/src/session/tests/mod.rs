@@ -206,7 +206,7 @@ impl<'s> Harness<'s> {
         let [Effect::Host(answer)] = &out[..] else {
             panic!("{out:?}");
         };
-        let answer: Value = serde_json::from_str(answer).unwrap();
+        let answer: Value = mcp_resolve_protocol::json::from_str(answer).unwrap();
         assert_eq!(answer["id"], 0);
         assert!(
             answer["result"]["capabilities"]["extensions"][EXTENSION].is_object(),
@@ -219,7 +219,7 @@ impl<'s> Harness<'s> {
 fn host_lines(out: &[Effect]) -> Vec<Value> {
     out.iter()
         .filter_map(|e| match e {
-            Effect::Host(line) => Some(serde_json::from_str(line).unwrap()),
+            Effect::Host(line) => Some(mcp_resolve_protocol::json::from_str(line).unwrap()),
             _ => None,
         })
         .collect()
@@ -230,7 +230,7 @@ fn sole_request(out: &[Effect]) -> Value {
     let [Effect::Server(request)] = out else {
         panic!("one request for the server: {out:?}");
     };
-    serde_json::from_str(request).unwrap()
+    mcp_resolve_protocol::json::from_str(request).unwrap()
 }
 
 fn audits(out: &[Effect]) -> Vec<Value> {
@@ -297,7 +297,7 @@ fn tools_list_is_annotated_and_the_rest_of_the_answer_kept() {
         "{line}"
     );
     assert!(line.ends_with(r#"}, "extra": true}"#), "{line}");
-    let answer: Value = serde_json::from_str(line).unwrap();
+    let answer: Value = mcp_resolve_protocol::json::from_str(line).unwrap();
     let tools = answer["result"]["tools"].as_array().unwrap();
     assert_eq!(tools[0]["annotations"]["destructiveHint"], true);
     assert_eq!(
@@ -441,7 +441,7 @@ fn an_unobserved_call_is_checked_and_forwarded_as_the_host_wrote_it() {
             matches!(&out[..], [Effect::Server(sent)] if *sent == text),
             "{out:?}"
         );
-        let id = serde_json::from_str::<Value>(&text).unwrap()["id"].clone();
+        let id = mcp_resolve_protocol::json::from_str::<Value>(&text).unwrap()["id"].clone();
         let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}}).to_string();
         assert_eq!(host_lines(&h.server(&answer)).len(), 1);
         let out = a.server(&answer);
@@ -589,7 +589,7 @@ fn a_request_given_up_is_cancelled_at_the_server_and_its_progress_stops() {
     let cancelled: Vec<Value> = out
         .iter()
         .filter_map(|e| match e {
-            Effect::Server(line) => Some(serde_json::from_str(line).unwrap()),
+            Effect::Server(line) => Some(mcp_resolve_protocol::json::from_str(line).unwrap()),
             _ => None,
         })
         .collect();
@@ -712,6 +712,7 @@ mod handed;
 mod hosts_as_they_are;
 mod interleavings;
 mod listing;
+mod reads;
 mod tracing;
 mod trust;
 

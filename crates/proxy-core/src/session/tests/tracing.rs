@@ -201,7 +201,7 @@ fn requests_the_proxy_answers_have_a_server_span_and_linked_records() {
     let answer = out
         .iter()
         .find_map(|e| match e {
-            Effect::Host(line) => serde_json::from_str::<Value>(line).ok(),
+            Effect::Host(line) => mcp_resolve_protocol::json::from_str::<Value>(line).ok(),
             _ => None,
         })
         .unwrap();
@@ -333,7 +333,7 @@ fn an_http_traceparent_is_honoured_unless_the_message_has_one() {
     let header = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     let plain = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#;
     let out = with_http_traceparent(plain, header).unwrap();
-    let out: Value = serde_json::from_str(&out).unwrap();
+    let out: Value = mcp_resolve_protocol::json::from_str(&out).unwrap();
     assert_eq!(out["params"]["_meta"]["traceparent"], header);
     let own = r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}"#;
     assert!(with_http_traceparent(own, header).is_none());
