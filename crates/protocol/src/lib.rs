@@ -15,11 +15,13 @@
 mod envelope;
 mod error;
 pub mod json;
+mod params;
 mod screen;
 
 pub use envelope::{Envelope, id_key, splice};
 pub use error::{ErrorObject, RpcError};
-pub use screen::{Screen, Screened};
+pub use params::ParamsRead;
+pub use screen::{Parsed, Screen, Screened};
 
 use serde::Serialize;
 use serde_json::{Map, Value};

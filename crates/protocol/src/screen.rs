@@ -27,6 +27,20 @@ use serde_json::value::RawValue;
 use super::{Envelope, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, supported_settings};
 use crate::RpcError;
 
+/// Params as a reader of [`Screen::read_parsing_with`] gives them: a tree,
+/// or something read from their text that stands for one.
+pub trait Parsed: From<Value> {
+    /// Whether the params' `_meta`, when they have one, is an object, when
+    /// this reading knows (`None`: the screen reads it from their text).
+    fn meta_is_object(&self) -> Option<bool>;
+}
+
+impl Parsed for Value {
+    fn meta_is_object(&self) -> Option<bool> {
+        Some(self.get("_meta").is_none_or(Value::is_object))
+    }
+}
+
 /// What to do with one input line.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Screened {
@@ -155,7 +169,7 @@ impl Screen {
     /// string's escapes decoded, every number in range, nesting within
     /// limits), since the parse it replaces is part of the check. `None`
     /// from it: the params are parsed as [`Screen::read_parsing`] does.
-    pub fn read_parsing_with<'a, T: From<Value>>(
+    pub fn read_parsing_with<'a, T: Parsed>(
         &mut self,
         line: &'a str,
         parses: impl Fn(&str) -> bool,
@@ -170,8 +184,9 @@ impl Screen {
             };
             if let Some(method) = message.method.as_deref().filter(|m| parses(m)) {
                 if let Some(read) = quick(method, params.get()) {
+                    let meta = read.meta_is_object();
                     return self
-                        .judge(message, None)
+                        .judge(message, meta)
                         .map(|message| (message, Some(read)));
                 }
                 return match crate::json::from_str::<Value>(params.get()) {
@@ -372,11 +387,11 @@ impl<'de> Deserialize<'de> for Key {
 
 /// The deepest a tree reader nests arrays and objects (serde_json's
 /// recursion limit): a message that nests deeper is not JSON to it.
-const NESTING: usize = 127;
+pub(crate) const NESTING: usize = 127;
 
 /// Whether `value` (read from `text`) nests arrays and objects more than
 /// `limit` deep. Text too short to nest that deep is not walked.
-fn nests_past(text: &str, value: &Value, limit: usize) -> bool {
+pub(crate) fn nests_past(text: &str, value: &Value, limit: usize) -> bool {
     fn depth(value: &Value) -> usize {
         match value {
             Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),

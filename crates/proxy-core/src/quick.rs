@@ -289,6 +289,17 @@ impl From<Value> for Params<'_> {
     }
 }
 
+impl mcp_resolve_protocol::Parsed for Params<'_> {
+    fn meta_is_object(&self) -> Option<bool> {
+        match self {
+            Params::Tree(tree) => tree.meta_is_object(),
+            // Read on their text only when they cannot name `_meta`: the
+            // screen's look at the text is no read.
+            Params::Call(_) => None,
+        }
+    }
+}
+
 /// The quick schemas of `tools` (name and `inputSchema`), the first of a
 /// name kept (as the matcher keeps it): `None` for a tool whose schema the
 /// check cannot decide.

@@ -8,7 +8,7 @@
 
 use std::ops::Range;
 
-use mcp_resolve_protocol::{Envelope, Screen, Screened};
+use mcp_resolve_protocol::{Envelope, ParamsRead, Screen, Screened};
 use serde_json::Value;
 
 use crate::rules::{ProxyRules, SIGNATURE_METHOD};
@@ -100,14 +100,20 @@ pub fn reads_params(method: &str, resolve_method: &str) -> bool {
 
 /// Reads a host's message as the session reads it: the envelope, judged by
 /// `screen` (which answers what cannot go on), and the params of the
-/// methods the session reads, parsed in the same screening.
+/// methods the session reads, parsed in the same screening, with where
+/// their progress token is written (for a transport that puts its own in
+/// its place).
 pub fn read_host<'a>(
     screen: &mut Screen,
     rules: &ProxyRules,
     text: &'a str,
-) -> Result<(Envelope<'a>, Option<Value>), Screened> {
+) -> Result<(Envelope<'a>, Option<ParamsRead<'a>>), Screened> {
     let resolve_method = rules.method();
-    screen.read_parsing(text, |method| reads_params(method, resolve_method))
+    screen.read_parsing_with(
+        text,
+        |method| reads_params(method, resolve_method),
+        |_, raw| ParamsRead::of(raw),
+    )
 }
 
 #[cfg(test)]

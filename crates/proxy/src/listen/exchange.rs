@@ -11,7 +11,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use mcp_resolve_protocol::{
-    Envelope, Screened, error_response, id_key, is_stateless_version, splice,
+    Envelope, ParamsRead, Screened, error_response, id_key, is_stateless_version, splice,
 };
 use mcp_resolve_runtime::RpcError;
 use serde_json::Value;
@@ -72,7 +72,7 @@ pub(super) async fn post(
     // The one read of the message: the session's screen, one message at a
     // time (what it answers is answered here, with 400), and the params of
     // the methods the session reads, which it is handed with the rest.
-    let (message, params) = match hub.read(text) {
+    let (message, read) = match hub.read(text) {
         Ok(read) => read,
         Err(Screened::Reply(answer)) => {
             return (
@@ -86,7 +86,8 @@ pub(super) async fn post(
     };
     // SEP-2243: the headers say what the body says, before anything reads
     // either to decide.
-    if let Err(error) = super::check_headers(&parts.headers, &message) {
+    let params = read.as_ref().map(|read| &read.tree);
+    if let Err(error) = super::check_headers(&parts.headers, &message, params) {
         let body = error_response(message.id.as_ref().unwrap_or(&Value::Null), &error);
         return (
             StatusCode::BAD_REQUEST,
@@ -96,7 +97,7 @@ pub(super) async fn post(
             .into_response();
     }
     if let Some(principal) = &principal
-        && let Some(refusal) = super::auth::step_up(&hub, principal, &message, params.as_ref())
+        && let Some(refusal) = super::auth::step_up(&hub, principal, &message, params)
     {
         return refusal;
     }
@@ -111,7 +112,7 @@ pub(super) async fn post(
     if session_id.is_none()
         && is_request
         && !initialize
-        && !stateless(&message, params.as_ref())
+        && !stateless(&message, params)
         && header_version
             .as_deref()
             .is_none_or(|v| !is_stateless_version(v))
@@ -136,6 +137,7 @@ pub(super) async fn post(
         );
     };
     if !is_request {
+        let params = read.map(|read| read.tree);
         return notify(&session, &to_relay, text, &message, params, principal).await;
     }
     // `--list-by-scope`: the tools this token can call, and no others.
@@ -154,7 +156,7 @@ pub(super) async fn post(
         principal,
     };
     exchange
-        .run(&session, &to_relay, text, &message, params)
+        .run(&session, &to_relay, text, &message, read)
         .await
 }
 
@@ -334,9 +336,10 @@ impl Exchange {
         to_relay: &mpsc::Sender<Input>,
         text: &str,
         message: &Envelope<'_>,
-        params: Option<Value>,
+        read: Option<ParamsRead<'_>>,
     ) -> Response {
-        let token = written_token(message, params.as_ref());
+        let token = written_token(message, read.as_ref());
+        let params = read.map(|read| read.tree);
         let (opened, answers) = session.wait(
             self.host_id.clone(),
             token.map(|raw| raw.to_owned()),
@@ -461,11 +464,15 @@ fn splice_all(text: &str, parts: &mut [(&str, &str)]) -> Option<String> {
     Some(out)
 }
 
-/// A request's progress token as written: looked for in params the read
-/// left as written, or in those it parsed when they name one.
-fn written_token<'a>(message: &Envelope<'a>, params: Option<&Value>) -> Option<&'a RawValue> {
-    match params {
-        Some(tree) if tree.pointer("/_meta/progressToken").is_none() => None,
+/// A request's progress token as written: as the read found it, or looked
+/// for in params the read left as written (or parsed without looking).
+fn written_token<'a>(
+    message: &Envelope<'a>,
+    read: Option<&ParamsRead<'a>>,
+) -> Option<&'a RawValue> {
+    match read {
+        Some(read) if read.located => read.token,
+        Some(read) if read.tree.pointer("/_meta/progressToken").is_none() => None,
         _ => message.params.and_then(request_progress_token),
     }
 }
@@ -644,17 +651,21 @@ mod tests {
 
     /// A read of `line` as the exchange reads one (the dialect's resolve
     /// method is `tools/resolve`).
-    fn read(line: &str) -> (Envelope<'_>, Option<Value>) {
+    fn read(line: &str) -> (Envelope<'_>, Option<ParamsRead<'_>>) {
         Screen::default()
             .per_message()
-            .read_parsing(line, |m| reads_params(m, "tools/resolve"))
+            .read_parsing_with(
+                line,
+                |m| reads_params(m, "tools/resolve"),
+                |_, raw| ParamsRead::of(raw),
+            )
             .unwrap()
     }
 
     /// What a read of `line` gives the session.
     fn fresh(line: &str) -> HostMessage {
         let (message, params) = read(line);
-        HostMessage::of(line, &message, params)
+        HostMessage::of(line, &message, params.map(|p| p.tree))
     }
 
     proptest! {
@@ -695,11 +706,71 @@ mod tests {
             let text = if params_first { format!("{{{tail},{head}}}") } else { format!("{{{head},{tail}}}") };
             let (message, params) = read(&text);
             let token = written_token(&message, params.as_ref());
+            let params = params.map(|p| p.tree);
             prop_assert_eq!(token.is_some(), token_written(&text));
             let handed = under_proxy_id(&text, &message, params, token, opened);
             let expected = fresh(&handed.text);
             prop_assert_eq!(&handed, &expected);
             prop_assert_eq!(handed.id, Some(Value::from(opened)));
+        }
+    }
+
+    /// What the exchange reads of a request before it hands it to its
+    /// session — the headers' check, the 2026-07-28 test, the step-up by
+    /// scope, the progress token, the splice of the proxy's id — is the
+    /// one read of the session's screen: the envelope's walk, the params
+    /// parsed once, the id's and the token's few bytes as values.
+    #[test]
+    fn the_exchange_reads_a_request_once() {
+        use mcp_resolve_protocol::json::reads;
+        let project = mcp_resolve::load_str(
+            "file-server.yaml",
+            include_str!("../../../../rules/file-server.yaml"),
+        );
+        let server = project.servers.into_iter().next().unwrap();
+        let rules =
+            crate::relay::ProxyRules::new(server, mcp_resolve_runtime::Dialect::Extension).unwrap();
+        let modern = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":"p-1"}"#;
+        let texts = [
+            r#"{"method":"tools/list","jsonrpc":"2.0","id":1}"#.to_string(),
+            r#"{"method":"tools/list","params":{},"jsonrpc":"2.0","id":1}"#.to_string(),
+            r#"{"method":"tools/call","params":{"name":"manage_files","arguments":{"path":"a","action":"delete"}},"jsonrpc":"2.0","id":"h-2"}"#.to_string(),
+            format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"manage_files","arguments":{{"path":"a","action":"read"}},{modern}}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{{{modern}}}}}"#),
+        ];
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "mcp-protocol-version",
+            HeaderValue::from_static("2026-07-28"),
+        );
+        let granted = std::collections::BTreeSet::from(["files:read".to_string()]);
+        for text in &texts {
+            let before = reads();
+            let mut screen = rules.screen().per_message();
+            let (message, read) = crate::session::read_host(&mut screen, &rules, text).unwrap();
+            let params = read.as_ref().map(|read| &read.tree);
+            let _ = super::super::headers::check(
+                &super::super::headers::Sent::of(&headers),
+                &message,
+                params,
+            );
+            let _ = stateless(&message, params);
+            let _ = mcp_resolve_proxy_core::judge::step_up(
+                &rules,
+                &granted,
+                message.method.as_deref().unwrap(),
+                params,
+            );
+            let token = written_token(&message, read.as_ref());
+            let handed = under_proxy_id(text, &message, read.map(|r| r.tree), token, 7);
+            let read = reads() - before;
+            let raw = |part: Option<&RawValue>| part.map_or(0, |p| p.get().len());
+            let once = text.len() + raw(message.id_raw) + raw(message.params) + raw(token);
+            assert!(
+                read.bytes <= once as u64,
+                "{text}: {read:?}, once is {once} bytes"
+            );
+            assert_eq!(handed.id, Some(Value::from(7)));
         }
     }
 

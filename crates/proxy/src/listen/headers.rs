@@ -71,8 +71,13 @@ fn mismatch(header: &str, body: String) -> Refusal {
 const MISSING: &str = "(missing)";
 
 /// Checks the headers `sent` with `message` (a request or notification;
-/// responses pass).
-pub(crate) fn check(sent: &Sent<'_>, message: &Envelope<'_>) -> Result<(), Refusal> {
+/// responses pass), whose params, when its read parsed them, are `parsed`
+/// (read from them, not from the text again).
+pub(crate) fn check(
+    sent: &Sent<'_>,
+    message: &Envelope<'_>,
+    parsed: Option<&Value>,
+) -> Result<(), Refusal> {
     let Some(method) = message.method.as_deref() else {
         return Ok(());
     };
@@ -81,7 +86,10 @@ pub(crate) fn check(sent: &Sent<'_>, message: &Envelope<'_>) -> Result<(), Refus
     if sent.version.is_none() && sent.method.is_none() && !may_claim(message.params) {
         return Ok(());
     }
-    let params = HeaderParams::of(message.params);
+    let params = match parsed {
+        Some(parsed) => HeaderParams::of_tree(parsed),
+        None => HeaderParams::of(message.params),
+    };
     // The envelope's claim: `_meta`'s protocol version member (a `null`
     // one reads as none).
     let claimed = params
@@ -242,7 +250,15 @@ mod tests {
 
     fn checked(text: &str, pairs: &[(&'static str, &str)]) -> Result<(), Refusal> {
         let map = headers(pairs);
-        check(&Sent::of(&map), &Envelope::of(text).unwrap())
+        let message = Envelope::of(text).unwrap();
+        let by_text = check(&Sent::of(&map), &message, None);
+        // From the parsed params, the same answer.
+        assert_eq!(
+            check(&Sent::of(&map), &message, message.params().as_ref()),
+            by_text,
+            "{text}"
+        );
+        by_text
     }
 
     const ALL: [(&str, &str); 3] = [

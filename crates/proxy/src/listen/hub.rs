@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_resolve_protocol::{Envelope, Screened, error_response, id_key, splice};
+use mcp_resolve_protocol::{Envelope, ParamsRead, Screened, error_response, id_key, splice};
 use mcp_resolve_proxy_core::session::read_host;
 use mcp_resolve_runtime::RpcError;
 use serde::Deserialize;
@@ -366,7 +366,7 @@ impl Hub {
     pub(super) fn read<'a>(
         &self,
         text: &'a str,
-    ) -> Result<(Envelope<'a>, Option<Value>), Screened> {
+    ) -> Result<(Envelope<'a>, Option<ParamsRead<'a>>), Screened> {
         read_host(&mut self.rules.screen().per_message(), &self.rules, text)
     }
 

@@ -45,14 +45,16 @@ use axum::serve::ListenerExt;
 use self::exchange::{delete, get, post};
 
 /// SEP-2243: whether the headers of a host's `POST` agree with its message
-/// (`message`, its envelope), as `--listen` checks them before anything
-/// reads the body to decide; the JSON-RPC error it answers with HTTP 400
-/// otherwise (`-32020` with `data.mismatch`, or `-32602`).
+/// (`message`, its envelope, and `params`, its params when its read parsed
+/// them), as `--listen` checks them before anything reads the body to
+/// decide; the JSON-RPC error it answers with HTTP 400 otherwise (`-32020`
+/// with `data.mismatch`, or `-32602`).
 pub fn check_headers(
     headers: &axum::http::HeaderMap,
     message: &mcp_resolve_protocol::Envelope<'_>,
+    params: Option<&serde_json::Value>,
 ) -> Result<(), mcp_resolve_runtime::RpcError> {
-    headers::check(&headers::Sent::of(headers), message).map_err(|refusal| {
+    headers::check(&headers::Sent::of(headers), message, params).map_err(|refusal| {
         mcp_resolve_runtime::RpcError::new(refusal.code, refusal.message, Some(refusal.data))
     })
 }

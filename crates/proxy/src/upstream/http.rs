@@ -523,6 +523,31 @@ impl HeaderParams {
             .unwrap_or_default()
     }
 
+    /// The members of `params` as a parse gave them: what [`HeaderParams::of`]
+    /// reads of their text (a `null` member reads as none; a `_meta` that
+    /// is not an object leaves nothing read). Of a repeated name, the last
+    /// member counts, as in the parse.
+    pub(crate) fn of_tree(params: &Value) -> HeaderParams {
+        let member = |object: &Value, key: &str| object.get(key).filter(|v| !v.is_null()).cloned();
+        let meta = match params.get("_meta") {
+            None | Some(Value::Null) => None,
+            Some(meta @ Value::Object(_)) => Some(HeaderMeta {
+                protocol_version: member(meta, mcp_resolve_protocol::META_PROTOCOL_VERSION),
+            }),
+            Some(_) => return HeaderParams::default(),
+        };
+        if !params.is_object() {
+            return HeaderParams::default();
+        }
+        HeaderParams {
+            name: member(params, "name"),
+            uri: member(params, "uri"),
+            task_id: member(params, "taskId"),
+            protocol_version: member(params, "protocolVersion"),
+            meta,
+        }
+    }
+
     /// The body member `Mcp-Name` mirrors for `method`, and its value when
     /// it is a string; `None` for a method that has no `Mcp-Name`.
     pub(crate) fn name_source(&self, method: &str) -> Option<(&'static str, Option<&str>)> {

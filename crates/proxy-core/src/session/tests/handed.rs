@@ -15,7 +15,7 @@ fn hand(h: &mut Harness<'_>, rules: &ProxyRules, text: &str) -> Vec<Effect> {
     let mut out = Vec::new();
     match read_host(&mut Screen::default().per_message(), rules, text) {
         Ok((message, params)) => {
-            let read = HostMessage::of(text, &message, params);
+            let read = HostMessage::of(text, &message, params.map(|p| p.tree));
             h.session
                 .from_host(Input::Read(Box::new(read), None), h.clock.now(), &mut out);
         }
