@@ -51,6 +51,7 @@ fn listing(c: &mut Criterion) {
         shared: false,
         records: false,
         traces: false,
+        routes_answers: false,
         ids: Box::new(move || {
             next += 1;
             next

@@ -136,6 +136,7 @@ fn session<'s>(
         shared: false,
         records: sinks.records(),
         traces: sinks.telemetry.is_some(),
+        routes_answers: false,
     };
     let mut session = Session::new(rules, guard, config);
     let mut out = Vec::new();

@@ -44,6 +44,12 @@ pub(crate) trait HostSink {
     /// Delivers one message; an error ends the session.
     async fn deliver(&mut self, line: String) -> std::io::Result<()>;
 
+    /// Delivers the server's answer to a host's request, routed by the
+    /// proxy's id it names ([`HostSide::routes_answers`]).
+    async fn deliver_answer(&mut self, answer: crate::session::Answer) -> std::io::Result<()> {
+        self.deliver(answer.text).await
+    }
+
     /// The messages delivered from now on were made of a server message
     /// that came on the answer to the request with the proxy's id
     /// `request` (the key of it); `None`: of nothing known to be related.
@@ -225,6 +231,7 @@ pub(crate) fn session_config(options: &Options, side: HostSide) -> Config {
         timeout: options.timeout,
         max_message_bytes: options.max_message_bytes,
         per_message: side.per_message,
+        routes_answers: side.routes_answers,
         compare_listing: options.compare_listing,
         ids: crate::machine::random_ids(),
         span_attributes: side.span_attributes,
@@ -287,6 +294,9 @@ pub(crate) struct HostSide {
     pub(crate) per_message: bool,
     /// What every span of the session says of its transport.
     pub(crate) span_attributes: Vec<(&'static str, serde_json::Value)>,
+    /// The host side routes answers by the proxy's id (`--listen`):
+    /// [`HostSink::deliver_answer`].
+    pub(crate) routes_answers: bool,
 }
 
 impl HostSide {
@@ -295,6 +305,7 @@ impl HostSide {
         HostSide {
             per_message: false,
             span_attributes: vec![("network.transport", "pipe".into())],
+            routes_answers: false,
         }
     }
 }
@@ -324,8 +335,12 @@ impl Driver<'_> {
     ) -> Result<(), UpstreamError> {
         for effect in self.effects.drain(..) {
             match effect {
-                Effect::Host(line) => {
-                    let delivered = host.deliver(line).await;
+                Effect::Host(_) | Effect::Answer(_) => {
+                    let delivered = match effect {
+                        Effect::Answer(answer) => host.deliver_answer(*answer).await,
+                        Effect::Host(line) => host.deliver(line).await,
+                        _ => Ok(()),
+                    };
                     if strict {
                         delivered.map_err(|source| UpstreamError::Io {
                             context: "cannot write to the host".into(),
@@ -367,7 +382,7 @@ impl<'s> Keeper<'s> {
     /// transport's.
     pub(crate) fn keep(self, effect: Effect) {
         match effect {
-            Effect::Host(_) | Effect::Server(_) => {}
+            Effect::Host(_) | Effect::Answer(_) | Effect::Server(_) => {}
             Effect::Audit(record) => self.sinks.keep(record),
             Effect::Log(line) => log(&line),
             Effect::Span(span) => {

@@ -92,7 +92,7 @@ impl Shared {
         // messages keep the session's order across threads.
         let mut host = effects
             .iter()
-            .any(|e| matches!(e, Effect::Host(_)))
+            .any(|e| matches!(e, Effect::Host(_) | Effect::Answer(_)))
             .then(|| lock(&self.host));
         let mut server = effects
             .iter()
@@ -102,7 +102,12 @@ impl Shared {
         let mut gone = None;
         for effect in effects {
             match effect {
-                Effect::Host(line) => {
+                Effect::Host(_) | Effect::Answer(_) => {
+                    let line = match effect {
+                        Effect::Answer(answer) => answer.text,
+                        Effect::Host(line) => line,
+                        _ => continue,
+                    };
                     if gone.is_none()
                         && let Some(host) = host.as_deref_mut()
                         && let Err(e) = write_line(host, line)

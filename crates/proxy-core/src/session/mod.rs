@@ -54,6 +54,9 @@ pub use self::trace::with_http_traceparent;
 pub enum Effect {
     /// Deliver this message to the host.
     Host(String),
+    /// Deliver this answer to the host whose request it answers
+    /// ([`Config::routes_answers`]).
+    Answer(Box<Answer>),
     /// Send this message to the server.
     Server(String),
     /// Write this record to the audit log.
@@ -67,6 +70,19 @@ pub enum Effect {
     Span(Box<mcp_resolve_telemetry::SpanRecord>),
     /// Count this in the metrics (telemetry on).
     Measure(mcp_resolve_telemetry::Measure),
+}
+
+/// The server's answer to a host's request, for a transport that routes
+/// answers by the proxy's id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer {
+    /// The answer, as the host gets it but for its id.
+    pub text: String,
+    /// The request it answers: the proxy's id ([`id_key`]).
+    pub to: String,
+    /// Where the proxy's id is written in `text`, for the host's to go in
+    /// its place.
+    pub id_at: std::ops::Range<usize>,
 }
 
 /// The time of an event: the monotonic clock for deadlines, the wall clock
@@ -107,6 +123,10 @@ pub struct Config {
     pub records: bool,
     /// Spans and measures are wanted (telemetry on).
     pub traces: bool,
+    /// The transport routes answers by the proxy's id (`--listen`): the
+    /// server's answer to a request goes out as [`Effect::Answer`], with
+    /// what routing it needs, so that it is not read again.
+    pub routes_answers: bool,
 }
 
 /// A request forwarded to the server and not answered yet.
@@ -230,6 +250,8 @@ pub struct Session<'s> {
     claims: HashMap<String, Claim>,
     /// Audit records are wanted ([`Config::records`]).
     records: bool,
+    /// Answers go out as [`Effect::Answer`] ([`Config::routes_answers`]).
+    routes_answers: bool,
     /// Spans and measures are wanted ([`Config::traces`]).
     traces: bool,
     /// Each tool as the servers behind all instances first listed it, for
@@ -277,6 +299,7 @@ impl<'s> Session<'s> {
             shared: config.shared,
             records: config.records,
             traces: config.traces,
+            routes_answers: config.routes_answers,
             claims: HashMap::new(),
             baselines: None,
             opening: None,

@@ -11,7 +11,7 @@ use mcp_resolve_runtime::{Annotations, Listed};
 
 use super::relist::Relist;
 use super::verify::HeldListing;
-use super::{Clock, Effect, Pending, Session};
+use super::{Answer, Clock, Effect, Pending, Session, range_in};
 use crate::excerpt;
 use crate::raw::{self, Members};
 use crate::rules::Rewrite;
@@ -141,9 +141,30 @@ impl Session<'_> {
             return;
         }
         let error = message.error;
+        // Where the id and the result are written, for a transport that
+        // routes answers by the id (`None`: it reads the answer again).
+        let at = self
+            .routes_answers
+            .then(|| {
+                let raw = message.id_raw?.get();
+                let id = range_in(&text, raw)?;
+                let result = result.as_ref().and_then(|r| range_in(&text, r.text()));
+                Some((id, result, raw.to_string()))
+            })
+            .flatten();
+        let key = message.id.as_ref().map(id_key);
         let answer = self.deliver(&mut waiting, &text, error, result, clock, out);
         drop(message);
-        out.push(Effect::Host(answer.unwrap_or(text)));
+        let written = text.len();
+        let text = answer.unwrap_or(text);
+        match at.and_then(|(id, result, raw)| id_in_answer(&text, written, id, result, &raw)) {
+            Some(id_at) if key.is_some() => out.push(Effect::Answer(Box::new(Answer {
+                text,
+                to: key.unwrap_or_default(),
+                id_at,
+            }))),
+            _ => out.push(Effect::Host(text)),
+        }
     }
 
     /// The server's answer `text` to `waiting` (an error, or the result
@@ -569,4 +590,28 @@ fn remember_listed(
             listed.insert(name.to_string(), annotations);
         }
     }
+}
+
+/// Where the id `raw`, written at `id` in a server's answer of `written`
+/// bytes, is in `answer`, what the proxy made of it: moved by as much as
+/// the answer grew when it follows `result` (the only part the proxy
+/// rewrites); `None` when it is not found there.
+fn id_in_answer(
+    answer: &str,
+    written: usize,
+    id: std::ops::Range<usize>,
+    result: Option<std::ops::Range<usize>>,
+    raw: &str,
+) -> Option<std::ops::Range<usize>> {
+    let grew = answer.len() as isize - written as isize;
+    let moved = match result {
+        Some(result) if id.start >= result.end => grew,
+        _ if grew == 0 => 0,
+        Some(_) => 0,
+        None => return None,
+    };
+    let start = id.start.checked_add_signed(moved)?;
+    let end = id.end.checked_add_signed(moved)?;
+    let at = start..end;
+    (answer.get(at.clone()) == Some(raw)).then_some(at)
 }

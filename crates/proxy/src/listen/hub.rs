@@ -212,6 +212,29 @@ impl HostSession {
         }
     }
 
+    /// Routes the server's answer to a request (the proxy's id `answer.to`,
+    /// written at `answer.id_at`) to the exchange waiting for it, with the
+    /// host's own id in the proxy's place: what [`HostSession::route`] does
+    /// with an answer, without reading it again.
+    fn route_answer(&self, answer: crate::session::Answer) {
+        let Ok(mut routes) = self.routes.lock() else {
+            return;
+        };
+        self.carried.take(&answer.to);
+        let Some(waiter) = routes.forget(&answer.to) else {
+            log(&format!(
+                "an answer to no waiting request ({}) was dropped",
+                answer.text.get(answer.id_at.clone()).unwrap_or_default()
+            ));
+            return;
+        };
+        let mut text = answer.text;
+        if text.get(answer.id_at.clone()).is_some() {
+            text.replace_range(answer.id_at, &waiter.host_id.to_string());
+        }
+        let _ = waiter.stream.send(text);
+    }
+
     /// Routes one message of the proxy session to the host. `related`: the
     /// proxy's id (key) of the request on whose answer the server sent it.
     ///
@@ -355,6 +378,11 @@ impl HostSink for Router {
         Ok(())
     }
 
+    async fn deliver_answer(&mut self, answer: crate::session::Answer) -> std::io::Result<()> {
+        self.session.route_answer(answer);
+        Ok(())
+    }
+
     fn relate(&mut self, request: Option<String>) {
         self.related = request;
     }
@@ -407,6 +435,7 @@ impl Hub {
         let side = crate::relay::HostSide {
             per_message: stateless,
             span_attributes,
+            routes_answers: true,
         };
         let relay_task = tokio::spawn(async move {
             let mut router = router;
@@ -625,6 +654,47 @@ mod tests {
             (0usize..12).prop_map(Step::Subscribed),
             Just(Step::Stray),
         ]
+    }
+
+    /// An answer the session routes by the proxy's id reaches the request
+    /// it answers as the answer read again would, with the host's id put
+    /// back, and is not read; one for no waiting request reaches no one.
+    #[test]
+    fn an_answer_routed_by_the_proxys_id_is_not_read_again() {
+        use mcp_resolve_protocol::json::reads;
+        for host_id in [Value::from("h-1"), Value::from(12)] {
+            let (to_relay, _relay) = mpsc::channel(16);
+            let read = HostSession::new(to_relay.clone(), true, None, Carried::default());
+            let routed = HostSession::new(to_relay, true, None, Carried::default());
+            let (proxy_id, mut by_reading) = read.wait(host_id.clone(), None, false);
+            let (same_id, mut by_routing) = routed.wait(host_id.clone(), None, false);
+            assert_eq!(proxy_id, same_id);
+            let text = format!(
+                r#"{{"result":{{"content":[{{"id":{proxy_id}}}]}},"jsonrpc":"2.0","id":{proxy_id}}}"#
+            );
+            read.route(text.clone(), None);
+            let at = text.rfind(&proxy_id.to_string()).unwrap();
+            let before = reads();
+            routed.route_answer(crate::session::Answer {
+                text: text.clone(),
+                to: id_key(&Value::from(proxy_id)),
+                id_at: at..at + proxy_id.to_string().len(),
+            });
+            assert_eq!(reads() - before, Default::default());
+            let expected = by_reading.try_recv().unwrap();
+            assert!(
+                expected.ends_with(&format!(r#""id":{host_id}}}"#)),
+                "{expected}"
+            );
+            assert_eq!(by_routing.try_recv().unwrap(), expected);
+            // Answered: a second answer reaches no one.
+            routed.route_answer(crate::session::Answer {
+                text,
+                to: id_key(&Value::from(proxy_id)),
+                id_at: at..at + 1,
+            });
+            assert!(by_routing.try_recv().is_err());
+        }
     }
 
     /// A request opened in the test: whose, and what it reads.

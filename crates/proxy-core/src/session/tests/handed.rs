@@ -155,3 +155,57 @@ fn a_message_handed_read_is_not_read_again() {
         )]
     );
 }
+
+/// A session that routes answers by the proxy's id gives each forwarded
+/// answer as [`Effect::Answer`]: the answer another session gives, with
+/// where its id is written, whatever the order of its members and however
+/// the proxy rewrote its result.
+#[test]
+fn an_answer_routed_by_the_proxys_id_is_the_answer_and_says_where_its_id_is() {
+    use crate::session::Answer;
+    let rules = rules(Dialect::Extension);
+    for guard in [Guarded::default(), asking_guard()] {
+        let mut plain = Harness::new(&rules, &guard, Some(TIMEOUT));
+        let mut routed = Harness::new(&rules, &guard, Some(TIMEOUT));
+        routed.session.routes_answers = true;
+        let script = [
+            (true, json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                           "clientInfo": {"name": "test", "version": "1"}}}).to_string()),
+            (false, r#"{"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}},"jsonrpc":"2.0","id":0}"#.to_string()),
+            (true, r#"{"jsonrpc":"2.0","id":17,"method":"tools/list"}"#.to_string()),
+            (false, r#"{"result":{"tools":[{"name":"manage_files","inputSchema":{"type":"object"}}]},"jsonrpc":"2.0","id":17}"#.to_string()),
+            (true, r#"{"jsonrpc":"2.0","id":"s-2","method":"tools/list"}"#.to_string()),
+            (false, r#"{"jsonrpc":"2.0", "id" : "s-2","result":{"tools":[{"name":"manage_files","inputSchema":{"type":"object"}}]}}"#.to_string()),
+            (true, call(5, "read")),
+            (false, r#"{"result":{"content":[]},"jsonrpc":"2.0","id":5}"#.to_string()),
+            (true, r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#.to_string()),
+            (false, r#"{"jsonrpc":"2.0","id":6,"error":{"code":-1,"message":"no"}}"#.to_string()),
+        ];
+        let mut answers = 0;
+        for (from_host, text) in script {
+            let (a, b) = if from_host {
+                (plain.host(&text), routed.host(&text))
+            } else {
+                (plain.server(&text), routed.server(&text))
+            };
+            let b: Vec<Effect> = b
+                .into_iter()
+                .map(|effect| match effect {
+                    Effect::Answer(answer) => {
+                        let Answer { text, to, id_at } = *answer;
+                        let id: Value = mcp_resolve_protocol::json::from_str(&text[id_at]).unwrap();
+                        let written: Value = mcp_resolve_protocol::json::from_str(&text).unwrap();
+                        assert_eq!(id, written["id"], "{text}");
+                        assert_eq!(to, mcp_resolve_protocol::id_key(&id));
+                        answers += 1;
+                        Effect::Host(text)
+                    }
+                    other => other,
+                })
+                .collect();
+            assert_eq!(a, b, "{text}");
+        }
+        assert_eq!(answers, 5);
+    }
+}

@@ -137,6 +137,7 @@ impl Ledger {
                     assert!(record["time"].is_string() && record["event"].is_string());
                 }
                 Effect::Log(_) | Effect::Trust(_) | Effect::Span(_) | Effect::Measure(_) => {}
+                Effect::Answer(answer) => panic!("not asked to route answers: {answer:?}"),
             }
         }
     }

@@ -117,6 +117,7 @@ fn config(timeout: Option<Duration>) -> Config {
         shared: false,
         records: false,
         traces: false,
+        routes_answers: false,
         ids: {
             let mut id = 0u128;
             Box::new(move || {
