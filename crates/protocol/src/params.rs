@@ -46,7 +46,7 @@ impl<'a> ParamsRead<'a> {
     /// the error).
     pub fn of(raw: &'a str) -> Option<ParamsRead<'a>> {
         let mut reader = crate::json::deserializer(raw);
-        let (tree, token) = reader.deserialize_any(Members).ok()?;
+        let (tree, token) = reader.deserialize_any(Walk { meta: false }).ok()?;
         reader.end().ok()?;
         // The limit counts from the message, one level above.
         if nests_past(raw, &tree, NESTING - 1) {
@@ -60,11 +60,22 @@ impl<'a> ParamsRead<'a> {
     }
 }
 
-/// Reads a value as serde_json's tree reader does; in an object, its
-/// `_meta` member is read by [`Meta`], which keeps the token as written.
-struct Members;
+/// Reads a value as serde_json's tree reader does, and keeps a progress
+/// token as written: in the params (`meta` false), their `_meta` member is
+/// read in turn (`meta` true), whose `progressToken` member is kept.
+#[derive(Clone, Copy)]
+struct Walk {
+    meta: bool,
+}
 
-impl<'de> Visitor<'de> for Members {
+impl<'de> serde::de::DeserializeSeed<'de> for Walk {
+    type Value = (Value, Option<&'de RawValue>);
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Walk {
     type Value = (Value, Option<&'de RawValue>);
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a JSON value")
@@ -73,13 +84,22 @@ impl<'de> Visitor<'de> for Members {
         let mut members = Map::new();
         let mut token = None;
         while let Some(key) = map.next_key::<String>()? {
-            if key == "_meta" {
-                let (meta, found) = map.next_value_seed(Meta)?;
-                token = found;
-                members.insert(key, meta);
-            } else {
-                members.insert(key, map.next_value::<Value>()?);
-            }
+            let value = match (self.meta, key.as_str()) {
+                (false, "_meta") => {
+                    let (meta, found) = map.next_value_seed(Walk { meta: true })?;
+                    token = found;
+                    meta
+                }
+                (true, "progressToken") => {
+                    let raw: &'de RawValue = map.next_value()?;
+                    token = Some(raw);
+                    // The token's few bytes, read as the tree reader reads
+                    // them.
+                    crate::json::from_str::<Value>(raw.get()).map_err(serde::de::Error::custom)?
+                }
+                _ => map.next_value::<Value>()?,
+            };
+            members.insert(key, value);
         }
         Ok((Value::Object(members), token))
     }
@@ -103,63 +123,6 @@ impl<'de> Visitor<'de> for Members {
     }
     fn visit_unit<E>(self) -> Result<Self::Value, E> {
         Ok((Value::Null, None))
-    }
-}
-
-/// A `_meta` member: its value as a tree, and its `progressToken` as
-/// written (the last one).
-#[derive(Clone, Copy)]
-struct Meta;
-
-impl<'de> serde::de::DeserializeSeed<'de> for Meta {
-    type Value = (Value, Option<&'de RawValue>);
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Meta {
-    type Value = (Value, Option<&'de RawValue>);
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-        let mut members = Map::new();
-        let mut token = None;
-        while let Some(key) = map.next_key::<String>()? {
-            if key == "progressToken" {
-                let raw: &'de RawValue = map.next_value()?;
-                // The token's few bytes, read as the tree reader reads them.
-                let value =
-                    crate::json::from_str::<Value>(raw.get()).map_err(serde::de::Error::custom)?;
-                token = Some(raw);
-                members.insert(key, value);
-            } else {
-                members.insert(key, map.next_value::<Value>()?);
-            }
-        }
-        Ok((Value::Object(members), token))
-    }
-    fn visit_seq<S: SeqAccess<'de>>(self, seq: S) -> Result<Self::Value, S::Error> {
-        Members.visit_seq(seq)
-    }
-    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
-        Members.visit_bool(v)
-    }
-    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
-        Members.visit_i64(v)
-    }
-    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        Members.visit_u64(v)
-    }
-    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        Members.visit_f64(v)
-    }
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Members.visit_str(v)
-    }
-    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
-        Members.visit_unit()
     }
 }
 
