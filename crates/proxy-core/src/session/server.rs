@@ -157,12 +157,11 @@ impl Session<'_> {
         drop(message);
         let written = text.len();
         let text = answer.unwrap_or(text);
-        match at.and_then(|(id, result, raw)| id_in_answer(&text, written, id, result, &raw)) {
-            Some(id_at) if key.is_some() => out.push(Effect::Answer(Box::new(Answer {
-                text,
-                to: key.unwrap_or_default(),
-                id_at,
-            }))),
+        let id_at = at.and_then(|(id, result, raw)| id_in_answer(&text, written, id, result, &raw));
+        match (id_at, key) {
+            (Some(id_at), Some(to)) => {
+                out.push(Effect::Answer(Box::new(Answer { text, to, id_at })))
+            }
             _ => out.push(Effect::Host(text)),
         }
     }
@@ -606,8 +605,8 @@ fn id_in_answer(
     let grew = answer.len() as isize - written as isize;
     let moved = match result {
         Some(result) if id.start >= result.end => grew,
-        _ if grew == 0 => 0,
         Some(_) => 0,
+        None if grew == 0 => 0,
         None => return None,
     };
     let start = id.start.checked_add_signed(moved)?;
