@@ -47,7 +47,7 @@ use mcp_resolve_protocol::{error_response, id_key};
 pub use self::read::{HostMessage, Input, range_in, read_host, reads_params};
 use self::relist::Relist;
 pub use self::trace::Ids;
-pub use self::trace::with_http_traceparent;
+pub use self::trace::{adopt_http_traceparent, with_http_traceparent};
 
 /// What a session asks its transport to do.
 #[derive(Clone, Debug, PartialEq)]

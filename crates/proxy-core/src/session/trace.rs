@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{Clock, Effect, Session};
+use super::{Clock, Effect, HostMessage, Session};
 
 /// Where span and trace ids come from (random in the proxy, counted in
 /// tests).
@@ -273,6 +273,117 @@ pub fn with_http_traceparent(text: &str, header: &str) -> Option<String> {
         return None;
     }
     inject(text, &parent.header())
+}
+
+/// [`with_http_traceparent`] on a request already read (`read`, handed to
+/// its session over HTTP), the read following the text: the header's trace
+/// context goes in without reading the request again, unless its params
+/// name a `_meta` (whose members are read to place it) or were not parsed.
+/// `parses`: the session parses the params of the request's method
+/// ([`super::reads_params`]; they are made here when it had none).
+pub fn adopt_http_traceparent(read: &mut HostMessage, header: &str, parses: bool) {
+    let Some(parent) = TraceParent::parse(header) else {
+        return;
+    };
+    if read.method.is_none() || read.id.is_none() {
+        return;
+    }
+    let own = match &read.params {
+        Some(tree) => tree
+            .pointer("/_meta/traceparent")
+            .and_then(Value::as_str)
+            .and_then(TraceParent::parse),
+        None => read.raw_params().and_then(host_parent),
+    };
+    if own.is_some() {
+        return;
+    }
+    let traceparent = parent.header();
+    let value = Value::String(traceparent.clone());
+    let written = value.to_string();
+    let meta = read.params.as_ref().map(|tree| tree.get("_meta").is_some());
+    let text = &read.text;
+    let (line, params_at) = match read.params_at.clone() {
+        // No params: they go before the closing `}`, as [`inject`] writes.
+        None => {
+            let Some(body) = text.trim_end().strip_suffix('}') else {
+                return;
+            };
+            let params = format!("{{\"_meta\":{{\"traceparent\":{written}}}}}");
+            let start = body.len() + ",\"params\":".len();
+            let at = start..start + params.len();
+            (format!("{body},\"params\":{params}}}"), at)
+        }
+        Some(at) => {
+            let Some(params) = text.get(at.clone()) else {
+                return;
+            };
+            let line = match meta {
+                // Parsed, without `_meta`: the proxy's is their first member.
+                Some(false) => insert_first(
+                    text,
+                    params,
+                    &format!("\"_meta\":{{\"traceparent\":{written}}}"),
+                ),
+                _ => inject_into(text, params, &written),
+            };
+            let Some(line) = line else {
+                return;
+            };
+            let end = at.end + line.len() - text.len();
+            (line, at.start..end)
+        }
+    };
+    let had_params = read.params_at.is_some();
+    read.text = line;
+    read.params_at = Some(params_at);
+    read.params = match read.params.take() {
+        Some(tree) => Some(with_trace_member(tree, value)),
+        None if parses && !had_params => {
+            Some(with_trace_member(Value::Object(Default::default()), value))
+        }
+        None => None,
+    };
+}
+
+/// Params `tree` (read before [`adopt_http_traceparent`] placed the
+/// `traceparent` in their text) as a read of the new text gives them: its
+/// `_meta` first when it is new, the `traceparent` first in a `_meta` that
+/// had none, in its place in one that had one.
+fn with_trace_member(tree: Value, traceparent: Value) -> Value {
+    let Value::Object(members) = tree else {
+        return tree;
+    };
+    let mut out = serde_json::Map::new();
+    if !members.contains_key("_meta") {
+        let mut meta = serde_json::Map::new();
+        meta.insert("traceparent".into(), traceparent);
+        out.insert("_meta".into(), Value::Object(meta));
+        out.extend(members);
+        return Value::Object(out);
+    }
+    for (key, member) in members {
+        let member = match member {
+            Value::Object(meta) if key == "_meta" => {
+                let mut placed = serde_json::Map::new();
+                if !meta.contains_key("traceparent") {
+                    placed.insert("traceparent".into(), traceparent.clone());
+                }
+                for (name, value) in meta {
+                    let value = if name == "traceparent" {
+                        traceparent.clone()
+                    } else {
+                        value
+                    };
+                    placed.insert(name, value);
+                }
+                Value::Object(placed)
+            }
+            other => other,
+        };
+        out.insert(key, member);
+    }
+    Value::Object(out)
 }
 
 impl Session<'_> {

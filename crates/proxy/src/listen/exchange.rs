@@ -67,8 +67,6 @@ pub(super) async fn post(
             "Parse error: the message is not UTF-8",
         );
     };
-    let traced = traceparent.and_then(|h| crate::session::with_http_traceparent(text, &h));
-    let text = traced.as_deref().unwrap_or(text);
     // The one read of the message: the session's screen, one message at a
     // time (what it answers is answered here, with 400), and the params of
     // the methods the session reads, which it is handed with the rest.
@@ -147,7 +145,15 @@ pub(super) async fn post(
         .filter(|_| message.method.as_deref() == Some("tools/list"))
         .map(|p| (Arc::clone(&hub), p.scopes.clone()));
     let carried = param_headers(&parts.headers);
+    // A `traceparent` header goes into the request the session is handed
+    // (the message's own `_meta` wins), after the one read of it.
+    let traceparent = traceparent.map(|header| {
+        let method = message.method.as_deref().unwrap_or_default();
+        let parses = crate::session::reads_params(method, hub.rules.method());
+        (header, parses)
+    });
     let exchange = Exchange {
+        traceparent,
         carried,
         host_id: host_id.unwrap_or(Value::Null),
         events,
@@ -323,6 +329,9 @@ struct Exchange {
     listing: Option<(Arc<Hub>, std::collections::BTreeSet<String>)>,
     /// Who the request's token speaks for.
     principal: Option<crate::auth::Principal>,
+    /// The host's `traceparent` header (telemetry on), and whether the
+    /// session parses the request's params.
+    traceparent: Option<(String, bool)>,
 }
 
 impl Exchange {
@@ -348,7 +357,10 @@ impl Exchange {
         if let Some(headers) = self.carried.take() {
             session.carried.put(opened.to_string(), headers);
         }
-        let read = under_proxy_id(text, message, params, token, opened);
+        let mut read = under_proxy_id(text, message, params, token, opened);
+        if let Some((header, parses)) = &self.traceparent {
+            crate::session::adopt_http_traceparent(&mut read, header, *parses);
+        }
         // From here, a host that lets go of the exchange cancels the request.
         let abandon = Abandon {
             session: Arc::clone(session),

@@ -342,3 +342,68 @@ fn an_http_traceparent_is_honoured_unless_the_message_has_one() {
     let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
     assert!(with_http_traceparent(note, header).is_none());
 }
+
+/// The header's trace context placed in a request already read (the HTTP
+/// route) gives what a read of the request with it placed gives, and reads
+/// the request again only when its params name a `_meta` or are not parsed.
+#[test]
+fn an_http_traceparent_placed_in_a_read_is_what_a_read_would_give() {
+    use crate::session::{HostMessage, adopt_http_traceparent, read_host, reads_params};
+    use mcp_resolve_protocol::Screen;
+    use mcp_resolve_protocol::json::reads;
+    let rules = rules(Dialect::Extension);
+    let read = |text: &str| {
+        let (message, params) =
+            read_host(&mut Screen::default().per_message(), &rules, text).unwrap();
+        HostMessage::of(text, &message, params.map(|p| p.tree))
+    };
+    let header = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let texts = [
+        (r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}  "#, false),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#,
+            false,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"_meta":1}}}"#,
+            false,
+        ),
+        (
+            r#"{"method":"tools/call","params":{ "name":"t","_meta":{"progressToken":2}},"jsonrpc":"2.0","id":"a"}"#,
+            true,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"a":1,"traceparent":"bad"}}}"#,
+            true,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}"#,
+            false,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}"#,
+            true,
+        ),
+        (r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, false),
+        (
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            false,
+        ),
+    ];
+    for (text, reads_again) in texts {
+        let mut handed = read(text);
+        let parses = handed
+            .method
+            .as_deref()
+            .is_some_and(|m| reads_params(m, rules.method()));
+        let before = reads();
+        adopt_http_traceparent(&mut handed, header, parses);
+        let read_again = reads() - before;
+        let expected = match with_http_traceparent(text, header) {
+            Some(placed) => read(&placed),
+            None => read(text),
+        };
+        assert_eq!(handed, expected, "{text}");
+        assert_eq!(read_again.reads > 0, reads_again, "{text}: {read_again:?}");
+    }
+}
