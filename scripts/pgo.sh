@@ -11,8 +11,10 @@
 #
 # Linux only (the linker flag). Two release builds of the CLI in their own
 # target directories under target/pgo (about 20 minutes on 2 cores from
-# clean). The real server-filesystem joins the workload when
-# target/real-servers holds it (scripts/install-real-servers.sh).
+# clean). The real server-filesystem joins the workload when the real
+# servers are installed: MCP_RESOLVE_REAL_SERVERS, or the test command's
+# (target/components.env), or target/real-servers
+# (scripts/install-real-servers.sh).
 #
 #   usage: scripts/pgo.sh      prints the path of the binary it built
 set -euo pipefail
@@ -36,8 +38,13 @@ RUSTFLAGS="-Cprofile-generate=$dir/profiles" \
 echo "== the workload" >&2
 cargo build --release --locked -p file-server
 real=()
-if [ -x target/real-servers/node/node_modules/.bin/mcp-server-filesystem ]; then
-  real=(--real-servers target/real-servers)
+servers="${MCP_RESOLVE_REAL_SERVERS:-}"
+if [ -z "$servers" ] && [ -f target/components.env ]; then
+  servers=$(. target/components.env && echo "${MCP_RESOLVE_REAL_SERVERS:-}")
+fi
+servers="${servers:-target/real-servers}"
+if [ -x "$servers/node/node_modules/.bin/mcp-server-filesystem" ]; then
+  real=(--real-servers "$servers")
 fi
 python3 scripts/pgo_train.py "$dir/gen/$host/release/mcp-resolve" target/release/file-server "${real[@]}"
 "$profdata" merge -o "$dir/merged.profdata" "$dir/profiles"

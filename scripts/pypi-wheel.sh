@@ -3,7 +3,9 @@
 # the way ruff ships: maturin's `bin` bindings put the binary in the wheel's
 # scripts, so `pip install mcp-resolve` (or `uvx mcp-resolve`) installs the
 # command and nothing else (packages/pypi/pyproject.toml). maturin is
-# installed, pinned, into target/maturin. Prints the wheel's path.
+# installed, pinned (maturin_pin below), into the virtual environment
+# MCP_RESOLVE_MATURIN if set (the test command's components' cache), else
+# target/maturin. Prints the wheel's path.
 #
 # usage: scripts/pypi-wheel.sh OUT_DIR [PROFILE [MATURIN_ARGS...]]
 #   OUT_DIR       where the wheel goes
@@ -33,13 +35,14 @@ if [ "$workspace" != "$wheel_version" ]; then
   exit 1
 fi
 
-venv="$root/target/maturin"
+maturin_pin="maturin==1.16.0"
+venv="${MCP_RESOLVE_MATURIN:-$root/target/maturin}"
 if [ ! -x "$venv/bin/maturin" ]; then
   if ! python3 -m venv "$venv" 2>/dev/null; then
     "$here/apt-install.sh" python3 python3-venv >&2
     rm -rf "$venv"; python3 -m venv "$venv"
   fi
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check "maturin==1.16.0" >&2
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "$maturin_pin" >&2
 fi
 
 rm -f "$out"/mcp_resolve-"$workspace"-*.whl

@@ -1,33 +1,38 @@
 #!/usr/bin/env bash
 # README's test command: every test suite, including those that drive real
-# components, which it installs beside the builds (all but Chromium under
-# target/, and nothing again that is already in place):
+# components, which it installs beside the builds. The pinned third-party
+# ones go to the components' cache (scripts/components.sh:
+# ~/.cache/mcp-resolve/components, or MCP_RESOLVE_COMPONENTS), installed
+# once and reused by every clone and run until their pins change; those
+# built from this repository go to target/; Debian's packages to the system:
 #
-#   - cel-python in target/cel-venv (the CEL differential test);
-#   - the Python MCP SDK, rfc8785, jsonschema and joserfc in target/mcp-venv
-#     (end-to-end and conformance tests, signing cross-checks);
+#   - cel-python (cel-venv; the CEL differential test);
+#   - the Python MCP SDK, rfc8785, jsonschema, joserfc and
+#     opentelemetry-proto (mcp-venv; end-to-end and conformance tests,
+#     signing cross-checks, the OTLP receiver);
 #   - the TypeScript SDKs v2 and v1, and Cedar's own engine prebuilt to
-#     WebAssembly (@cedar-policy/cedar-wasm, the policy tests' cross-check),
-#     in target/ts-client (scripts/install-ts-client.sh);
-#   - the runtime package of generated TypeScript resolvers
+#     WebAssembly (@cedar-policy/cedar-wasm, the policy tests' cross-check)
+#     (ts-client; scripts/install-ts-client.sh);
+#   - the official MCP conformance suite, a real OAuth authorization server
+#     (oidc-provider) and the Node 22 they need, one copy for both (node22;
+#     scripts/install-official-conformance.sh and
+#     scripts/install-auth-server.sh);
+#   - the pinned real MCP servers (real-servers;
+#     scripts/install-real-servers.sh);
+#   - the MCP hosts Claude Code, Codex CLI, Gemini CLI and opencode from
+#     npm, pinned (hosts; scripts/install-hosts.sh), for the in-host tests;
+#   - maturin (maturin), which builds the light build's command as a wheel
+#     into target/wheels (scripts/pypi-wheel.sh) for the PyPI test;
+#   - in target/: the runtime package of generated TypeScript resolvers
 #     (packages/runtime) with Ajv and TypeScript's compiler, built in
 #     target/ts-runtime (scripts/install-ts-runtime.sh), and the TypeScript
 #     example server and host library built against it, target/ts-example
 #     and target/ts-host (scripts/install-ts-package.sh);
 #   - the runtime package of generated Python resolvers
-#     (packages/python-runtime) with jsonschema-rs and mypy, in the virtual
-#     environment target/py-runtime (scripts/install-py-runtime.sh);
-#   - the official MCP conformance suite, a real OAuth authorization server
-#     (oidc-provider) and the Node 22 they need, one copy for both, in
-#     target/node22 (scripts/install-official-conformance.sh and
-#     scripts/install-auth-server.sh);
-#   - the pinned real MCP servers in target/real-servers
-#     (scripts/install-real-servers.sh);
-#   - the MCP hosts Claude Code, Codex CLI and Gemini CLI from npm, pinned,
-#     in target/hosts (scripts/install-hosts.sh), for the in-host tests;
-#   - the SARIF 2.1.0 schema in target/sarif (scripts/fetch-sarif-schema.sh);
-#   - maturin in target/maturin, which builds the light build's command as
-#     a wheel into target/wheels (scripts/pypi-wheel.sh) for the PyPI test;
+#     (packages/python-runtime) and the host library with jsonschema-rs and
+#     mypy, in a virtual environment keyed by their sources too (py-runtime;
+#     scripts/install-py-runtime.sh);
+#   - in target/: the SARIF 2.1.0 schema (scripts/fetch-sarif-schema.sh);
 #   - tmux from Debian's packages (the in-host tests drive the hosts'
 #     terminal interfaces in it, as a user would);
 #   - Neovim from Debian's packages (its LSP client on mcp-resolve lsp);
@@ -47,6 +52,8 @@
 #   usage: scripts/test.sh [CARGO TEST ARGS…]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/components.sh
+. scripts/components.sh
 
 # Each stage's heading says when it began (since the test command
 # started), so that a log shows where the time goes.
@@ -55,18 +62,6 @@ stage() { printf '== [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; 
 # Debian packages without recommended ones, waiting for a busy apt lock.
 apt_install() {
   scripts/apt-install.sh "$@"
-}
-
-# A virtual environment under target/ (python3-venv from apt if missing).
-make_venv() {
-  local venv=$1
-  if [ ! -x "$venv/bin/python" ]; then
-    mkdir -p target
-    if ! python3 -m venv "$venv" 2>/dev/null; then
-      apt_install python3 python3-venv
-      rm -rf "$venv"; python3 -m venv "$venv"
-    fi
-  fi
 }
 
 # A Debian package whose service the tests do not use: installed if its
@@ -82,24 +77,34 @@ apt_install_tool() {
   fi
 }
 
-# The real components, each installed unless it is already in place. Run in
-# the background beside the builds (below): the installs mostly wait on the
-# network and the disk, the builds on the cores.
+# The real components. The pinned third-party ones come from the cache of
+# scripts/components.sh (installed there once, then reused by every clone
+# and run: ~/.cache/mcp-resolve/components unless MCP_RESOLVE_COMPONENTS
+# says otherwise); those built from this repository's sources go to
+# target/. Run in the background beside the builds (below): the installs
+# mostly wait on the network and the disk, the builds on the cores.
 install_components() {
+  if ! command -v npm >/dev/null 2>&1; then
+    apt_install nodejs npm
+  fi
+  local dir
+
   stage "cel-python (an independent CEL implementation, for the differential test)"
-  make_venv target/cel-venv
-  target/cel-venv/bin/python -m pip install -q --disable-pip-version-check "cel-python==0.5.0"
-  export MCP_RESOLVE_CEL_PYTHON="$PWD/target/cel-venv/bin/python"
+  local cel=("cel-python==0.5.0")
+  dir=$(component_dir cel-venv "${cel[@]}")
+  install_once "$dir" pip_venv "$dir" "${cel[@]}"
+  export MCP_RESOLVE_CEL_PYTHON="$dir/bin/python"
 
   stage "Python MCP SDK (the real client of the end-to-end tests), joserfc (independent JOSE) and opentelemetry-proto (the OTLP receiver)"
-  make_venv target/mcp-venv
-  target/mcp-venv/bin/python -m pip install -q --disable-pip-version-check \
-    "mcp==2.3.0" "rfc8785==0.1.4" "jsonschema==4.26.0" "joserfc==1.8.0" "opentelemetry-proto==1.45.2"
-  export MCP_RESOLVE_MCP_PYTHON="$PWD/target/mcp-venv/bin/python"
+  local client=("mcp==2.3.0" "rfc8785==0.1.4" "jsonschema==4.26.0" "joserfc==1.8.0" "opentelemetry-proto==1.45.2")
+  dir=$(component_dir mcp-venv "${client[@]}")
+  install_once "$dir" pip_venv "$dir" "${client[@]}"
+  export MCP_RESOLVE_MCP_PYTHON="$dir/bin/python"
 
   stage "TypeScript SDKs v2 and v1 (the second real client, and the side-by-side host) and Cedar's engine (cedar-wasm)"
-  MCP_RESOLVE_TS_CLIENT="$(scripts/install-ts-client.sh target/ts-client)"
-  export MCP_RESOLVE_TS_CLIENT
+  dir=$(component_dir ts-client scripts/install-ts-client.sh scripts/ts-client/package.json scripts/ts-client/package-lock.json)
+  install_once "$dir" scripts/install-ts-client.sh "$dir"
+  export MCP_RESOLVE_TS_CLIENT="$dir"
 
   stage "the runtime package of generated TypeScript resolvers (packages/runtime: Ajv, built with TypeScript's compiler)"
   MCP_RESOLVE_TS_RUNTIME="$(scripts/install-ts-runtime.sh target/ts-runtime)"
@@ -114,21 +119,31 @@ install_components() {
   export MCP_RESOLVE_TS_HOST
 
   stage "the runtime package of generated Python resolvers (packages/python-runtime: jsonschema-rs), with mypy"
-  MCP_RESOLVE_PY_RUNTIME="$(scripts/install-py-runtime.sh target/py-runtime)"
-  export MCP_RESOLVE_PY_RUNTIME
+  # Keyed by the packages' sources too (the tests write nothing into it).
+  local py_sources
+  mapfile -t py_sources < <(find packages/python-runtime packages/python-host -type f \
+    ! -path '*/__pycache__/*' ! -path '*.egg-info/*' | LC_ALL=C sort)
+  dir=$(component_dir py-runtime scripts/install-py-runtime.sh "${py_sources[@]}")
+  install_once "$dir" scripts/install-py-runtime.sh "$dir"
+  export MCP_RESOLVE_PY_RUNTIME="$dir"
 
-  stage "the official MCP conformance suite and an OAuth authorization server (oidc-provider), with the Node 22 both need, under target/"
-  MCP_RESOLVE_OFFICIAL_CONFORMANCE="$(scripts/install-official-conformance.sh target/node22)"
-  MCP_RESOLVE_AUTH_SERVER="$(scripts/install-auth-server.sh target/node22)"
-  export MCP_RESOLVE_OFFICIAL_CONFORMANCE MCP_RESOLVE_AUTH_SERVER
+  stage "the official MCP conformance suite and an OAuth authorization server (oidc-provider), with the Node 22 both need"
+  dir=$(component_dir node22 scripts/install-with-node22.sh scripts/install-official-conformance.sh \
+    scripts/install-auth-server.sh scripts/node22/package.json scripts/node22/package-lock.json)
+  # (One lockfile, one Node 22, for both.)
+  install_once "$dir" scripts/install-official-conformance.sh "$dir"
+  export MCP_RESOLVE_OFFICIAL_CONFORMANCE="$dir" MCP_RESOLVE_AUTH_SERVER="$dir"
 
   stage "real MCP servers (npm and PyPI, pinned) for the live import test"
-  MCP_RESOLVE_REAL_SERVERS="$(scripts/install-real-servers.sh target/real-servers)"
-  export MCP_RESOLVE_REAL_SERVERS
+  dir=$(component_dir real-servers scripts/install-real-servers.sh scripts/real-servers/*.txt \
+    scripts/real-servers/node*/package.json scripts/real-servers/node*/package-lock.json)
+  install_once "$dir" scripts/install-real-servers.sh "$dir"
+  export MCP_RESOLVE_REAL_SERVERS="$dir"
 
-  stage "MCP hosts from npm (Claude Code, Codex CLI, Gemini CLI, pinned) for the in-host tests"
-  MCP_RESOLVE_HOSTS="$(scripts/install-hosts.sh target/hosts)"
-  export MCP_RESOLVE_HOSTS
+  stage "MCP hosts from npm (Claude Code, Codex CLI, Gemini CLI, opencode, pinned) for the in-host tests"
+  dir=$(component_dir hosts scripts/install-hosts.sh scripts/hosts/package.json scripts/hosts/package-lock.json)
+  install_once "$dir" scripts/install-hosts.sh "$dir"
+  export MCP_RESOLVE_HOSTS="$dir"
 
   stage "SARIF 2.1.0 schema (pinned serde-sarif crate, through cargo)"
   MCP_RESOLVE_SARIF_SCHEMA="$PWD/$(scripts/fetch-sarif-schema.sh target/sarif)"
@@ -215,6 +230,10 @@ done
 # debug build would compile about 150 crates that `cargo test` compiles again
 # with its own features (a release's wheel is the full command).
 stage "the command as a wheel (maturin's bin bindings, the light build's binary) for the PyPI test"
+maturin_pin=$(sed -n 's/^maturin_pin="\(.*\)"$/\1/p' scripts/pypi-wheel.sh)
+MCP_RESOLVE_MATURIN=$(component_dir maturin "$maturin_pin")
+install_once "$MCP_RESOLVE_MATURIN" pip_venv "$MCP_RESOLVE_MATURIN" "$maturin_pin"
+export MCP_RESOLVE_MATURIN
 MCP_RESOLVE_PYPI_WHEEL="$(scripts/pypi-wheel.sh target/wheels dev --no-default-features)"
 export MCP_RESOLVE_PYPI_WHEEL
 
@@ -261,7 +280,8 @@ cargo test -p mcp-resolve --no-default-features --locked "$@"
 # directories; about 0.25 GB) and the light build's copy are needed no more,
 # and their disk is given back. A failed run keeps them, to look into.
 rm -rf target/tmp target/debug/light
+prune_components
 
 # What the suites cost (docs/performance.md compares layouts with these):
 # the build's output, and the components installed beside it.
-echo "== the suites took $((SECONDS - started)) s (builds included); target/ is $(du -sh target 2>/dev/null | cut -f1): the build (target/debug) $(du -sh target/debug 2>/dev/null | cut -f1), the rest the components"
+echo "== the suites took $((SECONDS - started)) s (builds included); target/ is $(du -sh target 2>/dev/null | cut -f1): the build (target/debug) $(du -sh target/debug 2>/dev/null | cut -f1), the rest the components built from this repository; the components' cache ($components_root) is $(du -sh "$components_root" 2>/dev/null | cut -f1)"

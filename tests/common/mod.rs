@@ -43,6 +43,27 @@ pub fn scratch(group: &str, name: &str) -> PathBuf {
     dir
 }
 
+/// A copy of the script `source` where Node resolves its imports from the
+/// packages installed at `installed` (a component the test command shares
+/// between runs and clones: nothing is written into it): a scratch
+/// directory of this copy's own, whose `node_modules` links to the
+/// installation's. Node resolves a script's imports from the directories
+/// above it, and a package's own from where it really is.
+pub fn beside_packages(installed: &Path, source: impl AsRef<Path>) -> PathBuf {
+    static COPIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let source = source.as_ref();
+    let n = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let stem = source.file_stem().unwrap().to_string_lossy();
+    let dir = scratch(
+        "node-scripts",
+        &format!("{stem}-{}-{n}", std::process::id()),
+    );
+    std::os::unix::fs::symlink(installed.join("node_modules"), dir.join("node_modules")).unwrap();
+    let script = dir.join(source.file_name().unwrap());
+    std::fs::copy(source, &script).unwrap();
+    script
+}
+
 /// Files with extension `ext` in `dir`, sorted.
 pub fn files(dir: &str, ext: &str) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)

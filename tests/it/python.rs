@@ -90,8 +90,8 @@ fn a_runtime_name_that_is_not_a_module_is_refused() {
 
 /// A scratch directory with the file server's module in it, type-checked
 /// with `mypy --strict` (after `edit`).
-fn module_dir(venv: &Path, name: &str, edit: impl Fn(String) -> String) -> PathBuf {
-    let dir = venv.join("it-scratch").join(name);
+fn module_dir(name: &str, edit: impl Fn(String) -> String) -> PathBuf {
+    let dir = common::scratch("python", name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let code = std::fs::read_to_string("generated/file_server_resolve.py").unwrap();
@@ -112,7 +112,7 @@ fn generated_python_passes_mypy_strict() {
     let Some(venv) = common::component("MCP_RESOLVE_PY_RUNTIME", "python") else {
         return;
     };
-    let dir = venv.join("it-scratch").join("mypy");
+    let dir = common::scratch("python", "mypy");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     for rules in common::bundled_rules() {
@@ -147,7 +147,7 @@ fn a_module_for_another_runtime_version_refuses_to_load() {
     let Some(venv) = common::component("MCP_RESOLVE_PY_RUNTIME", "python") else {
         return;
     };
-    let dir = module_dir(&venv, "version", |code| {
+    let dir = module_dir("version", |code| {
         code.replace("rt.check_codegen_version(2)", "rt.check_codegen_version(3)")
     });
     let out = python(&venv, &dir, "import resolve");
@@ -162,7 +162,7 @@ fn a_module_for_another_runtime_version_refuses_to_load() {
     );
     // A module edited by hand so that its data no longer fits is an
     // internal error naming it, not a wrong answer.
-    let dir = module_dir(&venv, "edited", |code| {
+    let dir = module_dir("edited", |code| {
         code.replacen("        return 0\n", "        return 9\n", 1)
     });
     let out = python(
@@ -185,7 +185,7 @@ fn hostile_arguments_get_the_rust_answer() {
     let Some(venv) = common::component("MCP_RESOLVE_PY_RUNTIME", "python") else {
         return;
     };
-    let dir = module_dir(&venv, "hostile", |code| code);
+    let dir = module_dir("hostile", |code| code);
     let mut deep = json!("leaf");
     for _ in 0..200 {
         deep = json!([deep]);
@@ -329,7 +329,7 @@ fn an_unbounded_schemas_nesting_is_walked_on_the_fast_path() {
     );
     let code = String::from_utf8(out.stdout).unwrap();
     assert!(code.contains("_SCALARS.issuperset(map(type, args.values()))"));
-    let dir = module_dir(&venv, "unbounded", |_| code.clone());
+    let dir = module_dir("unbounded", |_| code.clone());
     let nested = |levels: usize| {
         let mut v = json!(1);
         for _ in 0..levels {
@@ -372,7 +372,7 @@ fn type_and_required_beside_a_draft_07_ref_are_not_relied_on() {
     );
     let code = String::from_utf8(out.stdout).unwrap();
     assert!(!code.contains("args[\"path\"]"), "{code}");
-    let dir = module_dir(&venv, "ref-required", |_| code.clone());
+    let dir = module_dir("ref-required", |_| code.clone());
     let cases = vec![
         json!({"path": "/tmp/a"}),
         json!({"path": "/home/a"}),

@@ -152,9 +152,7 @@ fn the_typescript_sdk_v2_client_drives_the_typescript_server() {
     ) else {
         return;
     };
-    // Node resolves packages next to the script: a copy beside the SDK.
-    let script = client.join("ts_client_for_ts_server.mjs");
-    std::fs::copy("examples/file-server/tests/ts_client.mjs", &script).unwrap();
+    let script = common::beside_packages(&client, "examples/file-server/tests/ts_client.mjs");
     let server = launcher(&example, "ts-v2", &[]);
     let root = sandbox("ts-v2");
     let output = Command::new("node")

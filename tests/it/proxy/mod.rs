@@ -529,9 +529,7 @@ fn ts_script(name: &str) -> Option<PathBuf> {
         "MCP_RESOLVE_TS_CLIENT={} has no @modelcontextprotocol/client",
         sdk.display()
     );
-    let script = sdk.join(format!("proxy_{name}"));
-    std::fs::copy(fixture(name), &script).unwrap();
-    Some(script)
+    Some(common::beside_packages(&sdk, fixture(name)))
 }
 
 /// A port nothing listens on (bound, then released).

