@@ -218,10 +218,14 @@ def main():
         parser.error("--paired compares --proxy with --baseline")
 
     log = tempfile.mktemp(prefix="http-latency-")
-    # Beside the SDK it imports (ES modules resolve from the file's place).
-    script = os.path.join(os.path.abspath(args.server_dir), "http_latency_v2_server.mjs")
+    # ES modules resolve from the file's place: a copy in a directory of its
+    # own whose node_modules links to the SDK's (nothing is written there).
+    scratch = tempfile.mkdtemp(prefix="http-latency-")
+    os.symlink(os.path.join(os.path.abspath(args.server_dir), "node_modules"),
+               os.path.join(scratch, "node_modules"))
+    script = os.path.join(scratch, "v2_server.mjs")
     shutil.copy(os.path.join(ROOT, "tests/fixtures/proxy/v2_server.mjs"), script)
-    server = subprocess.Popen(["node", script, "http", log], cwd=args.server_dir,
+    server = subprocess.Popen(["node", script, "http", log], cwd=scratch,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     port = int(server.stdout.readline())
     upstream = f"http://127.0.0.1:{port}/mcp"
@@ -280,6 +284,7 @@ def main():
         server.wait(timeout=10)
         if os.path.exists(log):
             os.remove(log)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":
