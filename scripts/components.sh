@@ -7,7 +7,8 @@
 # (a lockfile, the install script) and the requirement strings, with the
 # machine's architecture and the Node and Python it installs for. A change
 # to any of them names a new directory, installed afresh; the old one is
-# removed once it has gone unused for 30 days.
+# removed once it has gone unused for 30 days, or once three newer ones of
+# its name have been used.
 #
 # The cache is MCP_RESOLVE_COMPONENTS if set, else
 # ${XDG_CACHE_HOME:-~/.cache}/mcp-resolve/components. Setting
@@ -72,7 +73,7 @@ prune_components() {
   {
     find "$components_root" -mindepth 2 -maxdepth 2 -name .complete -mtime +30 2>/dev/null
     find "$components_root" -mindepth 2 -maxdepth 2 -name .complete -printf '%T@ %h\n' 2>/dev/null |
-      sort -rn | awk '{ dir = $2; name = dir; sub(/-[0-9a-f]+$/, "", name); if (++seen[name] > 3) print dir "/.complete" }'
+      sort -rn | awk '{ dir = substr($0, index($0, " ") + 1); name = dir; sub(/-[0-9a-f]+$/, "", name); if (++seen[name] > 3) print dir "/.complete" }'
   } | while read -r stamp; do
     rm -rf "$(dirname "$stamp")" "$(dirname "$stamp").lock"
   done
