@@ -206,7 +206,12 @@ started=$SECONDS
 # README's first command builds the command without default features: the
 # compiler's commands alone. They work, and the rest say what to build.
 stage "the light build (--no-default-features): the compiler's commands, and a clear error for the rest"
-cargo build --locked --no-default-features --bin mcp-resolve
+# Its artifacts are listed (cargo's JSON messages) for the check after the
+# test build.
+# With the feature `workspace-hack` (no code: the dependencies' features of
+# the test build, so that the test build compiles none of them again).
+cargo build --locked --no-default-features --features workspace-hack --bin mcp-resolve \
+  --message-format=json-render-diagnostics > target/light-build.json
 # Kept beside the full build, which `cargo test` writes to the same path.
 mkdir -p target/debug/light
 light=target/debug/light/mcp-resolve
@@ -234,7 +239,7 @@ maturin_pin=$(sed -n 's/^maturin_pin="\(.*\)"$/\1/p' scripts/pypi-wheel.sh)
 MCP_RESOLVE_MATURIN=$(component_dir maturin "$maturin_pin")
 install_once "$MCP_RESOLVE_MATURIN" pip_venv "$MCP_RESOLVE_MATURIN" "$maturin_pin"
 export MCP_RESOLVE_MATURIN
-MCP_RESOLVE_PYPI_WHEEL="$(scripts/pypi-wheel.sh target/wheels dev --no-default-features)"
+MCP_RESOLVE_PYPI_WHEEL="$(scripts/pypi-wheel.sh target/wheels dev --no-default-features --features workspace-hack)"
 export MCP_RESOLVE_PYPI_WHEEL
 
 # A third of the suites' time is spent waiting on the processes they start
@@ -244,7 +249,30 @@ export MCP_RESOLVE_PYPI_WHEEL
 export RUST_TEST_THREADS="${RUST_TEST_THREADS:-$(($(nproc) + 1))}"
 # The build and the run as two stages, so that the log shows each one's time.
 stage "cargo test --workspace: the build"
-cargo test --workspace --locked --no-run "$@"
+cargo test --workspace --locked --no-run --message-format=json-render-diagnostics "$@" \
+  > target/test-build.json
+# The test build compiled none of the light build's third-party
+# dependencies again: crates/workspace-hack gives the light build the
+# features the test build gives them. A dependency added with other features
+# shows here, named, with the fix. Two kinds are compiled twice by design:
+# the workspace's own crates (the example server turns on the runtime's rmcp
+# serving, which the light build must not link) and schemars (rmcp gives it
+# chrono, which the light build has no use for). With arguments such as
+# --release the builds differ anyway, and nothing is checked.
+if [ $# = 0 ]; then
+  artifacts() {
+    grep '"reason":"compiler-artifact"' "$1" | grep -v -e '"package_id":"path+file:' -e '#schemars@' |
+      grep -o '"filenames":\[[^]]*\]' | grep -o '"/[^"]*"' | tr -d '"' | LC_ALL=C sort -u
+  }
+  again=$(LC_ALL=C comm -23 <(artifacts target/light-build.json) <(artifacts target/test-build.json))
+  if [ -n "$again" ]; then
+    echo "the test build compiled these dependencies of the light build again, with other features:" >&2
+    echo "$again" | sed 's|.*/||' >&2
+    echo "give crates/workspace-hack/Cargo.toml the features the test build resolves for them (its comment says how to list them)" >&2
+    exit 1
+  fi
+fi
+rm -f target/light-build.json target/test-build.json
 
 stage "the real components (their own log follows)"
 installed=0

@@ -30,6 +30,8 @@ fn generated_code_matches_the_library_resolver() {
         assert!(!project.has_errors(), "{path}");
         let server = project.single_server().unwrap();
         let resolver = Resolver::new(server).unwrap();
+        // The rules, quoted in any failure's message.
+        let text = std::fs::read_to_string(path).unwrap();
         // Every answer any engine gives, in every dialect, verifies against
         // the signature document of the same rules.
         let signature = mcp_resolve_host::Signature::from_value(
@@ -69,7 +71,6 @@ fn generated_code_matches_the_library_resolver() {
                 cases += 1;
                 let ours = resolve(name, &args);
                 let lib = resolver.resolve(name, &args);
-                let text = std::fs::read_to_string(path).unwrap();
                 for (d, matcher) in &matchers {
                     let compiled = matcher.resolve(name, &args);
                     match (&compiled, &lib) {
