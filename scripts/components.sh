@@ -22,7 +22,10 @@
 # their sources; the TypeScript packages built from this repository (the
 # runtime package, the example server, the host library) are built into
 # target/ on every run, from what the clone has (the tests write the code
-# they generate beside them, where Node resolves their imports).
+# they generate beside them, where Node resolves their imports), and only
+# their third-party dependencies are cached (npm-deps-NAME, keyed by each
+# package's lockfile; scripts/install-npm-deps.sh), linked from their
+# node_modules.
 
 components_root="${MCP_RESOLVE_COMPONENTS:-${XDG_CACHE_HOME:-$HOME/.cache}/mcp-resolve/components}"
 mkdir -p "$components_root"

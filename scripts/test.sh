@@ -24,10 +24,13 @@
 #   - maturin (maturin), which builds the light build's command as a wheel
 #     into target/wheels (scripts/pypi-wheel.sh) for the PyPI test;
 #   - in target/: the runtime package of generated TypeScript resolvers
-#     (packages/runtime) with Ajv and TypeScript's compiler, built in
-#     target/ts-runtime (scripts/install-ts-runtime.sh), and the TypeScript
-#     example server and host library built against it, target/ts-example
-#     and target/ts-host (scripts/install-ts-package.sh);
+#     (packages/runtime), built in target/ts-runtime
+#     (scripts/install-ts-runtime.sh), and the TypeScript example server and
+#     host library built against it, target/ts-example and target/ts-host
+#     (scripts/install-ts-package.sh); their third-party dependencies (Ajv,
+#     the TypeScript SDKs, TypeScript's compiler) from the cache, one
+#     installation per lockfile (npm-deps-*; scripts/install-npm-deps.sh),
+#     linked from their node_modules;
 #   - the runtime package of generated Python resolvers
 #     (packages/python-runtime) and the host library with jsonschema-rs and
 #     mypy, in a virtual environment keyed by their sources too (py-runtime;
@@ -83,6 +86,16 @@ apt_install_tool() {
 # says otherwise); those built from this repository's sources go to
 # target/. Run in the background beside the builds (below): the installs
 # mostly wait on the network and the disk, the builds on the cores.
+# The third-party dependencies of this repository's npm package SOURCE, in
+# the cache (scripts/install-npm-deps.sh); prints their directory.
+ts_deps() {
+  local source=$1 dir
+  dir=$(component_dir "npm-deps-$(basename "$source")" scripts/install-npm-deps.sh \
+    "$source/package.json" "$source/package-lock.json")
+  install_once "$dir" scripts/install-npm-deps.sh "$source" "$dir"
+  echo "$dir"
+}
+
 install_components() {
   if ! command -v npm >/dev/null 2>&1; then
     apt_install nodejs npm
@@ -106,16 +119,22 @@ install_components() {
   install_once "$dir" scripts/install-ts-client.sh "$dir"
   export MCP_RESOLVE_TS_CLIENT="$dir"
 
+  # The TypeScript packages of this repository are built in target/ (their
+  # tests generate code beside them); their third-party dependencies come
+  # from the cache, keyed by their lockfiles.
   stage "the runtime package of generated TypeScript resolvers (packages/runtime: Ajv, built with TypeScript's compiler)"
-  MCP_RESOLVE_TS_RUNTIME="$(scripts/install-ts-runtime.sh target/ts-runtime)"
+  dir=$(ts_deps packages/runtime)
+  MCP_RESOLVE_TS_RUNTIME="$(scripts/install-ts-runtime.sh target/ts-runtime "$dir")"
   export MCP_RESOLVE_TS_RUNTIME
 
   stage "the TypeScript example server (examples/file-server-ts, on the TypeScript SDKs v2 and v1, against that runtime)"
-  MCP_RESOLVE_TS_EXAMPLE="$(scripts/install-ts-package.sh examples/file-server-ts target/ts-example target/ts-runtime)"
+  dir=$(ts_deps examples/file-server-ts)
+  MCP_RESOLVE_TS_EXAMPLE="$(scripts/install-ts-package.sh examples/file-server-ts target/ts-example target/ts-runtime "$dir")"
   export MCP_RESOLVE_TS_EXAMPLE
 
   stage "the TypeScript host library (packages/host, against that runtime)"
-  MCP_RESOLVE_TS_HOST="$(scripts/install-ts-package.sh packages/host target/ts-host target/ts-runtime)"
+  dir=$(ts_deps packages/host)
+  MCP_RESOLVE_TS_HOST="$(scripts/install-ts-package.sh packages/host target/ts-host target/ts-runtime "$dir")"
   export MCP_RESOLVE_TS_HOST
 
   stage "the runtime package of generated Python resolvers (packages/python-runtime: jsonschema-rs), with mypy"
