@@ -279,6 +279,11 @@ impl<'de: 'a, 'a> Deserialize<'de> for QuickCall<'a> {
 pub enum Params<'a> {
     /// Parsed.
     Tree(Value),
+    /// Parsed, with where their `_meta` is written ([`ParamsRead::of`]:
+    /// a traced request's, whose `traceparent` the proxy places).
+    ///
+    /// [`ParamsRead::of`]: mcp_resolve_protocol::ParamsRead::of
+    Read(mcp_resolve_protocol::ParamsRead<'a>),
     /// Read on their text ([`QuickCall::of`]).
     Call(QuickCall<'a>),
 }
@@ -293,6 +298,7 @@ impl mcp_resolve_protocol::Parsed for Params<'_> {
     fn meta_is_object(&self) -> Option<bool> {
         match self {
             Params::Tree(tree) => tree.meta_is_object(),
+            Params::Read(read) => read.meta_is_object(),
             // Read on their text only when they cannot name `_meta`: the
             // screen's look at the text is no read.
             Params::Call(_) => None,

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use mcp_resolve_protocol::{Screened, may_name_meta};
+use mcp_resolve_protocol::{ParamsRead, Screened, may_name_meta};
 use mcp_resolve_runtime::RpcError;
 
 use super::call::Step;
@@ -43,6 +43,7 @@ impl Session<'_> {
         let parses = |method: &str| reads_params(method, resolve_method);
         // A call nothing would judge may be read on its text.
         let on_text = self.reads_calls_on_text();
+        let traces = self.tracing();
         let quick = |method: &str, raw| match method {
             // (Params that may name `_meta` are not read so: the reading
             // gives up on them.)
@@ -50,20 +51,28 @@ impl Session<'_> {
             // A listing's params are most often `{}`: what a parse would
             // give, without one.
             "tools/list" if is_empty_object(raw) => Some(Params::Tree(Value::Object(Map::new()))),
+            // Traced, a `_meta` is found in the parse, for the proxy's
+            // `traceparent` to be placed in it without another.
+            _ if traces && may_name_meta(raw) => ParamsRead::of(raw).map(Params::Read),
             _ => None,
         };
-        let (message, params, call) = match self.screen.read_parsing_with(&text, parses, quick) {
-            Ok((message, Some(Params::Call(call)))) => (message, None, Some(call)),
-            Ok((message, Some(Params::Tree(params)))) => (message, Some(params), None),
-            Ok((message, None)) => (message, None, None),
+        let (mut read, call) = match self.screen.read_parsing_with(&text, parses, quick) {
+            Ok((message, Some(Params::Call(call)))) => {
+                (HostMessage::of(&text, &message, None), Some(call))
+            }
+            Ok((message, Some(Params::Tree(params)))) => {
+                (HostMessage::of(&text, &message, Some(params)), None)
+            }
+            Ok((message, Some(Params::Read(params)))) => {
+                (HostMessage::read(&text, &message, Some(params)), None)
+            }
+            Ok((message, None)) => (HostMessage::of(&text, &message, None), None),
             Err(Screened::Reply(answer)) => {
                 out.push(Effect::Host(answer.to_string()));
                 return;
             }
             Err(_) => return,
         };
-        let mut read = HostMessage::of(&text, &message, params);
-        drop(message);
         // A call read on its text is decided on it when it can be; else its
         // params are parsed (they were read as a tree reader reads them, so
         // they parse) and it is decided the whole way.
@@ -110,6 +119,7 @@ impl Session<'_> {
             method,
             params_at,
             params,
+            meta_at,
             response,
         } = read;
         if response && self.answers_question(id.as_ref(), &text, clock, out) {
@@ -125,7 +135,7 @@ impl Session<'_> {
                     .and_then(Value::as_str);
                 self.opening = self.open_trace(
                     &text,
-                    raw_params,
+                    (raw_params, &meta_at),
                     params.as_ref(),
                     "tools/call",
                     &id,
@@ -139,8 +149,15 @@ impl Session<'_> {
             }
             (Some(MANIFEST_METHOD), Some(id)) if self.guard.declare.is_some() => {
                 let from = out.len();
-                self.opening =
-                    self.open_trace(&text, raw_params, None, MANIFEST_METHOD, &id, None, clock);
+                self.opening = self.open_trace(
+                    &text,
+                    (raw_params, &meta_at),
+                    None,
+                    MANIFEST_METHOD,
+                    &id,
+                    None,
+                    clock,
+                );
                 self.answer_manifest(id.clone(), clock, out);
                 self.settle_span(&id, clock, from, out);
             }
@@ -154,8 +171,15 @@ impl Session<'_> {
                     .filter(|_| owned)
                     .and_then(|p| p.get("name"))
                     .and_then(Value::as_str);
-                self.opening =
-                    self.open_trace(&text, raw_params, params.as_ref(), method, &id, tool, clock);
+                self.opening = self.open_trace(
+                    &text,
+                    (raw_params, &meta_at),
+                    params.as_ref(),
+                    method,
+                    &id,
+                    tool,
+                    clock,
+                );
                 if owned
                     && let Some(error) = self.answer_owned(method, &id, params.as_ref(), clock, out)
                 {

@@ -8,7 +8,7 @@
 
 use std::ops::Range;
 
-use mcp_resolve_protocol::{Envelope, ParamsRead, Screen, Screened};
+use mcp_resolve_protocol::{Envelope, MetaAt, ParamsRead, Screen, Screened};
 use serde_json::Value;
 
 use crate::rules::{ProxyRules, SIGNATURE_METHOD};
@@ -48,6 +48,11 @@ pub struct HostMessage {
     /// Its params, parsed, for the methods the session reads
     /// ([`reads_params`]); `None` for the others.
     pub params: Option<Value>,
+    /// Where its params' `_meta` is written in `text`, when the read that
+    /// parsed them placed it ([`ParamsRead::of`]; else
+    /// [`MetaAt::Unknown`]): the proxy's `traceparent` goes there without
+    /// another read.
+    pub meta_at: MetaAt,
     /// It is a response (to a request of the server's or the proxy's).
     pub response: bool,
 }
@@ -62,8 +67,24 @@ impl HostMessage {
             method: message.method.as_deref().map(str::to_string),
             params_at: message.params.and_then(|raw| range_in(text, raw.get())),
             params,
+            meta_at: MetaAt::Unknown,
             response: message.is_response(),
         }
+    }
+
+    /// What a read of `text` gave: `message`, its envelope, and `read`, its
+    /// params parsed with where their `_meta` is ([`read_host`]).
+    pub fn read(text: &str, message: &Envelope<'_>, read: Option<ParamsRead<'_>>) -> HostMessage {
+        let (params, meta_at) = match read {
+            Some(read) => (Some(read.tree), read.meta_at),
+            None => (None, MetaAt::Unknown),
+        };
+        let mut message = HostMessage::of(text, message, params);
+        message.meta_at = match &message.params_at {
+            Some(at) => meta_at.mapped(|offset| at.start + offset),
+            None => MetaAt::Unknown,
+        };
+        message
     }
 
     /// Its params as written.

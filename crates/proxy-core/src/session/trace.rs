@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use mcp_resolve_protocol::{Envelope, may_name_meta, splice};
+use mcp_resolve_protocol::{Envelope, MetaAt, may_name_meta, splice};
 use mcp_resolve_telemetry::{ClientSpan, Key, SpanRecord, TraceParent};
 use serde::Deserialize;
 use serde_json::Value;
@@ -105,17 +105,29 @@ enum Place {
     /// The `{` of params that may name `_meta`, which end at `end`: only
     /// they are read again, to find it.
     Meta { end: usize },
+    /// The `{` of the params' `_meta` object, found when they were read,
+    /// and its `traceparent`'s value as written (`start..end`), which the
+    /// proxy's replaces: nothing is read again.
+    MetaAt {
+        open: usize,
+        traceparent: Option<(usize, usize)>,
+    },
 }
 
 impl Slot {
-    /// The slot of `params`, a slice of `text`, when it names no `_meta`.
-    fn of(text: &str, params: &str) -> Option<Slot> {
+    /// The slot of `params`, a slice of `text` whose `_meta` is where
+    /// `meta_at` says.
+    fn of(text: &str, params: &str, meta_at: &MetaAt) -> Option<Slot> {
         let at = (params.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
         let end = at + params.len();
-        let place = if may_name_meta(params) {
-            Place::Meta { end }
-        } else {
-            Place::Params
+        let place = match meta_at {
+            MetaAt::At { open, traceparent } if (at..end).contains(open) => Place::MetaAt {
+                open: *open,
+                traceparent: traceparent.as_ref().map(|t| (t.start, t.end)),
+            },
+            MetaAt::Absent => Place::Params,
+            _ if may_name_meta(params) => Place::Meta { end },
+            _ => Place::Params,
         };
         (text.get(at..end) == Some(params) && params.starts_with('{')).then_some(Slot {
             at,
@@ -150,6 +162,21 @@ impl Slot {
             Place::Meta { end } if at == Some(&b'{') => {
                 let value = serde_json::to_string(traceparent).ok()?;
                 return inject_into(text, text.get(self.at..end)?, &value);
+            }
+            Place::MetaAt {
+                open,
+                traceparent: written,
+            } if at == Some(&b'{') => {
+                // As [`inject_into`] writes it, without its read: the
+                // host's `traceparent` replaced, or the proxy's first in
+                // `_meta`.
+                let value = format!("\"{traceparent}\"");
+                return match written {
+                    Some((start, end)) => {
+                        Some([text.get(..start)?, &value, text.get(end..)?].concat())
+                    }
+                    None => first_member(text, open, &format!("\"traceparent\":{value}")),
+                };
             }
             Place::Params if at == Some(&b'{') => {}
             _ => return None,
@@ -211,6 +238,21 @@ fn host_parent(params: &str) -> Option<TraceParent> {
     let meta: Meta<'_> = mcp_resolve_protocol::json::from_str(params.meta?.get()).ok()?;
     let text: String = mcp_resolve_protocol::json::from_str(meta.traceparent?.get()).ok()?;
     TraceParent::parse(&text)
+}
+
+/// `text` with `member` as the first member of the object whose `{` is at
+/// `open`.
+fn first_member(text: &str, open: usize, member: &str) -> Option<String> {
+    if text.as_bytes().get(open) != Some(&b'{') {
+        return None;
+    }
+    let (head, rest) = text.split_at(open + 1);
+    let separator = if rest.trim_start().starts_with('}') {
+        ""
+    } else {
+        ","
+    };
+    Some([head, member, separator, rest].concat())
 }
 
 /// `object` (a slice of `text`, a JSON object) with `member` as its first
@@ -303,40 +345,68 @@ pub fn adopt_http_traceparent(read: &mut HostMessage, header: &str, parses: bool
     let written = value.to_string();
     let meta = read.params.as_ref().map(|tree| tree.get("_meta").is_some());
     let text = &read.text;
-    let (line, params_at) = match read.params_at.clone() {
+    // Where a `traceparent` written at `start` is, in a `_meta` at `open`.
+    let placed = |open: usize, start: usize| MetaAt::At {
+        open,
+        traceparent: Some(start..start + written.len()),
+    };
+    const META: &str = "\"_meta\":";
+    const MEMBER: &str = "\"traceparent\":";
+    let (line, params_at, meta_at) = match read.params_at.clone() {
         // No params: they go before the closing `}`, as [`inject`] writes.
         None => {
             let Some(body) = text.trim_end().strip_suffix('}') else {
                 return;
             };
-            let params = format!("{{\"_meta\":{{\"traceparent\":{written}}}}}");
+            let params = format!("{{{META}{{{MEMBER}{written}}}}}");
             let start = body.len() + ",\"params\":".len();
             let at = start..start + params.len();
-            (format!("{body},\"params\":{params}}}"), at)
+            let open = start + 1 + META.len();
+            let meta_at = placed(open, open + 1 + MEMBER.len());
+            (format!("{body},\"params\":{params}}}"), at, meta_at)
         }
         Some(at) => {
             let Some(params) = text.get(at.clone()) else {
                 return;
             };
-            let line = match meta {
+            let (line, meta_at) = match (meta, &read.meta_at) {
                 // Parsed, without `_meta`: the proxy's is their first member.
-                Some(false) => insert_first(
-                    text,
-                    params,
-                    &format!("\"_meta\":{{\"traceparent\":{written}}}"),
-                ),
-                _ => inject_into(text, params, &written),
+                (Some(false), _) | (_, MetaAt::Absent) => {
+                    let open = at.start + 1 + META.len();
+                    let member = format!("{META}{{{MEMBER}{written}}}");
+                    let meta_at = placed(open, open + 1 + MEMBER.len());
+                    (insert_first(text, params, &member), meta_at)
+                }
+                // Its `_meta` found where the read placed it: the host's
+                // `traceparent` (not a trace context) replaced, or the
+                // proxy's first in it, without reading them again.
+                (_, MetaAt::At { open, traceparent }) => match traceparent {
+                    Some(host) => {
+                        let line = text
+                            .get(..host.start)
+                            .zip(text.get(host.end..))
+                            .map(|(head, tail)| [head, &written, tail].concat());
+                        (line, placed(*open, host.start))
+                    }
+                    None => {
+                        let member = format!("{MEMBER}{written}");
+                        let line = first_member(text, *open, &member);
+                        (line, placed(*open, open + 1 + MEMBER.len()))
+                    }
+                },
+                _ => (inject_into(text, params, &written), MetaAt::Unknown),
             };
             let Some(line) = line else {
                 return;
             };
             let end = at.end + line.len() - text.len();
-            (line, at.start..end)
+            (line, at.start..end, meta_at)
         }
     };
     let had_params = read.params_at.is_some();
     read.text = line;
     read.params_at = Some(params_at);
+    read.meta_at = meta_at;
     read.params = match read.params.take() {
         Some(tree) => Some(with_trace_member(tree, value)),
         None if parses && !had_params => {
@@ -344,6 +414,10 @@ pub fn adopt_http_traceparent(read: &mut HostMessage, header: &str, parses: bool
         }
         None => None,
     };
+    // Where `_meta` is, as a read gives it: of params the session parses.
+    if read.params.is_none() {
+        read.meta_at = MetaAt::Unknown;
+    }
 }
 
 /// Params `tree` (read before [`adopt_http_traceparent`] placed the
@@ -415,7 +489,7 @@ impl Session<'_> {
     pub(super) fn open_trace(
         &mut self,
         text: &str,
-        params: Option<&str>,
+        (params, meta_at): (Option<&str>, &MetaAt),
         parsed: Option<&Value>,
         method: &str,
         id: &Value,
@@ -457,7 +531,7 @@ impl Session<'_> {
             session: Arc::clone(&self.span_shared),
             extra: Vec::new(),
             slot: match params {
-                Some(params) => Slot::of(text, params),
+                Some(params) => Slot::of(text, params, meta_at),
                 None => Slot::bare(text),
             },
         })
@@ -675,7 +749,7 @@ mod tests {
         for text in texts {
             let envelope = Envelope::of(text).unwrap();
             let params = envelope.params.unwrap().get();
-            let slot = Slot::of(text, params).unwrap();
+            let slot = Slot::of(text, params, &MetaAt::Unknown).unwrap();
             let filled = slot.fill(text, TP).unwrap();
             assert_eq!(filled, inject(text, TP).unwrap(), "{text}");
             mcp_resolve_protocol::json::from_str::<Value>(&filled).unwrap();
@@ -691,12 +765,12 @@ mod tests {
         ] {
             let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{params}}}"#);
             let at = text.find(params).unwrap();
-            let slot = Slot::of(&text, &text[at..at + params.len()]).unwrap();
+            let slot = Slot::of(&text, &text[at..at + params.len()], &MetaAt::Unknown).unwrap();
             assert!(matches!(slot.place, Place::Meta { .. }));
             assert_eq!(slot.fill(&text, TP), inject(&text, TP), "{text}");
         }
         // A string that is not a slice of the text: none.
-        assert!(Slot::of(texts[1], &String::from("{}")).is_none());
+        assert!(Slot::of(texts[1], &String::from("{}"), &MetaAt::Unknown).is_none());
         // A request without params: they go before its closing `}`.
         for text in [
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
@@ -708,6 +782,55 @@ mod tests {
             mcp_resolve_protocol::json::from_str::<Value>(&filled).unwrap();
             let longer = text.replacen("\"id\"", " \"id\"", 1);
             assert!(slot.fill(&longer, TP).is_none(), "{text}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Where one read of the params found `_meta`, the slot places the
+        /// `traceparent` exactly where reading them again would, and where
+        /// it did not, it reads them again.
+        #[test]
+        fn the_meta_found_in_the_read_places_the_traceparent_as_reading_again_would(
+            meta in proptest::prop_oneof![
+                proptest::strategy::Just("{}".to_string()),
+                proptest::strategy::Just("{ }".to_string()),
+                proptest::strategy::Just(r#"{"progressToken":7}"#.to_string()),
+                proptest::strategy::Just(r#"{"traceparent":"00-1-2-01"}"#.to_string()),
+                proptest::strategy::Just(r#"{"traceparent":7,"x":{"traceparent":1}}"#.to_string()),
+                proptest::strategy::Just(r#"{"a":[{"}":"{"}],"traceparent" : "x" , "b":1}"#.to_string()),
+                proptest::strategy::Just(r#"{"traceparent":"a","traceparent":"b"}"#.to_string()),
+                proptest::strategy::Just("[1]".to_string()),
+            ],
+            space in proptest::prop_oneof![
+                proptest::strategy::Just(""),
+                proptest::strategy::Just(" "),
+                proptest::strategy::Just("\n\t"),
+            ],
+            meta_first in proptest::prelude::any::<bool>(),
+            escaped in proptest::prelude::any::<bool>(),
+            twice in proptest::prelude::any::<bool>(),
+        ) {
+            let name = if escaped { r#""_m\u0065ta""# } else { r#""_meta""# };
+            let mut members = vec![format!("{name}{space}:{space}{meta}"), r#""name":"t""#.to_string()];
+            if !meta_first {
+                members.reverse();
+            }
+            if twice {
+                members.push(format!(r#""_meta":{meta}"#));
+            }
+            let params = format!("{{{space}{}}}", members.join(","));
+            let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}"#);
+            let at = text.find(&params).unwrap();
+            let read = mcp_resolve_protocol::ParamsRead::of(&params).unwrap();
+            let meta_at = read.meta_at.clone().mapped(|offset| at + offset);
+            let slot = Slot::of(&text, &text[at..at + params.len()], &meta_at).unwrap();
+            let placed = matches!(slot.place, Place::MetaAt { .. });
+            proptest::prop_assert_eq!(
+                placed,
+                !escaped && !twice && meta.starts_with('{') && !meta.contains(r#""traceparent":"a""#),
+                "{:?} {}", read.meta_at, text
+            );
+            proptest::prop_assert_eq!(slot.fill(&text, TP), inject(&text, TP), "{}", text);
         }
     }
 

@@ -348,7 +348,6 @@ impl Exchange {
         read: Option<ParamsRead<'_>>,
     ) -> Response {
         let token = written_token(message, read.as_ref());
-        let params = read.map(|read| read.tree);
         let (opened, answers) = session.wait(
             self.host_id.clone(),
             token.map(|raw| raw.to_owned()),
@@ -357,7 +356,7 @@ impl Exchange {
         if let Some(headers) = self.carried.take() {
             session.carried.put(opened.to_string(), headers);
         }
-        let mut read = under_proxy_id(text, message, params, token, opened);
+        let mut read = under_proxy_id(text, message, read, token, opened);
         if let Some((header, parses)) = &self.traceparent {
             crate::session::adopt_http_traceparent(&mut read, header, *parses);
         }
@@ -492,12 +491,12 @@ fn written_token<'a>(
 /// A request (`text`, read as `message` and `params`) as its session is
 /// handed it: the proxy's id `opened` spliced in where the host wrote its
 /// id and its progress `token`, and the read following the text — the id,
-/// the token in the parsed params, where the params now are — so that it
-/// is what a read of the new text would give.
+/// the token in the parsed params, where the params and their `_meta` now
+/// are — so that it is what a read of the new text would give.
 fn under_proxy_id(
     text: &str,
     message: &Envelope<'_>,
-    params: Option<Value>,
+    params: Option<ParamsRead<'_>>,
     token: Option<&RawValue>,
     opened: u64,
 ) -> HostMessage {
@@ -509,7 +508,7 @@ fn under_proxy_id(
     if let Some(raw) = token {
         parts.push((raw.get(), &proxy_text));
     }
-    let mut read = HostMessage::of(text, message, params);
+    let mut read = HostMessage::read(text, message, params);
     if let Some(line) = splice_all(text, &mut parts) {
         read.id = Some(Value::from(opened));
         if token.is_some()
@@ -524,6 +523,7 @@ fn under_proxy_id(
         read.params_at = read
             .params_at
             .map(|at| moved(at.start, text, &parts)..moved(at.end, text, &parts));
+        read.meta_at = std::mem::take(&mut read.meta_at).mapped(|at| moved(at, text, &parts));
         read.text = line;
     }
     read

@@ -15,7 +15,7 @@ fn hand(h: &mut Harness<'_>, rules: &ProxyRules, text: &str) -> Vec<Effect> {
     let mut out = Vec::new();
     match read_host(&mut Screen::default().per_message(), rules, text) {
         Ok((message, params)) => {
-            let read = HostMessage::of(text, &message, params.map(|p| p.tree));
+            let read = HostMessage::read(text, &message, params);
             h.session
                 .from_host(Input::Read(Box::new(read), None), h.clock.now(), &mut out);
         }
@@ -143,6 +143,7 @@ fn a_message_handed_read_is_not_read_again() {
         method: Some("ping".into()),
         params_at: None,
         params: None,
+        meta_at: mcp_resolve_protocol::MetaAt::Unknown,
         response: false,
     };
     let mut out = Vec::new();

@@ -36,7 +36,7 @@ fn from_host(h: &mut Harness<'_>, rules: &ProxyRules, way: Way, text: &str) -> R
         Way::Handed => {
             let (message, params) =
                 read_host(&mut Screen::default().per_message(), rules, text).unwrap();
-            let read = HostMessage::of(text, &message, params.map(|p| p.tree));
+            let read = HostMessage::read(text, &message, params);
             let mut out = Vec::new();
             h.session
                 .from_host(Input::Read(Box::new(read), None), h.clock.now(), &mut out);
@@ -114,22 +114,19 @@ fn a_call_and_a_listing_are_read_once_each_way() {
         let message = mcp_resolve_protocol::Envelope::of(text).unwrap();
         let id = message.id_raw.map_or(0, |raw| raw.get().len() as u64);
         // Once: the envelope's walk, the id read from it, one parse of the
-        // params the session reads (`read_host` for a handed message). With telemetry, a `_meta` the host
-        // wrote is read once more, to place the proxy's `traceparent` in
-        // the request that goes on.
+        // params the session reads (`read_host` for a handed message), with
+        // telemetry and a `_meta` too: the proxy's `traceparent` goes where
+        // that parse found `_meta`.
         let mut once = text.len() as u64 + id + params_len(text);
-        // Handed: the read finds where the progress token is written, and
-        // reads its few bytes as a value (as the id's).
-        if matches!(way, Way::Handed)
-            && let Some(token) = message
-                .params()
-                .and_then(|p| p.pointer("/_meta/progressToken").cloned())
-        {
-            once += token.to_string().len() as u64;
-        }
-        if *name == "traced" && text.contains("_meta") {
-            let meta = message.params().unwrap()["_meta"].to_string().len() as u64;
-            once += params_len(text) + meta;
+        // A parse that finds where `_meta`'s members are written (a handed
+        // message's, a traced one's) reads the few bytes of its progress
+        // token and `traceparent` as values (as the id's).
+        if matches!(way, Way::Handed) || *name == "traced" {
+            for member in ["/_meta/progressToken", "/_meta/traceparent"] {
+                if let Some(value) = message.params().and_then(|p| p.pointer(member).cloned()) {
+                    once += value.to_string().len() as u64;
+                }
+            }
         }
         let answer_once = if *what == "list" {
             LISTING.len()

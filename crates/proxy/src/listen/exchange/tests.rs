@@ -19,7 +19,7 @@ fn read(line: &str) -> (Envelope<'_>, Option<ParamsRead<'_>>) {
 /// What a read of `line` gives the session.
 fn fresh(line: &str) -> HostMessage {
     let (message, params) = read(line);
-    HostMessage::of(line, &message, params.map(|p| p.tree))
+    HostMessage::read(line, &message, params)
 }
 
 proptest! {
@@ -43,13 +43,17 @@ proptest! {
             Just(r#""a\"b-much-longer-than-the-id""#.to_string()),
         ]),
         meta_first in any::<bool>(),
+        traceparent in prop_oneof![
+            Just(""),
+            Just(r#","traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01""#),
+        ],
         params_first in any::<bool>(),
         space in prop_oneof![Just(""), Just(" "), Just("\n  ")],
         opened in 0u64..100_000_000_000,
     ) {
         let meta = match &token {
-            Some(t) => format!(r#""_meta":{space}{{"x":[1,{{"y":"z"}}],"progressToken":{space}{t}}}"#),
-            None => r#""_meta":{"x":1}"#.to_string(),
+            Some(t) => format!(r#""_meta":{space}{{"x":[1,{{"y":"z"}}],"progressToken":{space}{t}{traceparent}}}"#),
+            None => format!(r#""_meta":{{"x":1{traceparent}}}"#),
         };
         let rest = r#""name":"t","arguments":{"path":"/tmp/a b","n":[1,2]}"#;
         let params = if meta_first { format!("{{{meta},{rest}}}") } else { format!("{{{rest},{space}{meta}}}") };
@@ -60,7 +64,6 @@ proptest! {
         let text = if params_first { format!("{{{tail},{head}}}") } else { format!("{{{head},{tail}}}") };
         let (message, params) = read(&text);
         let token = written_token(&message, params.as_ref());
-        let params = params.map(|p| p.tree);
         prop_assert_eq!(token.is_some(), token_written(&text));
         let handed = under_proxy_id(&text, &message, params, token, opened);
         let expected = fresh(&handed.text);
@@ -92,6 +95,7 @@ fn the_exchange_reads_a_request_once() {
         r#"{"method":"tools/call","params":{"name":"manage_files","arguments":{"path":"a","action":"delete"}},"jsonrpc":"2.0","id":"h-2"}"#.to_string(),
         format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"manage_files","arguments":{{"path":"a","action":"read"}},{modern}}}}}"#),
         format!(r#"{{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{{{modern}}}}}"#),
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"manage_files","arguments":{"path":"a","action":"read"},"_meta":{"progressToken":5,"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}"#.to_string(),
     ];
     let mut headers = HeaderMap::new();
     headers.insert(
@@ -117,10 +121,30 @@ fn the_exchange_reads_a_request_once() {
             params,
         );
         let token = written_token(&message, read.as_ref());
-        let handed = under_proxy_id(text, &message, read.map(|r| r.tree), token, 7);
+        let handed = under_proxy_id(text, &message, read, token, 7);
         let read = reads() - before;
         let raw = |part: Option<&RawValue>| part.map_or(0, |p| p.get().len());
-        let once = text.len() + raw(message.id_raw) + raw(message.params) + raw(token);
+        // A `traceparent` in `_meta`: its few bytes read as a value, and
+        // where it is handed on, for the proxy's to take its place.
+        let traceparent = match &handed.meta_at {
+            mcp_resolve_protocol::MetaAt::At {
+                traceparent: Some(at),
+                ..
+            } => {
+                assert_eq!(
+                    &handed.text[at.clone()],
+                    format!("\"{}\"", &text[text.find("00-").unwrap()..][..55])
+                );
+                at.len()
+            }
+            mcp_resolve_protocol::MetaAt::At { .. } => 0,
+            other => {
+                assert!(!text.contains("_meta"), "{text}: {other:?}");
+                0
+            }
+        };
+        let once =
+            text.len() + raw(message.id_raw) + raw(message.params) + raw(token) + traceparent;
         assert!(
             read.bytes <= once as u64,
             "{text}: {read:?}, once is {once} bytes"
