@@ -20,7 +20,7 @@ mod screen;
 
 pub use envelope::{Envelope, id_key, splice};
 pub use error::{ErrorObject, RpcError};
-pub use params::{MetaAt, ParamsRead};
+pub use params::{Key, MetaAt, ParamsRead};
 pub use screen::{Parsed, Screen, Screened};
 
 use serde::Serialize;

@@ -5,8 +5,10 @@
 //! context in the request it forwards, without reading the params a second
 //! time to find them.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
+use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -159,7 +161,12 @@ impl<'de> Visitor<'de> for Walk<'de> {
         let mut members = Map::new();
         let mut found = Found::none();
         let mut metas = 0;
-        while let Some(Key(key, written)) = map.next_key_seed(KeySeed)? {
+        while let Some(Key(name)) = map.next_key::<Key<'de>>()? {
+            // Where the name is written, when it is as read.
+            let (key, written) = match name {
+                Cow::Borrowed(written) => (written.to_string(), Some(written)),
+                Cow::Owned(key) => (key, None),
+            };
             let value = match (self.meta, key.as_str()) {
                 (false, "_meta") => {
                     metas += 1;
@@ -228,35 +235,26 @@ impl<'de> Visitor<'de> for Walk<'de> {
     }
 }
 
-/// A member's name, and the text it was read from when it is written
-/// without escapes (a slice of the text being read, which says where).
-struct Key<'de>(String, Option<&'de str>);
+/// A member's name (or any string), borrowed from the text being read when
+/// it is written without escapes: a slice of that text, which says where.
+pub struct Key<'a>(pub Cow<'a, str>);
 
-/// Reads a [`Key`].
-struct KeySeed;
-
-impl<'de> DeserializeSeed<'de> for KeySeed {
-    type Value = Key<'de>;
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Key<'de>, D::Error> {
-        deserializer.deserialize_str(KeyVisitor)
-    }
-}
-
-struct KeyVisitor;
-
-impl<'de> Visitor<'de> for KeyVisitor {
-    type Value = Key<'de>;
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a member's name")
-    }
-    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
-        Ok(Key(v.to_string(), Some(v)))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
-        Ok(Key(v.to_string(), None))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Key<'de>, E> {
-        Ok(Key(v, None))
+impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl<'de> Visitor<'de> for Text {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+        }
+        deserializer.deserialize_str(Text)
     }
 }
 

@@ -171,26 +171,7 @@ impl<'a> Visitor<'a> for ToolSeed<'a> {
 const SEARCHED: usize = 16;
 
 /// A key (or any string), borrowed from the text when it has no escapes.
-pub struct Key<'a>(pub Cow<'a, str>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Text;
-        impl<'de> Visitor<'de> for Text {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v.to_string())))
-            }
-        }
-        deserializer.deserialize_str(Text)
-    }
-}
+pub use mcp_resolve_protocol::Key;
 
 /// The `tools` member of a JSON object (a `tools/list` result) read with
 /// `seed`, in one pass over the object; `None` when it is missing, or
