@@ -52,6 +52,7 @@ fn listing(c: &mut Criterion) {
         records: false,
         traces: false,
         routes_answers: false,
+        lists_by_scope: false,
         ids: Box::new(move || {
             next += 1;
             next

@@ -137,6 +137,7 @@ fn session<'s>(
         records: sinks.records(),
         traces: sinks.telemetry.is_some(),
         routes_answers: false,
+        lists_by_scope: false,
     };
     let mut session = Session::new(rules, guard, config);
     let mut out = Vec::new();

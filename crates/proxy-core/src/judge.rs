@@ -222,6 +222,18 @@ pub fn step_up(
     })
 }
 
+/// Whether a token granting `granted` is shown tool `name` in a listing
+/// (`--list-by-scope`): a tool the rules do not describe always is; one
+/// they describe when the token can call it under its static scopes or
+/// under one of its variants' scopes.
+pub fn listed_to(rules: &ProxyRules, name: &str, granted: &BTreeSet<String>) -> bool {
+    rules.server().tool(name).is_none_or(|tool| {
+        tool.required_scopes.iter().all(|s| granted.contains(s))
+            || (tool.variants.iter())
+                .any(|v| v.required_scopes.iter().all(|(s, _)| granted.contains(s)))
+    })
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

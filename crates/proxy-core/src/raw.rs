@@ -415,6 +415,38 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawItems<'a> {
     }
 }
 
+/// What to take out of `text` to leave out the array items `items` (their
+/// texts, slices of `text`, in order) at the indexes `cut` (ascending),
+/// with the commas between them, so that what stays is the same array
+/// without them: each run of left-out items from its first item to the
+/// next item kept, or, for a run at the end, from the end of the last
+/// item kept (or the start of the first item, when none is). `None` when
+/// an index or a text is not where it should be.
+pub fn cuts<'a>(text: &'a str, items: &[&'a str], cut: &[usize]) -> Option<Vec<&'a str>> {
+    let start = |i: usize| (items.get(i)?.as_ptr() as usize).checked_sub(text.as_ptr() as usize);
+    let end = |i: usize| end_in(text, items.get(i)?);
+    let mut parts = Vec::new();
+    let mut at = 0;
+    while at < cut.len() {
+        let first = cut[at];
+        let mut last = first;
+        while cut.get(at + 1) == Some(&(last + 1)) {
+            at += 1;
+            last += 1;
+        }
+        at += 1;
+        let range = if last + 1 < items.len() {
+            start(first)?..start(last + 1)?
+        } else if first > 0 {
+            end(first - 1)?..end(last)?
+        } else {
+            start(first)?..end(last)?
+        };
+        parts.push(text.get(range)?);
+    }
+    Some(parts)
+}
+
 /// `text` with each `(part, with)` replaced, every part a slice of `text`
 /// itself, in the order they are written; `None` when one is not.
 pub fn splice_all(text: &str, parts: &[(&str, String)]) -> Option<String> {
@@ -582,5 +614,34 @@ mod tests {
         let (message, listing) =
             Envelope::of_reading(r#"{"id":1,"error":{"code":1}}"#, ListingSeed("")).unwrap();
         assert!(message.error && listing.is_none());
+    }
+
+    proptest::proptest! {
+        /// Cutting items out of an array as written leaves the array
+        /// without them, whatever the items and the spacing between them.
+        #[test]
+        fn cut_items_leave_the_array_without_them(
+            items in proptest::collection::vec((0..4usize, 0..3usize, proptest::bool::ANY), 0..8),
+        ) {
+            let spaces = ["", " ", "\n\t "];
+            let values = [r#"{"a":[1,2]}"#, "3", r#""x,]""#, "[ ]"];
+            let written: Vec<String> = items
+                .iter()
+                .map(|(v, space, _)| format!("{}{}", values[*v], spaces[*space]))
+                .collect();
+            let text = format!(r#"{{"tools": [ {} ] }}"#, written.join(", "));
+            let raw = tools_of(&text).unwrap();
+            let texts: Vec<&str> = raw.iter().map(|r| r.get()).collect();
+            let cut: Vec<usize> = (0..items.len()).filter(|&i| items[i].2).collect();
+            let parts = cuts(&text, &texts, &cut).unwrap();
+            let parts: Vec<(&str, String)> = parts.into_iter().map(|p| (p, String::new())).collect();
+            let after: serde_json::Value =
+                mcp_resolve_protocol::json::from_str(&splice_all(&text, &parts).unwrap()).unwrap();
+            let kept: Vec<serde_json::Value> = (0..items.len())
+                .filter(|i| !items[*i].2)
+                .map(|i| mcp_resolve_protocol::json::from_str(values[items[i].0]).unwrap())
+                .collect();
+            proptest::prop_assert_eq!(after, serde_json::json!({"tools": kept}));
+        }
     }
 }

@@ -232,6 +232,7 @@ pub(crate) fn session_config(options: &Options, side: HostSide) -> Config {
         max_message_bytes: options.max_message_bytes,
         per_message: side.per_message,
         routes_answers: side.routes_answers,
+        lists_by_scope: side.lists_by_scope,
         compare_listing: options.compare_listing,
         ids: crate::machine::random_ids(),
         span_attributes: side.span_attributes,
@@ -297,6 +298,9 @@ pub(crate) struct HostSide {
     /// The host side routes answers by the proxy's id (`--listen`):
     /// [`HostSink::deliver_answer`].
     pub(crate) routes_answers: bool,
+    /// A `tools/list` answer lists only the tools the request's token can
+    /// call (`--list-by-scope`).
+    pub(crate) lists_by_scope: bool,
 }
 
 impl HostSide {
@@ -306,6 +310,7 @@ impl HostSide {
             per_message: false,
             span_attributes: vec![("network.transport", "pipe".into())],
             routes_answers: false,
+            lists_by_scope: false,
         }
     }
 }

@@ -495,6 +495,11 @@ impl Session<'_> {
                 progress: super::progress_token(params),
                 first_page: method == "tools/list"
                     && params.and_then(|p| p.get("cursor")).is_none(),
+                listed_for: self
+                    .principal
+                    .as_ref()
+                    .filter(|_| self.lists_by_scope && method == "tools/list")
+                    .map(|p| p.scopes.clone()),
                 trace,
             },
         );
@@ -555,6 +560,7 @@ impl Session<'_> {
                         .ok()
                         .and_then(|call| super::progress_token(call.get("params"))),
                     first_page: false,
+                    listed_for: None,
                     trace,
                 },
             );

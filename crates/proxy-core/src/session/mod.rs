@@ -93,6 +93,11 @@ pub struct Config {
     /// server's answer to a request goes out as [`Effect::Answer`], with
     /// what routing it needs, so that it is not read again.
     pub routes_answers: bool,
+    /// A host's `tools/list` answer lists only the tools its bearer token
+    /// can call (`--list-by-scope`; [`judge::listed_to`]).
+    ///
+    /// [`judge::listed_to`]: crate::judge::listed_to
+    pub lists_by_scope: bool,
 }
 
 /// A request forwarded to the server and not answered yet.
@@ -111,6 +116,9 @@ struct Pending {
     /// A `tools/list` for the first page (no cursor): its answer starts a
     /// reading of the whole list.
     first_page: bool,
+    /// A `tools/list` whose answer lists only the tools a token granting
+    /// these scopes can call ([`Config::lists_by_scope`]).
+    listed_for: Option<std::collections::BTreeSet<String>>,
     /// Its spans, with telemetry on.
     trace: Option<trace::Traced>,
 }
@@ -216,6 +224,8 @@ pub struct Session<'s> {
     claims: HashMap<String, Claim>,
     /// Audit records are wanted ([`Config::records`]).
     records: bool,
+    /// [`Config::lists_by_scope`].
+    lists_by_scope: bool,
     /// Answers go out as [`Effect::Answer`] ([`Config::routes_answers`]).
     routes_answers: bool,
     /// Spans and measures are wanted ([`Config::traces`]).
@@ -264,6 +274,7 @@ impl<'s> Session<'s> {
             span_attributes: config.span_attributes,
             shared: config.shared,
             records: config.records,
+            lists_by_scope: config.lists_by_scope,
             traces: config.traces,
             routes_answers: config.routes_answers,
             claims: HashMap::new(),

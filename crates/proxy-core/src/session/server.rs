@@ -3,7 +3,7 @@
 //! after `notifications/tools/list_changed`, and everything else passed on
 //! exactly as the server wrote it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use serde_json::Value;
 
@@ -12,9 +12,9 @@ use mcp_resolve_runtime::{Annotations, Listed};
 use super::relist::Relist;
 use super::verify::HeldListing;
 use super::{Answer, Clock, Effect, Pending, Session, range_in};
-use crate::excerpt;
 use crate::raw::{self, Members};
 use crate::rules::Rewrite;
+use crate::{excerpt, judge};
 use mcp_resolve_protocol::{Envelope, id_key, splice};
 
 impl Session<'_> {
@@ -222,13 +222,14 @@ impl Session<'_> {
         if let Pending {
             rewrite: Rewrite::Tools { marked },
             consent: None,
+            listed_for,
             ..
         } = waiting
             && self.guard.pin.is_none()
             && self.guard.declare.is_none()
             && self.guard.verify.is_none()
         {
-            return self.annotated_list(text, read.tools()?, *marked);
+            return self.annotated_list(text, read.tools()?, *marked, listed_for.as_ref());
         }
         if let Pending {
             rewrite: Rewrite::None,
@@ -264,10 +265,19 @@ impl Session<'_> {
             Pending {
                 rewrite: Rewrite::Tools { marked },
                 first_page,
+                listed_for,
                 ..
             } => {
                 remember_listing(&mut self.listed, &value);
                 value = self.shown_listing(&value, *marked, *first_page, out);
+                if let (Some(granted), Some(Value::Array(tools))) =
+                    (listed_for, value.get_mut("tools"))
+                {
+                    tools.retain(|tool| match tool.get("name").and_then(Value::as_str) {
+                        Some(name) => judge::listed_to(self.rules, name, granted),
+                        None => true,
+                    });
+                }
                 if value.get("nextCursor").is_none()
                     && let Some(declarer) = &self.guard.declare
                 {
@@ -397,15 +407,19 @@ impl Session<'_> {
     /// A `tools/list` answer without a pin to check: each tool the rules
     /// describe annotated as text (schemas and every other member left as
     /// written, [`ProxyRules::annotate_members`]) and spliced back in; the
-    /// listed static annotations remembered. `None` when nothing changes.
+    /// listed static annotations remembered; with `listed_for`, the tools a
+    /// token granting those scopes cannot call cut out. `None` when nothing
+    /// changes.
     fn annotated_list<'t>(
         &mut self,
         text: &'t str,
         tools: Vec<(&'t str, Option<raw::Tool<'t>>)>,
         marked: bool,
+        listed_for: Option<&BTreeSet<String>>,
     ) -> Option<String> {
         let mut annotated = Vec::with_capacity(tools.len());
-        for (tool, read) in tools {
+        let mut cut = Vec::new();
+        for (at, (tool, read)) in tools.iter().enumerate() {
             let Some(raw::Tool {
                 members,
                 annotations,
@@ -415,14 +429,18 @@ impl Session<'_> {
             };
             let Some(name) = members.get("name").and_then(raw::string_of) else {
                 if let Some(unmarked) = self.unmarked(tool) {
-                    annotated.push((tool, unmarked));
+                    annotated.push((*tool, unmarked));
                 }
                 continue;
             };
+            if listed_for.is_some_and(|granted| !judge::listed_to(self.rules, &name, granted)) {
+                cut.push(at);
+                continue;
+            }
             if self.rules.annotate_members(
                 tool,
                 &name,
-                &members,
+                members,
                 annotations.as_ref(),
                 marked,
                 &mut annotated,
@@ -433,8 +451,17 @@ impl Session<'_> {
             // what the server lists.)
             remember_listed(&mut self.listed, &name, annotations.as_ref());
             if let Some(unmarked) = self.unmarked(tool) {
-                annotated.push((tool, unmarked));
+                annotated.push((*tool, unmarked));
             }
+        }
+        if !cut.is_empty() {
+            let texts: Vec<&str> = tools.iter().map(|(tool, _)| *tool).collect();
+            annotated.extend(
+                raw::cuts(text, &texts, &cut)?
+                    .into_iter()
+                    .map(|c| (c, String::new())),
+            );
+            annotated.sort_by_key(|(part, _)| part.as_ptr() as usize);
         }
         if annotated.is_empty() {
             return None;

@@ -1,8 +1,6 @@
 //! `--auth-issuer` over HTTP: the refusals of the resource server
 //! ([`crate::auth`]) as responses, and the per-call scope check (step-up).
 
-use std::collections::BTreeSet;
-
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mcp_resolve_protocol::Envelope;
@@ -45,34 +43,6 @@ pub(super) fn denied(auth: &Authorizer, denied: &Denied) -> Response {
         json!({"error": error, "error_description": description}).to_string(),
     )
         .into_response()
-}
-
-/// A `tools/list` answer (`line`) without the tools the rules describe
-/// that a token granting `granted` can call no variant of (nor fall
-/// through to the static scopes); tools the rules do not describe stay.
-/// Anything else is returned as it is.
-pub(super) fn by_scope(hub: &Hub, granted: &BTreeSet<String>, line: String) -> String {
-    let Ok(mut message) = mcp_resolve_protocol::json::from_str::<serde_json::Value>(&line) else {
-        return line;
-    };
-    let Some(serde_json::Value::Array(tools)) = message.pointer_mut("/result/tools") else {
-        return line;
-    };
-    let server = hub.rules.server();
-    let callable = |scopes: &[String]| scopes.iter().all(|s| granted.contains(s));
-    tools.retain(|tool| {
-        let Some(name) = tool.get("name").and_then(serde_json::Value::as_str) else {
-            return true;
-        };
-        match server.tools.iter().find(|t| t.name == name) {
-            None => true,
-            Some(rules) => {
-                callable(&rules.required_scopes)
-                    || rules.variants.iter().any(|v| callable(&v.scopes()))
-            }
-        }
-    });
-    message.to_string()
 }
 
 /// A `tools/call` or a resolution (the rules' method) whose resolution

@@ -138,12 +138,6 @@ pub(super) async fn post(
         let params = read.map(|read| read.tree);
         return notify(&session, &to_relay, text, &message, params, principal).await;
     }
-    // `--list-by-scope`: the tools this token can call, and no others.
-    let listing = principal
-        .as_ref()
-        .filter(|_| hub.listen.auth.as_ref().is_some_and(|a| a.lists_by_scope()))
-        .filter(|_| message.method.as_deref() == Some("tools/list"))
-        .map(|p| (Arc::clone(&hub), p.scopes.clone()));
     let carried = param_headers(&parts.headers);
     // A `traceparent` header goes into the request the session is handed
     // (the message's own `_meta` wins), after the one read of it.
@@ -158,7 +152,6 @@ pub(super) async fn post(
         host_id: host_id.unwrap_or(Value::Null),
         events,
         new_id,
-        listing,
         principal,
     };
     exchange
@@ -325,8 +318,6 @@ struct Exchange {
     events: bool,
     /// The id of the session the request opened, for the answer's header.
     new_id: Option<String>,
-    /// A `tools/list` under `--list-by-scope`: the scopes its token grants.
-    listing: Option<(Arc<Hub>, std::collections::BTreeSet<String>)>,
     /// Who the request's token speaks for.
     principal: Option<crate::auth::Principal>,
     /// The host's `traceparent` header (telemetry on), and whether the
@@ -382,24 +373,11 @@ impl Exchange {
 
     /// The answer: an event stream, or the one JSON body.
     async fn answer(
-        mut self,
+        self,
         session: &HostSession,
         mut answers: mpsc::UnboundedReceiver<String>,
         abandon: Abandon,
     ) -> Response {
-        if let Some((hub, granted)) = self.listing.take() {
-            let (filtered, receiver) = mpsc::unbounded_channel();
-            let mut from = answers;
-            tokio::spawn(async move {
-                while let Some(line) = from.recv().await {
-                    let line = super::auth::by_scope(&hub, &granted, line);
-                    if filtered.send(line).is_err() {
-                        return;
-                    }
-                }
-            });
-            answers = receiver;
-        }
         let mut response = if self.events {
             // The status and headers go out with the first event, in one
             // write that wakes the host once, not in a write of their own

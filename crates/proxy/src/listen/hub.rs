@@ -436,6 +436,7 @@ impl Hub {
             per_message: stateless,
             span_attributes,
             routes_answers: true,
+            lists_by_scope: (self.listen.auth.as_ref()).is_some_and(|a| a.lists_by_scope()),
         };
         let relay_task = tokio::spawn(async move {
             let mut router = router;

@@ -118,6 +118,7 @@ fn config(timeout: Option<Duration>) -> Config {
         records: false,
         traces: false,
         routes_answers: false,
+        lists_by_scope: false,
         ids: {
             let mut id = 0u128;
             Box::new(move || {
@@ -708,6 +709,7 @@ fn when_the_server_exits_every_waiting_request_gets_an_error() {
 }
 
 mod asking;
+mod by_scope;
 mod declarations;
 mod handed;
 mod hosts_as_they_are;
