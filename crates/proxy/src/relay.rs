@@ -50,6 +50,12 @@ pub(crate) trait HostSink {
         self.deliver(answer.text).await
     }
 
+    /// Delivers a server's progress notification, routed by the proxy's id
+    /// of the request that asked for it ([`HostSide::routes_answers`]).
+    async fn deliver_progress(&mut self, progress: crate::session::Answer) -> std::io::Result<()> {
+        self.deliver(progress.text).await
+    }
+
     /// The messages delivered from now on were made of a server message
     /// that came on the answer to the request with the proxy's id
     /// `request` (the key of it); `None`: of nothing known to be related.
@@ -340,9 +346,10 @@ impl Driver<'_> {
     ) -> Result<(), UpstreamError> {
         for effect in self.effects.drain(..) {
             match effect {
-                Effect::Host(_) | Effect::Answer(_) => {
+                Effect::Host(_) | Effect::Answer(_) | Effect::Progress(_) => {
                     let delivered = match effect {
                         Effect::Answer(answer) => host.deliver_answer(*answer).await,
+                        Effect::Progress(progress) => host.deliver_progress(*progress).await,
                         Effect::Host(line) => host.deliver(line).await,
                         _ => Ok(()),
                     };
@@ -387,7 +394,7 @@ impl<'s> Keeper<'s> {
     /// transport's.
     pub(crate) fn keep(self, effect: Effect) {
         match effect {
-            Effect::Host(_) | Effect::Answer(_) | Effect::Server(_) => {}
+            Effect::Host(_) | Effect::Answer(_) | Effect::Progress(_) | Effect::Server(_) => {}
             Effect::Audit(record) => self.sinks.keep(record),
             Effect::Log(line) => log(&line),
             Effect::Span(span) => {

@@ -92,7 +92,7 @@ impl Shared {
         // messages keep the session's order across threads.
         let mut host = effects
             .iter()
-            .any(|e| matches!(e, Effect::Host(_) | Effect::Answer(_)))
+            .any(|e| matches!(e, Effect::Host(_) | Effect::Answer(_) | Effect::Progress(_)))
             .then(|| lock(&self.host));
         let mut server = effects
             .iter()
@@ -102,9 +102,9 @@ impl Shared {
         let mut gone = None;
         for effect in effects {
             match effect {
-                Effect::Host(_) | Effect::Answer(_) => {
+                Effect::Host(_) | Effect::Answer(_) | Effect::Progress(_) => {
                     let line = match effect {
-                        Effect::Answer(answer) => answer.text,
+                        Effect::Answer(routed) | Effect::Progress(routed) => routed.text,
                         Effect::Host(line) => line,
                         _ => continue,
                     };

@@ -12,6 +12,11 @@ pub enum Effect {
     /// Deliver this answer to the host whose request it answers
     /// ([`super::Config::routes_answers`]).
     Answer(Box<Answer>),
+    /// Deliver this progress notification to the host whose request asked
+    /// for it ([`super::Config::routes_answers`]): `to` is the proxy's id of
+    /// that request (the token the server was given), `id_at` where the
+    /// token is written, for the host's own token to go in its place.
+    Progress(Box<Answer>),
     /// Send this message to the server.
     Server(String),
     /// Write this record to the audit log.

@@ -110,24 +110,29 @@ impl Session<'_> {
             }
             None => None,
         };
+        // A progress notification's token, read once: for the requests the
+        // host was told timed out, and for a transport that routes it.
+        let progress = (message.id.is_none()
+            && (self.routes_answers || !self.silenced.is_empty())
+            && message.method.as_deref() == Some("notifications/progress"))
+        .then(|| progress_token(&text, message.params?))
+        .flatten();
         // Progress for a request the host was told timed out: it has its
         // answer, and no more is coming for it.
-        if !self.silenced.is_empty()
-            && message.id.is_none()
-            && message.method.as_deref() == Some("notifications/progress")
-            && let Some(token) = message
-                .params()
-                .as_ref()
-                .and_then(|p| p.get("progressToken"))
-                .map(id_key)
-            && self.silenced.contains(&token)
+        if let Some((_, token)) = &progress
+            && self.silenced.contains(token)
         {
             return;
         }
         let Some(mut waiting) = waiting else {
-            // Everything else exactly as the server wrote it.
             drop(message);
-            out.push(Effect::Host(text));
+            match progress.filter(|_| self.routes_answers) {
+                Some((id_at, to)) => {
+                    out.push(Effect::Progress(Box::new(Answer { text, to, id_at })));
+                }
+                // Everything else exactly as the server wrote it.
+                None => out.push(Effect::Host(text)),
+            }
             return;
         };
         // A listing waits for the server's manifest under `--trust`.
@@ -640,4 +645,17 @@ fn id_in_answer(
     let end = id.end.checked_add_signed(moved)?;
     let at = start..end;
     (answer.get(at.clone()) == Some(raw)).then_some(at)
+}
+
+/// Where a progress notification's `progressToken` is written in `text`
+/// (the notification; `params`, its params, a slice of it), and the token's
+/// `id_key`: the member as a parsed object has it (its last value, a name
+/// with escapes read), read as members once.
+fn progress_token(
+    text: &str,
+    params: &serde_json::value::RawValue,
+) -> Option<(std::ops::Range<usize>, String)> {
+    let token = Members::of(params.get())?.get("progressToken")?;
+    let key = id_key(&mcp_resolve_protocol::json::from_str::<Value>(token).ok()?);
+    Some((range_in(text, token)?, key))
 }

@@ -235,6 +235,24 @@ impl HostSession {
         let _ = waiter.stream.send(text);
     }
 
+    /// Routes a server's progress notification (as the session read it) to
+    /// the request whose token it carries, with the host's token put back
+    /// in place of the proxy's id; progress of a request no longer waiting,
+    /// or that asked for no event stream, is dropped and counted.
+    fn route_progress(&self, progress: crate::session::Answer) {
+        let sent = self.routes.lock().ok().and_then(|routes| {
+            let waiter = routes.waiting.get(&progress.to)?;
+            let token = waiter.token.as_ref().filter(|_| waiter.events)?;
+            let mut text = progress.text;
+            text.get(progress.id_at.clone())?;
+            text.replace_range(progress.id_at, token.get());
+            waiter.stream.send(text).ok()
+        });
+        if sent.is_none() {
+            self.unrouted("progress");
+        }
+    }
+
     /// Routes one message of the proxy session to the host. `related`: the
     /// proxy's id (key) of the request on whose answer the server sent it.
     ///
@@ -271,21 +289,9 @@ impl HostSession {
             return;
         }
         if envelope.method.as_deref() == Some("notifications/progress") {
-            // The token is the proxy's id of the request that asked.
-            let sent = envelope
-                .params
-                .and_then(progress_token_raw)
-                .and_then(|raw| {
-                    let waiter = routes.waiting.get(&id_key(
-                        &mcp_resolve_protocol::json::from_str(raw.get()).ok()?,
-                    ))?;
-                    let token = waiter.token.as_ref().filter(|_| waiter.events)?;
-                    let line = splice(&line, raw.get(), token.get())?;
-                    waiter.stream.send(line).ok()
-                });
-            if sent.is_none() {
-                self.unrouted("progress");
-            }
+            // Progress with a token comes read (`route_progress`): this
+            // one names no request.
+            self.unrouted("progress");
             return;
         }
         // A `subscriptions/listen` stream's notifications name the listen
@@ -380,6 +386,11 @@ impl HostSink for Router {
 
     async fn deliver_answer(&mut self, answer: crate::session::Answer) -> std::io::Result<()> {
         self.session.route_answer(answer);
+        Ok(())
+    }
+
+    async fn deliver_progress(&mut self, progress: crate::session::Answer) -> std::io::Result<()> {
+        self.session.route_progress(progress);
         Ok(())
     }
 

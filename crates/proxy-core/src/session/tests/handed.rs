@@ -160,7 +160,8 @@ fn a_message_handed_read_is_not_read_again() {
 /// A session that routes answers by the proxy's id gives each forwarded
 /// answer as [`Effect::Answer`]: the answer another session gives, with
 /// where its id is written, whatever the order of its members and however
-/// the proxy rewrote its result.
+/// the proxy rewrote its result; and progress as [`Effect::Progress`], with
+/// where its token is written.
 #[test]
 fn an_answer_routed_by_the_proxys_id_is_the_answer_and_says_where_its_id_is() {
     use crate::session::Answer;
@@ -179,11 +180,14 @@ fn an_answer_routed_by_the_proxys_id_is_the_answer_and_says_where_its_id_is() {
             (true, r#"{"jsonrpc":"2.0","id":"s-2","method":"tools/list"}"#.to_string()),
             (false, r#"{"jsonrpc":"2.0", "id" : "s-2","result":{"tools":[{"name":"manage_files","inputSchema":{"type":"object"}}]}}"#.to_string()),
             (true, call(5, "read")),
+            (false, r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1,"progressToken":"p-5"}}"#.to_string()),
+            (false, r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress\u0054oken":7, "progressToken" : {"k":[1]},"progress":2}}"#.to_string()),
+            (false, r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":3}}"#.to_string()),
             (false, r#"{"result":{"content":[]},"jsonrpc":"2.0","id":5}"#.to_string()),
             (true, r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#.to_string()),
             (false, r#"{"jsonrpc":"2.0","id":6,"error":{"code":-1,"message":"no"}}"#.to_string()),
         ];
-        let mut answers = 0;
+        let (mut answers, mut progress) = (0, 0);
         for (from_host, text) in script {
             let (a, b) = if from_host {
                 (plain.host(&text), routed.host(&text))
@@ -202,11 +206,25 @@ fn an_answer_routed_by_the_proxys_id_is_the_answer_and_says_where_its_id_is() {
                         answers += 1;
                         Effect::Host(text)
                     }
+                    // Progress says where its token is written, and whose
+                    // it is: the token as a parsed object has it.
+                    Effect::Progress(routed) => {
+                        let Answer { text, to, id_at } = *routed;
+                        let token: Value =
+                            mcp_resolve_protocol::json::from_str(&text[id_at]).unwrap();
+                        let written: Value = mcp_resolve_protocol::json::from_str(&text).unwrap();
+                        assert_eq!(token, written["params"]["progressToken"], "{text}");
+                        assert_eq!(to, mcp_resolve_protocol::id_key(&token));
+                        progress += 1;
+                        Effect::Host(text)
+                    }
                     other => other,
                 })
                 .collect();
             assert_eq!(a, b, "{text}");
         }
         assert_eq!(answers, 5);
+        // (A notification without a token goes as it is.)
+        assert_eq!(progress, 2);
     }
 }

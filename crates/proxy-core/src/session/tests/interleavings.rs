@@ -137,7 +137,9 @@ impl Ledger {
                     assert!(record["time"].is_string() && record["event"].is_string());
                 }
                 Effect::Log(_) | Effect::Trust(_) | Effect::Span(_) | Effect::Measure(_) => {}
-                Effect::Answer(answer) => panic!("not asked to route answers: {answer:?}"),
+                Effect::Answer(routed) | Effect::Progress(routed) => {
+                    panic!("not asked to route answers: {routed:?}")
+                }
             }
         }
     }

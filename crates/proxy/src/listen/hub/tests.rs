@@ -155,11 +155,16 @@ proptest! {
                     }
                 }
                 Step::Progress(n) => {
+                    // As the session gives it: where the token is, and whose.
                     let proxy_id = opened.get(n).map_or(999, |r| r.proxy_id);
-                    session.route(
-                        format!(r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{proxy_id},"progress":1,"of":{proxy_id}}}}}"#),
-                        None,
-                    );
+                    let text = format!(r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{proxy_id},"progress":1,"of":{proxy_id}}}}}"#);
+                    let start = text.find("\"progressToken\":").unwrap() + 16;
+                    let id_at = start..start + proxy_id.to_string().len();
+                    session.route_progress(crate::session::Answer {
+                        text,
+                        to: id_key(&Value::from(proxy_id)),
+                        id_at,
+                    });
                 }
                 Step::Related(n) => {
                     let proxy_id = opened.get(n).map_or(999, |r| r.proxy_id);
