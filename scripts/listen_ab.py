@@ -13,12 +13,19 @@ The HTTP host is Python's http.client on one keep-alive connection, in an
 event stream) and `MCP-Protocol-Version`; `--json` accepts JSON alone (the
 proxy answers with one JSON body).
 
+`--floor LINE_RELAY` adds the floors of both routes, asked in the same
+turns: `line-relay --threads` (two threads of blocking I/O moving lines,
+the stdio route's floor) and `line-relay --http` (one thread of blocking
+I/O taking the host's POSTs, no HTTP library: the HTTP route's floor), from
+`cargo build --release -p mcp-resolve-benches --bin line-relay`; their
+ratio is what HTTP itself costs over a pipe.
+
 Each start warms up with 300 requests a route, then runs BLOCKS blocks;
---starts (3) starts both anew, the order of the routes swapped every start.
+--starts (3) starts the routes anew, their order turned every start.
 Prints each route's median µs per request and the median ratio of the HTTP
 route to the stdio route, block by block, with its middle half.
 
-Usage: scripts/listen_ab.py [--starts S] [--json] BLOCKS N METHOD PARAMS BIN -- RULES -- SERVER ARGS…
+Usage: scripts/listen_ab.py [--starts S] [--json] [--floor LINE_RELAY] BLOCKS N METHOD PARAMS BIN -- RULES -- SERVER ARGS…
   e.g. scripts/listen_ab.py 8 400 tools/list '{}' target/release/mcp-resolve -- \\
          rules/real-server-filesystem.yaml -- mcp-server-filesystem /srv/files
 """
@@ -38,15 +45,15 @@ VERSION = "2025-06-18"
 class Listening:
     """The binary's `--listen` route in front of its server, one session."""
 
-    def __init__(self, binary: str, rules: str, server: list, events: bool) -> None:
+    def __init__(self, command: list, events: bool) -> None:
         self.process = subprocess.Popen(
-            [binary, "proxy", rules, "--no-probe", "--listen", "127.0.0.1:0", "--", *server],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True)
         line = self.process.stderr.readline()
         urls = [w for w in line.split() if w.startswith("http://")]
         if not urls:
             self.process.kill()
-            raise SystemExit(f"{binary} --listen did not say where it listens: {line!r}")
+            raise SystemExit(f"{command[0]} did not say where it listens: {line!r}")
         url = urllib.parse.urlsplit(urls[0])
         self.path = url.path or "/"
         self.connection = http.client.HTTPConnection(url.hostname, url.port)
@@ -95,18 +102,29 @@ class Listening:
         self.process.wait()
 
 
-def start(order: list, binary: str, rules: str, server: list, events: bool,
+def started(name: str, binary: str, floor: str, rules: str, server: list, events: bool):
+    """The route `name` started, in front of its own server."""
+    if name == "stdio":
+        return Proxy(binary, ["proxy", rules, "--no-probe", "--", *server])
+    if name == "http":
+        return Listening([binary, "proxy", rules, "--no-probe", "--listen", "127.0.0.1:0", "--",
+                          *server], events)
+    if name == "stdio floor":
+        return Proxy(floor, ["--threads", *server])
+    return Listening([floor, "--http", *server], events)
+
+
+def start(order: list, binary: str, floor: str, rules: str, server: list, events: bool,
           blocks: int, n: int, method: str, params: dict) -> list:
-    """One start of both routes: per block, {route: µs per request}."""
+    """One start of the routes: per block, {route: µs per request}."""
     routes = {}
     try:
         for name in order:
-            routes[name] = (Proxy(binary, ["proxy", rules, "--no-probe", "--", *server])
-                            if name == "stdio" else Listening(binary, rules, server, events))
+            routes[name] = started(name, binary, floor, rules, server, events)
         ordered = [routes[name] for name in order]
         for _ in range(300):
-            for route in ordered:
-                route.request(method, params)
+            for one in ordered:
+                one.request(method, params)
         figures = []
         for _ in range(blocks):
             before = [r.cpu_ns() for r in ordered]
@@ -123,10 +141,12 @@ def start(order: list, binary: str, rules: str, server: list, events: bool,
 
 def main() -> None:
     argv = sys.argv[1:]
-    starts, events = 3, True
-    while argv[:1] in (["--starts"], ["--json"]):
+    starts, events, floor = 3, True, None
+    while argv[:1] in (["--starts"], ["--json"], ["--floor"]):
         if argv[0] == "--starts":
             starts, argv = int(argv[1]), argv[2:]
+        elif argv[0] == "--floor":
+            floor, argv = argv[1], argv[2:]
         else:
             events, argv = False, argv[1:]
     if len(argv) < 8 or argv[5] != "--" or "--" not in argv[6:]:
@@ -137,22 +157,27 @@ def main() -> None:
     rules, server = rest[0], rest[cut + 1:]
     if cut != 1 or not server:
         raise SystemExit(__doc__)
+    names = ["stdio", "http"] + (["stdio floor", "http floor"] if floor else [])
     figures = []
     for s in range(starts):
-        order = ["stdio", "http"] if s % 2 == 0 else ["http", "stdio"]
-        figures += start(order, binary, rules, server, events, blocks, n, method, params)
-    stdio = [f["stdio"] for f in figures]
-    listen = [f["http"] for f in figures]
-    ratios = sorted(h / s for s, h in zip(stdio, listen))
-    middle = ratios[len(ratios) // 4], ratios[(3 * len(ratios)) // 4]
+        order = names[s % len(names):] + names[:s % len(names)]
+        figures += start(order, binary, floor, rules, server, events, blocks, n, method, params)
     accept = "an event stream" if events else "one JSON body"
     print(f"{method}, {len(figures)} blocks of {n} ({accept} over HTTP)")
-    print(f"| route | µs of the proxy's CPU a request (median of blocks) |")
-    print(f"|---|---:|")
-    print(f"| stdio | {statistics.median(stdio):.1f} |")
-    print(f"| `--listen` | {statistics.median(listen):.1f} |")
-    print(f"HTTP over stdio, block by block: median {statistics.median(ratios):.2f}× "
-          f"(middle half {middle[0]:.2f}× to {middle[1]:.2f}×)")
+    print("| route | µs of the route's CPU a request (median of blocks) |")
+    print("|---|---:|")
+    labels = {"stdio": "stdio", "http": "`--listen`", "stdio floor": "stdio floor (`line-relay --threads`)",
+              "http floor": "HTTP floor (`line-relay --http`)"}
+    for name in names:
+        print(f"| {labels[name]} | {statistics.median(f[name] for f in figures):.1f} |")
+    for over, under, what in (("http", "stdio", "HTTP over stdio"),
+                              ("http floor", "stdio floor", "the HTTP floor over the stdio floor")):
+        if over not in names:
+            continue
+        ratios = sorted(f[over] / f[under] for f in figures)
+        middle = ratios[len(ratios) // 4], ratios[(3 * len(ratios)) // 4]
+        print(f"{what}, block by block: median {statistics.median(ratios):.2f}× "
+              f"(middle half {middle[0]:.2f}× to {middle[1]:.2f}×)")
 
 
 if __name__ == "__main__":

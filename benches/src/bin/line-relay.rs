@@ -10,8 +10,17 @@
 //! (one a direction, as `cat` each way is, in one process): the floor of a
 //! design without an event loop, for comparison.
 //!
-//! `line-relay [--threads] COMMAND [ARGS…]`: the server is the child
-//! `COMMAND`.
+//! `line-relay --http COMMAND [ARGS…]` is the floor of the HTTP route
+//! (`--listen`) on the same terms: one thread of blocking I/O that takes
+//! a host's `POST`s on a keep-alive connection, writes each body to the
+//! server as a line and answers with the server's next line (an event
+//! stream when the host accepts one; `202` for a body without an `"id"`) —
+//! no HTTP library, no session. It says where it listens on stderr, as
+//! `mcp-resolve proxy --listen` does. `scripts/listen_ab.py --floor`
+//! measures both floors beside both routes.
+//!
+//! `line-relay [--threads | --http] COMMAND [ARGS…]`: the server is the
+//! child `COMMAND`.
 #![allow(clippy::print_stderr)]
 
 use std::os::fd::AsFd;
@@ -28,16 +37,24 @@ const MAX: usize = 16 << 20;
 
 fn main() -> ExitCode {
     let mut command: Vec<String> = std::env::args().skip(1).collect();
-    let threads = command.first().is_some_and(|a| a == "--threads");
-    if threads {
+    let mode = command
+        .first()
+        .filter(|a| *a == "--threads" || *a == "--http")
+        .cloned();
+    if mode.is_some() {
         command.remove(0);
     }
     let Some((program, args)) = command.split_first() else {
-        eprintln!("usage: line-relay [--threads] COMMAND [ARGS…]");
+        eprintln!("usage: line-relay [--threads | --http] COMMAND [ARGS…]");
         return ExitCode::from(2);
     };
-    if threads {
-        return match threaded::relay(program, args) {
+    if let Some(mode) = mode {
+        let relayed = if mode == "--http" {
+            http::relay(program, args)
+        } else {
+            threaded::relay(program, args)
+        };
+        return match relayed {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("line-relay: {e}");
@@ -194,6 +211,99 @@ mod threaded {
                     from.consume(n);
                 }
             }
+        }
+    }
+}
+
+/// The HTTP route's floor: blocking I/O on one thread, no HTTP library.
+mod http {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    use std::process::{ChildStdin, ChildStdout, Command, Stdio};
+
+    pub(super) fn relay(program: &str, args: &[String]) -> std::io::Result<()> {
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let (Some(mut to_server), Some(server_out)) = (child.stdin.take(), child.stdout.take())
+        else {
+            return Err(std::io::Error::other("the child has no piped stdio"));
+        };
+        let mut server = BufReader::with_capacity(64 << 10, server_out);
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        eprintln!(
+            "line-relay listening on http://{}/mcp",
+            listener.local_addr()?
+        );
+        for host in listener.incoming() {
+            let host = host?;
+            host.set_nodelay(true)?;
+            if let Err(e) = exchanges(host, &mut to_server, &mut server) {
+                eprintln!("line-relay: {e}");
+            }
+        }
+        drop(to_server);
+        child.wait().map(|_| ())
+    }
+
+    /// The `POST`s of one keep-alive connection, until the host closes it.
+    fn exchanges(
+        host: TcpStream,
+        to_server: &mut ChildStdin,
+        server: &mut BufReader<ChildStdout>,
+    ) -> std::io::Result<()> {
+        let mut out = host.try_clone()?;
+        let mut host = BufReader::with_capacity(64 << 10, host);
+        let (mut head, mut body, mut answer) = (String::new(), Vec::new(), Vec::new());
+        loop {
+            head.clear();
+            let (mut length, mut events) = (0usize, false);
+            loop {
+                let start = head.len();
+                if host.read_line(&mut head)? == 0 {
+                    return Ok(());
+                }
+                let line = head[start..].trim_end().to_ascii_lowercase();
+                if line.is_empty() && start > 0 {
+                    break;
+                }
+                if let Some(value) = line.strip_prefix("content-length:") {
+                    length = value.trim().parse().map_err(std::io::Error::other)?;
+                }
+                if line.starts_with("accept:") && line.contains("text/event-stream") {
+                    events = true;
+                }
+            }
+            body.clear();
+            body.resize(length, 0);
+            host.read_exact(&mut body)?;
+            body.push(b'\n');
+            to_server.write_all(&body)?;
+            if !body.windows(4).any(|w| w == b"\"id\"") {
+                out.write_all(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n")?;
+                continue;
+            }
+            answer.clear();
+            if server.read_until(b'\n', &mut answer)? == 0 {
+                return Err(std::io::Error::other("the server ended"));
+            }
+            let line = answer.strip_suffix(b"\n").unwrap_or(&answer);
+            let (kind, before, after): (&str, &[u8], &[u8]) = if events {
+                ("text/event-stream", b"event: message\ndata: ", b"\n\n")
+            } else {
+                ("application/json", b"", b"")
+            };
+            let mut response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n",
+                before.len() + line.len() + after.len()
+            )
+            .into_bytes();
+            response.extend_from_slice(before);
+            response.extend_from_slice(line);
+            response.extend_from_slice(after);
+            out.write_all(&response)?;
         }
     }
 }
