@@ -131,23 +131,35 @@ async fn write<W: AsyncWrite + Unpin>(out: &mut W, mut line: Vec<u8>) -> std::io
     out.flush().await
 }
 
+/// The server `program` started with piped stdio (blocking I/O).
+fn spawn(
+    program: &str,
+    args: &[String],
+) -> std::io::Result<(
+    std::process::Child,
+    std::process::ChildStdin,
+    std::process::ChildStdout,
+)> {
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()?;
+    match (child.stdin.take(), child.stdout.take()) {
+        (Some(to_server), Some(server_out)) => Ok((child, to_server, server_out)),
+        _ => Err(std::io::Error::other("the child has no piped stdio")),
+    }
+}
+
 /// The relay on two threads of blocking I/O.
 mod threaded {
     use std::io::{BufRead, BufReader, Read, Write};
     use std::os::fd::AsFd;
-    use std::process::{Command, Stdio};
 
     use super::MAX;
 
     pub(super) fn relay(program: &str, args: &[String]) -> std::io::Result<()> {
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()?;
-        let (Some(to_server), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(std::io::Error::other("the child has no piped stdio"));
-        };
+        let (mut child, to_server, server_out) = super::spawn(program, args)?;
         // The descriptors themselves, unbuffered: a line is one write.
         let stdin = std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned()?);
         let stdout = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned()?);
@@ -219,18 +231,10 @@ mod threaded {
 mod http {
     use std::io::{BufRead, BufReader, Read, Write};
     use std::net::{TcpListener, TcpStream};
-    use std::process::{ChildStdin, ChildStdout, Command, Stdio};
+    use std::process::{ChildStdin, ChildStdout};
 
     pub(super) fn relay(program: &str, args: &[String]) -> std::io::Result<()> {
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()?;
-        let (Some(mut to_server), Some(server_out)) = (child.stdin.take(), child.stdout.take())
-        else {
-            return Err(std::io::Error::other("the child has no piped stdio"));
-        };
+        let (mut child, mut to_server, server_out) = super::spawn(program, args)?;
         let mut server = BufReader::with_capacity(64 << 10, server_out);
         let listener = TcpListener::bind("127.0.0.1:0")?;
         eprintln!(
