@@ -234,7 +234,16 @@ impl Session<'_> {
             && self.guard.declare.is_none()
             && self.guard.verify.is_none()
         {
-            return self.annotated_list(text, read.tools()?, *marked, listed_for.as_ref());
+            // What the text cannot read (`tools` written twice, the first
+            // no array) is read as a tree, as the host's parser reads it:
+            // the rules' annotations and a token's filter are never
+            // skipped.
+            if let Some(tools) = read.tools()
+                && let OnText::Answer(answer) =
+                    self.annotated_list(text, tools, *marked, listed_for.as_ref())
+            {
+                return answer;
+            }
         }
         if let Pending {
             rewrite: Rewrite::None,
@@ -421,7 +430,7 @@ impl Session<'_> {
         tools: Vec<(&'t str, Option<raw::Tool<'t>>)>,
         marked: bool,
         listed_for: Option<&BTreeSet<String>>,
-    ) -> Option<String> {
+    ) -> OnText {
         let mut annotated = Vec::with_capacity(tools.len());
         let mut cut = Vec::new();
         for (at, (tool, read)) in tools.iter().enumerate() {
@@ -461,17 +470,19 @@ impl Session<'_> {
         }
         if !cut.is_empty() {
             let texts: Vec<&str> = tools.iter().map(|(tool, _)| *tool).collect();
-            annotated.extend(
-                raw::cuts(text, &texts, &cut)?
-                    .into_iter()
-                    .map(|c| (c, String::new())),
-            );
+            let Some(cuts) = raw::cuts(text, &texts, &cut) else {
+                return OnText::Tree;
+            };
+            annotated.extend(cuts.into_iter().map(|c| (c, String::new())));
             annotated.sort_by_key(|(part, _)| part.as_ptr() as usize);
         }
         if annotated.is_empty() {
-            return None;
+            return OnText::Answer(None);
         }
-        raw::splice_all(text, &annotated)
+        match raw::splice_all(text, &annotated) {
+            None if !cut.is_empty() => OnText::Tree,
+            answer => OnText::Answer(answer),
+        }
     }
 
     /// `notifications/tools/list_changed` while the guard follows the list:
@@ -567,8 +578,15 @@ impl Session<'_> {
     }
 }
 
-/// Remembers the static annotations a `tools/list` result lists (defaults
-/// applied), for calls to tools the rules do not describe.
+/// A listing annotated on its text ([`Session::annotated_list`]).
+enum OnText {
+    /// The answer as the host gets it (`None`: as the server wrote it).
+    Answer(Option<String>),
+    /// Tools to leave out that the text could not cut: the answer is
+    /// filtered as a tree instead.
+    Tree,
+}
+
 /// How many tools a `tools/list` result lists.
 fn tool_count(result: &Value) -> u64 {
     result
@@ -577,6 +595,8 @@ fn tool_count(result: &Value) -> u64 {
         .map_or(0, |tools| tools.len() as u64)
 }
 
+/// Remembers the static annotations a `tools/list` result lists (defaults
+/// applied), for calls to tools the rules do not describe.
 fn remember_listing(listed: &mut HashMap<String, Annotations>, result: &Value) {
     let Some(Value::Array(tools)) = result.get("tools") else {
         return;

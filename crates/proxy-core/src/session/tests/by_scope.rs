@@ -168,3 +168,47 @@ fn a_token_is_listed_the_tools_it_can_call_under_a_pin() {
     assert_eq!(listed_to(&mut h, 2, &[]), Vec::<Option<String>>::new());
     assert_eq!(listed_to(&mut h, 3, &["files:write"]).len(), 1);
 }
+
+/// What the text cannot read (`tools` written twice, first as no array: a
+/// hostile server's listing) is filtered as a tree: a listing is never
+/// passed on unfiltered.
+#[test]
+fn a_listing_the_text_cannot_read_is_filtered_as_a_tree() {
+    let rules = rules(Dialect::Extension);
+    let guard = Guarded::default();
+    let mut h = listing_by_scope(&rules, &guard);
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let (message, params) = read_host(&mut Screen::default(), &rules, list).unwrap();
+    let read = HostMessage::read(list, &message, params);
+    let mut out = Vec::new();
+    h.session.from_host(
+        Input::Read(Box::new(read), Some(token(&[]))),
+        h.clock.now(),
+        &mut out,
+    );
+    let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":null,"tools":[{"name":"manage_files"},{"name":"kept"}]}}"#;
+    let lines = host_lines(&h.server(answer));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    // (A parser keeps the last `tools`, as the host's would.)
+    assert_eq!(names(&lines[0]), vec![Some("kept".to_owned())]);
+}
+
+/// Without `--list-by-scope` too, a listing the text cannot read gets the
+/// rules' annotations, read as the host's parser reads it.
+#[test]
+fn a_listing_the_text_cannot_read_is_annotated_as_a_tree() {
+    let rules = rules(Dialect::Extension);
+    let guard = Guarded::default();
+    let mut h = Harness::new(&rules, &guard, None);
+    h.initialize(json!({}));
+    h.host(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":null,"tools":[{"name":"manage_files","annotations":{"destructiveHint":false}}]}}"#;
+    let lines = host_lines(&h.server(answer));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let tools = lines[0]["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 1);
+    assert_eq!(
+        tools[0]["annotations"]["destructiveHint"], true,
+        "{tools:?}"
+    );
+}
