@@ -3,7 +3,7 @@
 //! the proxy's crates): a host's message once — the screen's walk of its
 //! envelope, and one parse of the params the session reads — whether the
 //! session reads it from a stream or is handed the read (`--listen`); a
-//! server's answer in one walk.
+//! server's answer in one walk, under `--list-by-scope` too.
 
 use mcp_resolve_protocol::Screen;
 use mcp_resolve_protocol::json::{Reads, reads};
@@ -27,8 +27,15 @@ enum Way {
     Handed,
 }
 
-/// The reads of `text` from the host, the transport's and the session's.
-fn from_host(h: &mut Harness<'_>, rules: &ProxyRules, way: Way, text: &str) -> Reads {
+/// The reads of `text` from the host, the transport's and the session's
+/// (`principal`: who a handed message's token speaks for).
+fn from_host(
+    h: &mut Harness<'_>,
+    rules: &ProxyRules,
+    way: Way,
+    text: &str,
+    principal: Option<mcp_resolve_policy::Principal>,
+) -> Reads {
     counted(|| match way {
         Way::Stream => {
             h.host(text);
@@ -38,8 +45,11 @@ fn from_host(h: &mut Harness<'_>, rules: &ProxyRules, way: Way, text: &str) -> R
                 read_host(&mut Screen::default().per_message(), rules, text).unwrap();
             let read = HostMessage::read(text, &message, params);
             let mut out = Vec::new();
-            h.session
-                .from_host(Input::Read(Box::new(read), None), h.clock.now(), &mut out);
+            h.session.from_host(
+                Input::Read(Box::new(read), principal),
+                h.clock.now(),
+                &mut out,
+            );
         }
     })
     .0
@@ -52,10 +62,13 @@ fn open(h: &mut Harness<'_>) {
 }
 
 /// The guards a session runs under: judging nothing, keeping records (an
-/// audit log), exporting spans (telemetry), asking by policy.
+/// audit log), exporting spans (telemetry), asking by policy; and a session
+/// listing by scope (`--list-by-scope`), its handed messages from a token
+/// that can call no tool the rules describe.
 fn guards() -> Vec<(&'static str, Guarded)> {
     vec![
         ("plain", Guarded::default()),
+        ("by scope", Guarded::default()),
         ("audited", audited()),
         (
             "traced",
@@ -97,12 +110,27 @@ fn a_call_and_a_listing_are_read_once_each_way() {
         for way in [Way::Stream, Way::Handed] {
             for list in lists {
                 let mut h = Harness::new(&rules, &guard, Some(TIMEOUT));
+                let by_scope = name == "by scope";
+                h.session.lists_by_scope = by_scope;
+                let token = || by_scope.then(mcp_resolve_policy::Principal::default);
+                let principal = token();
                 open(&mut h);
-                let asked = from_host(&mut h, &rules, way, list);
-                let (answered, _) = counted(|| h.server(LISTING));
+                let asked = from_host(&mut h, &rules, way, list, principal);
+                let (answered, out) = counted(|| h.server(LISTING));
+                if by_scope && matches!(way, Way::Handed) {
+                    // (The token was shown only the tool it can call.)
+                    let names: Vec<Value> = host_lines(&out)[0]["result"]["tools"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|t| t["name"].clone())
+                        .collect();
+                    assert_eq!(names, [json!("other")]);
+                }
                 table.push((name, way, "list", list, asked, answered));
                 for call in calls {
-                    let asked = from_host(&mut h, &rules, way, call);
+                    let principal = token();
+                    let asked = from_host(&mut h, &rules, way, call, principal);
                     let (answered, _) = counted(|| h.server(CALLED));
                     table.push((name, way, "call", call, asked, answered));
                 }
