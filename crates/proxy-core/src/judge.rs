@@ -227,10 +227,9 @@ pub fn step_up(
 /// they describe when the token can call it under its static scopes or
 /// under one of its variants' scopes.
 pub fn listed_to(rules: &ProxyRules, name: &str, granted: &BTreeSet<String>) -> bool {
-    rules.server().tool(name).is_none_or(|tool| {
-        tool.required_scopes.iter().all(|s| granted.contains(s))
-            || (tool.variants.iter())
-                .any(|v| v.required_scopes.iter().all(|(s, _)| granted.contains(s)))
+    rules.scope_sets(name).is_none_or(|sets| {
+        sets.iter()
+            .any(|set| set.iter().all(|s| granted.contains(s)))
     })
 }
 

@@ -51,6 +51,9 @@ pub struct ProxyRules {
     /// Each tool's `inputSchema` as the check on a call's text reads it
     /// (`None`: a schema only the validator decides).
     quick: HashMap<String, Option<QuickSchema>>,
+    /// Each tool's scope sets, any one of which lets a token call it: its
+    /// static `requiredScopes`, then each variant's.
+    scopes: HashMap<String, Vec<Vec<String>>>,
     /// Rules were given: without them the proxy resolves nothing, owns no
     /// method and advertises nothing, and the server's tools pass through.
     given: bool,
@@ -102,6 +105,16 @@ impl ProxyRules {
                 .iter()
                 .map(|tool| (tool.name.as_str(), &tool.input_schema)),
         );
+        let scopes = server
+            .tools
+            .iter()
+            .map(|tool| {
+                let sets = std::iter::once(tool.required_scopes.clone())
+                    .chain(tool.variants.iter().map(|v| v.scopes()))
+                    .collect();
+                (tool.name.clone(), sets)
+            })
+            .collect();
         Ok(ProxyRules {
             server,
             matcher,
@@ -109,6 +122,7 @@ impl ProxyRules {
             entries,
             signature,
             quick,
+            scopes,
             given: true,
         })
     }
@@ -132,6 +146,7 @@ impl ProxyRules {
             entries: HashMap::new(),
             signature: String::new(),
             quick: HashMap::new(),
+            scopes: HashMap::new(),
             given: false,
         })
     }
@@ -216,6 +231,13 @@ impl ProxyRules {
         }
         notes.sort();
         notes
+    }
+
+    /// The scope sets of tool `name`, any one of which lets a token call
+    /// it: its static `requiredScopes`, then each variant's; `None` when
+    /// the rules do not describe it.
+    pub fn scope_sets(&self, name: &str) -> Option<&[Vec<String>]> {
+        self.scopes.get(name).map(Vec::as_slice)
     }
 
     /// Whether the rules describe tool `name`.

@@ -214,6 +214,8 @@ impl Session<'_> {
         out: &mut Vec<Effect>,
     ) -> Option<String> {
         let result = read.text();
+        // A listing whose tools the text could not read.
+        let mut unread = false;
         if matches!(waiting.rewrite, Rewrite::Tools { .. }) && self.compare_pending {
             // The start-up comparison, on the host's own first listing.
             self.compare_pending = false;
@@ -238,11 +240,15 @@ impl Session<'_> {
             // no array) is read as a tree, as the host's parser reads it:
             // the rules' annotations and a token's filter are never
             // skipped.
-            if let Some(tools) = read.tools()
-                && let OnText::Answer(answer) =
-                    self.annotated_list(text, tools, *marked, listed_for.as_ref())
-            {
-                return answer;
+            match read.tools() {
+                Some(tools) => {
+                    if let OnText::Answer(answer) =
+                        self.annotated_list(text, tools, *marked, listed_for.as_ref())
+                    {
+                        return answer;
+                    }
+                }
+                None => unread = true,
             }
         }
         if let Pending {
@@ -255,6 +261,11 @@ impl Session<'_> {
             return None;
         }
         let mut value: Value = mcp_resolve_protocol::json::from_str(result).ok()?;
+        if unread && !matches!(value.get("tools"), Some(Value::Array(_))) {
+            // No list of tools at all: nothing to annotate, and the answer
+            // goes as the server wrote it.
+            return None;
+        }
         match waiting {
             // The server asks a question of its own about a call the user
             // accepted: its state rides in a ticket.

@@ -212,3 +212,33 @@ fn a_listing_the_text_cannot_read_is_annotated_as_a_tree() {
         "{tools:?}"
     );
 }
+
+/// A listing answer with no list of tools has nothing to annotate or
+/// filter: it goes as the server wrote it, by scope or not.
+#[test]
+fn a_listing_without_a_list_of_tools_goes_as_written() {
+    let rules = rules(Dialect::Extension);
+    let guard = Guarded::default();
+    for by_scope in [false, true] {
+        let mut h = Harness::new(&rules, &guard, None);
+        h.session.lists_by_scope = by_scope;
+        h.initialize(json!({}));
+        for (id, result) in [
+            (1, r#"{ }"#),
+            (2, r#"{"tools": 3, "n": 1.50}"#),
+            (3, r#"{"tools":null,"tools" : "x"}"#),
+        ] {
+            let list = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#);
+            let (message, params) = read_host(&mut Screen::default(), &rules, &list).unwrap();
+            let read = HostMessage::read(&list, &message, params);
+            let mut out = Vec::new();
+            h.session.from_host(
+                Input::Read(Box::new(read), Some(token(&[]))),
+                h.clock.now(),
+                &mut out,
+            );
+            let answer = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
+            assert_eq!(h.server(&answer), vec![Effect::Host(answer.clone())]);
+        }
+    }
+}
