@@ -22,14 +22,21 @@ run does work of its own that is not the requests'.
 
 Usage:
   code_pages.py [--requests N] [--extra N] [--repeat N] [--method M] [--call 'TOOL JSON']
-                [--pages] -- COMMAND...
+                [--pages] [--http] -- COMMAND...
 
   code_pages.py --call 'manage_files {"path": "notes.txt", "action": "read"}' -- \\
       target/release/mcp-resolve proxy rules/file-server.yaml --no-probe -- \\
       target/release/file-server --root /tmp/sandbox
 
 --pages also lists, for each thread, its pages with the functions that run most
-of each.
+of each. --http drives COMMAND as a proxy's HTTP route instead: COMMAND names
+`--listen 127.0.0.1:0`, and the client is scripts/listen_ab.py's (one keep-alive
+connection in an `initialize` session, a host's `Accept`, answers as event
+streams):
+
+  code_pages.py --http --call 'manage_files {"path": "notes.txt", "action": "read"}' -- \\
+      target/release/mcp-resolve proxy rules/file-server.yaml --no-probe \\
+      --listen 127.0.0.1:0 -- target/release/file-server --root /tmp/sandbox
 
 Needs valgrind (Debian's package). Prints a Markdown table.
 """
@@ -71,6 +78,18 @@ def drive(command: list[str], n: int, method: str, params: dict) -> None:
         request(i + 1, method, params)
     process.stdin.close()
     process.wait()
+
+
+def drive_http(command: list[str], n: int, method: str, params: dict) -> None:
+    """As `drive`, over the proxy's HTTP route (COMMAND listens)."""
+    from listen_ab import Listening  # (only this mode needs it)
+
+    route = Listening(command, True)
+    try:
+        for _ in range(n):
+            route.request(method, params)
+    finally:
+        route.close()
 
 
 def profile(path: str) -> tuple[int, dict, dict]:
@@ -118,6 +137,8 @@ def main() -> int:
                         help="runs of each length; the least is taken (default 3)")
     parser.add_argument("--pages", action="store_true",
                         help="also list each thread's pages with their functions")
+    parser.add_argument("--http", action="store_true",
+                        help="COMMAND is a proxy listening on 127.0.0.1:0; ask it over HTTP")
     parser.add_argument("command", nargs="+")
     args = parser.parse_args()
     if args.call:
@@ -131,10 +152,13 @@ def main() -> int:
         for repeat in range(args.repeat):
             for n in counts:
                 prefix = f"{out}/run{n}.{repeat}"
-                drive(["valgrind", "--tool=callgrind", "--separate-threads=yes",
-                       "--dump-instr=yes", "--compress-pos=no", "--compress-strings=no",
-                       f"--callgrind-out-file={prefix}.%p", *args.command],
-                      n, args.method, params)
+                # (Quiet: over HTTP the proxy's first line on stderr says
+                # where it listens.)
+                (drive_http if args.http else drive)(
+                    ["valgrind", "-q", "--tool=callgrind", "--separate-threads=yes",
+                     "--dump-instr=yes", "--compress-pos=no", "--compress-strings=no",
+                     f"--callgrind-out-file={prefix}.%p", *args.command],
+                    n, args.method, params)
                 for path in glob.glob(f"{prefix}.*"):
                     m = re.search(r"-(\d+)$", path)
                     if not m:
