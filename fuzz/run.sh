@@ -28,7 +28,7 @@ if [ "$#" -gt 0 ]; then targets=("$@"); else mapfile -t targets < <(cargo fuzz l
 dict_of() {
   case "$1" in
     rules_yaml|rules_dsl|when_expression|format_roundtrip) echo dict/rules.dict ;;
-    jsonrpc_host|jsonrpc_upstream|host_verify|diff_witnesses|resolvers_agree|jcs) echo dict/jsonrpc.dict ;;
+    jsonrpc_host|jsonrpc_upstream|json_scan|host_verify|diff_witnesses|resolvers_agree|jcs) echo dict/jsonrpc.dict ;;
     policy) echo dict/policy.dict ;;
     cedar) echo dict/cedar.dict ;;
     jws_verify) echo dict/jose.dict ;;

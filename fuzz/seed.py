@@ -9,6 +9,8 @@
 - `host_verify`, `diff_witnesses`: the signatures in `generated/`, with
   resolve results, and in pairs;
 - `jsonrpc_host`, `jsonrpc_upstream`: JSON-RPC messages of each kind;
+- `json_scan`: those messages, and `tools/list` answers with the real
+  servers' listings in `tests/fixtures/real/`;
 - `line_reader`: those messages as lines, with limits and buffer sizes
   around their lengths, a line without its newline, a blank line;
 - `policy`: the example policies and the tests' policies;
@@ -117,6 +119,13 @@ def main() -> None:
         for message in messages:
             put(target, json.dumps(message).encode())
         put(target, b'{"id":1,"id":2,"method":"a","method":"b"}\n[1,2]\n{"jsonrpc":"2.0"')
+    put("json_scan", lines)
+    for path in sorted((ROOT / "tests" / "fixtures" / "real").glob("*.json")):
+        result = json.loads(path.read_text())
+        if isinstance(result, dict) and "tools" in result:
+            answer = {"jsonrpc": "2.0", "id": 1, "result": result}
+            put("json_scan", json.dumps(answer, separators=(",", ":")).encode())
+            put("json_scan", json.dumps(answer).encode())
     # The line reader's input: a limit, a reader buffer size, then lines.
     for limit, capacity in ((255, 31), (40, 0), (60, 7), (8, 3)):
         put("line_reader", bytes([limit, capacity]) + lines + b"\n\n\r\n" + lines[:50])

@@ -3,9 +3,10 @@
 //! its rules (`rules/real-server-filesystem.yaml`): the answer read, each
 //! described tool's annotations merged as text and spliced back, the
 //! host's id put back. Beside it, in the same run, what serde_json alone
-//! costs on the same text: a validating pass that keeps nothing (the least
-//! any proxy that passes on only valid JSON must spend) and a `Value` tree
-//! (what a proxy that parses the answer would spend).
+//! costs on the same text: a validating pass that keeps nothing and a
+//! `Value` tree (what a proxy that parses the answer would spend); and the
+//! same validating pass by the protocol crate's scanner, which the session
+//! reads such an answer with.
 //!
 //! Measured hot, one answer after another: on the virtual machines of
 //! docs/performance.md, where a request arrives with cold caches, the
@@ -121,6 +122,14 @@ fn listing(c: &mut Criterion) {
                 .unwrap()
                 .get()
                 .len()
+        })
+    });
+    group.bench_function("the proxy's scanner: validated, nothing kept", |b| {
+        b.iter(|| {
+            let mut scanner = mcp_resolve_protocol::json::scan(black_box(&answer));
+            let value = scanner.value().unwrap();
+            scanner.end().unwrap();
+            value.len()
         })
     });
     group.bench_function("serde_json: a Value tree (baseline)", |b| {

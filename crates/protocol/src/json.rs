@@ -74,3 +74,10 @@ pub fn deserializer(text: &str) -> serde_json::Deserializer<StrRead<'_>> {
     count(text.len());
     serde_json::Deserializer::from_str(text)
 }
+
+/// A [`Scanner`](crate::scan::Scanner) over `text`, counted: the fast path
+/// of a read that serde_json makes when the scanner does not.
+pub fn scan(text: &str) -> crate::scan::Scanner<'_> {
+    count(text.len());
+    crate::scan::Scanner::new(text)
+}

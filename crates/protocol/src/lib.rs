@@ -16,6 +16,7 @@ mod envelope;
 mod error;
 pub mod json;
 mod params;
+pub mod scan;
 mod screen;
 
 pub use envelope::{Envelope, id_key, splice};

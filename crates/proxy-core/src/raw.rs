@@ -6,9 +6,12 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use mcp_resolve_protocol::Envelope;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
+
+mod fast;
 
 /// An object's members as written: each key and its value's JSON text, in
 /// order; a key written twice keeps its first place and its last value (as
@@ -311,6 +314,19 @@ impl<'a> Read<'a> {
             Read::Listing(listing) => Some(listing.tools),
         }
     }
+}
+
+/// The envelope of `line`, an answer that may carry a `tools/list` result,
+/// with that result read as a [`Listing`] in the same pass: by the
+/// scanner where it reads the answer, by serde_json otherwise. `None` when
+/// `line` is not one JSON object (read it with [`Envelope::of`]).
+///
+/// [`Envelope::of`]: mcp_resolve_protocol::Envelope::of
+pub fn read_listing(line: &str) -> Option<(Envelope<'_>, Option<Listing<'_>>)> {
+    if let Some((envelope, listing)) = fast::listing(line) {
+        return Some((envelope, Some(listing)));
+    }
+    Envelope::of_reading(line, ListingSeed(line))
 }
 
 /// Reads a [`Listing`] out of `line`, the whole answer.

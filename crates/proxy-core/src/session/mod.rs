@@ -616,13 +616,18 @@ impl<'s> Session<'s> {
     }
 
     /// The key of the question asked about the held call the host calls
-    /// `id`, if one is held.
+    /// `id`, if one is held. A host that reused `id` while its first call
+    /// was held has two: the one asked first is taken, whatever the order
+    /// of the map (the keys share a prefix and count up, so the shorter
+    /// key, then the lesser, is the older).
     fn held_question(&self, id: &Value) -> Option<String> {
         let key = id_key(id);
         self.asks
             .iter()
-            .find(|(_, held)| id_key(&held.id) == key)
-            .map(|(question, _)| question.clone())
+            .filter(|(_, held)| id_key(&held.id) == key)
+            .map(|(question, _)| question)
+            .min_by_key(|question| (question.len(), question.as_str()))
+            .cloned()
     }
 
     /// The host cancelled a held call: it is withdrawn unforwarded (audited

@@ -33,7 +33,7 @@ impl Session<'_> {
         // envelope with its result raw.
         let (message, listing) = match self
             .expects_listing()
-            .then(|| Envelope::of_reading(&text, raw::ListingSeed(&text)))
+            .then(|| raw::read_listing(&text))
             .flatten()
         {
             Some(read) => read,
