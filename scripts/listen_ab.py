@@ -18,7 +18,10 @@ turns: `line-relay --threads` (two threads of blocking I/O moving lines,
 the stdio route's floor) and `line-relay --http` (one thread of blocking
 I/O taking the host's POSTs, no HTTP library: the HTTP route's floor), from
 `cargo build --release -p mcp-resolve-benches --bin line-relay`; their
-ratio is what HTTP itself costs over a pipe.
+ratio is what HTTP itself costs over a pipe. A third, `line-relay --axum`,
+is the same exchange on the proxy's own HTTP stack (axum on hyper, on a
+current-thread tokio runtime): what the route costs before the proxy does
+anything, printed over the stdio route as well.
 
 Each start warms up with 300 requests a route, then runs BLOCKS blocks;
 --starts (3) starts the routes anew, their order turned every start.
@@ -111,6 +114,8 @@ def started(name: str, binary: str, floor: str, rules: str, server: list, events
                           *server], events)
     if name == "stdio floor":
         return Proxy(floor, ["--threads", *server])
+    if name == "axum floor":
+        return Listening([floor, "--axum", *server], events)
     return Listening([floor, "--http", *server], events)
 
 
@@ -157,7 +162,7 @@ def main() -> None:
     rules, server = rest[0], rest[cut + 1:]
     if cut != 1 or not server:
         raise SystemExit(__doc__)
-    names = ["stdio", "http"] + (["stdio floor", "http floor"] if floor else [])
+    names = ["stdio", "http"] + (["stdio floor", "http floor", "axum floor"] if floor else [])
     figures = []
     for s in range(starts):
         order = names[s % len(names):] + names[:s % len(names)]
@@ -167,11 +172,13 @@ def main() -> None:
     print("| route | µs of the route's CPU a request (median of blocks) |")
     print("|---|---:|")
     labels = {"stdio": "stdio", "http": "`--listen`", "stdio floor": "stdio floor (`line-relay --threads`)",
-              "http floor": "HTTP floor (`line-relay --http`)"}
+              "http floor": "HTTP floor (`line-relay --http`)",
+              "axum floor": "the HTTP stack's floor (`line-relay --axum`)"}
     for name in names:
         print(f"| {labels[name]} | {statistics.median(f[name] for f in figures):.1f} |")
     for over, under, what in (("http", "stdio", "HTTP over stdio"),
-                              ("http floor", "stdio floor", "the HTTP floor over the stdio floor")):
+                              ("http floor", "stdio floor", "the HTTP floor over the stdio floor"),
+                              ("axum floor", "stdio", "the HTTP stack's floor over the stdio route")):
         if over not in names:
             continue
         ratios = sorted(f[over] / f[under] for f in figures)

@@ -39,16 +39,16 @@ fn main() -> ExitCode {
     let mut command: Vec<String> = std::env::args().skip(1).collect();
     let mode = command
         .first()
-        .filter(|a| *a == "--threads" || *a == "--http")
+        .filter(|a| matches!(a.as_str(), "--threads" | "--http" | "--axum"))
         .cloned();
     if mode.is_some() {
         command.remove(0);
     }
     let Some((program, args)) = command.split_first() else {
-        eprintln!("usage: line-relay [--threads | --http] COMMAND [ARGS…]");
+        eprintln!("usage: line-relay [--threads | --http | --axum] COMMAND [ARGS…]");
         return ExitCode::from(2);
     };
-    if let Some(mode) = mode {
+    if let Some(mode) = mode.as_deref().filter(|m| *m != "--axum") {
         let relayed = if mode == "--http" {
             http::relay(program, args)
         } else {
@@ -72,7 +72,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(relay(program, args)) {
+    let relayed = if mode.is_some() {
+        runtime.block_on(library::relay(program, args))
+    } else {
+        runtime.block_on(relay(program, args))
+    };
+    match relayed {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("line-relay: {e}");
@@ -308,6 +313,102 @@ mod http {
             response.extend_from_slice(line);
             response.extend_from_slice(after);
             out.write_all(&response)?;
+        }
+    }
+}
+
+/// The HTTP route's floor on the proxy's own HTTP stack: axum on hyper, on
+/// the current-thread runtime; one exchange at a time with the server.
+mod library {
+    use std::process::Stdio;
+    use std::sync::Arc;
+
+    use axum::body::Bytes;
+    use axum::extract::State;
+    use axum::http::{HeaderMap, StatusCode, header};
+    use axum::response::{IntoResponse, Response};
+    use axum::serve::ListenerExt;
+    use mcp_resolve_runtime::framing::{Line, LineBuf};
+    use tokio::io::{AsyncWriteExt, BufReader};
+    use tokio::process::{ChildStdin, ChildStdout};
+    use tokio::sync::Mutex;
+
+    use super::MAX;
+
+    /// The server's two ends, taken by one exchange at a time.
+    struct Server {
+        to: ChildStdin,
+        from: BufReader<ChildStdout>,
+        line: LineBuf,
+    }
+
+    pub(super) async fn relay(program: &str, args: &[String]) -> std::io::Result<()> {
+        let mut child = tokio::process::Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()?;
+        let (Some(to), Some(from)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(std::io::Error::other("the child has no piped stdio"));
+        };
+        let server = Arc::new(Mutex::new(Server {
+            to,
+            from: BufReader::with_capacity(64 << 10, from),
+            line: LineBuf::new(MAX),
+        }));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        eprintln!(
+            "line-relay listening on http://{}/mcp",
+            listener.local_addr()?
+        );
+        let app = axum::Router::new()
+            .route("/mcp", axum::routing::post(exchange))
+            .with_state(server);
+        // No Nagle, as the proxy's route: an answer is one small write.
+        let listener = listener.tap_io(|stream| {
+            let _ = stream.set_nodelay(true);
+        });
+        axum::serve(listener, app).await
+    }
+
+    /// One `POST`: its body to the server as a line, the server's next line
+    /// as the answer (`202` for a body without an `"id"`).
+    async fn exchange(
+        State(server): State<Arc<Mutex<Server>>>,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Response {
+        let mut server = server.lock().await;
+        let mut line = body.to_vec();
+        line.push(b'\n');
+        if let Err(e) = server.to.write_all(&line).await {
+            return (StatusCode::BAD_GATEWAY, e.to_string()).into_response();
+        }
+        if !body.windows(4).any(|w| w == b"\"id\"") {
+            return StatusCode::ACCEPTED.into_response();
+        }
+        let Server { from, line, .. } = &mut *server;
+        match line.next(from).await {
+            Ok(Line::Complete) => {}
+            Ok(_) => return (StatusCode::BAD_GATEWAY, "the server ended").into_response(),
+            Err(e) => return (StatusCode::BAD_GATEWAY, e.to_string()).into_response(),
+        }
+        let mut answer = line.take_line();
+        if answer.last() == Some(&b'\n') {
+            answer.pop();
+        }
+        let events = headers
+            .get(header::ACCEPT)
+            .and_then(|a| a.to_str().ok())
+            .is_some_and(|a| a.contains("text/event-stream"));
+        if events {
+            let mut framed = b"event: message\ndata: ".to_vec();
+            framed.extend_from_slice(&answer);
+            framed.extend_from_slice(b"\n\n");
+            ([(header::CONTENT_TYPE, "text/event-stream")], framed).into_response()
+        } else {
+            ([(header::CONTENT_TYPE, "application/json")], answer).into_response()
         }
     }
 }

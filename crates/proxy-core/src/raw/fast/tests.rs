@@ -56,14 +56,17 @@ fn both(text: &str) -> (Option<String>, Option<String>) {
 
 #[test]
 fn reads_real_listings_as_serde_json_does() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    for fixture in [
-        "server-filesystem-2026.8.31.json",
-        "server-filesystem-2026.1.14.json",
+    for (fixture, pretty) in [
+        (
+            "server-filesystem-2026.8.31.json",
+            include_str!("../../../../../tests/fixtures/real/server-filesystem-2026.8.31.json"),
+        ),
+        (
+            "server-filesystem-2026.1.14.json",
+            include_str!("../../../../../tests/fixtures/real/server-filesystem-2026.1.14.json"),
+        ),
     ] {
-        let pretty =
-            std::fs::read_to_string(format!("{root}/tests/fixtures/real/{fixture}")).unwrap();
-        let result: serde_json::Value = mcp_resolve_protocol::json::from_str(&pretty).unwrap();
+        let result: serde_json::Value = mcp_resolve_protocol::json::from_str(pretty).unwrap();
         for result in [result.to_string(), pretty.trim().to_string()] {
             for id in ["1", "\"k-1\"", "18446744073709551615"] {
                 let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
