@@ -87,15 +87,7 @@ fn main() -> ExitCode {
 }
 
 async fn relay(program: &str, args: &[String]) -> std::io::Result<()> {
-    let mut child = tokio::process::Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()?;
-    let (Some(mut to_server), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(std::io::Error::other("the child has no piped stdio"));
-    };
+    let (_child, mut to_server, server_out) = spawn_async(program, args)?;
     let stdin = std::io::stdin().as_fd().try_clone_to_owned()?;
     let stdout = std::io::stdout().as_fd().try_clone_to_owned()?;
     let host_in = tokio::net::unix::pipe::Receiver::from_owned_fd(stdin)?;
@@ -134,6 +126,28 @@ async fn write<W: AsyncWrite + Unpin>(out: &mut W, mut line: Vec<u8>) -> std::io
     }
     out.write_all(&line).await?;
     out.flush().await
+}
+
+/// The server `program` started with piped stdio for the event loop,
+/// killed when its handle is dropped.
+fn spawn_async(
+    program: &str,
+    args: &[String],
+) -> std::io::Result<(
+    tokio::process::Child,
+    tokio::process::ChildStdin,
+    tokio::process::ChildStdout,
+)> {
+    let mut child = tokio::process::Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    match (child.stdin.take(), child.stdout.take()) {
+        (Some(to_server), Some(server_out)) => Ok((child, to_server, server_out)),
+        _ => Err(std::io::Error::other("the child has no piped stdio")),
+    }
 }
 
 /// The server `program` started with piped stdio (blocking I/O).
@@ -320,7 +334,6 @@ mod http {
 /// The HTTP route's floor on the proxy's own HTTP stack: axum on hyper, on
 /// the current-thread runtime; one exchange at a time with the server.
 mod library {
-    use std::process::Stdio;
     use std::sync::Arc;
 
     use axum::body::Bytes;
@@ -343,15 +356,7 @@ mod library {
     }
 
     pub(super) async fn relay(program: &str, args: &[String]) -> std::io::Result<()> {
-        let mut child = tokio::process::Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()?;
-        let (Some(to), Some(from)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(std::io::Error::other("the child has no piped stdio"));
-        };
+        let (_child, to, from) = super::spawn_async(program, args)?;
         let server = Arc::new(Mutex::new(Server {
             to,
             from: BufReader::with_capacity(64 << 10, from),
