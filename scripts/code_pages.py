@@ -2,11 +2,10 @@
 """The instructions and the pages of code a proxy (or relay) runs per request,
 on its main thread, measured with callgrind.
 
-Why pages: on the virtual machines this project is measured on, each system
-call leaves the caches and the TLB cold, and what a request costs in CPU
-follows the number of distinct 4 KiB pages of code it runs between system
-calls far more than its instruction count (docs/performance.md: about
-0.17 µs a page, against a fraction of a nanosecond an instruction). This
+Why pages: on the virtual machines this project is measured on, a request
+finds much of its code cold after each system call, and the distinct 4 KiB
+pages of code it runs say how far its code is spread (docs/performance.md
+gives what a page and an instruction were measured to cost). This
 script runs COMMAND twice under `valgrind --tool=callgrind` with a raw
 JSON-RPC client (no SDK): an `initialize`, then N and N + EXTRA requests one at
 a time. The difference between the two runs is the requests' own work, with

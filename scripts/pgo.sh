@@ -4,10 +4,10 @@
 # theirs): an instrumented build runs scripts/pgo_train.py's workload, LLVM's
 # `llvm-profdata` (rustup's `llvm-tools` component, added if missing) merges
 # what it counted, and the release build then lays out and inlines the code
-# by it. Hot functions are linked together (`-z keep-text-section-prefix`):
-# the proxy's cost per message follows the pages of code it runs
-# (docs/performance.md), and on the measured machine this takes 10–17% off
-# the proxy's CPU per message.
+# by it: each function's blocks in the order they run, cold blocks apart,
+# and hot functions linked together (`-z keep-text-section-prefix`). On the
+# measured machine this takes 10–17% off the proxy's CPU per message
+# (docs/performance.md).
 #
 # Linux only (the linker flag). Two release builds of the CLI in their own
 # target directories under target/pgo (about 20 minutes on 2 cores from
