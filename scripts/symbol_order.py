@@ -14,8 +14,9 @@ from, one build. It is not part of `cargo build --release`
 (docs/performance.md gives what it saves):
 
   python3 scripts/symbol_order.py --out target/order.txt \\
-      --call 'list_allowed_directories {}' -- target/release/mcp-resolve \\
-      rules/real-server-filesystem.yaml -- mcp-server-filesystem DIR
+      --call 'list_allowed_directories {}' --call 'read_text_file {"path": "DIR/a.txt"}' \\
+      -- target/release/mcp-resolve rules/real-server-filesystem.yaml -- \\
+      mcp-server-filesystem DIR
   cargo rustc --release --bin mcp-resolve -- \\
       -C link-arg=-Wl,--symbol-ordering-file=target/order.txt \\
       -C link-arg=-Wl,--no-warn-symbol-ordering
@@ -35,7 +36,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from code_pages import drive  # noqa: E402  (the same raw JSON-RPC client)
+from code_pages import drive, profile  # noqa: E402  (its client and its reading)
 
 
 def counts(binary: str, command: list[str], n: int, method: str, params: dict,
@@ -44,26 +45,15 @@ def counts(binary: str, command: list[str], n: int, method: str, params: dict,
     for path in glob.glob(prefix + ".*"):
         os.remove(path)
     drive(["valgrind", "-q", "--tool=callgrind", "--separate-threads=yes", "--demangle=no",
-           "--compress-pos=no", "--compress-strings=no", f"--callgrind-out-file={prefix}.%p",
-           *command], n, method, params)
+           "--dump-instr=yes", "--compress-pos=no", "--compress-strings=no",
+           f"--callgrind-out-file={prefix}.%p", *command], n, method, params)
     total: collections.Counter = collections.Counter()
     name = os.path.basename(binary)
     for path in glob.glob(prefix + ".*"):
-        obj = function = None
-        after_call = False
-        with open(path, encoding="utf-8", errors="replace") as lines:
-            for line in lines:
-                if line.startswith("ob="):
-                    obj = os.path.basename(line[3:].strip())
-                elif line.startswith("fn="):
-                    function = line[3:].strip()
-                elif line.startswith("calls="):
-                    after_call = True  # the next line is the call's inclusive cost
-                elif line[:1].isdigit() or line[:1] in "+-*":
-                    parts = line.split()
-                    if len(parts) >= 2 and not after_call and obj == name:
-                        total[function] += int(parts[1])
-                    after_call = False
+        _, _, functions = profile(path)
+        for (obj, _), on_page in functions.items():
+            if obj == name:
+                total.update(on_page)
     return total
 
 
