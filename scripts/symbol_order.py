@@ -74,7 +74,11 @@ def main() -> int:
     kinds = [("tools/list", {})]
     for call in args.call:
         tool, _, arguments = call.partition(" ")
-        kinds.append(("tools/call", {"name": tool, "arguments": json.loads(arguments or "{}")}))
+        try:
+            arguments = json.loads(arguments or "{}")
+        except json.JSONDecodeError as error:
+            parser.error(f"--call {call!r}: the arguments are not JSON ({error})")
+        kinds.append(("tools/call", {"name": tool, "arguments": arguments}))
     hot: collections.Counter = collections.Counter()
     with tempfile.TemporaryDirectory() as work:
         for k, (method, params) in enumerate(kinds):

@@ -99,7 +99,7 @@ fn refuses_what_json_does_not_write() {
 
 /// A string's walk tests sixteen bytes at a time, then one at a time: each
 /// byte it stops at (and a few it must pass), at every place in strings of
-/// every length up to past two blocks, and with text or none after the
+/// every length up to three blocks, and with text or none after the
 /// string.
 #[test]
 fn a_string_stops_where_serde_json_does_wherever_the_byte_is() {
