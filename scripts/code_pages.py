@@ -1,26 +1,30 @@
 #!/usr/bin/env python3
-"""The instructions and the pages of code a proxy (or relay) runs per request,
-on its main thread, measured with callgrind.
+"""The instructions, pages and lines of code a proxy (or relay) runs per
+request, on each of its threads, measured with callgrind.
 
-Why pages: on the virtual machines this project is measured on, a request
-finds much of its code cold after each system call, and the distinct 4 KiB
-pages of code it runs say how far its code is spread (docs/performance.md
-gives what a page and an instruction were measured to cost). This
-script runs COMMAND twice under `valgrind --tool=callgrind` with a raw
-JSON-RPC client (no SDK): an `initialize`, then N and N + EXTRA requests one at
-a time. The difference between the two runs is the requests' own work, with
-start-up and shutdown taken out:
+Why pages and lines: on the virtual machines this project is measured on, a
+request finds much of its code cold after each system call, and the distinct
+4 KiB pages and 64-byte lines of code it runs say how far its code is spread
+and how much of it is fetched again (docs/performance.md gives what they
+were measured to cost). This script runs COMMAND under `valgrind
+--tool=callgrind` with a raw JSON-RPC client (no SDK): an `initialize` and
+WARM requests one at a time, then callgrind's counts are zeroed
+(`callgrind_control --zero`), N requests run, and the counts are dumped
+before the client hangs up; start-up, the first requests' one-time work and
+shutdown are left out. Per request, per thread:
 
-- instructions per request, per thread;
+- instructions;
 - the pages of code whose instruction count grows by at least 5 a request
   (code every request runs), counted by the crate (or library) of the
-  function that runs most of each page.
+  function that runs most of each page;
+- the 64-byte lines of code run at least once a request: what a request
+  fetches into the instruction cache when it finds its code cold.
 
-Each length runs --repeat times (3) and the least is taken: now and then a
-run does work of its own that is not the requests'.
+It runs --repeat times (3) and the run whose requests ran least is taken:
+now and then a run does work of its own that is not the requests'.
 
 Usage:
-  code_pages.py [--requests N] [--extra N] [--repeat N] [--method M] [--call 'TOOL JSON']
+  code_pages.py [--warm N] [--requests N] [--repeat N] [--method M] [--call 'TOOL JSON']
                 [--pages] [--http] -- COMMAND...
 
   code_pages.py --call 'manage_files {"path": "notes.txt", "action": "read"}' -- \\
@@ -53,8 +57,17 @@ import sys
 import tempfile
 
 
-def drive(command: list[str], n: int, method: str, params: dict) -> None:
-    """`initialize`, then `n` requests `method` one at a time."""
+def control(process: subprocess.Popen, what: str) -> None:
+    """Tells the callgrind that runs `process` to `--zero` or `--dump`."""
+    done = subprocess.run(["callgrind_control", what, str(process.pid)],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.exit(f"callgrind_control {what} failed: {done.stderr.strip() or done.stdout.strip()}")
+
+
+def drive(command: list[str], warm: int, n: int, method: str, params: dict) -> None:
+    """`initialize` and `warm` requests `method` one at a time, the counts
+    zeroed, `n` more, the counts dumped."""
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL)
 
@@ -69,32 +82,41 @@ def drive(command: list[str], n: int, method: str, params: dict) -> None:
             if json.loads(line).get("id") == i:
                 return
 
-    request(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                              "clientInfo": {"name": "code_pages", "version": "1"}})
-    process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-    process.stdin.flush()
-    for i in range(n):
-        request(i + 1, method, params)
-    process.stdin.close()
-    process.wait()
+    try:
+        request(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                  "clientInfo": {"name": "code_pages", "version": "1"}})
+        process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        process.stdin.flush()
+        for i in range(warm + n):
+            if i == warm:
+                control(process, "--zero")
+            request(i + 1, method, params)
+        control(process, "--dump")
+    finally:
+        process.stdin.close()
+        process.wait()
 
 
-def drive_http(command: list[str], n: int, method: str, params: dict) -> None:
+def drive_http(command: list[str], warm: int, n: int, method: str, params: dict) -> None:
     """As `drive`, over the proxy's HTTP route (COMMAND listens)."""
     from listen_ab import Listening  # (only this mode needs it)
 
     route = Listening(command, True)
     try:
-        for _ in range(n):
+        for i in range(warm + n):
+            if i == warm:
+                control(route.process, "--zero")
             route.request(method, params)
+        control(route.process, "--dump")
     finally:
         route.close()
 
 
-def profile(path: str) -> tuple[int, dict, dict]:
+def profile(path: str) -> tuple[int, dict, dict, dict]:
     """A callgrind profile (`--dump-instr=yes`, uncompressed): its total,
-    the instructions run per page of code, and per page per function."""
-    total, pages = 0, collections.Counter()
+    the instructions run per page of code, per page per function, and per
+    64-byte line of code."""
+    total, pages, code_lines = 0, collections.Counter(), collections.Counter()
     functions: dict = collections.defaultdict(collections.Counter)
     obj = function = None
     after_call = False
@@ -112,11 +134,24 @@ def profile(path: str) -> tuple[int, dict, dict]:
                 m = re.match(r"^0x([0-9a-f]+) \d+ (\d+)", line)
                 if m:
                     if not after_call:
-                        page = (obj, int(m.group(1), 16) >> 12)
-                        pages[page] += int(m.group(2))
-                        functions[page][function] += int(m.group(2))
+                        address, count = int(m.group(1), 16), int(m.group(2))
+                        page = (obj, address >> 12)
+                        pages[page] += count
+                        functions[page][function] += count
+                        code_lines[(obj, address >> 6)] += count
                     after_call = False
-    return total, pages, functions
+    return total, pages, functions, code_lines
+
+
+def dumped(prefix: str) -> dict:
+    """The profiles of callgrind's dump (`PREFIX.PID.1-THREAD`: the counted
+    requests alone) by thread, the threads that ran nothing left out."""
+    threads = {}
+    for path in glob.glob(f"{prefix}.*.1-*"):
+        profiled = profile(path)
+        if profiled[0] > 0:
+            threads[int(path.rsplit("-", 1)[1])] = profiled
+    return threads
 
 
 def owner(function: str) -> str:
@@ -127,13 +162,15 @@ def owner(function: str) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--requests", type=int, default=200)
-    parser.add_argument("--extra", type=int, default=1000)
+    parser.add_argument("--warm", type=int, default=200,
+                        help="requests before the counts are zeroed (default 200)")
+    parser.add_argument("--requests", type=int, default=1000,
+                        help="requests counted (default 1000)")
     parser.add_argument("--method", default="tools/call")
     parser.add_argument("--call", help="'TOOL JSON-ARGUMENTS': the params of a tools/call")
     parser.add_argument("--params", default="{}", help="the params (JSON) of another method")
     parser.add_argument("--repeat", type=int, default=3,
-                        help="runs of each length; the least is taken (default 3)")
+                        help="runs; the one whose requests ran least is taken (default 3)")
     parser.add_argument("--pages", action="store_true",
                         help="also list each thread's pages with their functions")
     parser.add_argument("--http", action="store_true",
@@ -145,56 +182,46 @@ def main() -> int:
         params = {"name": tool, "arguments": json.loads(arguments)}
     else:
         params = json.loads(args.params)
-    counts = (args.requests, args.requests + args.extra)
-    runs: dict = {n: {} for n in counts}
+    runs = []
     with tempfile.TemporaryDirectory() as out:
         for repeat in range(args.repeat):
-            for n in counts:
-                prefix = f"{out}/run{n}.{repeat}"
-                # (Quiet: over HTTP the proxy's first line on stderr says
-                # where it listens.)
-                (drive_http if args.http else drive)(
-                    ["valgrind", "-q", "--tool=callgrind", "--separate-threads=yes",
-                     "--dump-instr=yes", "--compress-pos=no", "--compress-strings=no",
-                     f"--callgrind-out-file={prefix}.%p", *args.command],
-                    n, args.method, params)
-                for path in glob.glob(f"{prefix}.*"):
-                    m = re.search(r"-(\d+)$", path)
-                    if not m:
-                        continue  # the process's own file: its threads have theirs
-                    thread = int(m.group(1))
-                    run = profile(path)
-                    # The least of the repeats: now and then a run does
-                    # work of its own (a table grown, a collection) that is
-                    # not the requests'.
-                    if thread not in runs[n] or run[0] < runs[n][thread][0]:
-                        runs[n][thread] = run
-    first, second = (runs[n] for n in counts)
-    print(f"{args.method}, {counts[0]} and {counts[1]} requests one at a time; per request:\n")
+            prefix = f"{out}/run{repeat}"
+            # (Quiet: over HTTP the proxy's first line on stderr says
+            # where it listens.)
+            (drive_http if args.http else drive)(
+                ["valgrind", "-q", "--tool=callgrind", "--separate-threads=yes",
+                 "--dump-instr=yes", "--compress-pos=no", "--compress-strings=no",
+                 f"--callgrind-out-file={prefix}.%p", *args.command],
+                args.warm, args.requests, args.method, params)
+            runs.append(dumped(prefix))
+    # The run whose requests ran least: now and then a run does work of its
+    # own (a table grown, a collection) that is not the requests'.
+    run = min(runs, key=lambda threads: sum(r[0] for r in threads.values()))
+    n = args.requests
+    print(f"{args.method}, {n} requests one at a time after {args.warm}; per request:\n")
     listing = []
-    print("| thread | instructions | pages of code | by crate |")
-    print("|---|---:|---:|---|")
-    for thread in sorted(second):
-        total, pages, functions = second[thread]
-        before = first.get(thread, (0, {}, {}))
-        grown = [p for p, v in pages.items() if v - before[1].get(p, 0) >= 5 * args.extra]
+    print("| thread | instructions | pages of code | lines of code | by crate |")
+    print("|---|---:|---:|---:|---|")
+    for thread in sorted(run):
+        total, pages, functions, code_lines = run[thread]
+        grown = [p for p, v in pages.items() if v >= 5 * n]
+        lines_run = sum(v >= n for v in code_lines.values())
         crates = collections.Counter(owner(functions[p].most_common(1)[0][0] or "?")
                                      for p in grown)
         listed = ", ".join(f"{name} {k}" for name, k in crates.most_common(8))
-        print(f"| {thread} | {(total - before[0]) / args.extra:,.0f} | {len(grown)} | {listed} |")
+        print(f"| {thread} | {total / n:,.0f} | {len(grown)} | {lines_run} | {listed} |")
         if args.pages and grown:
-            listing.append((thread, grown, functions, before[2]))
-    for thread, grown, functions, earlier in listing:
+            listing.append((thread, grown, functions))
+    for thread, grown, functions in listing:
         print(f"\nThread {thread}:\n")
         print("| page | instructions a request | functions (instructions a request) |")
         print("|---|---:|---|")
         for page in sorted(grown):
-            grew = {f: (v - earlier.get(page, {}).get(f, 0)) / args.extra
-                    for f, v in functions[page].items()}
+            ran = {f: v / n for f, v in functions[page].items()}
             named = ", ".join(f"`{short(f)}` {v:,.0f}"
-                              for f, v in sorted(grew.items(), key=lambda fv: -fv[1])[:3]
+                              for f, v in sorted(ran.items(), key=lambda fv: -fv[1])[:3]
                               if v >= 1)
-            print(f"| {page[0]}+{page[1]:x} | {sum(grew.values()):,.0f} | {named} |")
+            print(f"| {page[0]}+{page[1]:x} | {sum(ran.values()):,.0f} | {named} |")
     return 0
 
 

@@ -3,10 +3,10 @@
 first, from callgrind, for lld's `--symbol-ordering-file`, which then links them
 side by side (fewer pages of code a request).
 
-Runs BINARY as `proxy RULES --no-probe -- SERVER…` under callgrind twice per
-request kind (50 and 250 requests one at a time, as scripts/code_pages.py
-does) and keeps the functions of BINARY that run at least 3 instructions a
-request. The kinds: a `tools/list`, and each `--call 'TOOL JSON'`.
+Runs BINARY as `proxy RULES --no-probe -- SERVER…` under callgrind once per
+request kind (50 requests one at a time, then 200 counted, as
+scripts/code_pages.py does) and keeps the functions of BINARY that run at
+least 3 instructions a request. The kinds: a `tools/list`, and each `--call 'TOOL JSON'`.
 
 Symbols are written mangled, as the linker names them; their hashes change
 with the compiler and the crates' features, so an order is made for, and
@@ -29,28 +29,27 @@ from __future__ import annotations
 
 import argparse
 import collections
-import glob
 import json
 import os
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from code_pages import drive, profile  # noqa: E402  (its client and its reading)
+from code_pages import drive, dumped  # noqa: E402  (its client and its reading)
+
+# Requests before callgrind's counts are zeroed, and requests counted.
+WARM, COUNTED = 50, 200
 
 
-def counts(binary: str, command: list[str], n: int, method: str, params: dict,
+def counts(binary: str, command: list[str], method: str, params: dict,
            prefix: str) -> collections.Counter:
-    """Instructions per function of `binary` over `n` requests."""
-    for path in glob.glob(prefix + ".*"):
-        os.remove(path)
+    """Instructions per function of `binary` over `COUNTED` requests."""
     drive(["valgrind", "-q", "--tool=callgrind", "--separate-threads=yes", "--demangle=no",
            "--dump-instr=yes", "--compress-pos=no", "--compress-strings=no",
-           f"--callgrind-out-file={prefix}.%p", *command], n, method, params)
+           f"--callgrind-out-file={prefix}.%p", *command], WARM, COUNTED, method, params)
     total: collections.Counter = collections.Counter()
     name = os.path.basename(binary)
-    for path in glob.glob(prefix + ".*"):
-        _, _, functions = profile(path)
+    for _, _, functions, _ in dumped(prefix).values():
         for (obj, _), on_page in functions.items():
             if obj == name:
                 total.update(on_page)
@@ -83,10 +82,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as work:
         for k, (method, params) in enumerate(kinds):
             prefix = os.path.join(work, f"cg{k}")
-            short = counts(binary, proxy, 50, method, params, prefix)
-            long = counts(binary, proxy, 250, method, params, prefix)
-            for function, count in long.items():
-                per_request = (count - short.get(function, 0)) / 200
+            for function, count in counts(binary, proxy, method, params, prefix).items():
+                per_request = count / COUNTED
                 if per_request >= 3:
                     hot[function] = max(hot[function], per_request)
     with open(args.out, "w", encoding="utf-8") as out:
