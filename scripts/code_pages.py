@@ -14,9 +14,9 @@ before the client hangs up; start-up, the first requests' one-time work and
 shutdown are left out. Per request, per thread:
 
 - instructions;
-- the pages of code whose instruction count grows by at least 5 a request
-  (code every request runs), counted by the crate (or library) of the
-  function that runs most of each page;
+- the pages of code that run at least 5 instructions a request (code every
+  request runs), counted by the crate (or library) of the function that
+  runs most of each page;
 - the 64-byte lines of code run at least once a request: what a request
   fetches into the instruction cache when it finds its code cold.
 
@@ -151,6 +151,8 @@ def dumped(prefix: str) -> dict:
         profiled = profile(path)
         if profiled[0] > 0:
             threads[int(path.rsplit("-", 1)[1])] = profiled
+    if not threads:
+        sys.exit(f"callgrind wrote no dump of the counted requests ({prefix}.PID.1-THREAD)")
     return threads
 
 
@@ -177,6 +179,8 @@ def main() -> int:
                         help="COMMAND is a proxy listening on 127.0.0.1:0; ask it over HTTP")
     parser.add_argument("command", nargs="+")
     args = parser.parse_args()
+    if args.warm < 0 or args.requests < 1 or args.repeat < 1:
+        parser.error("--warm is at least 0, --requests and --repeat at least 1")
     if args.call:
         tool, arguments = args.call.split(" ", 1)
         params = {"name": tool, "arguments": json.loads(arguments)}

@@ -6,7 +6,8 @@ side by side (fewer pages of code a request).
 Runs BINARY as `proxy RULES --no-probe -- SERVER…` under callgrind once per
 request kind (50 requests one at a time, then 200 counted, as
 scripts/code_pages.py does) and keeps the functions of BINARY that run at
-least 3 instructions a request. The kinds: a `tools/list`, and each `--call 'TOOL JSON'`.
+least 3 instructions a request. The kinds: a `tools/list`, and each
+`--call 'TOOL JSON'`.
 
 Symbols are written mangled, as the linker names them; their hashes change
 with the compiler and the crates' features, so an order is made for, and
