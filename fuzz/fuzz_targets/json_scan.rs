@@ -1,6 +1,7 @@
-//! The scanner the proxy reads `tools/list` answers with, against
-//! serde_json: any bytes, line by line. A value the scanner walks is one
-//! serde_json's walk reads, to the same text; an answer whose listing the
+//! The scanner the proxy reads messages with, against serde_json: any
+//! bytes, line by line. A value the scanner walks is one serde_json's walk
+//! reads, to the same text; a message's envelope (which the scanner reads
+//! where it can) is the one serde_json reads; an answer whose listing the
 //! scanner reads is read by serde_json to the same envelope, texts and
 //! members.
 #![no_main]
@@ -9,6 +10,24 @@ use libfuzzer_sys::fuzz_target;
 use mcp_resolve_protocol::Envelope;
 use mcp_resolve_proxy_core::raw::{Listing, ListingSeed, read_listing};
 use serde_json::value::RawValue;
+
+/// Everything read of a message's envelope, with where each text lies in it.
+fn envelope_shape(text: &str, envelope: &Envelope<'_>) -> String {
+    let at = |part: &str| (part.as_ptr() as usize - text.as_ptr() as usize, part.len());
+    format!(
+        "{:?} {:?} {} {:?} {} {:?} {} {:?} {} {}",
+        envelope.id,
+        envelope.id_raw.map(|raw| at(raw.get())),
+        envelope.jsonrpc,
+        envelope.method,
+        envelope.has_method,
+        envelope.params.map(|raw| at(raw.get())),
+        envelope.result,
+        envelope.result_raw.map(|raw| at(raw.get())),
+        envelope.error,
+        envelope.skipped,
+    )
+}
 
 /// Everything read of an answer, with where each text lies in it.
 fn shape(text: &str, envelope: &Envelope<'_>, listing: &Listing<'_>) -> String {
@@ -51,6 +70,9 @@ fuzz_target!(|data: &[u8]| {
             let read = serde_json::from_str::<&RawValue>(line).map(RawValue::get);
             assert_eq!(read.ok(), Some(value), "{line}");
         }
+        let read = Envelope::of(line).map(|e| envelope_shape(line, &e));
+        let by_serde = serde_json::from_str::<Envelope<'_>>(line).map(|e| envelope_shape(line, &e));
+        assert_eq!(read, by_serde.ok(), "{line}");
         if let Some((envelope, Some(listing))) = read_listing(line) {
             let (e, l) = Envelope::of_reading(line, ListingSeed(line))
                 .and_then(|(e, l)| Some((e, l?)))

@@ -24,7 +24,7 @@ pub struct Envelope<'a> {
     /// `"id": null`).
     pub id: Option<Value>,
     /// The id as written.
-    pub id_raw: Option<&'a RawValue>,
+    pub id_raw: Option<Raw<'a>>,
     /// The method, when it is a string (requests and notifications).
     pub method: Option<Cow<'a, str>>,
     /// A `method` member is present (whatever its type).
@@ -32,11 +32,11 @@ pub struct Envelope<'a> {
     /// `jsonrpc` is present and is `"2.0"`.
     pub jsonrpc: bool,
     /// `params`, unparsed.
-    pub params: Option<&'a RawValue>,
+    pub params: Option<Raw<'a>>,
     /// Whether `result` is present (even as `null`).
     pub result: bool,
     /// `result`, unparsed (the last one written).
-    pub result_raw: Option<&'a RawValue>,
+    pub result_raw: Option<Raw<'a>>,
     /// Whether `error` is present.
     pub error: bool,
     /// Whether a member other than `params` was passed over or kept as
@@ -46,6 +46,41 @@ pub struct Envelope<'a> {
     /// not a string, an id that does not read, a repeated `params`. When it
     /// is `false`, checking `params` checks the whole message.
     pub skipped: bool,
+}
+
+/// A JSON value as a message wrote it: a slice of the message's text that
+/// was walked as one value, by serde_json (the walk behind its `RawValue`)
+/// or by the [scanner](crate::scan::Scanner), which accepts only what that
+/// walk accepts. Its numbers' size and its escapes' meaning are not read:
+/// a parse of it decides those.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Raw<'a>(&'a str);
+
+impl<'a> Raw<'a> {
+    /// A value one walk has read (its callers' walks accept only JSON).
+    pub(crate) fn walked(text: &'a str) -> Raw<'a> {
+        Raw(text)
+    }
+
+    /// `text`, when it is one JSON value (with whitespace around it, which
+    /// is not kept), walked as [`Raw`] values are.
+    pub fn of(text: &'a str) -> Option<Raw<'a>> {
+        let mut scanner = crate::json::scan(text);
+        let raw = scanner.raw()?;
+        scanner.end()?;
+        Some(raw)
+    }
+
+    /// The value's text, as written.
+    pub fn get(self) -> &'a str {
+        self.0
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&'de RawValue>::deserialize(deserializer).map(|raw| Raw(raw.get()))
+    }
 }
 
 /// A member's value: a string (borrowed from the input when it has no
@@ -112,7 +147,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
             result: RawResult,
             text: std::marker::PhantomData,
         })?;
-        envelope.result_raw = raw;
+        envelope.result_raw = raw.map(|raw: &RawValue| Raw(raw.get()));
         Ok(envelope)
     }
 }
@@ -146,7 +181,7 @@ impl<'de: 'a, 'a, S: DeserializeSeed<'de> + Copy> Visitor<'de> for Members<'a, S
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
             match key.as_ref() {
                 "id" => {
-                    let raw: &'de RawValue = map.next_value()?;
+                    let raw: Raw<'de> = map.next_value()?;
                     envelope.id = crate::json::from_str(raw.get()).ok();
                     envelope.skipped |= envelope.id.is_none();
                     envelope.id_raw = Some(raw);
@@ -196,8 +231,71 @@ impl<'de: 'a, 'a, S: DeserializeSeed<'de> + Copy> Visitor<'de> for Members<'a, S
 
 impl<'a> Envelope<'a> {
     /// The envelope of `text`, when it is one JSON object.
+    ///
+    /// Most messages are read by the [scanner](crate::scan::Scanner), the
+    /// rest by serde_json, which decides: the same envelope either way (a
+    /// property test and the `json_scan` fuzz target hold the two to it).
     pub fn of(text: &'a str) -> Option<Self> {
+        Envelope::scan(text).or_else(|| Envelope::by_serde(text))
+    }
+
+    /// The envelope of `text` as serde_json reads it.
+    fn by_serde(text: &'a str) -> Option<Self> {
         crate::json::from_str(text).ok()
+    }
+
+    /// The envelope of a message written as most are, read by the
+    /// scanner: its members `jsonrpc`, `id`, `method`, `params`, `result`
+    /// and `error`, each at most once and nothing else, its keys, `jsonrpc`
+    /// and `method` without escapes, and an id as [`plain_id`] reads it. `None` for any other text (a member of no
+    /// meaning here or written twice, an escape, text that is not JSON),
+    /// given up where the scanner finds it.
+    fn scan(text: &'a str) -> Option<Self> {
+        let mut scanner = crate::json::scan(text);
+        let mut envelope = Envelope::default();
+        let mut seen = [false; 6];
+        scanner.object(|scanner, key| {
+            let slot = match key {
+                "jsonrpc" => 0,
+                "id" => 1,
+                "method" => 2,
+                "params" => 3,
+                "result" => 4,
+                "error" => 5,
+                _ => return None,
+            };
+            if std::mem::replace(&mut seen[slot], true) {
+                return None;
+            }
+            match slot {
+                0 => envelope.jsonrpc = scanner.plain_string()? == "2.0",
+                1 => {
+                    let raw = scanner.raw()?;
+                    envelope.id = Some(plain_id(raw.get())?);
+                    envelope.id_raw = Some(raw);
+                }
+                2 => {
+                    envelope.method = Some(Cow::Borrowed(scanner.plain_string()?));
+                    envelope.has_method = true;
+                }
+                3 => envelope.params = Some(scanner.raw()?),
+                // Kept as written, or passed over: `skipped`, as serde_json's
+                // reading says.
+                4 => {
+                    envelope.result_raw = Some(scanner.raw()?);
+                    envelope.result = true;
+                    envelope.skipped = true;
+                }
+                _ => {
+                    scanner.value()?;
+                    envelope.error = true;
+                    envelope.skipped = true;
+                }
+            }
+            Some(())
+        })?;
+        scanner.end()?;
+        Some(envelope)
     }
 
     /// The envelope of `text` with its `result` read by `result` in the
@@ -235,6 +333,29 @@ impl<'a> Envelope<'a> {
     pub fn params(&self) -> Option<Value> {
         self.params
             .and_then(|raw| crate::json::from_str(raw.get()).ok())
+    }
+}
+
+/// The id serde_json reads from `raw` (a walked JSON value), when it is
+/// `null`, a string without escapes or an integer serde_json reads as one
+/// (`-0` and integers past 64 bits it reads as floats: `None`, as for the
+/// rest).
+pub fn plain_id(raw: &str) -> Option<Value> {
+    if raw == "null" {
+        return Some(Value::Null);
+    }
+    if let Some(inner) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+        return (!inner.contains('\\')).then(|| Value::String(inner.to_owned()));
+    }
+    // (A walked number of digits only has no leading zero but `0`.)
+    let digits = raw.strip_prefix('-').unwrap_or(raw);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if digits.len() == raw.len() {
+        raw.parse::<u64>().ok().map(Value::from)
+    } else {
+        raw.parse::<i64>().ok().filter(|&n| n < 0).map(Value::from)
     }
 }
 
@@ -277,6 +398,9 @@ pub fn id_key(id: &Value) -> String {
         _ => id.to_string(),
     }
 }
+
+#[cfg(test)]
+mod scanned;
 
 #[cfg(test)]
 mod tests {

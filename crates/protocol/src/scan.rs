@@ -138,6 +138,13 @@ impl<'a> Scanner<'a> {
         self.text.get(start..self.at)
     }
 
+    /// One value after whitespace, walked, as a message's [`Raw`] value.
+    ///
+    /// [`Raw`]: crate::Raw
+    pub fn raw(&mut self) -> Option<crate::Raw<'a>> {
+        self.value().map(crate::Raw::walked)
+    }
+
     /// Takes `byte` after whitespace; where it was.
     fn at_byte(&mut self, byte: u8) -> Option<usize> {
         let start = (self.peek()? == byte).then_some(self.at)?;
@@ -337,4 +344,4 @@ fn is_stop(b: u8) -> bool {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

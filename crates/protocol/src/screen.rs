@@ -22,9 +22,8 @@
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
-use super::{Envelope, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, supported_settings};
+use super::{Envelope, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, Raw, supported_settings};
 use crate::RpcError;
 
 /// Params as a reader of [`Screen::read_parsing_with`] gives them: a tree,
@@ -175,7 +174,7 @@ impl Screen {
         parses: impl Fn(&str) -> bool,
         quick: impl FnOnce(&str, &'a str) -> Option<T>,
     ) -> Result<(Envelope<'a>, Option<T>), Screened> {
-        if let Ok(message) = crate::json::from_str::<Envelope<'a>>(line)
+        if let Some(message) = Envelope::of(line)
             && !message.skipped
         {
             let Some(params) = message.params else {
@@ -404,13 +403,13 @@ pub(crate) fn nests_past(text: &str, value: &Value, limit: usize) -> bool {
 }
 
 /// Whether a raw JSON value is an object.
-fn is_object(raw: &RawValue) -> bool {
+fn is_object(raw: Raw<'_>) -> bool {
     raw.get().trim_start().starts_with('{')
 }
 
 /// Whether an object's `_meta` member, when it has one (the last one
 /// written), is an object; read without building the object.
-fn meta_is_object(params: &RawValue) -> bool {
+fn meta_is_object(params: Raw<'_>) -> bool {
     // Params that cannot name `_meta` (neither the word nor an escape that
     // could spell it) have none: not read again.
     if !super::may_name_meta(params.get()) {
@@ -429,7 +428,7 @@ fn meta_is_object(params: &RawValue) -> bool {
                     let mut ok = true;
                     while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
                         if key == "_meta" {
-                            ok = is_object(map.next_value::<&'de RawValue>()?);
+                            ok = is_object(map.next_value::<Raw<'de>>()?);
                         } else {
                             map.next_value::<IgnoredAny>()?;
                         }

@@ -18,7 +18,7 @@ use crate::log;
 pub(crate) use crate::session::Input;
 use crate::upstream::http::{Answer, Endpoint, Events, message_headers, next_data};
 use crate::upstream::{StdioTransport, UpstreamError, command_line, excerpt, stderr_tail};
-use mcp_resolve_protocol::{Envelope, error_response, id_key};
+use mcp_resolve_protocol::{Envelope, Raw, error_response, id_key};
 
 /// How long the server gets to exit after its stdin closes, and again after
 /// `SIGTERM`; how long an HTTP server gets to answer the session's `DELETE`.
@@ -405,7 +405,7 @@ impl ParamDeclarations {
     /// The `Mcp-Param-*` headers of a `tools/call` (its `params`): each
     /// declared argument present as a string, boolean or number, as the
     /// TypeScript SDK writes it.
-    fn headers_of(&self, params: Option<&RawValue>) -> reqwest::header::HeaderMap {
+    fn headers_of(&self, params: Option<Raw<'_>>) -> reqwest::header::HeaderMap {
         let mut headers = reqwest::header::HeaderMap::new();
         // No tool declares one: the call is not read.
         if self.0.lock().is_ok_and(|known| known.is_empty()) {
@@ -516,7 +516,7 @@ enum Cancel {
 /// Whether a message's `params` name protocol 2026-07-28 or later in
 /// their `_meta`: it travels with the SEP-2243 headers, and is cancelled
 /// by closing its answer.
-fn is_modern(params: Option<&RawValue>) -> bool {
+fn is_modern(params: Option<Raw<'_>>) -> bool {
     #[derive(serde::Deserialize)]
     struct Params<'a> {
         #[serde(rename = "_meta", borrow)]
@@ -536,7 +536,7 @@ fn is_modern(params: Option<&RawValue>) -> bool {
 }
 
 /// The id key of the request a `notifications/cancelled` names.
-fn cancelled_request(params: Option<&RawValue>) -> Option<String> {
+fn cancelled_request(params: Option<Raw<'_>>) -> Option<String> {
     #[derive(serde::Deserialize)]
     struct Params {
         #[serde(rename = "requestId")]

@@ -178,7 +178,7 @@ fn objects_and_arrays_give_their_text_and_members() {
 
 /// JSON values, written with whitespace, escapes and numbers of every
 /// shape.
-fn json() -> impl Strategy<Value = String> {
+pub(crate) fn json() -> impl Strategy<Value = String> {
     let space = prop::sample::select(vec!["", "", " ", "\n", "\t", "\r", "  "]);
     let string = prop::collection::vec(
         prop_oneof![

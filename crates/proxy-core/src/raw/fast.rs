@@ -11,8 +11,6 @@ use std::borrow::Cow;
 
 use mcp_resolve_protocol::Envelope;
 use mcp_resolve_protocol::scan::Scanner;
-use serde_json::Value;
-use serde_json::value::RawValue;
 
 use super::{Listing, Members, Tool};
 
@@ -40,10 +38,9 @@ pub fn listing(text: &str) -> Option<(Envelope<'_>, Listing<'_>)> {
         match slot {
             0 => envelope.jsonrpc = scanner.plain_string()? == "2.0",
             1 => {
-                let raw = scanner.value()?;
-                envelope.id = Some(id(raw)?);
-                envelope.id_raw =
-                    Some(mcp_resolve_protocol::json::from_str::<&RawValue>(raw).ok()?);
+                let raw = scanner.raw()?;
+                envelope.id = Some(mcp_resolve_protocol::plain_id(raw.get())?);
+                envelope.id_raw = Some(raw);
             }
             _ => listing = Some(result(scanner)?),
         }
@@ -53,19 +50,6 @@ pub fn listing(text: &str) -> Option<(Envelope<'_>, Listing<'_>)> {
     envelope.result = true;
     envelope.skipped = true;
     Some((envelope, listing?))
-}
-
-/// An id written as a string without escapes or a non-negative integer
-/// (its text, valid JSON): the value serde_json reads from it.
-fn id(raw: &str) -> Option<Value> {
-    if let Some(inner) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
-        return (!inner.contains('\\')).then(|| Value::String(inner.to_owned()));
-    }
-    // (A valid number of digits only has no leading zero but `0`.)
-    if raw.bytes().all(|b| b.is_ascii_digit()) {
-        return raw.parse::<u64>().ok().map(Value::from);
-    }
-    None
 }
 
 /// A `tools/list` result: its text and its tools.

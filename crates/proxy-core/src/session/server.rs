@@ -684,7 +684,7 @@ fn id_in_answer(
 /// with escapes read), read as members once.
 fn progress_token(
     text: &str,
-    params: &serde_json::value::RawValue,
+    params: mcp_resolve_protocol::Raw<'_>,
 ) -> Option<(std::ops::Range<usize>, String)> {
     let token = Members::of(params.get())?.get("progressToken")?;
     let key = id_key(&mcp_resolve_protocol::json::from_str::<Value>(token).ok()?);

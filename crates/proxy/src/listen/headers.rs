@@ -19,8 +19,7 @@
 //! `-32602` for the missing claim.
 
 use axum::http::HeaderMap;
-use mcp_resolve_protocol::{Envelope, is_stateless_version};
-use serde_json::value::RawValue;
+use mcp_resolve_protocol::{Envelope, Raw, is_stateless_version};
 use serde_json::{Value, json};
 
 use crate::upstream::http::{HeaderParams, header_value_text};
@@ -229,7 +228,7 @@ fn standard(
 
 /// Whether params could carry a `_meta` claim (a proof of absence when
 /// `false`, without a parse).
-fn may_claim(params: Option<&RawValue>) -> bool {
+fn may_claim(params: Option<Raw<'_>>) -> bool {
     params.is_some_and(|p| mcp_resolve_protocol::may_name_meta(p.get()))
 }
 

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_resolve_protocol::{Envelope, ParamsRead, Screened, error_response, id_key, splice};
+use mcp_resolve_protocol::{Envelope, ParamsRead, Raw, Screened, error_response, id_key, splice};
 use mcp_resolve_proxy_core::session::read_host;
 use mcp_resolve_runtime::RpcError;
 use serde::Deserialize;
@@ -574,7 +574,7 @@ impl Hub {
 
 /// The raw `progressToken` of a request's params' `_meta`, a slice of
 /// `params`' text (to splice another in its place).
-pub(super) fn request_progress_token(params: &RawValue) -> Option<&RawValue> {
+pub(super) fn request_progress_token(params: Raw<'_>) -> Option<&RawValue> {
     #[derive(Deserialize)]
     struct Request<'a> {
         #[serde(rename = "_meta", borrow)]
@@ -587,7 +587,7 @@ pub(super) fn request_progress_token(params: &RawValue) -> Option<&RawValue> {
 /// The raw `_meta["io.modelcontextprotocol/subscriptionId"]` of a
 /// notification's params (the `subscriptions/listen` request it belongs
 /// to), a slice of their text.
-fn subscription_id_raw(params: &RawValue) -> Option<&RawValue> {
+fn subscription_id_raw(params: Raw<'_>) -> Option<&RawValue> {
     #[derive(Deserialize)]
     struct Params<'a> {
         #[serde(rename = "_meta", borrow)]

@@ -14,9 +14,9 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use futures_util::{Stream, StreamExt};
+use mcp_resolve_protocol::Raw;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use super::{MAX_MESSAGE_BYTES, Received, UpstreamError, excerpt};
 
@@ -462,7 +462,7 @@ impl Endpoint {
 /// `protocolVersion`) names. `Mcp-Param-*` headers, which come from the
 /// server's input schemas, are not sent. The proxy sends these with
 /// 2026-07-28 messages only: a client of an older session sends none.
-pub(crate) fn message_headers(method: Option<&str>, params: Option<&RawValue>) -> HeaderMap {
+pub(crate) fn message_headers(method: Option<&str>, params: Option<Raw<'_>>) -> HeaderMap {
     let mut headers = HeaderMap::new();
     let Some(method) = method else {
         return headers;
@@ -517,7 +517,7 @@ pub(crate) struct HeaderMeta {
 
 impl HeaderParams {
     /// The members of `params` (none when they are not an object).
-    pub(crate) fn of(params: Option<&RawValue>) -> HeaderParams {
+    pub(crate) fn of(params: Option<Raw<'_>>) -> HeaderParams {
         params
             .and_then(|raw| mcp_resolve_protocol::json::from_str::<HeaderParams>(raw.get()).ok())
             .unwrap_or_default()
@@ -755,27 +755,31 @@ mod tests {
     use mcp_resolve_protocol::META_PROTOCOL_VERSION;
     use serde_json::json;
 
-    fn raw(value: Value) -> Box<RawValue> {
-        RawValue::from_string(value.to_string()).unwrap()
+    fn raw(value: Value) -> String {
+        value.to_string()
+    }
+
+    fn of(text: &str) -> Option<Raw<'_>> {
+        Some(Raw::of(text).unwrap())
     }
 
     #[test]
     fn message_headers_follow_sep_2243() {
         let params =
             json!({"name": "manage_files", "_meta": {META_PROTOCOL_VERSION: "2026-07-28"}});
-        let headers = message_headers(Some("tools/call"), Some(&raw(params)));
+        let headers = message_headers(Some("tools/call"), of(&raw(params)));
         assert_eq!(headers[METHOD_HEADER], "tools/call");
         assert_eq!(headers[NAME_HEADER], "manage_files");
         assert_eq!(headers[VERSION_HEADER], "2026-07-28");
         let read = message_headers(
             Some("resources/read"),
-            Some(&raw(json!({"uri": "file:///ä"}))),
+            of(&raw(json!({"uri": "file:///ä"}))),
         );
         assert_eq!(read[NAME_HEADER], "=?base64?ZmlsZTovLy/DpA==?=");
         assert!(!read.contains_key(VERSION_HEADER));
         let init = message_headers(
             Some("initialize"),
-            Some(&raw(
+            of(&raw(
                 json!({"protocolVersion": "2025-11-25", "arguments": {"a": [1]}}),
             )),
         );
@@ -783,7 +787,7 @@ mod tests {
         assert!(message_headers(None, None).is_empty());
         // A member of another type carries no header; the others still do.
         let odd = raw(json!({"name": 7, "_meta": {META_PROTOCOL_VERSION: "2026-07-28"}}));
-        let odd = message_headers(Some("tools/call"), Some(&odd));
+        let odd = message_headers(Some("tools/call"), of(&odd));
         assert!(!odd.contains_key(NAME_HEADER));
         assert_eq!(odd[VERSION_HEADER], "2026-07-28");
         assert_eq!(header_text(" padded"), "=?base64?IHBhZGRlZA==?=");

@@ -68,7 +68,7 @@ fn reads_real_listings_as_serde_json_does() {
     ] {
         let result: serde_json::Value = mcp_resolve_protocol::json::from_str(pretty).unwrap();
         for result in [result.to_string(), pretty.trim().to_string()] {
-            for id in ["1", "\"k-1\"", "18446744073709551615"] {
+            for id in ["1", "\"k-1\"", "18446744073709551615", "-1", "null"] {
                 let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
                 let (serde, fast) = both(&text);
                 assert!(fast.is_some(), "{fixture} {id}");
@@ -92,7 +92,7 @@ fn leaves_to_serde_json_what_it_does_not_read() {
         r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"n\u0061me":"a"}]}}"#,
         r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}],"tools":[{"name":"b"}]}}"#,
         r#"{"jsonrpc":"2.0","id":1,"id":2,"result":{"tools":[{"name":"a"}]}}"#,
-        r#"{"jsonrpc":"2.0","id":-1,"result":{"tools":[{"name":"a"}]}}"#,
+        r#"{"jsonrpc":"2.0","id":-0,"result":{"tools":[{"name":"a"}]}}"#,
         r#"{"jsonrpc":"2.0","id":1.5,"result":{"tools":[{"name":"a"}]}}"#,
         r#"{"jsonrpc":"2.0","id":"\u006b","result":{"tools":[{"name":"a"}]}}"#,
         r#"{"jsonrpc":"2.0","id":18446744073709551616,"result":{"tools":[{"name":"a"}]}}"#,

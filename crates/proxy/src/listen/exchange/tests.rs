@@ -1,6 +1,6 @@
 use super::*;
 use crate::session::reads_params;
-use mcp_resolve_protocol::Screen;
+use mcp_resolve_protocol::{Raw, Screen};
 use proptest::prelude::*;
 
 /// A read of `line` as the exchange reads one (the dialect's resolve
@@ -123,7 +123,7 @@ fn the_exchange_reads_a_request_once() {
         let token = written_token(&message, read.as_ref());
         let handed = under_proxy_id(text, &message, read, token, 7);
         let read = reads() - before;
-        let raw = |part: Option<&RawValue>| part.map_or(0, |p| p.get().len());
+        let raw = |part: Option<&str>| part.map_or(0, str::len);
         // A `traceparent` in `_meta`: its few bytes read as a value, and
         // where it is handed on, for the proxy's to take its place.
         let traceparent = match &handed.meta_at {
@@ -143,8 +143,11 @@ fn the_exchange_reads_a_request_once() {
                 0
             }
         };
-        let once =
-            text.len() + raw(message.id_raw) + raw(message.params) + raw(token) + traceparent;
+        let once = text.len()
+            + raw(message.id_raw.map(Raw::get))
+            + raw(message.params.map(Raw::get))
+            + raw(token.map(RawValue::get))
+            + traceparent;
         assert!(
             read.bytes <= once as u64,
             "{text}: {read:?}, once is {once} bytes"
