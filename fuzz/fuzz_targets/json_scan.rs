@@ -45,17 +45,7 @@ fn shape(text: &str, envelope: &Envelope<'_>, listing: &Listing<'_>) -> String {
             (at(tool), read)
         })
         .collect();
-    format!(
-        "{:?} {:?} {} {:?} {} {} {} {:?} {tools:?}",
-        envelope.id,
-        envelope.id_raw.map(|raw| at(raw.get())),
-        envelope.jsonrpc,
-        envelope.method,
-        envelope.result,
-        envelope.error,
-        envelope.skipped,
-        at(listing.text),
-    )
+    format!("{} {:?} {tools:?}", envelope_shape(text, envelope), at(listing.text))
 }
 
 fuzz_target!(|data: &[u8]| {

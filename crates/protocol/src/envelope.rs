@@ -13,6 +13,8 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::scan::Scanner;
+
 /// What is read of a message. Read by hand rather than derived: a member
 /// written twice is valid JSON as the rest of the project reads it (the
 /// last one counts), where a derived reader would refuse the message; and
@@ -247,12 +249,29 @@ impl<'a> Envelope<'a> {
     /// The envelope of a message written as most are, read by the
     /// scanner: its members `jsonrpc`, `id`, `method`, `params`, `result`
     /// and `error`, each at most once and nothing else, its keys, `jsonrpc`
-    /// and `method` without escapes, and an id as [`plain_id`] reads it. `None` for any other text (a member of no
-    /// meaning here or written twice, an escape, text that is not JSON),
-    /// given up where the scanner finds it.
+    /// and `method` without escapes, and an id as [`plain_id`] reads it.
+    /// `None` for any other text (a member of no meaning here or written
+    /// twice, an escape, text that is not JSON), given up where the scanner
+    /// finds it.
     fn scan(text: &'a str) -> Option<Self> {
+        let (mut envelope, raw) = Envelope::scan_reading(text, Scanner::raw)?;
+        envelope.result_raw = raw;
+        Some(envelope)
+    }
+
+    /// The envelope of `text` as [`Envelope::of`] reads it with the scanner
+    /// (a message written as most are), with its `result` read by `result`
+    /// in the same walk: the scanner's [`Envelope::of_reading`], for a reader
+    /// that needs the result whole anyway. `result_raw` is `None`. `None`
+    /// when the scanner does not read the message or `result` gives up on
+    /// the result: read it with [`Envelope::of_reading`] then, which decides.
+    pub fn scan_reading<R>(
+        text: &'a str,
+        mut result: impl FnMut(&mut Scanner<'a>) -> Option<R>,
+    ) -> Option<(Self, Option<R>)> {
         let mut scanner = crate::json::scan(text);
         let mut envelope = Envelope::default();
+        let mut read = None;
         let mut seen = [false; 6];
         scanner.object(|scanner, key| {
             let slot = match key {
@@ -279,10 +298,10 @@ impl<'a> Envelope<'a> {
                     envelope.has_method = true;
                 }
                 3 => envelope.params = Some(scanner.raw()?),
-                // Kept as written, or passed over: `skipped`, as serde_json's
+                // Read by `result`, or passed over: `skipped`, as serde_json's
                 // reading says.
                 4 => {
-                    envelope.result_raw = Some(scanner.raw()?);
+                    read = Some(result(scanner)?);
                     envelope.result = true;
                     envelope.skipped = true;
                 }
@@ -295,7 +314,7 @@ impl<'a> Envelope<'a> {
             Some(())
         })?;
         scanner.end()?;
-        Some(envelope)
+        Some((envelope, read))
     }
 
     /// The envelope of `text` with its `result` read by `result` in the

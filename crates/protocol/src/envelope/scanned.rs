@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 
 use super::Envelope;
-use crate::scan::tests::json;
+use crate::scan::tests::{broken, json};
 
 /// Everything read of a message, with where each text lies in it.
 fn shape(text: &str, envelope: &Envelope<'_>) -> String {
@@ -204,16 +204,7 @@ proptest! {
         byte in prop::sample::select(b"\"\\{}[],:01-.eE+ntfu \x01a/".to_vec()),
         edit in 0..3u8,
     ) {
-        let mut bytes = format!("{{{}}}", members.join(",")).into_bytes();
-        let i = at.index(bytes.len() + 1);
-        match edit {
-            0 if i < bytes.len() => bytes[i] = byte,
-            1 if i < bytes.len() => {
-                bytes.remove(i);
-            }
-            _ => bytes.insert(i, byte),
-        }
-        if let Ok(text) = String::from_utf8(bytes)
+        if let Some(text) = broken(format!("{{{}}}", members.join(",")), at, byte, edit)
             && let (serde, Some(scanned)) = both(&text)
         {
             prop_assert_eq!(Some(scanned), serde, "{}", text);

@@ -176,6 +176,21 @@ fn objects_and_arrays_give_their_text_and_members() {
     assert_eq!(scanner.at(), text.len());
 }
 
+/// `text` with the byte at `at` changed to `byte` (`edit` 0), taken out
+/// (1) or `byte` put in before it (2), when that is still UTF-8.
+pub(crate) fn broken(text: String, at: prop::sample::Index, byte: u8, edit: u8) -> Option<String> {
+    let mut bytes = text.into_bytes();
+    let i = at.index(bytes.len() + 1);
+    match edit {
+        0 if i < bytes.len() => bytes[i] = byte,
+        1 if i < bytes.len() => {
+            bytes.remove(i);
+        }
+        _ => bytes.insert(i, byte),
+    }
+    String::from_utf8(bytes).ok()
+}
+
 /// JSON values, written with whitespace, escapes and numbers of every
 /// shape.
 pub(crate) fn json() -> impl Strategy<Value = String> {
@@ -242,16 +257,7 @@ proptest! {
         byte in prop::sample::select(b"\"\\{}[],:01-.eE+ntfu \x01\x1fa/".to_vec()),
         edit in 0..3u8,
     ) {
-        let mut bytes = text.into_bytes();
-        let i = at.index(bytes.len() + 1);
-        match edit {
-            0 if i < bytes.len() => bytes[i] = byte,
-            1 if i < bytes.len() => {
-                bytes.remove(i);
-            }
-            _ => bytes.insert(i, byte),
-        }
-        if let Ok(text) = String::from_utf8(bytes)
+        if let Some(text) = broken(text, at, byte, edit)
             && let Some(read) = scanner_reads(&text)
         {
             prop_assert_eq!(Some(read), serde_reads(&text), "{}", text);

@@ -1,11 +1,12 @@
-//! A `tools/list` answer read by the protocol crate's scanner: the same
-//! envelope and [`Listing`] as [`Envelope::of_reading`] with a
+//! A `tools/list` answer read by the protocol crate's scanner
+//! ([`Envelope::scan_reading`], with this module's reader of the result):
+//! the same envelope and [`Listing`] as [`Envelope::of_reading`] with a
 //! [`ListingSeed`](super::ListingSeed) gives, in about a third of the
 //! instructions — most of an answer is schemas passed over, and serde_json
 //! walks them a token per call. What the scanner does not read (a key with
-//! escapes, a member written twice, an error, a member of no meaning in a
-//! listing) is read by serde_json as before; a property test holds the two
-//! ways to the same result on the answers the scanner reads.
+//! escapes, a member written twice, a member of no meaning in a message or
+//! a listing) is read by serde_json as before; a property test holds the
+//! two ways to the same result on the answers the scanner reads.
 
 use std::borrow::Cow;
 
@@ -21,34 +22,7 @@ const MEMBERS: usize = 16;
 /// The envelope of a `tools/list` answer and its listing, when the scanner
 /// reads it (`None`: read it with serde_json).
 pub fn listing(text: &str) -> Option<(Envelope<'_>, Listing<'_>)> {
-    let mut scanner = mcp_resolve_protocol::json::scan(text);
-    let mut envelope = Envelope::default();
-    let mut listing = None;
-    let mut seen = [false; 3];
-    scanner.object(|scanner, key| {
-        let slot = match key {
-            "jsonrpc" => 0,
-            "id" => 1,
-            "result" => 2,
-            _ => return None,
-        };
-        if std::mem::replace(&mut seen[slot], true) {
-            return None;
-        }
-        match slot {
-            0 => envelope.jsonrpc = scanner.plain_string()? == "2.0",
-            1 => {
-                let raw = scanner.raw()?;
-                envelope.id = Some(mcp_resolve_protocol::plain_id(raw.get())?);
-                envelope.id_raw = Some(raw);
-            }
-            _ => listing = Some(result(scanner)?),
-        }
-        Some(())
-    })?;
-    scanner.end()?;
-    envelope.result = true;
-    envelope.skipped = true;
+    let (envelope, listing) = Envelope::scan_reading(text, result)?;
     Some((envelope, listing?))
 }
 
