@@ -359,7 +359,7 @@ impl<'a> Envelope<'a> {
 /// `null`, a string without escapes or an integer serde_json reads as one
 /// (`-0` and integers past 64 bits it reads as floats: `None`, as for the
 /// rest).
-pub fn plain_id(raw: &str) -> Option<Value> {
+fn plain_id(raw: &str) -> Option<Value> {
     if raw == "null" {
         return Some(Value::Null);
     }

@@ -19,7 +19,7 @@ mod params;
 pub mod scan;
 mod screen;
 
-pub use envelope::{Envelope, Raw, id_key, plain_id, splice};
+pub use envelope::{Envelope, Raw, id_key, splice};
 pub use error::{ErrorObject, RpcError};
 pub use params::{Key, MetaAt, ParamsRead};
 pub use screen::{Parsed, Screen, Screened};
